@@ -1,0 +1,11 @@
+import type { PgBoss } from "pg-boss";
+
+/**
+ * Every queue this service uses, with its options. Created (idempotently) by every role at start,
+ * since the API sends to queues that the workers drain.
+ */
+export const QUEUES: Array<{ name: string; options: Parameters<PgBoss["createQueue"]>[1] }> = [];
+
+export async function ensureQueues(boss: PgBoss): Promise<void> {
+  for (const q of QUEUES) await boss.createQueue(q.name, q.options);
+}

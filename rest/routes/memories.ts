@@ -1,0 +1,3 @@
+import type { App } from "../types.js";
+
+export function registerMemoryRoutes(_app: App) {}

@@ -1,0 +1,16 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Ctx, Deps, Principal } from "../src/context.js";
+import type { Logger } from "../src/logger.js";
+
+export interface AppEnv {
+  Variables: {
+    deps: Deps;
+    requestId: string;
+    log: Logger;
+    principal: Principal;
+    /** The core context for this request; set by the auth middleware on /v1 routes. */
+    ctx: Ctx;
+  };
+}
+
+export type App = OpenAPIHono<AppEnv>;

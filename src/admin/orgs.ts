@@ -1,0 +1,41 @@
+import { createApiKey, keyView } from "../auth/keys.js";
+import { listApiKeys, revokeApiKey } from "../db/api-keys.js";
+import type { Db } from "../db/db.js";
+import { getOrg, insertOrg } from "../db/orgs.js";
+import { CoreError } from "../errors.js";
+import { newOrgId } from "../ids.js";
+
+/** Operator verbs behind `mnemo admin`. They act across organisations, so no request ctx. */
+export async function createOrg(db: Db, input: { name: string; tier?: string }) {
+  return db.tx(async (tx) => {
+    const org = await insertOrg(tx, {
+      id: newOrgId(),
+      name: input.name,
+      ...(input.tier ? { tier: input.tier } : {}),
+    });
+    const { key, row } = await createApiKey(tx, { orgId: org.id, name: "admin" });
+    return { org_id: org.id, name: org.name, api_key: key, key_id: row.id };
+  });
+}
+
+export async function createKey(db: Db, input: { orgId: string; name?: string; userId?: string }) {
+  if (!(await getOrg(db, input.orgId)))
+    throw new CoreError("not_found", `Organisation ${input.orgId} does not exist.`);
+  const { key, row } = await createApiKey(db, {
+    orgId: input.orgId,
+    name: input.name ?? null,
+    userId: input.userId ?? null,
+  });
+  return { org_id: row.org_id, key_id: row.id, api_key: key };
+}
+
+export async function listKeys(db: Db, orgId: string) {
+  if (!(await getOrg(db, orgId))) throw new CoreError("not_found", `Organisation ${orgId} does not exist.`);
+  return (await listApiKeys(db, orgId)).map(keyView);
+}
+
+export async function revokeKey(db: Db, keyId: string) {
+  const row = await revokeApiKey(db, keyId);
+  if (!row) throw new CoreError("key_not_found", `API key ${keyId} does not exist.`);
+  return keyView(row);
+}

@@ -1,0 +1,30 @@
+import { findKeyByHash } from "../db/api-keys.js";
+import type { Db } from "../db/db.js";
+import { countOrgs, insertOrgIfMissing } from "../db/orgs.js";
+import { createApiKey, hashApiKey } from "./keys.js";
+
+export const DEFAULT_ORG_ID = "org_default";
+
+/**
+ * First start on an empty database creates the `default` organisation and a key, returned so the
+ * caller can print it once. `bootstrapKey`, when set, makes sure that exact key exists for the
+ * default organisation (scripted deployments, tests).
+ */
+export async function bootstrap(db: Db, bootstrapKey?: string): Promise<{ createdKey?: string }> {
+  return db.tx(async (tx) => {
+    // Serialise concurrent first starts so only one prints a key.
+    await tx.query("SELECT pg_advisory_xact_lock(7236002)");
+    const empty = (await countOrgs(tx)) === 0;
+    await insertOrgIfMissing(tx, { id: DEFAULT_ORG_ID, name: "default" });
+    if (bootstrapKey) {
+      const existing = await findKeyByHash(tx, hashApiKey(bootstrapKey));
+      if (!existing) await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "bootstrap", key: bootstrapKey });
+      else if (existing.revoked_at)
+        await tx.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [existing.id]);
+      return {};
+    }
+    if (!empty) return {};
+    const { key } = await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "first-start" });
+    return { createdKey: key };
+  });
+}

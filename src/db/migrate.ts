@@ -1,0 +1,75 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Db } from "./db.js";
+import { StartupError } from "./open.js";
+
+const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../sql");
+// Any constant shared by every Mnemo process; serialises concurrent migrators.
+const MIGRATION_LOCK = 7_236_001;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function loadMigrations(dir = SQL_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .map((f) => ({ version: Number.parseInt(f, 10), name: f, sql: readFileSync(path.join(dir, f), "utf8") }))
+    .sort((a, b) => a.version - b.version);
+}
+
+/**
+ * Applies pending migrations forward-only, each in its own transaction, under a transaction-level
+ * advisory lock so that processes starting together apply each migration exactly once.
+ * `{{EMBEDDING_DIM}}` in a migration is replaced by the configured dimension, which is recorded
+ * when the database is created; a later mismatch is a start-up error.
+ */
+export async function migrate(db: Db, options: { embeddingDim: number }): Promise<{ applied: string[] }> {
+  await db
+    .tx(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await tx.query("CREATE EXTENSION IF NOT EXISTS vector");
+      await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    })
+    .catch((err: Error) => {
+      throw new StartupError(
+        `cannot prepare the database (pgvector extension, migrations table): ${err.message}`,
+      );
+    });
+  const applied: string[] = [];
+  for (const m of loadMigrations()) {
+    const done = await db.tx(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      const seen = await tx.query("SELECT 1 FROM schema_migrations WHERE version = $1", [m.version]);
+      if (seen.rowCount) return false;
+      await tx.query(m.sql.replaceAll("{{EMBEDDING_DIM}}", String(options.embeddingDim)));
+      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      return true;
+    });
+    if (done) applied.push(m.name);
+  }
+  const dim = await db.query<{ value: string }>("SELECT value FROM settings WHERE key = 'embedding_dim'");
+  const stored = Number(dim.rows[0]?.value);
+  if (stored !== options.embeddingDim) {
+    throw new StartupError(
+      `MNEMO_EMBEDDING_DIM is ${options.embeddingDim} but this database was created with embedding dimension ` +
+        `${stored}. The dimension is fixed when the database is first created: set MNEMO_EMBEDDING_DIM=${stored}, ` +
+        "or start on a new database.",
+    );
+  }
+  return { applied };
+}
+
+/** Whether every migration on disk has been applied (readiness). */
+export async function isMigrated(db: Db): Promise<boolean> {
+  const { rows } = await db.query<{ version: number }>("SELECT version FROM schema_migrations");
+  const have = new Set(rows.map((r) => r.version));
+  return loadMigrations().every((m) => have.has(m.version));
+}

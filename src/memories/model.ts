@@ -1,0 +1,139 @@
+/**
+ * The memory row as stored and as sent on the wire. Row-to-wire mapping lives here and only here,
+ * so list, get, search, trigger, ingest results and MCP all render a memory the same way.
+ */
+export const MEMORY_TYPES = ["fact", "artifact", "episode", "lesson", "procedure"] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+export const CONTENT_TYPES = ["fact", "artifact", "episode"] as const;
+export const DIRECTIVE_TYPES = ["lesson", "procedure"] as const;
+export type DirectiveType = (typeof DIRECTIVE_TYPES)[number];
+
+export interface MemoryRow {
+  id: string;
+  org_id: string;
+  type: MemoryType;
+  text: string;
+  user_id: string | null;
+  agent_id: string | null;
+  conv_id: string | null;
+  app_id: string | null;
+  group_ids: string[];
+  categories: string[];
+  details: Record<string, unknown>;
+  status: "active" | "superseded" | null;
+  supersedes: string | null;
+  namespace: string | null;
+  trigger_entities: string[];
+  outcome: "resolved" | "failed" | null;
+  full_content: string | null;
+  content_hash: string | null;
+  job_id: string | null;
+  write_key: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Every column but the embedding and the text-search vector (never sent, rarely needed). */
+export const MEMORY_COLUMNS =
+  "id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, status, " +
+  "supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id, write_key, " +
+  "created_at, updated_at";
+
+/** The same list qualified with a table alias, for joins. */
+export const memoryColumnsAs = (alias: string) =>
+  MEMORY_COLUMNS.split(", ")
+    .map((c) => `${alias}.${c}`)
+    .join(", ");
+
+export interface Memory {
+  id: string;
+  object: "memory";
+  type: MemoryType;
+  text: string;
+  user_id: string | null;
+  agent_id: string | null;
+  conv_id: string | null;
+  app_id: string | null;
+  group_ids: string[];
+  categories: string[];
+  score: number | null;
+  created_at: string | null;
+  updated_at: string | null;
+  details: Record<string, unknown>;
+}
+
+export interface WireOptions {
+  /** Fill `details.full_content` on artifacts (get-by-id always; list and search on request). */
+  fullContent?: boolean;
+  /** Search score; null everywhere else. */
+  score?: number | null;
+  /** Directive fields that depend on the request (trigger): matched_on, because, confidence. */
+  directive?: { matched_on?: string[]; because?: string | null; confidence?: number | null };
+}
+
+export function toWire(row: MemoryRow, options: WireOptions = {}): Memory {
+  return {
+    id: row.id,
+    object: "memory",
+    type: row.type,
+    text: row.text,
+    user_id: row.user_id,
+    agent_id: row.agent_id,
+    conv_id: row.conv_id,
+    app_id: row.app_id,
+    group_ids: row.group_ids ?? [],
+    categories: row.categories ?? [],
+    score: options.score ?? null,
+    created_at: row.created_at?.toISOString() ?? null,
+    updated_at: row.updated_at?.toISOString() ?? null,
+    details: detailsFor(row, options),
+  };
+}
+
+function detailsFor(row: MemoryRow, options: WireOptions): Record<string, unknown> {
+  const stored = row.details ?? {};
+  switch (row.type) {
+    case "fact":
+      return {
+        fact_type: null,
+        source_role: null,
+        episode_id: null,
+        artifact_id: null,
+        artifact_ids: [],
+        source_event_ids: [],
+        ...stored,
+        status: row.status ?? "active",
+        supersedes: row.supersedes,
+      };
+    case "artifact": {
+      const { full_content: _ignored, ...rest } = stored;
+      return {
+        title: null,
+        rationale: null,
+        version: 1,
+        root_id: row.id,
+        source_fact_ids: [],
+        episode_ids: [],
+        ...rest,
+        ...(options.fullContent ? { full_content: row.full_content } : {}),
+      };
+    }
+    case "episode":
+      return { title: null, started_at: null, ended_at: null, fact_ids: [], artifact_ids: [], ...stored };
+    case "lesson":
+    case "procedure":
+      return {
+        observation_count: null,
+        last_confirmed_at: null,
+        steps: null,
+        ...stored,
+        fact_type: row.type,
+        trigger_entities: row.trigger_entities ?? [],
+        namespace: row.namespace,
+        source_outcome: row.outcome,
+        matched_on: options.directive?.matched_on ?? [],
+        because: options.directive?.because ?? null,
+        confidence: options.directive?.confidence ?? null,
+      };
+  }
+}

@@ -1,0 +1,1 @@
+export const TEST_EMBEDDING_DIM = 384;
