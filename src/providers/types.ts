@@ -1,3 +1,5 @@
+import type { LanguageModel } from "ai";
+
 /**
  * Provider interfaces, chosen once at start-up from configuration: the deterministic local ones by
  * default, the OpenAI-compatible ones when a model endpoint is configured.
@@ -12,4 +14,10 @@ export interface Embedder {
 export interface Providers {
   kind: "local" | "openai";
   embedder: Embedder;
+  /**
+   * The chat model (AI SDK) when one is configured, else null. Search's context selection and the
+   * trigger relevance gate use it through `generateText`; without it they fall back to their
+   * deterministic paths.
+   */
+  llm: LanguageModel | null;
 }
