@@ -1,0 +1,34 @@
+import type { PgBoss } from "pg-boss";
+import { type Deps, systemCtx } from "../src/context.js";
+import { deliverWebhook } from "../src/webhooks/deliver.js";
+import { type DeliveryJobData, WEBHOOK_QUEUE } from "../src/webhooks/enqueue.js";
+
+/**
+ * Deliveries run one attempt per job. pg-boss's own retry is off for this queue (jobs/queues.ts:
+ * retryLimit 0): the next attempt is a new job with `startAfter`, scheduled by the attempt itself
+ * (persisted, so a restart between attempts loses nothing), which lets the schedule honour
+ * Retry-After.
+ */
+export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<void> {
+  if (deps.config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
+    deps.log.warn(
+      "UNSAFE: MNEMO_WEBHOOK_ALLOW_PRIVATE=true lets webhooks use http:// and private, loopback and " +
+        "link-local addresses. Use it for local development only.",
+    );
+  }
+  await boss.work<DeliveryJobData>(
+    WEBHOOK_QUEUE,
+    { batchSize: 1, pollingIntervalSeconds: 0.5, localConcurrency: deps.config.MNEMO_WORKER_CONCURRENCY },
+    async ([job]) => {
+      if (!job) return;
+      const ctx = systemCtx(deps, job.data.orgId, `webhook:${job.id}`);
+      try {
+        await deliverWebhook({ ctx, input: job.data });
+      } catch (err) {
+        // A webhook's fate never touches the ingest job; log and let this attempt end.
+        ctx.log.error({ err, eventId: job.data.eventId }, "webhook delivery crashed");
+        throw err;
+      }
+    },
+  );
+}
