@@ -33,9 +33,17 @@ export function isPublicAddress(address: string): boolean {
   if (bare.includes("%")) return false;
   if (!ipaddr.isValid(bare)) return false;
   const ip = ipaddr.parse(bare);
-  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) return false;
+  if (ip.kind() === "ipv6") {
+    const v6 = ip as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return false;
+    // Only 2000::/3 is allocated for global unicast; ipaddr.js calls the rest (the deprecated
+    // IPv4-compatible ::a.b.c.d among it) plain unicast too.
+    if (!v6.match(GLOBAL_UNICAST_V6)) return false;
+  }
   return ip.range() === "unicast";
 }
+
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
 
 const bad = (message: string) => new CoreError("invalid_webhook_url", message);
 
