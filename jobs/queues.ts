@@ -9,5 +9,11 @@ export const QUEUES: Array<{ name: string; options: Parameters<PgBoss["createQue
 ];
 
 export async function ensureQueues(boss: PgBoss): Promise<void> {
-  for (const q of QUEUES) await boss.createQueue(q.name, q.options);
+  for (const q of QUEUES) {
+    await boss.createQueue(q.name, q.options);
+    // Warms pg-boss's queue cache (filled at start, before these queues existed). Otherwise the
+    // first `send` inside a caller's transaction looks the queue up on another pooled connection,
+    // which on embedded PGlite (one shared session) waits for that very transaction: a deadlock.
+    await boss.getJobById(q.name, "00000000-0000-0000-0000-000000000000");
+  }
 }

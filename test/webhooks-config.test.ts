@@ -155,7 +155,7 @@ describe("GET /v1/webhooks/deliveries", () => {
         error: "HTTP 500",
         duration_ms: 3,
         outcome: "retrying",
-        next_attempt_at: new Date(),
+        retry_in_seconds: 5,
       });
     }
     const seen: number[] = [];

@@ -57,15 +57,17 @@ export async function deleteWebhook(db: Queryable, orgId: string): Promise<void>
   await db.query("DELETE FROM webhooks WHERE org_id = $1", [orgId]);
 }
 
+/** `retry_in_seconds` sets next_attempt_at from the same clock as created_at (null: no retry). */
 export async function insertDelivery(
   db: Queryable,
-  d: Omit<DeliveryRow, "created_at" | "cursor_ts">,
+  d: Omit<DeliveryRow, "created_at" | "cursor_ts" | "next_attempt_at"> & { retry_in_seconds: number | null },
 ): Promise<void> {
   await db.query(
     `INSERT INTO webhook_deliveries
        (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome,
         next_attempt_at)
-     VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::int, $8::int, $9, $10::int, $11, $12::timestamptz)`,
+     VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::int, $8::int, $9, $10::int, $11,
+             now() + $12::float8 * interval '1 second')`,
     [
       d.id,
       d.org_id,
@@ -78,7 +80,7 @@ export async function insertDelivery(
       d.error,
       d.duration_ms,
       d.outcome,
-      d.next_attempt_at,
+      d.retry_in_seconds,
     ],
   );
 }

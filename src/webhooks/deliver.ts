@@ -72,7 +72,7 @@ export async function deliverWebhook({
       error: sent.error,
       duration_ms: durationMs,
       outcome,
-      next_attempt_at: more ? new Date(Date.now() + delay * 1000) : null,
+      retry_in_seconds: more ? delay : null,
     });
     if (more) {
       const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
