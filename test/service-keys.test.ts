@@ -33,7 +33,10 @@ describe("service keys", () => {
   it("generates a key from a JWT, once, usable as a bearer key of that user", async () => {
     const org = newIdpOrg();
     const token = await signToken(k1, { org, sub: "user_ann" });
-    const r = await svc.request("POST", "/v1/auth/generate-service-key", { ...asJwt(token), body: { name: "ci" } });
+    const r = await svc.request("POST", "/v1/auth/generate-service-key", {
+      ...asJwt(token),
+      body: { name: "ci" },
+    });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({
       object: "service_key",
