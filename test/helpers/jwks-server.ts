@@ -27,7 +27,7 @@ export interface JwksServer {
 
 export async function startJwksServer(keys: JWK[]): Promise<JwksServer> {
   const state = { keys, fetches: 0 };
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer((_req, res) => {
     state.fetches++;
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify({ keys: state.keys }));
