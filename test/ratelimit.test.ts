@@ -123,7 +123,7 @@ describe("rate limits", () => {
     expect(after.headers.get("x-ratelimit-daily-remaining")).toBe("3");
   });
 
-  it("limits a tier with only a daily cap, and lets an unlimited tier through without a count", async () => {
+  it("limits a tier with only a daily cap, and lets an unlimited tier through with no limit and no headers", async () => {
     const daily = await orgWithTier("daily_only");
     const t = new Date("2030-05-05T12:00:00Z");
     const app = miniApp(svc.deps, () => t);

@@ -10,16 +10,17 @@ export interface RateHitRow {
   admitted: boolean;
 }
 
-// Counts of the stored window, or 0 when the stored window is not the current one.
+// The stored minute's count, or 0 when the stored minute is not the current one.
 const MINUTE = "(CASE WHEN r.minute_start = EXCLUDED.minute_start THEN r.minute_count ELSE 0 END)";
-const DAY = "(CASE WHEN r.day = EXCLUDED.day THEN r.day_count ELSE 0 END)";
-const ADMIT = `(${MINUTE} < $2 AND ${DAY} < $3)`;
+const ADMIT = `(${MINUTE} < $2 AND r.day_count < $3)`;
+const NO_LIMIT = 2_147_483_647;
 
 /**
  * One request against a subject's limits, in ONE statement on the database clock (or `at`, the
- * test clock): advances the minute and UTC-day windows, counts the request only when admitted,
- * and, when admitted, adds it to the organisation's usage for that day. Every API process runs
- * the same upsert on the same row, so the limit is shared without any coordination in memory.
+ * test clock): upserts the subject's row for the UTC day, advances the minute window, and counts
+ * the request only when admitted. Every API process runs the same upsert on the same row, so the
+ * limit is shared without any coordination in memory. The day's count is also the usage count of
+ * requests (see usageTotals), so a request costs one write. Null limits mean none.
  */
 export async function hitRateLimit(
   db: Queryable,
@@ -33,29 +34,21 @@ export async function hitRateLimit(
   },
 ): Promise<RateHitRow> {
   const { rows } = await db.query<RateHitRow>(
-    `WITH hit AS (
-       INSERT INTO rate_limit_counters AS r
-         (subject, minute_start, minute_count, day, day_count, seen_at, admitted)
-       SELECT $1, date_trunc('minute', c.now), 1, (c.now AT TIME ZONE 'UTC')::date, 1, c.now, true
-       FROM (SELECT coalesce($4::timestamptz, now()) AS now) c
-       ON CONFLICT (subject) DO UPDATE SET
-         admitted = ${ADMIT},
-         minute_count = ${MINUTE} + (CASE WHEN ${ADMIT} THEN 1 ELSE 0 END),
-         day_count = ${DAY} + (CASE WHEN ${ADMIT} THEN 1 ELSE 0 END),
-         minute_start = EXCLUDED.minute_start,
-         day = EXCLUDED.day,
-         seen_at = EXCLUDED.seen_at
-       RETURNING minute_count, day_count, minute_start, day, seen_at, admitted
-     ), used AS (
-       INSERT INTO usage_counters AS u (org_id, day, key_id, requests)
-       SELECT $5, hit.day, $6, 1 FROM hit WHERE hit.admitted
-       ON CONFLICT (org_id, day, key_id) DO UPDATE SET requests = u.requests + 1
-     )
-     SELECT minute_count, day_count, minute_start, day::text AS day, seen_at, admitted FROM hit`,
+    `INSERT INTO rate_limit_counters AS r
+       (subject, day, org_id, key_id, day_count, minute_start, minute_count, seen_at, admitted)
+     SELECT $1, (c.now AT TIME ZONE 'UTC')::date, $5, $6, 1, date_trunc('minute', c.now), 1, c.now, true
+     FROM (SELECT coalesce($4::timestamptz, now()) AS now) c
+     ON CONFLICT (subject, day) DO UPDATE SET
+       admitted = ${ADMIT},
+       minute_count = ${MINUTE} + (CASE WHEN ${ADMIT} THEN 1 ELSE 0 END),
+       day_count = r.day_count + (CASE WHEN ${ADMIT} THEN 1 ELSE 0 END),
+       minute_start = EXCLUDED.minute_start,
+       seen_at = EXCLUDED.seen_at
+     RETURNING minute_count, day_count, minute_start, day::text AS day, seen_at, admitted`,
     [
       input.subject,
-      input.perMinute ?? 2_147_483_647,
-      input.perDay ?? 2_147_483_647,
+      input.perMinute ?? NO_LIMIT,
+      input.perDay ?? NO_LIMIT,
       input.at ?? null,
       input.orgId,
       input.keyId ?? "",

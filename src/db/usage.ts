@@ -35,22 +35,27 @@ export async function monthBounds(
   return rows[0]!;
 }
 
+// Requests are counted by the rate limiter's per-subject day rows; the rest by usage_counters.
+const OPS = `(
+  SELECT day, key_id, messages, searches, requests FROM usage_counters
+  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date
+  UNION ALL
+  SELECT day, key_id, 0, 0, day_count FROM rate_limit_counters
+  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date
+) ops`;
+
 const SUMS =
   "coalesce(sum(messages), 0)::bigint AS messages_ingested, coalesce(sum(searches), 0)::bigint AS searches, " +
   "coalesce(sum(requests), 0)::bigint AS requests";
 
 export async function usageTotals(db: Queryable, orgId: string, start: string, end: string) {
-  const { rows } = await db.query<UsageCounts>(
-    `SELECT ${SUMS} FROM usage_counters WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date`,
-    [orgId, start, end],
-  );
+  const { rows } = await db.query<UsageCounts>(`SELECT ${SUMS} FROM ${OPS}`, [orgId, start, end]);
   return rows[0]!;
 }
 
 export async function usageByDay(db: Queryable, orgId: string, start: string, end: string) {
   const { rows } = await db.query<UsageCounts & { date: string }>(
-    `SELECT day::text AS date, ${SUMS} FROM usage_counters
-     WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY day ORDER BY day`,
+    `SELECT day::text AS date, ${SUMS} FROM ${OPS} GROUP BY day ORDER BY day`,
     [orgId, start, end],
   );
   return rows;
@@ -66,10 +71,9 @@ export interface UsageByKeyRow extends UsageCounts {
 
 export async function usageByKey(db: Queryable, orgId: string, start: string, end: string) {
   const { rows } = await db.query<UsageByKeyRow>(
-    `SELECT u.key_id, k.name, k.kind, k.prefix, k.last_four, ${SUMS}
-     FROM usage_counters u LEFT JOIN api_keys k ON k.id = u.key_id AND k.org_id = u.org_id
-     WHERE u.org_id = $1 AND u.day BETWEEN $2::date AND $3::date
-     GROUP BY u.key_id, k.name, k.kind, k.prefix, k.last_four ORDER BY u.key_id`,
+    `SELECT ops.key_id, k.name, k.kind, k.prefix, k.last_four, ${SUMS}
+     FROM ${OPS} LEFT JOIN api_keys k ON k.id = ops.key_id AND k.org_id = $1
+     GROUP BY ops.key_id, k.name, k.kind, k.prefix, k.last_four ORDER BY ops.key_id`,
     [orgId, start, end],
   );
   return rows;

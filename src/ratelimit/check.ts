@@ -3,7 +3,6 @@ import type { Queryable } from "../db/db.js";
 import { hitRateLimit } from "../db/rate-limits.js";
 import { CoreError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { recordUsage } from "../usage/record.js";
 import { isUnlimited, type TierLimits } from "./tiers.js";
 
 export interface RateDecision {
@@ -18,7 +17,7 @@ export function rateSubject(p: Principal): string {
 }
 
 /**
- * Counts one request of `principal` against its tier and counts it in usage. Throws a 429
+ * Counts one request of `principal` against its tier (which also counts it in usage). Throws a 429
  * (`rate_limited` or `daily_cap_exceeded`, with Retry-After and the RateLimit headers) when a limit
  * is reached. If the limiter's own query fails it lets the request through and logs a warning: a
  * limiter outage must never take the API down. `at` replaces the database clock (tests).
@@ -31,14 +30,9 @@ export async function checkRateLimit(input: {
   at?: Date | undefined;
 }): Promise<RateDecision> {
   const { db, log, principal, tier } = input;
-  if (isUnlimited(tier)) {
-    await recordUsage(db, { orgId: principal.orgId, keyId: principal.keyId, requests: 1 }).catch((err) =>
-      log.warn({ err }, "usage counter update failed"),
-    );
-    return { headers: {} };
-  }
   let hit: Awaited<ReturnType<typeof hitRateLimit>>;
   try {
+    // An unlimited tier still runs the upsert: it is also how requests are counted for usage.
     hit = await hitRateLimit(db, {
       subject: rateSubject(principal),
       perMinute: tier.perMinute,
@@ -51,6 +45,7 @@ export async function checkRateLimit(input: {
     log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
     return { headers: {} };
   }
+  if (isUnlimited(tier)) return { headers: {} };
   const now = hit.seen_at.getTime();
   const minuteReset = Math.max(1, Math.ceil((hit.minute_start.getTime() + 60_000 - now) / 1000));
   const dayReset = Math.max(1, Math.ceil((Date.parse(`${hit.day}T00:00:00Z`) + 86_400_000 - now) / 1000));

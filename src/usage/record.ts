@@ -12,9 +12,9 @@ export interface UsageDelta {
 /**
  * Adds to the organisation's usage counters for the current UTC day (by the database clock), on
  * the row of the key that did the work. Ingest records the messages it accepted, search and
- * trigger record searches, the auth middleware records requests (together with the rate-limit
- * check, in the same statement, when the tier is limited). Runs inside the caller's transaction
- * when given one.
+ * trigger record searches. Requests are counted by the rate limiter's own per-request upsert
+ * (src/db/rate-limits.ts), so a request costs one write; `requests` here is for callers outside
+ * the HTTP middleware. Runs inside the caller's transaction when given one.
  */
 export async function recordUsage(db: Queryable, delta: UsageDelta): Promise<void> {
   const messages = delta.messages ?? 0;
