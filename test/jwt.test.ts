@@ -24,7 +24,13 @@ let k1: SigningKey;
 beforeAll(async () => {
   k1 = await newSigningKey("k1");
   jwks = await startJwksServer([k1.jwk]);
-  svc = await startTestService({ env: jwtEnv(jwks.url), workers: false });
+  svc = await startTestService({
+    env: {
+      ...jwtEnv(jwks.url),
+      MNEMO_RATE_TIERS: JSON.stringify({ tiny: { per_minute: 2, per_day: 1000 } }),
+    },
+    workers: false,
+  });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -59,6 +65,27 @@ describe("identity-provider JWTs", () => {
     const mismatch = await call(await signToken(k1, { org }), { "x-org-id": "org_other" });
     expect(mismatch.status).toBe(403);
     expect(mismatch.body.detail.code).toBe("org_mismatch");
+  });
+
+  it("limits each user of a token separately and counts their requests under no key", async () => {
+    const org = newOrgId();
+    const ann = await signToken(k1, { org, sub: "ann" });
+    expect((await call(ann)).status).toBe(200);
+    await svc.deps.db.query("UPDATE organisations SET tier = 'tiny' WHERE id = $1", [org]);
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await call(ann)).status);
+    expect(statuses).toContain(429); // limit 2 a minute: even across a minute turn, 5 calls hit it
+    const bob = await call(await signToken(k1, { org, sub: "bob" }));
+    expect(bob.status).toBe(200);
+    expect(bob.headers.get("x-ratelimit-remaining")).toBe("1");
+    const usage = await svc.request("GET", "/v1/usage?by_api_key=true", {
+      headers: { authorization: `Bearer ${await signToken(k1, { org, sub: "carol" })}` },
+    });
+    const admitted = 1 + statuses.filter((s) => s === 200).length + 1 + 1;
+    expect(usage.body.operations.requests).toBe(admitted);
+    expect(usage.body.by_api_key).toEqual([
+      expect.objectContaining({ api_key_id: null, requests: admitted }),
+    ]);
   });
 
   it("accepts a token signed with the shared secret (HS256)", async () => {
