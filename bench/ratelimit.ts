@@ -1,8 +1,8 @@
 /**
  * Added latency of the rate limiter per request, at 200 requests in flight.
  *
- * One service on the embedded database; the same authenticated request (GET /v1/auth/service-keys,
- * in-process) is fired by 200 concurrent callers: through the real app for a limited tier (the
+ * One service on the embedded database; the same authenticated request (GET /v1/bench-ping, a route
+ * that does nothing, so only authentication and the limiter cost anything; in-process) is fired by 200 concurrent callers: through the real app for a limited tier (the
  * limiter's one upsert per request, limits high enough to admit everything) and for the unlimited
  * tier (the same upsert, which also counts requests for usage, without limits or headers), and,
  * as the baseline, through the same route behind authentication alone (no limiter, no counting).
@@ -16,7 +16,6 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestContext } from "../rest/middleware/request.js";
-import { registerServiceKeyRoutes } from "../rest/routes/service-keys.js";
 import type { AppEnv } from "../rest/types.js";
 import { createKey, createOrg } from "../src/admin/orgs.js";
 import { authenticate } from "../src/auth/authenticate.js";
@@ -61,7 +60,9 @@ bare.use("/v1/*", async (c, next) => {
   c.set("ctx", { deps: rt.deps, principal, requestId: c.get("requestId"), log: c.get("log"), db });
   return next();
 });
-registerServiceKeyRoutes(bare);
+const ping = (c: { json: (v: unknown) => Response }) => c.json({ ok: true });
+bare.get("/v1/bench-ping", ping);
+app.get("/v1/bench-ping", ping);
 
 type Scenario = { name: string; app?: typeof bare; keyFor: (i: number) => string; expectHeaders: boolean };
 const scenarios: Scenario[] = [
@@ -88,7 +89,7 @@ async function run(s: Scenario, total: number): Promise<number[]> {
       const n = next++;
       if (n >= total) return;
       const t0 = performance.now();
-      const res = await (s.app ?? app).request("/v1/auth/service-keys", {
+      const res = await (s.app ?? app).request("/v1/bench-ping", {
         headers: { "x-api-key": s.keyFor(w) },
       });
       await res.arrayBuffer();
