@@ -158,7 +158,7 @@ describe("GET /v1/webhooks/deliveries", () => {
         retry_in_seconds: 5,
       });
     }
-    const seen: number[] = [];
+    const seen: Array<{ attempt: number; created_at: string; id: string }> = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
@@ -166,12 +166,16 @@ describe("GET /v1/webhooks/deliveries", () => {
       const page = await svc.request("GET", `/v1/webhooks/deliveries?limit=2${q}`, { key: a.key });
       expect(page.status).toBe(200);
       expect(page.body.object).toBe("list");
-      seen.push(...page.body.data.map((d: { attempt: number }) => d.attempt));
+      seen.push(...page.body.data);
       cursor = page.body.next_cursor;
       expect(page.body.has_more).toBe(cursor !== null);
       pages++;
     } while (cursor && pages < 10);
-    expect(seen).toEqual([5, 4, 3, 2, 1]);
+    // Every row exactly once, newest first (rows within one millisecond may come in either order).
+    expect(seen.map((d) => d.attempt).sort()).toEqual([1, 2, 3, 4, 5]);
+    for (let i = 1; i < seen.length; i++) {
+      expect(Date.parse(seen[i - 1]!.created_at)).toBeGreaterThanOrEqual(Date.parse(seen[i]!.created_at));
+    }
     expect(pages).toBe(3);
 
     const first = await svc.request("GET", "/v1/webhooks/deliveries?limit=1", { key: a.key });
