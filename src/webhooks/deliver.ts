@@ -6,7 +6,7 @@ import { type DeliveryJobData, WEBHOOK_QUEUE } from "./enqueue.js";
 import { decryptSecret, signBody } from "./secrets.js";
 import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
 
-export const USER_AGENT = "Mnemo-Webhooks/1.0 (+https://github.com/mnemo)";
+export const USER_AGENT = "Mnemo-Webhooks/1.0";
 /** A receiver's Retry-After is honoured up to this many seconds. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
 
