@@ -133,6 +133,13 @@ describe("webhook URL safety", () => {
     expect(accepted).toEqual([]);
   });
 
+  it("WHATWG URL parsing normalises decimal, octal and hex IPv4 spellings before the check", () => {
+    expect(new URL("https://2130706433/").hostname).toBe("127.0.0.1");
+    expect(new URL("https://0177.0.0.1/").hostname).toBe("127.0.0.1");
+    expect(new URL("https://0xA9FEA9FE/").hostname).toBe("169.254.169.254");
+    expect(new URL("https://[::ffff:127.0.0.1]/").hostname).toBe("[::ffff:7f00:1]");
+  });
+
   it("accepts public addresses and names that resolve only to them", async () => {
     for (const url of [
       "https://8.8.8.8/hook",

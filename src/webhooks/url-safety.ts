@@ -100,7 +100,12 @@ export function checkingLookup(resolve: Resolver, allowPrivate = false): LookupF
   return ((hostname: string, opts: { all?: boolean; family?: number | string }, cb: any) => {
     resolve(hostname).then(
       (all) => {
-        const family = opts.family === 4 || opts.family === "IPv4" ? 4 : opts.family === 6 ? 6 : 0;
+        const family =
+          opts.family === 4 || opts.family === "IPv4"
+            ? 4
+            : opts.family === 6 || opts.family === "IPv6"
+              ? 6
+              : 0;
         const list = family ? all.filter((a) => a.family === family) : all;
         if (list.length === 0) {
           const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
