@@ -16,19 +16,28 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
         "link-local addresses. Use it for local development only.",
     );
   }
+  // Batches keep a busy queue moving (a batch of one waits a polling interval after each job);
+  // the attempts of a batch run side by side, each bounded by MNEMO_WEBHOOK_TIMEOUT_MS.
   await boss.work<DeliveryJobData>(
     WEBHOOK_QUEUE,
-    { batchSize: 1, pollingIntervalSeconds: 0.5, localConcurrency: deps.config.MNEMO_WORKER_CONCURRENCY },
-    async ([job]) => {
-      if (!job) return;
-      const ctx = systemCtx(deps, job.data.orgId, `webhook:${job.id}`);
-      try {
-        await deliverWebhook({ ctx, input: job.data });
-      } catch (err) {
-        // A webhook's fate never touches the ingest job; log and let this attempt end.
-        ctx.log.error({ err, eventId: job.data.eventId }, "webhook delivery crashed");
-        throw err;
-      }
+    {
+      batchSize: 5,
+      burstWhenBatchFull: true,
+      pollingIntervalSeconds: 0.5,
+      localConcurrency: deps.config.MNEMO_WORKER_CONCURRENCY,
+    },
+    async (jobs) => {
+      await Promise.all(
+        jobs.map(async (job) => {
+          const ctx = systemCtx(deps, job.data.orgId, `webhook:${job.id}`);
+          try {
+            await deliverWebhook({ ctx, input: job.data });
+          } catch (err) {
+            // A webhook's fate never touches the ingest job, nor the other attempts of the batch.
+            ctx.log.error({ err, eventId: job.data.eventId }, "webhook delivery crashed");
+          }
+        }),
+      );
     },
   );
 }
