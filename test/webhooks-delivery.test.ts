@@ -2,8 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "../examples/webhook-receiver.js";
 import { newJobId } from "../src/ids.js";
 import { enqueueJobWebhook, type JobTerminalEvent } from "../src/webhooks/enqueue.js";
-import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
+
+// Polls gently: on embedded PGlite every poll is more concurrent traffic for pglite-socket.
+const waitFor = <T>(check: () => Promise<T | undefined | null | false>) =>
+  waitForBase(check, { intervalMs: 100 });
 
 let svc: TestService;
 let rx: Awaited<ReturnType<typeof startReceiver>>;

@@ -6,8 +6,12 @@ import { silentLogger } from "../src/logger.js";
 import { type Runtime, startRuntime } from "../src/runtime.js";
 import { enqueueJobWebhook } from "../src/webhooks/enqueue.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
-import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
+
+// Polls gently: on embedded PGlite every poll is more concurrent traffic for pglite-socket.
+const waitFor = <T>(check: () => Promise<T | undefined | null | false>) =>
+  waitForBase(check, { intervalMs: 100 });
 
 const env = {
   LOG_LEVEL: "silent",
