@@ -19,7 +19,7 @@ const MONTHS = [
 ];
 const DAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 const PATTERNS: Record<string, string> = {
   Y: "(\\d{4})",
@@ -58,7 +58,7 @@ export function strptime(value: string, format: string): Date | null {
     } else if (/\s/.test(ch)) {
       re += "\\s+";
     } else {
-      re += escape(ch);
+      re += escapeRe(ch);
     }
   }
   const m = new RegExp(`${re}$`, "i").exec(value.trim());
