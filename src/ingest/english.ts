@@ -116,7 +116,7 @@ export function toThirdPerson(sentence: string, name: string): string {
   // "I <adverb>? <verb>": conjugate the verb for the third person.
   s = s.replace(/\bI ((?:[a-z]+ )?)([a-z']+)\b/g, (_m, adv: string, verb: string) => {
     const a = adv.trim();
-    if (NON_VERBS.has(a) || NON_VERBS.has(verb)) return `${name} ${adv}${verb}`;
+    if (NON_VERBS.has(a) || (!a && NON_VERBS.has(verb))) return `${name} ${adv}${verb}`;
     if (a && ADVERBS.has(a)) return `${name} ${a} ${thirdPersonVerb(verb)}`;
     if (a) return `${name} ${thirdPersonVerb(a)} ${verb}`;
     return `${name} ${thirdPersonVerb(verb)}`;

@@ -47,8 +47,6 @@ export function extractIdentifiers(text: string): string[] {
     if (/^\d+([./]\d+)*$/.test(v)) return; // numbers, dates, versions alone
     if (STOPWORDS.has(v.toLowerCase())) return;
     if (/^-{1,2}$/.test(v)) return;
-    // a sentence end run into the next sentence ("done.Then") is not a dotted name
-    if (/^[a-z]+\.[A-Z][a-z]+$/.test(v)) return;
     found.add(v);
     if (v.includes("/")) {
       const base = v.split("/").pop()!;
