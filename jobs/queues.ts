@@ -13,4 +13,8 @@ export const QUEUES: Array<{ name: string; options: Parameters<PgBoss["createQue
 
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   for (const q of QUEUES) await boss.createQueue(q.name, q.options);
+  // createQueue empties pg-boss's queue cache; the first send() would then look the queue up on
+  // pg-boss's own pool. Inside a caller's transaction on the embedded database (one shared session)
+  // that lookup waits for the transaction, which waits for it: a deadlock. Fill the cache now.
+  for (const q of QUEUES) await boss.getJobById(q.name, "00000000-0000-4000-8000-000000000000");
 }
