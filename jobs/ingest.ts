@@ -21,17 +21,23 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
   const ids: string[] = [];
   const concurrency = deps.config.MNEMO_WORKER_CONCURRENCY;
   for (let i = 0; i < concurrency; i++) {
-    ids.push(
-      await boss.work<IngestJobData>(
-        INGEST_QUEUE,
-        { batchSize: 1, pollingIntervalSeconds: 0.5 },
-        async ([job]) => {
-          if (!job) return;
+    let self = "";
+    self = await boss.work<IngestJobData>(
+      INGEST_QUEUE,
+      { batchSize: 1, pollingIntervalSeconds: 0.5 },
+      async ([job]) => {
+        if (!job) return;
+        try {
           const { jobId, orgId, requestId } = job.data;
           await runIngestJob({ ctx: systemCtx(deps, orgId, requestId ?? jobId), input: { jobId } });
-        },
-      ),
+        } finally {
+          // Fetch again right after this job instead of sleeping a poll interval: a backlog drains
+          // at full speed, and an empty fetch falls back to polling.
+          boss.notifyWorker(self);
+        }
+      },
     );
+    ids.push(self);
   }
   let next = 0;
   jobSignals(deps).on("enqueued", () => {

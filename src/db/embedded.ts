@@ -4,6 +4,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { keepExtendedSequencesTogether } from "./pglite-queue-fix.js";
 
 /**
  * The embedded database: PGlite (PostgreSQL in WebAssembly, with pgvector) persisted in a data
@@ -96,6 +97,7 @@ export async function startEmbedded(options: {
     maxConnections: options.maxConnections,
     ...(useSocket ? { path: socketPath } : { host: "127.0.0.1", port: 0 }),
   });
+  keepExtendedSequencesTogether(server);
   await server.start();
   const rec: ServerRecord = useSocket
     ? { pid: process.pid, socketDir: dataDir }
