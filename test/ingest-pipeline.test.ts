@@ -233,3 +233,46 @@ describe("batch path", () => {
     expect(liveRows.filter((r) => r.type === "fact").every((r) => r.details.occurred_at === null)).toBe(true);
   });
 });
+
+describe("agentic path", () => {
+  it("drops tool-output noise, takes files from tool turns as artifacts and writes a session gist", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await ingestOk(key, { messages: [user("The billing service runs on Node 24 in production.")] });
+    const result = await ingestOk(key, {
+      agentic: true,
+      extract_artifacts: true,
+      messages: [
+        user("Fix the failing test in src/billing/invoice.ts please."),
+        {
+          role: "tool",
+          content:
+            "read_file: src/billing/invoice.ts\nexport function total(items) {\n  return items.reduce((s, i) => s + i.price, 0);\n}\n// end\n",
+        },
+        {
+          role: "tool",
+          content:
+            "2024-05-01T10:00:00 npm test\nTypeError: Cannot read properties of undefined (reading 'price')",
+        },
+        {
+          role: "assistant",
+          content: "The items list contained undefined entries. I fixed it by filtering them out.",
+        },
+        user("The billing service runs on Node 24 in production."),
+      ],
+    });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const facts = rows.filter((r) => r.type === "fact");
+    expect(facts.some((f) => f.text.includes("2024-05-01T10:00:00"))).toBe(false);
+    expect(facts.some((f) => f.text.includes("Node 24"))).toBe(false); // already known: recalled first
+    const artifact = rows.find((r) => r.type === "artifact")!;
+    expect(artifact.details.title).toBe("src/billing/invoice.ts");
+    const episode = rows.find((r) => r.type === "episode")!;
+    expect(episode.details.gist).toMatchObject({
+      goal: "Fix the failing test in src/billing/invoice.ts please.",
+      tools: ["read_file"],
+    });
+    expect((episode.details.gist as { errors: string[] }).errors[0]).toContain("TypeError");
+    const lesson = rows.find((r) => r.type === "lesson")!;
+    expect(lesson.trigger_entities).toContain("TypeError");
+  });
+});

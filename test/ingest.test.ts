@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemCtx } from "../src/context.js";
+import { insertJob } from "../src/db/jobs.js";
 import { findMemory } from "../src/db/memories.js";
+import { newJobId } from "../src/ids.js";
+import { runIngestJob } from "../src/ingest/run-job.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 
@@ -172,5 +176,24 @@ describe("ingest jobs", () => {
       return rows[0].n === 2;
     });
     expect(await countMemories(orgId)).toBe(before);
+  });
+
+  it("fails a job with ingest_failed once it has used its 3 attempts", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const id = newJobId();
+    const request = {
+      ...base,
+      messages: [turn("I keep bees on the roof.")],
+      group_ids: [],
+      ignored_group_ids: [],
+    };
+    await insertJob(svc.deps.db, { id, orgId, apiKeyId: null, request });
+    // three attempts were claimed by workers that died
+    await svc.deps.db.query("UPDATE ingest_jobs SET status = 'running', attempts = 3 WHERE id = $1", [id]);
+    await runIngestJob({ ctx: systemCtx(svc.deps, orgId, "t"), input: { jobId: id } });
+    const job = await svc.request("GET", `/v1/memories/jobs/${id}`, { key });
+    expect(job.body.status).toBe("failed");
+    expect(job.body.error).toMatchObject({ type: "server_error", code: "ingest_failed" });
+    expect(await countMemories(orgId)).toBe(0);
   });
 });

@@ -3,17 +3,19 @@ import type { FactType } from "../providers/types.js";
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
 
 export function splitSentences(text: string): string[] {
-  const flat = text.replace(/```[\s\S]*?```/g, " ").replace(/\s+/g, " ");
-  const out: string[] = [];
+  const flat = text
+    .replace(/```[\s\S]*?```/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!flat) return [];
   // A sentence ends at . ! ? followed by space and a capital, quote or digit; abbreviations such
-  // as "e.g." and "Dr." stay inside.
-  const re = /[^.!?]+(?:[.!?]+(?=\s+["'(A-Z0-9]|\s*$)|$)/g;
+  // as "e.g." and "Dr." stay inside, and so do dots inside names ("invoice.ts").
+  const out: string[] = [];
   let buf = "";
-  for (const m of flat.matchAll(re)) {
-    buf += m[0];
-    if (/\b(e\.g|i\.e|Dr|Mr|Mrs|Ms|St|vs|etc)\.$/i.test(buf.trim())) continue;
-    const s = buf.trim();
-    if (s) out.push(s);
+  for (const part of flat.split(/(?<=[.!?])\s+(?=["'([A-Z0-9])/)) {
+    buf = buf ? `${buf} ${part}` : part;
+    if (/\b(e\.g|i\.e|Dr|Mr|Mrs|Ms|St|vs|etc)\.$/i.test(buf)) continue;
+    out.push(buf.trim());
     buf = "";
   }
   if (buf.trim()) out.push(buf.trim());

@@ -8,7 +8,7 @@ import { splitSentences } from "./english.js";
  */
 const FENCE = /```([^\n`]*)\n([\s\S]*?)```/g;
 const FILE_NAME =
-  /\b[\w.-]+\/?[\w-]+\.(?:ts|tsx|js|jsx|py|json|ya?ml|toml|md|sql|sh|go|rs|java|rb|css|html|c|cpp|h)\b/;
+  /(?:[\w.-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|js|jsx|py|json|ya?ml|toml|md|sql|sh|go|rs|java|rb|css|html|c|cpp|h)\b/;
 const DECLARED =
   /\b(?:function|def|class|interface|struct|fn|func|const|let|var|type|CREATE TABLE)\s+([A-Za-z_][\w.]*)/i;
 

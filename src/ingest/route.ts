@@ -35,7 +35,7 @@ export function routeTurns(
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }
-    if (m.role === "tool" && !speaker) speaker = /^\s*\[?([\w.:-]+)\]?:/.exec(content)?.[1] ?? null;
+    if (m.role === "tool" && !speaker) speaker = /^\s*\[?([A-Za-z_][\w.-]*)\]?:\s/.exec(content)?.[1] ?? null;
     const at = format && m.date ? strptime(m.date, format) : null;
     return {
       index,
