@@ -29,7 +29,7 @@ export const STOPWORDS = new Set(
     "which who whom whose when where why how do does did done have has had having not no yes just very really " +
     "also too can could will would shall should may might must about into over under up down out off again " +
     "more most some any all each every other such only own same than both few lot lots much many get got " +
-    "gonna wanna like well oh hey hi hello yeah yep ok okay thanks thank please sure one thing things"
+    "gonna wanna like well said says oh hey hi hello yeah yep ok okay thanks thank please sure one thing things"
   ).split(" "),
 );
 
@@ -39,7 +39,7 @@ export const contentWords = (s: string) =>
   );
 
 const PLEASANTRY =
-  /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice))\b/i;
+  /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
 const LEADING_INTERJECTION =
   /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|haha|lol|gosh|thanks|thank you)(\s+[A-Z][a-z]+)?[,!.]+\s*)+/i;
 

@@ -64,6 +64,8 @@ export function extractLocally(input: ExtractInput): Extraction {
         continue;
       let text = toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
+      // Say whose statement it is when the sentence does not name them ("X said: ...").
+      if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
       if (text.length > 500) text = `${text.slice(0, 497)}...`;
       const key = normaliseText(text);
@@ -103,6 +105,8 @@ function secondToThird(s: string, name: string): string {
     .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
     .replace(/\b[Yy]ou were\b/g, `${name} was`)
     .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
+    .replace(/\b[Yy]ou'd\b/g, `${name} would`)
+    .replace(/\b[Yy]ou'll\b/g, `${name} will`)
     .replace(/\b[Yy]our\b/g, `${name}'s`)
     .replace(/\b[Yy]ourself\b/g, "themselves")
     .replace(/\b[Yy]ou\b/g, name);
@@ -112,7 +116,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   const speakers = [...new Set(input.turns.filter((t) => t.role !== "tool").map(speakerName))];
   const freq = new Map<string, number>();
   for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
-  const names = new Set(speakers.map((s) => s.toLowerCase()));
+  const names = new Set(speakers.flatMap((s) => [s.toLowerCase(), `${s.toLowerCase()}'s`]));
   const topics = [...freq.entries()]
     .filter(([w, n]) => n > 1 && !names.has(w))
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
