@@ -85,3 +85,173 @@ export async function findMemory(db: Queryable, orgId: string, id: string): Prom
   );
   return rows[0];
 }
+
+// ---- list, get, revisions, group patch, delete (issue 3) ----
+
+/** The exact created_at (microseconds, UTC) as text: a JS Date would drop the microseconds. */
+const CURSOR_TS = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export type MemoryListRow = MemoryRow & { cursor_ts: string };
+
+export interface ListMemoryQuery {
+  orgId: string;
+  types: readonly MemoryType[];
+  userId?: string | null | undefined;
+  agentId?: string | null | undefined;
+  convId?: string | null | undefined;
+  appId?: string | null | undefined;
+  groupId?: string | null | undefined;
+  order: "created_at_desc" | "created_at_asc";
+  /** Keyset position: rows strictly after it in the order. */
+  after?: { createdAt: string; id: string } | undefined;
+  limit: number;
+}
+
+/**
+ * One page of the organisation's memories, keyset-paginated on (created_at, id). The WHERE clause is
+ * built from constant fragments only (values stay `$n`), so each filter combination gets a plan
+ * that can use the matching (org_id, axis, created_at, id) index.
+ */
+export async function listMemoryRows(db: Queryable, q: ListMemoryQuery): Promise<MemoryListRow[]> {
+  const values: unknown[] = [q.orgId, q.types];
+  const where = ["org_id = $1", "type = ANY($2::text[])"];
+  const eq = (column: string, v: string | null | undefined) => {
+    if (v === undefined || v === null) return;
+    values.push(v);
+    where.push(`${column} = $${values.length}`);
+  };
+  eq("user_id", q.userId);
+  eq("agent_id", q.agentId);
+  eq("conv_id", q.convId);
+  eq("app_id", q.appId);
+  if (q.groupId !== undefined && q.groupId !== null) {
+    values.push([q.groupId]);
+    where.push(`group_ids @> $${values.length}::text[]`);
+  }
+  const desc = q.order === "created_at_desc";
+  if (q.after) {
+    values.push(q.after.createdAt, q.after.id);
+    const n = values.length;
+    where.push(`(created_at, id) ${desc ? "<" : ">"} ($${n - 1}::timestamptz, $${n}::uuid)`);
+  }
+  values.push(q.limit);
+  const dir = desc ? "DESC" : "ASC";
+  const { rows } = await db.query<MemoryListRow>(
+    `SELECT ${MEMORY_COLUMNS}, ${CURSOR_TS} AS cursor_ts FROM memories
+     WHERE ${where.join(" AND ")}
+     ORDER BY created_at ${dir}, id ${dir}
+     LIMIT $${values.length}`,
+    values,
+  );
+  return rows;
+}
+
+const UUID_TEXT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One memory by id through the primary key (a malformed id is simply absent). Same answer as
+ * `findMemory`, whose `id::text` comparison cannot use the primary-key index.
+ */
+export async function findMemoryById(
+  db: Queryable,
+  orgId: string,
+  id: string,
+): Promise<MemoryRow | undefined> {
+  if (!UUID_TEXT_RE.test(id)) return undefined;
+  const { rows } = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1`,
+    [orgId, id],
+  );
+  return rows[0];
+}
+
+/** Same, locking the row for the rest of the transaction (read-modify-write of group tags). */
+export async function lockMemoryById(
+  db: Queryable,
+  orgId: string,
+  id: string,
+): Promise<MemoryRow | undefined> {
+  if (!UUID_TEXT_RE.test(id)) return undefined;
+  const { rows } = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE`,
+    [orgId, id],
+  );
+  return rows[0];
+}
+
+export async function setMemoryGroupIds(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  groupIds: string[],
+): Promise<MemoryRow | undefined> {
+  const { rows } = await db.query<MemoryRow>(
+    `UPDATE memories SET group_ids = $3::text[], updated_at = now()
+     WHERE id = $2::uuid AND org_id = $1 RETURNING ${MEMORY_COLUMNS}`,
+    [orgId, id, groupIds],
+  );
+  return rows[0];
+}
+
+/** Hard delete; true when a row of the organisation was removed. */
+export async function deleteMemoryRow(db: Queryable, orgId: string, id: string): Promise<boolean> {
+  if (!UUID_TEXT_RE.test(id)) return false;
+  const { rowCount } = await db.query("DELETE FROM memories WHERE id = $2::uuid AND org_id = $1", [
+    orgId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Guards the chain walk against a cycle in bad data; real chains are far shorter. */
+const MAX_CHAIN = 10_000;
+
+/**
+ * The fact supersede chain through `id`, oldest first: older rows by following `supersedes`, newer
+ * rows by finding who supersedes the current one. A deleted link simply ends that direction.
+ */
+export async function factChainRows(db: Queryable, orgId: string, id: string): Promise<MemoryRow[]> {
+  const { rows } = await db.query<MemoryRow>(
+    `WITH RECURSIVE
+       older(id, supersedes, pos) AS (
+         SELECT id, supersedes, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
+         UNION
+         SELECT m.id, m.supersedes, o.pos - 1 FROM older o
+           JOIN memories m ON m.id = o.supersedes AND m.org_id = $1 AND m.type = 'fact'
+         WHERE o.pos > -$3
+       ),
+       newer(id, pos) AS (
+         SELECT id, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
+         UNION
+         SELECT m.id, n.pos + 1 FROM newer n
+           JOIN memories m ON m.supersedes = n.id AND m.org_id = $1 AND m.type = 'fact'
+         WHERE n.pos < $3
+       ),
+       chain AS (
+         SELECT id, min(pos) AS pos FROM (SELECT id, pos FROM older UNION ALL SELECT id, pos FROM newer) c
+         GROUP BY id
+       )
+     SELECT ${MEMORY_COLUMNS} FROM chain JOIN memories m USING (id)
+     WHERE m.org_id = $1
+     ORDER BY chain.pos, m.created_at, m.id`,
+    [orgId, id, MAX_CHAIN],
+  );
+  return rows;
+}
+
+/** Every version of an artifact (same root: v1's id), v1 first. */
+export async function artifactVersionRows(
+  db: Queryable,
+  orgId: string,
+  rootId: string,
+): Promise<MemoryRow[]> {
+  const { rows } = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories
+     WHERE org_id = $1 AND type = 'artifact'
+       AND (id = $3::uuid OR (details->>'root_id') = $2)
+     ORDER BY CASE WHEN jsonb_typeof(details->'version') = 'number' THEN (details->>'version')::numeric END
+              NULLS FIRST, created_at, id`,
+    [orgId, rootId, UUID_TEXT_RE.test(rootId) ? rootId : null],
+  );
+  return rows;
+}
