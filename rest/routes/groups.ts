@@ -50,13 +50,9 @@ const UpdateGroupRequest = z
     prompt: Prompt.nullable()
       .optional()
       .openapi({ description: "Sets the criterion (also on a catch-all group); it can never be removed." }),
-    status: z
-      .string()
-      .nullable()
-      .optional()
-      .openapi({
-        description: "`active` (un-archives) or `archived`; anything else is 422 `invalid_request`.",
-      }),
+    status: z.string().nullable().optional().openapi({
+      description: "`active` (un-archives) or `archived`; anything else is 422 `invalid_request`.",
+    }),
   })
   .openapi("UpdateGroupRequest");
 

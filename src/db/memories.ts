@@ -165,32 +165,64 @@ export async function findMemoryById(
   return rows[0];
 }
 
-/** Same, locking the row for the rest of the transaction (read-modify-write of group tags). */
-export async function lockMemoryById(
-  db: Queryable,
-  orgId: string,
-  id: string,
-): Promise<MemoryRow | undefined> {
-  if (!UUID_TEXT_RE.test(id)) return undefined;
-  const { rows } = await db.query<MemoryRow>(
-    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE`,
-    [orgId, id],
-  );
-  return rows[0];
+export interface GroupPatchOutcome {
+  /** False when no row of the organisation has that id. */
+  found: boolean;
+  /** Added ids that would be new on the row but are not active groups of the organisation. */
+  invalid: string[];
+  /** How many tags the row would carry. */
+  count: number;
+  /** Whether the row was written (false for a no-op or a refused patch). */
+  updated: boolean;
 }
 
-export async function setMemoryGroupIds(
+/**
+ * Applies a group-tag patch in ONE statement: the row is locked, removal then addition is computed
+ * from its latest version, added ids are checked against the active groups, and the row is written
+ * only when the patch is valid, within `maxTags` and changes something. Concurrent patches of the
+ * same row queue on the row lock and each sees the other's result, so no tag is lost. (A single
+ * statement also needs no BEGIN/COMMIT round trips.)
+ */
+export async function patchMemoryGroupIds(
   db: Queryable,
   orgId: string,
   id: string,
-  groupIds: string[],
-): Promise<MemoryRow | undefined> {
-  const { rows } = await db.query<MemoryRow>(
-    `UPDATE memories SET group_ids = $3::text[], updated_at = now()
-     WHERE id = $2::uuid AND org_id = $1 RETURNING ${MEMORY_COLUMNS}`,
-    [orgId, id, groupIds],
+  patch: { add: string[]; remove: string[]; maxTags: number },
+): Promise<GroupPatchOutcome> {
+  if (!UUID_TEXT_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false };
+  const { rows } = await db.query<{ invalid: string[]; count: number; updated: boolean }>(
+    `WITH target AS (
+       SELECT id, group_ids FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE
+     ),
+     calc AS (
+       SELECT t.id, t.group_ids AS old_ids,
+         ARRAY(SELECT g FROM unnest(t.group_ids) WITH ORDINALITY AS k(g, n)
+               WHERE NOT (g = ANY($3::text[])) ORDER BY n)
+         || ARRAY(SELECT g FROM unnest($4::text[]) WITH ORDINALITY AS a(g, n)
+               WHERE NOT (g = ANY(t.group_ids)) ORDER BY n) AS new_ids,
+         ARRAY(SELECT g FROM unnest($4::text[]) WITH ORDINALITY AS a(g, n)
+               WHERE NOT (g = ANY(t.group_ids))
+                 AND NOT EXISTS (SELECT 1 FROM groups gr
+                                 WHERE gr.org_id = $1 AND gr.id = a.g AND gr.status = 'active')
+               ORDER BY n) AS invalid
+       FROM target t
+     ),
+     upd AS (
+       UPDATE memories m SET group_ids = c.new_ids, updated_at = now()
+       FROM calc c
+       WHERE m.id = c.id AND m.org_id = $1
+         AND cardinality(c.invalid) = 0
+         AND cardinality(c.new_ids) <= $5
+         AND NOT (c.new_ids @> c.old_ids AND c.old_ids @> c.new_ids)
+       RETURNING m.id
+     )
+     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated
+     FROM calc c`,
+    [orgId, id, patch.remove, patch.add, patch.maxTags],
   );
-  return rows[0];
+  const r = rows[0];
+  if (!r) return { found: false, invalid: [], count: 0, updated: false };
+  return { found: true, invalid: r.invalid, count: r.count, updated: r.updated };
 }
 
 /** Hard delete; true when a row of the organisation was removed. */
