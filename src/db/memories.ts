@@ -250,14 +250,14 @@ export async function factChainRows(db: Queryable, orgId: string, id: string): P
          UNION
          SELECT m.id, m.supersedes, o.pos - 1 FROM older o
            JOIN memories m ON m.id = o.supersedes AND m.org_id = $1 AND m.type = 'fact'
-         WHERE o.pos > -$3
+         WHERE o.pos > -($3::int)
        ),
        newer(id, pos) AS (
          SELECT id, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
          UNION
          SELECT m.id, n.pos + 1 FROM newer n
            JOIN memories m ON m.supersedes = n.id AND m.org_id = $1 AND m.type = 'fact'
-         WHERE n.pos < $3
+         WHERE n.pos < $3::int
        ),
        chain AS (
          SELECT id, min(pos) AS pos FROM (SELECT id, pos FROM older UNION ALL SELECT id, pos FROM newer) c
