@@ -129,6 +129,39 @@ describe("GET /v1/memories (list)", () => {
     expect(pages).toBe(3);
   });
 
+  it("keeps microsecond created_at exact in cursors (rows within one millisecond)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const rows = await seed(
+      svc,
+      orgId,
+      Array.from({ length: 5 }, (_, i) => fact(`f${i}`)),
+    );
+    // PGlite's clock ticks in milliseconds; real Postgres stamps microseconds. Move the rows to
+    // distinct (and tied) microsecond instants inside one millisecond to cover that case here.
+    const micros = [456, 457, 456, 458, 459];
+    for (const [i, r] of rows.entries()) {
+      await svc.deps.db.query("UPDATE memories SET created_at = $2::timestamptz WHERE id = $1::uuid", [
+        r.id,
+        `2026-01-01T00:00:00.123${micros[i]}Z`,
+      ]);
+    }
+    const expected = rows
+      .map((r, i) => ({ id: r.id, us: micros[i]! }))
+      .sort((a, b) => a.us - b.us || (a.id < b.id ? -1 : 1))
+      .map((r) => r.id);
+    for (const order of ["created_at_asc", "created_at_desc"]) {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const qs: string = `limit=1&order=${order}${cursor ? `&cursor=${cursor}` : ""}`;
+        const r = await svc.request("GET", `/v1/memories?${qs}`, { key });
+        seen.push(...ids(r));
+        cursor = r.body.next_cursor;
+      } while (cursor);
+      expect(seen).toEqual(order === "created_at_asc" ? expected : [...expected].reverse());
+    }
+  });
+
   it("refuses forged, foreign and other-order cursors with 422 cursor_mismatch", async () => {
     const a = await svc.newOrg();
     const b = await svc.newOrg();
