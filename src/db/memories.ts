@@ -113,6 +113,13 @@ export interface ListMemoryQuery {
  * that can use the matching (org_id, axis, created_at, id) index.
  */
 export async function listMemoryRows(db: Queryable, q: ListMemoryQuery): Promise<MemoryListRow[]> {
+  const { text, values } = listMemoryQuery(q);
+  const { rows } = await db.query<MemoryListRow>(text, values);
+  return rows;
+}
+
+/** The list statement itself (exported so the benchmark can EXPLAIN exactly what runs). */
+export function listMemoryQuery(q: ListMemoryQuery): { text: string; values: unknown[] } {
   const values: unknown[] = [q.orgId, q.types];
   const where = ["org_id = $1", "type = ANY($2::text[])"];
   const eq = (column: string, v: string | null | undefined) => {
@@ -136,15 +143,16 @@ export async function listMemoryRows(db: Queryable, q: ListMemoryQuery): Promise
   }
   values.push(q.limit);
   const dir = desc ? "DESC" : "ASC";
-  const { rows } = await db.query<MemoryListRow>(
-    `SELECT ${MEMORY_COLUMNS}, ${CURSOR_TS} AS cursor_ts FROM memories
+  return {
+    text: `SELECT ${MEMORY_COLUMNS}, ${CURSOR_TS} AS cursor_ts FROM memories
      WHERE ${where.join(" AND ")}
      ORDER BY created_at ${dir}, id ${dir}
      LIMIT $${values.length}`,
     values,
-  );
-  return rows;
+  };
 }
+
+export const FIND_BY_ID_SQL = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1`;
 
 const UUID_TEXT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
