@@ -28,7 +28,7 @@ interface Known {
   at: number;
 }
 
-const before = (a: Known, b: Known) => a.at < b.at || (a.at === b.at && a.id < b.id);
+const precedes = (a: Known, b: Known) => a.at < b.at || (a.at === b.at && a.id < b.id);
 
 describe("list pagination property", () => {
   it("returns every row present throughout exactly once, in order, despite inserts and deletes between pages", async () => {
@@ -83,7 +83,7 @@ describe("list pagination property", () => {
           const known = seen.map((id) => all.get(id)).filter((k): k is Known => k !== undefined);
           for (let i = 1; i < known.length; i++) {
             const [a, b] = [known[i - 1]!, known[i]!];
-            expect(order === "created_at_asc" ? before(a, b) : before(b, a)).toBe(true);
+            expect(order === "created_at_asc" ? precedes(a, b) : precedes(b, a)).toBe(true);
           }
         },
       ),
