@@ -62,7 +62,13 @@ const ListQuery = z.object({
     .min(1)
     .max(LIST_LIMIT_MAX)
     .default(LIST_LIMIT_DEFAULT)
-    .openapi({ param: { name: "limit", in: "query" }, type: "integer" }),
+    .openapi({
+      param: { name: "limit", in: "query" },
+      type: "integer",
+      minimum: 1,
+      maximum: LIST_LIMIT_MAX,
+      default: LIST_LIMIT_DEFAULT,
+    }),
   order: z
     .enum(["created_at_desc", "created_at_asc"])
     .default("created_at_desc")
