@@ -310,6 +310,29 @@ describe("DELETE /v1/memories/{id}", () => {
   });
 });
 
+describe("DELETE storage errors", () => {
+  it("a storage error is 500 delete_failed without internals, and the row stays", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [m] = await seed(svc, orgId, [fact("stuck")]);
+    // Fault injection in the real database: refuse deleting this one row.
+    await svc.deps.db.query(`CREATE OR REPLACE FUNCTION test_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'volume detached (internal detail)'; END $$`);
+    await svc.deps.db.query(
+      `CREATE TRIGGER test_refuse_delete BEFORE DELETE ON memories FOR EACH ROW
+       WHEN (OLD.id = '${m!.id}'::uuid) EXECUTE FUNCTION test_refuse_delete()`,
+    );
+    try {
+      const r = await svc.request("DELETE", `/v1/memories/${m!.id}`, { key });
+      expect(r.status).toBe(500);
+      expect(r.body.detail.code).toBe("delete_failed");
+      expect(r.text).not.toContain("volume detached");
+    } finally {
+      await svc.deps.db.query("DROP TRIGGER test_refuse_delete ON memories");
+    }
+    expect((await svc.request("GET", `/v1/memories/${m!.id}`, { key })).status).toBe(200);
+  });
+});
+
 describe("tenant isolation", () => {
   it("another organisation's memory ids read, change and delete nothing, and answer like unknown ids", async () => {
     const a = await svc.newOrg();
