@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupListSchema, GroupSchema } from "../rest/routes/groups.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -24,6 +25,7 @@ describe("groups registry", () => {
     });
     expect(a.body.id).toMatch(/^grp_[0-9a-f]{32}$/);
     expect(Date.parse(a.body.created_at)).not.toBeNaN();
+    expect(GroupSchema.safeParse(a.body).success).toBe(true);
     const b = await create(key, { name: "All" });
     expect(b.status).toBe(201);
     expect(b.body.prompt).toBeNull();
@@ -76,6 +78,7 @@ describe("groups registry", () => {
     expect(active.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
     expect(active.body.data.map((g: any) => g.id)).toEqual([b.id]);
     const all = await svc.request("GET", "/v1/groups?include_archived=true", { key });
+    expect(GroupListSchema.safeParse(all.body).success).toBe(true);
     expect(all.body.data.map((g: any) => g.id).sort()).toEqual([a.id, b.id].sort());
     expect(all.body.data.find((g: any) => g.id === a.id).status).toBe("archived");
     const off = await svc.request("GET", "/v1/groups?include_archived=false", { key });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemoryListSchema, MemorySchema } from "../rest/routes/memories.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createGroup, fact, seed } from "./memories-fixtures.js";
 
@@ -68,6 +69,8 @@ describe("GET /v1/memories (list)", () => {
     expect(await get("type=fact&user_id=u2")).toEqual(new Set([c]));
     expect(await get("user_id=nobody")).toEqual(new Set());
     const full = await svc.request("GET", "/v1/memories?include=full_content", { key });
+    // the wire matches the published schema
+    expect(MemoryListSchema.safeParse(full.body).success).toBe(true);
     for (const m of full.body.data) {
       if (m.type === "artifact") expect(m.details.full_content).toBe("BODY");
       else expect(m.details).not.toHaveProperty("full_content");
@@ -206,6 +209,7 @@ describe("GET /v1/memories/{id}", () => {
     const upper = await svc.request("GET", `/v1/memories/${f!.id.toUpperCase()}`, { key });
     expect(upper.body.id).toBe(f!.id);
     const a = await svc.request("GET", `/v1/memories/${art!.id}`, { key });
+    expect(MemorySchema.safeParse(a.body).success).toBe(true);
     expect(a.body.details).toMatchObject({
       full_content: "print(1)",
       title: "s.py",

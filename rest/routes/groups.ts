@@ -8,7 +8,7 @@ import { updateGroup } from "../../src/groups/update.js";
 import { DateTime, errorResponses } from "../schemas.js";
 import type { App } from "../types.js";
 
-const GroupSchema = z
+export const GroupSchema = z
   .object({
     id: z.string().openapi({ example: "grp_0123456789abcdef0123456789abcdef" }),
     object: z.literal("group"),
@@ -23,7 +23,7 @@ const GroupSchema = z
   })
   .openapi("Group");
 
-const GroupListSchema = z
+export const GroupListSchema = z
   .object({
     object: z.literal("list"),
     data: z.array(GroupSchema),
