@@ -166,10 +166,7 @@ export async function findMemoryById(
   id: string,
 ): Promise<MemoryRow | undefined> {
   if (!UUID_TEXT_RE.test(id)) return undefined;
-  const { rows } = await db.query<MemoryRow>(
-    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1`,
-    [orgId, id],
-  );
+  const { rows } = await db.query<MemoryRow>(FIND_BY_ID_SQL, [orgId, id]);
   return rows[0];
 }
 
