@@ -111,6 +111,9 @@ describe("ingest jobs", () => {
     const fact = await findMemory(svc.deps.db, orgId, facts[0]!.id);
     expect(fact).toMatchObject({ user_id: "u1", conv_id: "c1", status: "active" });
     expect(fact!.details).toMatchObject({ source_role: "user", source_event_ids: ["0"] });
+    // accepted messages are counted for usage
+    const usage = await svc.request("GET", "/v1/usage", { key });
+    expect(usage.body.operations.messages_ingested).toBe(1);
   });
 
   it("returns 404 job_not_found for unknown, malformed and other organisations' jobs", async () => {
