@@ -28,10 +28,10 @@ const user = (content: string, extra: object = {}) => ({ role: "user", content, 
 describe("group tagging", () => {
   it("tags shareable memories with catch-all and matching prompted groups; personal ones never", async () => {
     const { key, orgId } = await svc.newOrg();
-    const all = await seedGroup(svc.deps.db, orgId, { prompt: null });
-    const billing = await seedGroup(svc.deps.db, orgId, { prompt: "the billing service" });
-    const marketing = await seedGroup(svc.deps.db, orgId, { prompt: "marketing campaigns" });
-    const archived = await seedGroup(svc.deps.db, orgId, { prompt: null, status: "archived" });
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const billing = await seedGroup(svc.deps, orgId, { prompt: "the billing service" });
+    const marketing = await seedGroup(svc.deps, orgId, { prompt: "marketing campaigns" });
+    const archived = await seedGroup(svc.deps, orgId, { prompt: null, status: "archived" });
     const unknown = `grp_${"f".repeat(32)}`;
     const result = await ingestOk(key, {
       messages: [
@@ -51,7 +51,7 @@ describe("group tagging", () => {
 
   it("tags nothing when no valid group was given", async () => {
     const { key, orgId } = await svc.newOrg();
-    const archived = await seedGroup(svc.deps.db, orgId, { status: "archived" });
+    const archived = await seedGroup(svc.deps, orgId, { status: "archived" });
     const result = await ingestOk(key, {
       messages: [user("The deploy pipeline runs the integration tests first.")],
       group_ids: [archived],

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IngestJob } from "../rest/routes/ingest.js";
 import { systemCtx } from "../src/context.js";
 import { insertJob } from "../src/db/jobs.js";
 import { findMemory } from "../src/db/memories.js";
@@ -99,6 +100,8 @@ describe("ingest jobs", () => {
       return r.body.status === "succeeded" ? r.body : undefined;
     });
     expect(Object.keys(job).sort()).toEqual(Object.keys(res.body).sort());
+    expect(IngestJob.safeParse(res.body).success).toBe(true);
+    expect(IngestJob.safeParse(job).success).toBe(true);
     expect(job.result.object).toBe("ingest_result");
     const created = job.result.memories_created as Array<{ id: string; type: string; text: string }>;
     expect(created.filter((m) => m.type === "episode")).toHaveLength(1);

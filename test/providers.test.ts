@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IngestJob } from "../rest/routes/ingest.js";
 import { findMemory } from "../src/db/memories.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
@@ -63,6 +64,7 @@ describe("openai-compatible provider", () => {
     expect(res.body.result).toBeNull();
     expect(res.body.error).toMatchObject({ type: "server_error", code: "ingest_failed" });
     expect(res.body.error.message).toMatch(/does not match the expected schema/);
+    expect(IngestJob.safeParse(res.body).success).toBe(true);
     const { rows } = await svc.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
       orgId,
     ]);
@@ -91,9 +93,9 @@ describe("openai-compatible provider", () => {
 
   it("tags with the model's classification: catch-all plus matched prompted groups, personal none", async () => {
     const { key, orgId } = await svc.newOrg();
-    const all = await seedGroup(svc.deps.db, orgId, { prompt: null });
-    const music = await seedGroup(svc.deps.db, orgId, { prompt: "music lessons" });
-    const other = await seedGroup(svc.deps.db, orgId, { prompt: "cooking" });
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const music = await seedGroup(svc.deps, orgId, { prompt: "music lessons" });
+    const other = await seedGroup(svc.deps, orgId, { prompt: "cooking" });
     // memories are [episode, fact 1, fact 2] in that order
     stub.enqueue("classify", {
       json: {

@@ -1,22 +1,19 @@
-import type { Queryable } from "../../src/db/db.js";
-import { newGroupId } from "../../src/ids.js";
+import type { Deps } from "../../src/context.js";
+import { systemCtx } from "../../src/context.js";
+import { archiveGroup } from "../../src/groups/archive.js";
+import { createGroup } from "../../src/groups/create.js";
 
-/**
- * Registers a group row for ingest tests. (The groups issue owns the group verbs; this helper only
- * seeds the table those verbs write, so ingest tests do not depend on their routes.)
- */
+/** Registers a group through the group verbs (archived when asked) for ingest tests. */
 export async function seedGroup(
-  db: Queryable,
+  deps: Deps,
   orgId: string,
   options: { prompt?: string | null; status?: "active" | "archived"; name?: string } = {},
 ): Promise<string> {
-  const id = newGroupId();
-  await db.query("INSERT INTO groups (id, org_id, name, prompt, status) VALUES ($1, $2, $3, $4, $5)", [
-    id,
-    orgId,
-    options.name ?? "group",
-    options.prompt ?? null,
-    options.status ?? "active",
-  ]);
-  return id;
+  const ctx = systemCtx(deps, orgId, "test-seed-group");
+  const group = await createGroup({
+    ctx,
+    input: { name: options.name ?? "group", prompt: options.prompt ?? null },
+  });
+  if (options.status === "archived") await archiveGroup({ ctx, input: { id: group.id } });
+  return group.id;
 }
