@@ -91,12 +91,19 @@ export function identifiersInText(text: string, out: Set<string>, commandLike = 
   }
 }
 
-function walk(value: unknown, out: Set<string>, commandLike: boolean, depth: number) {
+/**
+ * A string is read as a command line when it sits under a command-like key, or is a direct
+ * argument of a shell tool; deeper prose is not, so its first word never passes for a command.
+ */
+function walk(value: unknown, out: Set<string>, commandLike: boolean, depth: number, shellTool = false) {
   if (depth > MAX_DEPTH || out.size >= MAX_IDENTIFIERS) return;
   if (typeof value === "string") identifiersInText(value, out, commandLike);
   else if (Array.isArray(value)) for (const v of value) walk(v, out, commandLike, depth + 1);
   else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) walk(v, out, commandLike || COMMAND_KEYS.test(k), depth + 1);
+    for (const [k, v] of Object.entries(value)) {
+      const direct = shellTool && depth === 0 && typeof v === "string";
+      walk(v, out, commandLike || direct || COMMAND_KEYS.test(k), depth + 1);
+    }
   }
 }
 
@@ -114,7 +121,7 @@ export function extractIdentifiers(action: ActionContext): string[] {
     identifiersInText(tool, out);
   }
   const shell = !!tool && SHELL_TOOL.test(tool);
-  if (action.args) walk(action.args, out, shell, 0);
+  if (action.args) walk(action.args, out, false, 0, shell);
   if (action.output) identifiersInText(action.output, out);
   return [...out];
 }
