@@ -12,7 +12,7 @@ import {
 import { extractIdentifiers, matchedOn } from "../trigger/extract.js";
 import { recordUsage } from "../usage/record.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
-import { fuseRanks } from "./fuse.js";
+import { fuseScores, vectorWeight } from "./fuse.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { elapsed } from "./timing.js";
 
@@ -64,35 +64,41 @@ export async function searchMemories({
     const [vector] = contentTypes.length ? await ctx.deps.providers.embedder.embed([input.query]) : [];
     if (vector) timings.embed = elapsed(t);
 
+    // One short transaction for every statement: SET LOCAL needs it, and on the embedded server a
+    // transaction is what keeps other connections' statements from interleaving with ours.
     t = performance.now();
     const pool = Math.min(400, Math.max(50, limit * 4));
-    const { vectorHits, textHits, directives } = await ctx.deps.db.tx(async (tx) => ({
-      vectorHits: vector ? await nearestMemories(tx, scope, contentTypes, vector, pool) : [],
-      textHits: contentTypes.length ? await textMatches(tx, scope, contentTypes, input.query, pool) : [],
-      directives: directiveTypes.length
+    let rerankStart = 0;
+    const { directives, ranked } = await ctx.deps.db.tx(async (tx) => {
+      const vectorHits = vector ? await nearestMemories(tx, scope, contentTypes, vector, pool) : [];
+      const textHits = contentTypes.length
+        ? await textMatches(tx, scope, contentTypes, input.query, pool)
+        : [];
+      const directives = directiveTypes.length
         ? await leadingDirectives(tx, scope, directiveTypes, input.query)
-        : [],
-    }));
-    timings.retrieve = elapsed(t);
-
-    t = performance.now();
-    const fused = fuseRanks([
-      { candidates: vectorHits, weight: 1 },
-      { candidates: textHits, weight: 1 },
-    ]).slice(0, limit);
-    const byId = new Map(
-      (
-        await memoriesByIds(
-          ctx.deps.db,
-          scope.orgId,
-          fused.map((f) => f.id),
-        )
-      ).map((r) => [r.id, r]),
-    );
-    const ranked = fused.flatMap((f) => {
-      const row = byId.get(f.id);
-      return row ? [{ row, score: f.score }] : [];
+        : [];
+      timings.retrieve = elapsed(t);
+      rerankStart = performance.now();
+      const fused = fuseScores([
+        { candidates: vectorHits, weight: vectorWeight(ctx.deps.providers.embedder.name) },
+        { candidates: textHits, weight: 1 },
+      ]).slice(0, limit);
+      const byId = new Map(
+        (
+          await memoriesByIds(
+            tx,
+            scope.orgId,
+            fused.map((f) => f.id),
+          )
+        ).map((r) => [r.id, r]),
+      );
+      const ranked = fused.flatMap((f) => {
+        const row = byId.get(f.id);
+        return row ? [{ row, score: f.score }] : [];
+      });
+      return { directives, ranked };
     });
+    t = rerankStart;
     timings.rerank = elapsed(t);
 
     const rows: MemoryRow[] = [...directives.map((d) => d.row), ...ranked.map((r) => r.row)];
