@@ -21,8 +21,8 @@ const arg = (name: string) => {
 const DATA = arg("data");
 const TURNS = process.argv.includes("--turns");
 const MAX_CONVS = Number(arg("limit-conversations") ?? "0");
-// One at a time: the embedded server interleaves concurrent connections' statements (see README).
-const CONCURRENCY = 1;
+
+const CONCURRENCY = 4;
 
 type Service = Awaited<ReturnType<typeof startBenchService>>;
 

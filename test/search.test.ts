@@ -54,6 +54,22 @@ describe("search scope", () => {
     expect(foreign.body.data).toEqual([]);
   });
 
+  it("answers concurrent searches each with its own rows (embedded server keeps statements whole)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const users = Array.from({ length: 16 }, (_, i) => `cu${i}`);
+    await seed(
+      orgId,
+      users.map((u) => ({ type: "fact" as const, text: `${u} keeps bees`, user_id: u })),
+    );
+    const results = await Promise.all(
+      users.map((u) => search(key, { query: "bees", user_id: u, mode: "retrieve" })),
+    );
+    results.forEach((res, i) => {
+      expect(res.status).toBe(200);
+      expect(texts(res)).toEqual([`${users[i]} keeps bees`]);
+    });
+  });
+
   it("rejects a search without any scope axis", async () => {
     const { key } = await svc.newOrg();
     for (const body of [{ query: "tea" }, { query: "tea", group_ids: [] }, { query: "tea", user_id: null }]) {

@@ -4,6 +4,7 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { keepExtendedQueriesWhole } from "./serialise-protocol.js";
 
 /**
  * The embedded database: PGlite (PostgreSQL in WebAssembly, with pgvector) persisted in a data
@@ -86,6 +87,7 @@ export async function startEmbedded(options: {
   mkdirSync(dataDir, { recursive: true });
   const pgDir = path.join(dataDir, "pgdata");
   const db = await openPglite(options.inMemory ? undefined : pgDir, options.loadDataDir);
+  keepExtendedQueriesWhole(db);
 
   // A Unix socket keeps the database private to this user; its path must fit sun_path (107
   // bytes), so a deep data directory falls back to a loopback port.
