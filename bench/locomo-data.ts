@@ -56,17 +56,6 @@ export function loadLocomo(file: string): Conversation[] {
   });
 }
 
-/** LoCoMo's session date ("1:56 pm on 8 May, 2023") as ISO 8601, or the raw string. */
-export function isoDate(raw: string): string {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})/i.exec(raw);
-  if (!m) return raw;
-  const months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-  const month = months.indexOf(m[5]!.slice(0, 3).toLowerCase());
-  if (month < 0) return raw;
-  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === "pm" ? 12 : 0);
-  return new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]))).toISOString();
-}
-
 /** Evidence recall@k tallies per category. */
 export class RecallTable {
   readonly ks = [1, 5, 10, 20];

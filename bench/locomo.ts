@@ -12,7 +12,7 @@ import { createKey, createOrg } from "../src/admin/orgs.js";
 import { systemCtx } from "../src/context.js";
 import { writeMemories } from "../src/memories/write.js";
 import { call, progress, startBenchService } from "./lib.js";
-import { type Conversation, isoDate, loadLocomo, RecallTable } from "./locomo-data.js";
+import { type Conversation, loadLocomo, RecallTable } from "./locomo-data.js";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
