@@ -54,6 +54,28 @@ describe("search scope", () => {
     expect(foreign.body.data).toEqual([]);
   });
 
+  it("keeps rows tagged with an archived group reachable", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await svc.deps.db.query(
+      "INSERT INTO groups (id, org_id, name, status) VALUES ($1, $2, 'old team', 'archived')",
+      ["grp_00000000000000000000000000000001", orgId],
+    );
+    await seed(orgId, [
+      {
+        type: "fact",
+        text: "The old team used Jira",
+        user_id: "u9",
+        group_ids: ["grp_00000000000000000000000000000001"],
+      },
+    ]);
+    const res = await search(key, {
+      query: "Jira",
+      group_ids: ["grp_00000000000000000000000000000001"],
+      mode: "retrieve",
+    });
+    expect(texts(res)).toEqual(["The old team used Jira"]);
+  });
+
   it("answers concurrent searches each with its own rows (embedded server keeps statements whole)", async () => {
     const { orgId, key } = await svc.newOrg();
     const users = Array.from({ length: 16 }, (_, i) => `cu${i}`);
