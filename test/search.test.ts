@@ -110,6 +110,8 @@ describe("search scope", () => {
       { query: "q", user_id: "u", limit: 0 },
       { query: "q", user_id: "u", limit: 101 },
       { query: "q", user_id: "u", mode: "sideways" },
+      { query: "nul\u0000byte", user_id: "u" },
+      { query: "q", user_id: "u\u0000" },
     ]) {
       const res = await search(key, body);
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
@@ -266,6 +268,23 @@ describe("search compose", () => {
       expect(stub.requests).toHaveLength(0);
     } finally {
       svc.deps.providers.llm = saved;
+    }
+  });
+});
+
+describe("search failures", () => {
+  it("is 500 search_failed naming only the request id when a stage breaks", async () => {
+    const { key } = await svc.newOrg();
+    const saved = svc.deps.providers.embedder;
+    svc.deps.providers.embedder = { ...saved, embed: async () => Promise.reject(new Error("secret detail")) };
+    try {
+      const res = await search(key, { query: "anything", user_id: "u" });
+      expect(res.status).toBe(500);
+      expect(res.body.detail.code).toBe("search_failed");
+      expect(res.text).not.toContain("secret detail");
+      expect(res.body.detail.message).toContain(res.headers.get("x-request-id"));
+    } finally {
+      svc.deps.providers.embedder = saved;
     }
   });
 });

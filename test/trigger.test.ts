@@ -187,9 +187,30 @@ describe("trigger matching", () => {
     const noScope = await trigger(key, { entities: ["x_y"] });
     expect(noScope.status).toBe(422);
     expect(noScope.body.detail.code).toBe("missing_scope");
+    const nul = await trigger(key, {
+      user_id: "u",
+      action: { tool: "ba\u0000sh", args: { a: "x_y\u0000z_w" } },
+    });
+    expect(nul.status).toBe(200);
     const tooLong = await trigger(key, { user_id: "u", entities: ["x"], namespace: "n".repeat(257) });
     expect(tooLong.status).toBe(422);
     expect(Array.isArray(tooLong.body.detail)).toBe(true);
+  });
+});
+
+describe("trigger failures", () => {
+  it("is 500 trigger_failed when the match cannot run", async () => {
+    const { key } = await svc.newOrg();
+    // Tests in a file run one after another, so the schema can be broken for this one briefly.
+    await svc.deps.db.query("ALTER TABLE memories RENAME COLUMN trigger_keys TO trigger_keys_off");
+    try {
+      const res = await trigger(key, { user_id: "u", entities: ["a_b"] });
+      expect(res.status).toBe(500);
+      expect(res.body.detail.code).toBe("trigger_failed");
+      expect(res.text).not.toContain("trigger_keys");
+    } finally {
+      await svc.deps.db.query("ALTER TABLE memories RENAME COLUMN trigger_keys_off TO trigger_keys");
+    }
   });
 });
 

@@ -5,12 +5,18 @@ import { triggerDirectives } from "../../src/trigger/trigger.js";
 import { DateTime, errorResponses, NullableString } from "../schemas.js";
 import type { App } from "../types.js";
 
+// Postgres text cannot hold NUL: refused as a field error rather than failing in SQL.
+const NoNul = /^[^\u0000]*$/;
+const nulMessage = "must not contain NUL characters";
+const Str = () => z.string().regex(NoNul, nulMessage);
+const NullableStr = () => Str().nullable();
+
 const ScopeFields = {
-  user_id: NullableString.optional().openapi({ description: "Scope axis (exact match)." }),
-  agent_id: NullableString.optional().openapi({ description: "Scope axis (exact match)." }),
-  app_id: NullableString.optional().openapi({ description: "Scope axis (exact match)." }),
+  user_id: NullableStr().optional().openapi({ description: "Scope axis (exact match)." }),
+  agent_id: NullableStr().optional().openapi({ description: "Scope axis (exact match)." }),
+  app_id: NullableStr().optional().openapi({ description: "Scope axis (exact match)." }),
   group_ids: z
-    .array(z.string())
+    .array(Str())
     .nullable()
     .optional()
     .openapi({ description: "Scope axis: rows tagged with at least one of these groups." }),
@@ -19,7 +25,7 @@ const Mode = z.enum(["compose", "retrieve"]);
 
 const SearchBody = z
   .object({
-    query: z.string().min(1).max(4000),
+    query: Str().min(1).max(4000),
     ...ScopeFields,
     mode: Mode.optional().openapi({ description: "`compose` (default) or `retrieve`." }),
     include: z
@@ -48,9 +54,9 @@ const ActionContext = z
 const TriggerRequest = z
   .object({
     action: ActionContext.nullable().optional(),
-    entities: z.array(z.string()).nullable().optional(),
+    entities: z.array(Str()).nullable().optional(),
     include: z.array(z.enum(["lesson", "procedure"])).optional(),
-    namespace: z.string().max(256).nullable().optional(),
+    namespace: Str().max(256).nullable().optional(),
     task: z.string().max(2000).nullable().optional(),
     mode: Mode.optional(),
     ...ScopeFields,

@@ -17,7 +17,7 @@ const COMMAND_KEYS = /^(cmd|command|commands|script|shell|exec|run)$/i;
 /** Tools whose arguments are shell commands. */
 const SHELL_TOOL = /(bash|shell|terminal|exec|command|run_?cmd|sh)$/i;
 
-const SPLIT = /[\s"'`()[\]{}<>,;=|&!?*$#]+/;
+const SPLIT = /[\s"'`()[\]{}<>,;=|&!?*$#\u0000]+/;
 const FLAG = /^--?[A-Za-z][\w-]*$/;
 const PATH = /^(?:[A-Za-z]:)?[~.\w@+-]*(?:[/\\][\w.@+-]+)+[/\\]?$/;
 const FILE_NAME = /^[\w+-]+(?:\.[\w+-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}$/;
@@ -115,7 +115,7 @@ function walk(value: unknown, out: Set<string>, commandLike: boolean, depth: num
  */
 export function extractIdentifiers(action: ActionContext): string[] {
   const out = new Set<string>();
-  const tool = action.tool?.trim();
+  const tool = action.tool?.replace(/\u0000/g, "").trim();
   if (tool) {
     out.add(tool);
     identifiersInText(tool, out);
