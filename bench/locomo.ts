@@ -80,7 +80,7 @@ async function main() {
   if (MAX_CONVS > 0) convs = convs.slice(0, MAX_CONVS);
   const svc = await startBenchService({ MNEMO_DB_POOL_SIZE: "10" });
   const { db } = svc.runtime.deps;
-  const org = await createOrg(db, { name: "locomo" });
+  const org = await createOrg(db, { name: "locomo", tier: "unlimited" });
   const table = new RecallTable();
   const started = Date.now();
   let memories = 0;

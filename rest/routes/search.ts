@@ -2,8 +2,9 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { translateLegacySearch } from "../../src/search/legacy.js";
 import { searchMemories } from "../../src/search/search.js";
 import { triggerDirectives } from "../../src/trigger/trigger.js";
-import { DateTime, errorResponses, NullableString } from "../schemas.js";
+import { errorResponses, NullableString } from "../schemas.js";
 import type { App } from "../types.js";
+import { MemorySchema } from "./memories.js";
 
 // Postgres text cannot hold NUL: refused as a field error rather than failing in SQL.
 const NoNul = /^[^\u0000]*$/;
@@ -63,30 +64,11 @@ const TriggerRequest = z
   })
   .openapi("TriggerRequest");
 
-export const MemoryWire = z
-  .object({
-    id: z.string(),
-    object: z.literal("memory"),
-    type: z.enum(["fact", "artifact", "episode", "lesson", "procedure"]),
-    text: z.string(),
-    user_id: NullableString,
-    agent_id: NullableString,
-    conv_id: NullableString,
-    app_id: NullableString,
-    group_ids: z.array(z.string()),
-    categories: z.array(z.string()),
-    score: z.number().nullable(),
-    created_at: DateTime.nullable(),
-    updated_at: DateTime.nullable(),
-    details: z.record(z.string(), z.unknown()),
-  })
-  .openapi("Memory");
-
 const SearchEnvelope = z
   .object({
     object: z.literal("search"),
     mode: Mode,
-    data: z.array(MemoryWire),
+    data: z.array(MemorySchema),
     context: z.string().nullable(),
     context_selection_applied: z.boolean(),
     stage_timings: z.record(z.string(), z.number()),
