@@ -198,6 +198,21 @@ describe("trigger matching", () => {
   });
 });
 
+describe("usage", () => {
+  it("counts each search and trigger call as a search", async () => {
+    const { key } = await svc.newOrg();
+    await trigger(key, { user_id: "u", entities: ["a_b"], mode: "retrieve" });
+    await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "x", user_id: "u", mode: "retrieve" },
+    });
+    await trigger(key, { user_id: "u" }); // rejected: not counted
+    const usage = await svc.request("GET", "/v1/usage", { key });
+    expect(usage.status).toBe(200);
+    expect(usage.body.operations.searches).toBe(2);
+  });
+});
+
 describe("trigger failures", () => {
   it("is 500 trigger_failed when the match cannot run", async () => {
     const { key } = await svc.newOrg();
