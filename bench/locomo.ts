@@ -37,7 +37,6 @@ async function ingestConversation(
   for (const session of conv.sessions) {
     if (session.turns.length === 0) continue;
     if (TURNS) {
-      // In a transaction: on the embedded server that keeps the statement whole (see the report).
       await svc.runtime.deps.db.tx((tx) =>
         writeMemories(
           { ...systemCtx(svc.runtime.deps, orgId, "locomo"), db: tx },

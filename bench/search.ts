@@ -86,8 +86,6 @@ async function main() {
       batch.forEach((b, i) => {
         b.embedding = vectors[i]!;
       });
-      // Inside a transaction: the embedded server then serves this connection alone, and a
-      // multi-megabyte statement does not interleave with pg-boss polling on other connections.
       await db.tx((tx) => insertMemoryRows(tx, batch));
       bar(loaded - start);
     }

@@ -64,8 +64,8 @@ export async function searchMemories({
     const [vector] = contentTypes.length ? await ctx.deps.providers.embedder.embed([input.query]) : [];
     if (vector) timings.embed = elapsed(t);
 
-    // One short transaction for every statement: SET LOCAL needs it, and on the embedded server a
-    // transaction is what keeps other connections' statements from interleaving with ours.
+    // One short transaction for every statement: the iterative-scan settings are SET LOCAL (on the
+    // embedded database all connections share one session), and the rows read agree with each other.
     t = performance.now();
     const pool = Math.min(400, Math.max(50, limit * 4));
     let rerankStart = 0;
