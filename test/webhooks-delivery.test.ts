@@ -286,4 +286,37 @@ describe("webhook delivery", () => {
     expect(rx.at(org.path)).toHaveLength(1);
     expect((await deliveries(org.key)).map((d) => d.outcome)).toEqual(["retrying"]);
   });
+
+  it("a real ingest through POST /v1/memories fires memory.learning.completed", async () => {
+    const org = await orgWithHook();
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key: org.key,
+      body: {
+        user_id: "u-ingest",
+        conv_id: "c-ingest",
+        messages: [{ role: "user", content: "I moved to Lisbon last year and I prefer green tea." }],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("succeeded");
+    const [got] = await waitFor(async () => (rx.at(org.path).length ? rx.at(org.path) : null));
+    expect(verifyWebhookSignature(org.secret, got!.raw, got!.headers["x-webhook-signature"] as string)).toBe(
+      true,
+    );
+    const body = JSON.parse(got!.raw.toString());
+    expect(body).toMatchObject({
+      event: "memory.learning.completed",
+      job_id: res.body.id,
+      conv_id: "c-ingest",
+      user_id: "u-ingest",
+    });
+    const created = (res.body.result.memories_created as Array<{ id: string; type: string }>).map((m) => ({
+      id: m.id,
+      type: m.type,
+    }));
+    expect(body.memories).toEqual(created);
+    expect(Object.keys(body).sort()).toEqual(
+      ["conv_id", "event", "job_id", "memories", "memories_updated", "timestamp", "user_id"].sort(),
+    );
+  });
 });
