@@ -5,7 +5,7 @@ import { enqueueJobWebhook, type JobTerminalEvent } from "../src/webhooks/enqueu
 import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
-// Polls gently: on embedded PGlite every poll is more concurrent traffic for pglite-socket.
+// Polls gently: every poll is an authenticated request (and rate-limit write) on a shared machine.
 const waitFor = <T>(check: () => Promise<T | undefined | null | false>) =>
   waitForBase(check, { intervalMs: 100 });
 

@@ -9,7 +9,7 @@ import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
-// Polls gently: on embedded PGlite every poll is more concurrent traffic for pglite-socket.
+// Polls gently: every poll is an authenticated request (and rate-limit write) on a shared machine.
 const waitFor = <T>(check: () => Promise<T | undefined | null | false>) =>
   waitForBase(check, { intervalMs: 100 });
 
