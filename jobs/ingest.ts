@@ -3,9 +3,6 @@ import { type Deps, systemCtx } from "../src/context.js";
 import { runIngestJob } from "../src/ingest/run-job.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { INGEST_QUEUE } from "../src/ingest/submit.js";
-import { sweepIngestJobs } from "../src/ingest/sweep.js";
-
-export const INGEST_SWEEP_QUEUE = "ingest-sweep";
 
 interface IngestJobData {
   jobId: string;
@@ -14,7 +11,7 @@ interface IngestJobData {
 }
 
 /**
- * The ingest worker and the retention sweep. Polls every 0.5 s (the floor pg-boss allows) and is
+ * The ingest worker. Polls every 0.5 s (the floor pg-boss allows) and is
  * woken at once when this process enqueued, so an idle server picks a job up within milliseconds.
  */
 export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
@@ -44,9 +41,4 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
     // Wake one idle worker; a busy one picks the job up on its next fetch anyway.
     boss.notifyWorker(ids[next++ % ids.length]!);
   });
-
-  await boss.work(INGEST_SWEEP_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
-    await sweepIngestJobs({ deps });
-  });
-  await boss.schedule(INGEST_SWEEP_QUEUE, "*/10 * * * *");
 }

@@ -8,7 +8,7 @@ export const QUEUES: Array<{ name: string; options: Parameters<PgBoss["createQue
   // Our own job row counts attempts (at most 3, see src/ingest/run-job.ts); pg-boss may deliver once
   // more so that the last delivery can record the failure. Per-job expiry comes from send().
   { name: "ingest", options: { retryLimit: 3, retryDelay: 0, deleteAfterSeconds: 3600 } },
-  { name: "ingest-sweep", options: { retryLimit: 1 } },
+  { name: "maintenance-sweep", options: { retryLimit: 1 } }, // jobs/maintenance.ts
   { name: "webhook-delivery", options: { retryLimit: 0, expireInSeconds: 300 } }, // jobs/webhooks.ts
 ];
 

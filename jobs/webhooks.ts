@@ -10,12 +10,6 @@ import { type DeliveryJobData, WEBHOOK_QUEUE } from "../src/webhooks/enqueue.js"
  * Retry-After.
  */
 export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<void> {
-  if (deps.config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
-    deps.log.warn(
-      "UNSAFE: MNEMO_WEBHOOK_ALLOW_PRIVATE=true lets webhooks use http:// and private, loopback and " +
-        "link-local addresses. Use it for local development only.",
-    );
-  }
   // Batches keep a busy queue moving (a batch of one waits a polling interval after each job);
   // the attempts of a batch run side by side, each bounded by MNEMO_WEBHOOK_TIMEOUT_MS.
   await boss.work<DeliveryJobData>(

@@ -2,10 +2,11 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:
 import { CoreError } from "./errors.js";
 
 /**
- * Opaque, tamper-evident list cursors. The position is sealed with AES-256-GCM under a key derived
- * from the server secret, so a client can neither read nor forge one; the organisation and the
- * order are inside the sealed payload and checked on use, so a cursor only works for the
- * organisation and the order that issued it.
+ * Opaque, tamper-evident keyset cursors for every paginated list. The position is sealed with
+ * AES-256-GCM under a key derived from the server secret, so a client can neither read nor forge
+ * one; the organisation and what the cursor is bound to (a list and its order, e.g.
+ * `created_at_desc` for memories, `webhook_deliveries` for delivery attempts) are inside the sealed
+ * payload and checked on use, so a cursor only works where it was issued.
  */
 export type ListOrder = "created_at_desc" | "created_at_asc";
 
@@ -18,7 +19,7 @@ export interface CursorPosition {
 interface Sealed {
   v: 1;
   org: string;
-  order: ListOrder;
+  order: string;
   t: string;
   id: string;
 }
@@ -27,7 +28,7 @@ interface Sealed {
 const AAD = Buffer.from("mnemo:list-cursor:v1");
 const cursorKey = (secret: Buffer) => createHmac("sha256", secret).update("mnemo:list-cursor").digest();
 
-export function encodeCursor(secret: Buffer, orgId: string, order: ListOrder, pos: CursorPosition): string {
+export function encodeCursor(secret: Buffer, orgId: string, order: string, pos: CursorPosition): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", cursorKey(secret), iv);
   cipher.setAAD(AAD);
@@ -46,12 +47,7 @@ const TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Opens a cursor; anything forged, damaged, foreign or for the other order is `cursor_mismatch`. */
-export function decodeCursor(
-  secret: Buffer,
-  orgId: string,
-  order: ListOrder,
-  cursor: string,
-): CursorPosition {
+export function decodeCursor(secret: Buffer, orgId: string, order: string, cursor: string): CursorPosition {
   let payload: Sealed;
   try {
     const raw = Buffer.from(cursor, "base64url");

@@ -35,6 +35,12 @@ export async function startRuntime(
   roles: { api: boolean; worker: boolean },
   options: { opened?: OpenedDatabase; listen?: boolean } = {},
 ): Promise<Runtime> {
+  if (config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
+    log.warn(
+      "UNSAFE: MNEMO_WEBHOOK_ALLOW_PRIVATE=true lets webhooks use http:// and private, loopback and " +
+        "link-local addresses. Use it for local development only.",
+    );
+  }
   const opened = options.opened ?? (await openDatabase(config, log));
   const { db } = opened;
   try {

@@ -4,6 +4,7 @@ import { systemCtx } from "../src/context.js";
 import { findWebhook, insertDelivery } from "../src/db/webhooks.js";
 import { putWebhook } from "../src/webhooks/put.js";
 import { decryptSecret } from "../src/webhooks/secrets.js";
+import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -190,7 +191,17 @@ describe("GET /v1/webhooks/deliveries", () => {
       key: a.key,
     });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.code).toBe("invalid_request");
+    expect(bad.body.detail.code).toBe("cursor_mismatch");
+    const sweptNothing = await sweepWebhookDeliveries({ deps: svc.deps });
+    expect(sweptNothing.deleted).toBe(0);
+    const later = new Date(
+      Date.now() + (svc.deps.config.MNEMO_WEBHOOK_DELIVERY_RETENTION_DAYS + 1) * 86_400_000,
+    );
+    expect(
+      (await sweepWebhookDeliveries({ deps: svc.deps, input: { now: later } })).deleted,
+    ).toBeGreaterThanOrEqual(5);
+    const afterSweep = await svc.request("GET", "/v1/webhooks/deliveries", { key: a.key });
+    expect(afterSweep.body.data).toEqual([]);
     const none = await svc.request("GET", "/v1/webhooks/deliveries", { key: b.key });
     expect(none.body).toEqual({ object: "list", data: [], has_more: false, next_cursor: null });
     expect((await svc.request("GET", "/v1/webhooks/deliveries?limit=0", { key: a.key })).status).toBe(422);

@@ -57,9 +57,6 @@ async function serveRoles(
   log: Logger,
   roles: { api: boolean; worker: boolean },
 ) {
-  if (config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
-    log.warn("UNSAFE: MNEMO_WEBHOOK_ALLOW_PRIVATE=true lets webhooks reach http:// and private addresses");
-  }
   const rt = await startRuntime(config, log, roles);
   if (rt.createdKey) {
     const url = rt.url ?? `http://${config.HOST}:${config.PORT}`;

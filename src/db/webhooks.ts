@@ -105,3 +105,9 @@ export async function listDeliveries(
   );
   return rows;
 }
+
+/** Deletes delivery records older than `before` (retention). */
+export async function deleteDeliveriesBefore(db: Queryable, before: Date): Promise<number> {
+  const { rowCount } = await db.query("DELETE FROM webhook_deliveries WHERE created_at < $1", [before]);
+  return rowCount ?? 0;
+}
