@@ -2,42 +2,52 @@ import type { MiddlewareHandler } from "hono";
 import { CoreError } from "../../src/errors.js";
 import type { AppEnv } from "../types.js";
 
+// A JSON \u0000 escape not itself escaped: PostgreSQL text cannot hold NUL, so it is refused here,
+// for every route, rather than failing later as a storage error.
+const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/i;
+
 /**
- * Bodies on /v1 must be JSON and at most `maxBytes`. Checked before authentication work or
- * parsing, so an oversized body is refused without being read whole.
+ * Input rules for /v1, checked before authentication work or parsing: bodies must be JSON and at
+ * most `maxBytes` (an oversized one is refused without being read whole), and neither the URL nor
+ * the body may carry NUL characters.
  */
 export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
+  const tooLarge = () =>
+    new CoreError("payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
   return async (c, next) => {
+    if (/%00/i.test(c.req.url)) {
+      throw new CoreError("invalid_request", "NUL characters (%00) are not allowed in the URL.");
+    }
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
     const length = c.req.header("content-length");
-    if (length !== undefined && Number(length) > maxBytes) {
-      throw new CoreError("payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
-    }
+    if (length !== undefined && Number(length) > maxBytes) throw tooLarge();
     const hasBody =
       (length !== undefined && Number(length) > 0) || c.req.header("transfer-encoding") !== undefined;
     const type = c.req.header("content-type");
     if (hasBody && !(type && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type.trim()))) {
       throw new CoreError("unsupported_media_type", "Send the request body as application/json.");
     }
-    if (length === undefined && c.req.raw.body) {
-      // Chunked body: read it under the limit, then hand the bytes on.
-      const reader = c.req.raw.body.getReader();
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
-        if (size > maxBytes) {
-          await reader.cancel().catch(() => {});
-          throw new CoreError("payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
-        }
-        chunks.push(value);
+    if (!c.req.raw.body) return next();
+    // Read under the limit (a chunked body has no length to check up front), then hand the bytes on.
+    const reader = c.req.raw.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
       }
-      const buf = Buffer.concat(chunks);
-      c.req.raw = new Request(c.req.raw.url, { method, headers: c.req.raw.headers, body: buf });
+      chunks.push(value);
     }
+    const body = Buffer.concat(chunks);
+    if (NUL_ESCAPE.test(body.toString("utf8"))) {
+      throw new CoreError("invalid_request", "NUL characters (\\u0000) are not allowed in JSON strings.");
+    }
+    c.req.raw = new Request(c.req.raw.url, { method, headers: c.req.raw.headers, body });
     return next();
   };
 }
