@@ -15,7 +15,7 @@ import { createMcpServer } from "./server.js";
  * stdout is the protocol: logs go to stderr only.
  */
 export async function runStdio(config: Config): Promise<void> {
-  const log = createLogger({ level: "warn", stream: "stderr" });
+  const log = createLogger({ level: config.LOG_LEVEL, stream: "stderr" });
   const { client, stop } = config.MNEMO_URL ? remote(config) : await local(config, log);
   const server = createMcpServer({ client, scope: scopeFromConfig(config), log });
   const transport = new StdioServerTransport();
