@@ -30,7 +30,8 @@ interface ServerRecord {
 }
 
 function connectionStringFor(rec: ServerRecord): string {
-  if (rec.socketDir) return `postgresql://postgres@/postgres?host=${encodeURIComponent(rec.socketDir)}`;
+  if (rec.socketDir)
+    return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(rec.socketDir)}`;
   return `postgresql://postgres@${rec.host}:${rec.port}/postgres`;
 }
 

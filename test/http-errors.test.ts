@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+let svc: TestService;
+let key: string;
+beforeAll(async () => {
+  svc = await startTestService({ workers: false, env: { MNEMO_MAX_BODY_BYTES: "2048" } });
+  ({ key } = await svc.newOrg());
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const expectEnvelope = (r: { status: number; body: any }, status: number, code: string) => {
+  expect(r.status).toBe(status);
+  expect(r.body).toEqual({ detail: { code, message: expect.any(String) } });
+};
+
+describe("HTTP error envelopes", () => {
+  it("unknown route is 404 not_found", async () => {
+    expectEnvelope(await svc.request("GET", "/v1/nowhere", { key }), 404, "not_found");
+    expectEnvelope(await svc.request("GET", "/nowhere"), 404, "not_found");
+  });
+
+  it("wrong method is 405 method_not_allowed with Allow", async () => {
+    const r = await svc.request("PUT", "/healthz");
+    expectEnvelope(r, 405, "method_not_allowed");
+    expect(r.headers.get("allow")).toContain("GET");
+    const g = await svc.request("PUT", "/v1/groups", { key, body: {} });
+    expectEnvelope(g, 405, "method_not_allowed");
+  });
+
+  it("malformed JSON is 400 invalid_json", async () => {
+    expectEnvelope(await svc.request("POST", "/v1/groups", { key, body: '{"name": ' }), 400, "invalid_json");
+  });
+
+  it("a body that is not JSON is 415", async () => {
+    const r = await svc.request("POST", "/v1/groups", {
+      key,
+      body: "name=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expectEnvelope(r, 415, "unsupported_media_type");
+    const plain = await svc.request("POST", "/v1/groups", {
+      key,
+      body: "hello",
+      headers: { "content-type": "text/plain" },
+    });
+    expectEnvelope(plain, 415, "unsupported_media_type");
+  });
+
+  it("an oversized body is 413 payload_too_large", async () => {
+    const r = await svc.request("POST", "/v1/groups", { key, body: { name: "x".repeat(5000) } });
+    expectEnvelope(r, 413, "payload_too_large");
+  });
+
+  it("field validation is 422 with loc, msg and type", async () => {
+    const r = await svc.request("POST", "/v1/groups", { key, body: {} });
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toContainEqual({ loc: ["body", "name"], msg: "Field required", type: "missing" });
+  });
+
+  it("echoes a sent X-Request-Id and mints one otherwise", async () => {
+    const sent = await svc.request("GET", "/healthz", { headers: { "x-request-id": "req-abc.123" } });
+    expect(sent.headers.get("x-request-id")).toBe("req-abc.123");
+    const minted = await svc.request("GET", "/healthz");
+    expect(minted.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const error = await svc.request("GET", "/v1/nowhere");
+    expect(error.headers.get("x-request-id")).toBeTruthy();
+  });
+});
+
+describe("internal errors", () => {
+  it("are 500 server_error naming only the request id", async () => {
+    const broken = await startTestService({ workers: false });
+    const org = await broken.newOrg();
+    // Break the database under the running app: every query now fails.
+    await broken.deps.db.pool.end();
+    const r = await broken.app.request("/v1/groups", {
+      headers: { "x-api-key": org.key, "x-request-id": "boom-1" },
+    });
+    const body = (await r.json()) as any;
+    expect(r.status).toBe(500);
+    expect(body.detail.code).toBe("server_error");
+    expect(body.detail.message).toContain("boom-1");
+    expect(body.detail.message).not.toMatch(/pool|sql|pg|Cannot/i);
+    await broken.runtime.boss.stop({ graceful: false }).catch(() => {});
+    await broken.stop().catch(() => {});
+  });
+});

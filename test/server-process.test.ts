@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort, type MnemoProcess, runMnemo, spawnMnemo } from "./helpers/process.js";
+
+/**
+ * The real entry point as a user runs it: a process on the embedded database in a fresh data
+ * directory, spoken to over real HTTP, with the admin CLI alongside.
+ */
+const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-e2e-"));
+let server: MnemoProcess | undefined;
+afterAll(async () => {
+  await server?.kill("SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function start() {
+  const port = await freePort();
+  const p = spawnMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: String(port) });
+  await p.waitFor(/"msg":"listening"/);
+  return { p, base: `http://127.0.0.1:${port}` };
+}
+
+const admin = (...args: string[]) =>
+  runMnemo(["admin", ...args], { MNEMO_DATA_DIR: dataDir, LOG_LEVEL: "warn" });
+
+describe("the server process", () => {
+  let firstKey = "";
+  let base = "";
+
+  it("starts on a fresh data directory, prints a key once, and answers JSON with it", async () => {
+    const s = await start();
+    server = s.p;
+    base = s.base;
+    const m = await s.p.waitFor(/API key \(shown once, keep it\):\s+(mnemo_\S+)/);
+    firstKey = m[1]!;
+    expect(s.p.stdout()).toContain(`curl -s -H "x-api-key: ${firstKey}"`);
+    const r = await fetch(`${base}/v1/groups`, { headers: { "x-api-key": firstKey } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/application\/json/);
+    expect(await r.json()).toMatchObject({ object: "list", data: [] });
+    const unauth = await fetch(`${base}/v1/groups`);
+    expect(unauth.status).toBe(401);
+  });
+
+  it("admin CLI works while the server runs", async () => {
+    const created = await admin("create-org", "--name", "acme", "--json");
+    expect(created.code).toBe(0);
+    const org = JSON.parse(created.stdout);
+    expect(org).toMatchObject({
+      org_id: expect.stringMatching(/^org_/),
+      api_key: expect.stringMatching(/^mnemo_/),
+    });
+    expect(
+      (await fetch(`${base}/v1/groups`, { headers: { authorization: `Bearer ${org.api_key}` } })).status,
+    ).toBe(200);
+
+    const key2 = JSON.parse((await admin("create-key", "--org", org.org_id, "--json")).stdout);
+    expect(key2.org_id).toBe(org.org_id);
+    const listed = JSON.parse((await admin("list-keys", "--org", org.org_id, "--json")).stdout);
+    expect(listed.map((k: { id: string }) => k.id)).toContain(key2.key_id);
+    expect(JSON.stringify(listed)).not.toContain(key2.api_key);
+
+    expect((await admin("revoke-key", key2.key_id, "--json")).code).toBe(0);
+    expect((await fetch(`${base}/v1/groups`, { headers: { "x-api-key": key2.api_key } })).status).toBe(401);
+
+    const missing = await admin("list-keys", "--org", "org_nope");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/org_nope/);
+  });
+
+  it("stops cleanly on SIGTERM and keeps its data across a restart", async () => {
+    const created = await fetch(`${base}/v1/groups`, {
+      method: "POST",
+      headers: { "x-api-key": firstKey, "content-type": "application/json" },
+      body: JSON.stringify({ name: "kept" }),
+    });
+    expect(created.status).toBe(201);
+    expect(await server!.kill("SIGTERM")).toBe(0);
+
+    // Admin works with no server running, on the same data directory.
+    const offline = await admin("create-org", "--name", "offline", "--json");
+    expect(offline.code).toBe(0);
+
+    const s = await start();
+    server = s.p;
+    expect(s.p.stdout()).not.toContain("First start");
+    const r = await fetch(`${s.base}/v1/groups`, { headers: { "x-api-key": firstKey } });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { data: Array<{ name: string }> };
+    expect(body.data.map((g) => g.name)).toEqual(["kept"]);
+    const offlineKey = JSON.parse(offline.stdout).api_key;
+    expect((await fetch(`${s.base}/v1/groups`, { headers: { "x-api-key": offlineKey } })).status).toBe(200);
+    expect(await server.kill("SIGTERM")).toBe(0);
+  });
+});

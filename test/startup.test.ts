@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+import { createDb } from "../src/db/db.js";
+import { loadMigrations, migrate } from "../src/db/migrate.js";
+import { openDatabase, StartupError } from "../src/db/open.js";
+import { silentLogger } from "../src/logger.js";
+import { startBareDatabase } from "./helpers/bare-db.js";
+import { freePort, runMnemo, spawnMnemo } from "./helpers/process.js";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+describe("configuration", () => {
+  it("names the variable that is wrong", () => {
+    expect(() => loadConfig({ PORT: "eighty" })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: "eighty" })).toThrow(/PORT/);
+    expect(() => loadConfig({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ MNEMO_BOOTSTRAP_API_KEY: "short" })).toThrow(/MNEMO_BOOTSTRAP_API_KEY/);
+  });
+
+  it("has the documented defaults", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PORT: 8080,
+      HOST: "127.0.0.1",
+      MNEMO_DATA_DIR: "./.mnemo-data",
+      LOG_LEVEL: "info",
+    });
+    expect(c.DATABASE_URL).toBeUndefined();
+  });
+
+  it("stops the process with the variable's name", async () => {
+    const r = await runMnemo(["serve"], { PORT: "eighty" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/invalid configuration[\s\S]*PORT/);
+  });
+});
+
+describe("database start-up", () => {
+  it("refuses a PostgreSQL without pgvector, saying how to install it", async () => {
+    const bare = await startBareDatabase({ vector: false });
+    cleanups.push(bare.stop);
+    const config = loadConfig({ DATABASE_URL: bare.url });
+    await expect(openDatabase(config, silentLogger())).rejects.toThrow(StartupError);
+    const r = await runMnemo(["api"], { DATABASE_URL: bare.url, PORT: String(await freePort()) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/pgvector/);
+    expect(r.stderr).toMatch(/install/i);
+  });
+
+  it("applies each migration once when two processes start together", async () => {
+    const bare = await startBareDatabase({ vector: true });
+    cleanups.push(bare.stop);
+    const procs = await Promise.all(
+      [0, 1].map(async () =>
+        spawnMnemo(["serve"], { DATABASE_URL: bare.url, PORT: String(await freePort()) }),
+      ),
+    );
+    cleanups.push(() => Promise.all(procs.map((p) => p.kill())));
+    await Promise.all(procs.map((p) => p.waitFor(/"msg":"listening"/)));
+    const { rows } = await bare.db.query<{ version: number; n: number }>(
+      "SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version",
+    );
+    expect(rows.map((r) => r.version)).toEqual(loadMigrations().map((m) => m.version));
+    expect(rows.every((r) => r.n === 1)).toBe(true);
+    // Exactly one of the two printed the first-start key.
+    const printed = procs.filter((p) => /First start/.test(p.stdout()));
+    expect(printed).toHaveLength(1);
+    const codes = await Promise.all(procs.map((p) => p.kill("SIGTERM")));
+    expect(codes).toEqual([0, 0]);
+  });
+
+  it("refuses a different embedding dimension than the database was created with", async () => {
+    const bare = await startBareDatabase({ vector: true });
+    cleanups.push(bare.stop);
+    const db = createDb(bare.url, 2);
+    cleanups.push(() => db.close());
+    await migrate(db, { embeddingDim: 384 });
+    await expect(migrate(db, { embeddingDim: 384 })).resolves.toEqual({ applied: [] });
+    await expect(migrate(db, { embeddingDim: 256 })).rejects.toThrow(/MNEMO_EMBEDDING_DIM[\s\S]*384/);
+  });
+});
