@@ -208,18 +208,29 @@ describe("MCP over Streamable HTTP (in-process)", () => {
   });
 
   it("keeps 20 concurrent clients' answers apart", async () => {
-    const orgs = await Promise.all(Array.from({ length: 20 }, (_, i) => svc.newOrg(`c${i}`)));
+    // Set-up is sequential; the 20 sessions then run at once, each asking questions only it knows.
+    const clients: { key: string; group: string }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { key } = await svc.newOrg(`c${i}`);
+      const res = await svc.request("POST", "/v1/groups", { key, body: { name: `group-${i}` } });
+      expect(res.status).toBe(201);
+      clients.push({ key, group: res.body.id });
+    }
     const answers = await Promise.all(
-      orgs.map(async ({ key }, i) => {
-        const { client, tools } = await connect(key);
-        await callOk(client, tools, "create_group", { name: `group-${i}` });
+      clients.map(async ({ key }, i) => {
+        const { client, tools } = await connect(key, { "x-mnemo-user-id": `user-${i}` });
         const listed = await callOk(client, tools, "list_groups", {});
+        const ownId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+        const missing = await callErr(client, "get_memory", { memory_id: ownId });
         await client.close();
-        return listed.structured.data.map((g: { name: string }) => g.name);
+        return { groups: listed.structured.data.map((g: { id: string; name: string }) => [g.id, g.name]), missing };
       }),
     );
-    answers.forEach((names, i) => {
-      expect(names).toEqual([`group-${i}`]);
+    answers.forEach(({ groups, missing }, i) => {
+      expect(groups).toEqual([[clients[i]!.group, `group-${i}`]]);
+      expect(missing).toContain(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
     });
+  });
+});
   });
 });

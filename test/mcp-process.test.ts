@@ -66,23 +66,27 @@ describe("MCP over Streamable HTTP (real server process)", () => {
   });
 
   it("serves 20 concurrent clients, each its own answer", async () => {
-    const names = await Promise.all(
+    const answers = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
         const client = await httpClient({ url: `${server.url}/mcp`, headers: { "x-api-key": server.key } });
         const { tools } = await client.listTools();
-        const g = await callOk(client, tools, "create_group", { name: `proc-group-${i}` });
-        const again = await callOk(client, tools, "update_group", {
-          group_id: g.structured.id,
-          prompt: `p${i}`,
-        });
+        const memoryId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+        const jobId = `job_${String(i).padStart(32, "0")}`;
+        const [memory, job, groups] = await Promise.all([
+          callErr(client, "get_memory", { memory_id: memoryId }),
+          callErr(client, "get_ingest_job", { job_id: jobId }),
+          callOk(client, tools, "list_groups", {}),
+        ]);
         await client.close();
-        return [g.structured.name, again.structured.prompt];
+        return { memory, job, groups: groups.structured.object };
       }),
     );
-    names.forEach(([name, prompt], i) => {
-      expect(name).toBe(`proc-group-${i}`);
-      expect(prompt).toBe(`p${i}`);
+    answers.forEach(({ memory, job, groups }, i) => {
+      expect(memory).toMatch(new RegExp(`memory_not_found.*-${String(i).padStart(12, "0")}`, "s"));
+      expect(job).toMatch(new RegExp(`job_not_found.*job_${String(i).padStart(32, "0")}`, "s"));
+      expect(groups).toBe("list");
     });
+  });
   });
 });
 
