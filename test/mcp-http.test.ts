@@ -223,14 +223,15 @@ describe("MCP over Streamable HTTP (in-process)", () => {
         const ownId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
         const missing = await callErr(client, "get_memory", { memory_id: ownId });
         await client.close();
-        return { groups: listed.structured.data.map((g: { id: string; name: string }) => [g.id, g.name]), missing };
+        return {
+          groups: listed.structured.data.map((g: { id: string; name: string }) => [g.id, g.name]),
+          missing,
+        };
       }),
     );
     answers.forEach(({ groups, missing }, i) => {
       expect(groups).toEqual([[clients[i]!.group, `group-${i}`]]);
       expect(missing).toContain(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
     });
-  });
-});
   });
 });

@@ -87,7 +87,6 @@ describe("MCP over Streamable HTTP (real server process)", () => {
       expect(groups).toBe("list");
     });
   });
-  });
 });
 
 describe("MCP over stdio (spawned `mnemo mcp`)", () => {
