@@ -8,7 +8,7 @@ import { resolveScope } from "./scope.js";
 import { createMcpServer } from "./server.js";
 
 /** Headers of the caller's request that the tools' REST calls carry on. */
-const FORWARDED = ["x-api-key", "authorization", "x-org-id", "x-request-id"] as const;
+const FORWARDED = ["x-api-key", "authorization", "x-org-id"] as const;
 
 /**
  * Streamable HTTP at /mcp, behind the same body rules and auth middleware as /v1 (so keys, 401s
@@ -19,7 +19,18 @@ export function registerMcpRoutes(app: App, deps: Deps) {
   app.use("/mcp", bodyRules(deps.config.MNEMO_MAX_BODY_BYTES));
   app.use("/mcp", requireAuth(deps));
   app.all("/mcp", async (c) => {
-    const headers: Record<string, string> = {};
+    if (c.req.method !== "POST") {
+      // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
+      return c.json(
+        { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null },
+        405,
+        {
+          Allow: "POST",
+        },
+      );
+    }
+    // The tools' REST calls log under this request's id.
+    const headers: Record<string, string> = { "x-request-id": c.get("requestId") };
     for (const name of FORWARDED) {
       const v = c.req.header(name);
       if (v !== undefined) headers[name] = v;

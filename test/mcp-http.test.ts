@@ -62,6 +62,18 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     ).rejects.toThrow();
   });
 
+  it("answers GET and DELETE on /mcp with 405: there is no session or server stream", async () => {
+    const { key } = await svc.newOrg();
+    for (const method of ["GET", "DELETE"]) {
+      const res = await svc.app.request("/mcp", {
+        method,
+        headers: { "x-api-key": key, accept: "text/event-stream" },
+      });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+    }
+  });
+
   it("answers errors as isError results with the REST code and an actionable message", async () => {
     const { key } = await svc.newOrg();
     const { client } = await connect(key);
