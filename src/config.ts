@@ -39,6 +39,19 @@ const url = z
     }
   });
 
+const limit = z.number().int().min(1).nullable();
+/**
+ * `{"pro": {"per_minute": 3000, "per_day": 500000}, "internal": "unlimited"}`: a null limit (or
+ * the string "unlimited" for the whole tier) means no limit.
+ */
+const RateTiersSchema = z.record(
+  z.string().min(1),
+  z.union([
+    z.literal("unlimited").transform(() => ({ per_minute: null, per_day: null })),
+    z.object({ per_minute: limit, per_day: limit }).strict(),
+  ]),
+);
+
 /**
  * Every environment variable the service reads. The README's configuration table lists the same
  * names with the same defaults; keep the two in step.
@@ -81,6 +94,23 @@ export const EnvSchema = z.object({
   MNEMO_JWT_AUDIENCE: optionalString,
   MNEMO_JWT_ORG_CLAIM: z.string().default("org_id"),
   MNEMO_JWT_USER_CLAIM: z.string().default("sub"),
+  MNEMO_JWT_CLOCK_TOLERANCE_S: int(30, 0, 600),
+  MNEMO_JWT_JWKS_COOLDOWN_MS: int(30_000, 0, 3_600_000),
+  // Rate limits: extra or overriding tiers as JSON, see rateTiers below
+  MNEMO_RATE_TIERS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return {};
+      try {
+        const parsed = RateTiersSchema.safeParse(JSON.parse(v));
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({ code: "custom", message: `invalid tiers: ${parsed.error.issues[0]?.message}` });
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be JSON" });
+      }
+      return z.NEVER;
+    }),
   // MCP defaults
   MNEMO_URL: url,
   MNEMO_API_KEY: optionalString,

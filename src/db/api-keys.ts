@@ -27,13 +27,32 @@ export async function insertApiKey(
   return rows[0]!;
 }
 
-/** The active key with this hash, if any. Revoked keys are never returned. */
-export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await db.query<ApiKeyRow>(
-    `SELECT ${COLS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+/**
+ * The active key with this hash and its organisation's rate-limit tier, if any. Revoked keys are
+ * never returned; nothing caches this, so a revocation holds on the very next request everywhere.
+ */
+export async function findActiveKeyByHash(
+  db: Queryable,
+  keyHash: string,
+): Promise<(ApiKeyRow & { tier: string }) | undefined> {
+  const { rows } = await db.query<ApiKeyRow & { tier: string }>(
+    `SELECT ${COLS.split(", ")
+      .map((c) => `k.${c}`)
+      .join(", ")}, o.tier
+     FROM api_keys k JOIN organisations o ON o.id = k.org_id
+     WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [keyHash],
   );
   return rows[0];
+}
+
+/** An organisation's keys that still work (service-key listing), oldest first. */
+export async function listActiveApiKeys(db: Queryable, orgId: string): Promise<ApiKeyRow[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLS} FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`,
+    [orgId],
+  );
+  return rows;
 }
 
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {

@@ -85,3 +85,210 @@ export async function findMemory(db: Queryable, orgId: string, id: string): Prom
   );
   return rows[0];
 }
+
+// ---- list, get, revisions, group patch, delete (issue 3) ----
+
+/** The exact created_at (microseconds, UTC) as text: a JS Date would drop the microseconds. */
+const CURSOR_TS = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export type MemoryListRow = MemoryRow & { cursor_ts: string };
+
+export interface ListMemoryQuery {
+  orgId: string;
+  types: readonly MemoryType[];
+  userId?: string | null | undefined;
+  agentId?: string | null | undefined;
+  convId?: string | null | undefined;
+  appId?: string | null | undefined;
+  groupId?: string | null | undefined;
+  order: "created_at_desc" | "created_at_asc";
+  /** Keyset position: rows strictly after it in the order. */
+  after?: { createdAt: string; id: string } | undefined;
+  limit: number;
+}
+
+/**
+ * One page of the organisation's memories, keyset-paginated on (created_at, id). The WHERE clause is
+ * built from constant fragments only (values stay `$n`), so each filter combination gets a plan
+ * that can use the matching (org_id, axis, created_at, id) index.
+ */
+export async function listMemoryRows(db: Queryable, q: ListMemoryQuery): Promise<MemoryListRow[]> {
+  const { text, values } = listMemoryQuery(q);
+  const { rows } = await db.query<MemoryListRow>(text, values);
+  return rows;
+}
+
+/** The list statement itself (exported so the benchmark can EXPLAIN exactly what runs). */
+export function listMemoryQuery(q: ListMemoryQuery): { text: string; values: unknown[] } {
+  const values: unknown[] = [q.orgId, q.types];
+  const where = ["org_id = $1", "type = ANY($2::text[])"];
+  const eq = (column: string, v: string | null | undefined) => {
+    if (v === undefined || v === null) return;
+    values.push(v);
+    where.push(`${column} = $${values.length}`);
+  };
+  eq("user_id", q.userId);
+  eq("agent_id", q.agentId);
+  eq("conv_id", q.convId);
+  eq("app_id", q.appId);
+  if (q.groupId !== undefined && q.groupId !== null) {
+    values.push([q.groupId]);
+    where.push(`group_ids @> $${values.length}::text[]`);
+  }
+  const desc = q.order === "created_at_desc";
+  if (q.after) {
+    values.push(q.after.createdAt, q.after.id);
+    const n = values.length;
+    where.push(`(created_at, id) ${desc ? "<" : ">"} ($${n - 1}::timestamptz, $${n}::uuid)`);
+  }
+  values.push(q.limit);
+  const dir = desc ? "DESC" : "ASC";
+  return {
+    text: `SELECT ${MEMORY_COLUMNS}, ${CURSOR_TS} AS cursor_ts FROM memories
+     WHERE ${where.join(" AND ")}
+     ORDER BY created_at ${dir}, id ${dir}
+     LIMIT $${values.length}`,
+    values,
+  };
+}
+
+export const FIND_BY_ID_SQL = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1`;
+
+const UUID_TEXT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One memory by id through the primary key (a malformed id is simply absent). Same answer as
+ * `findMemory`, whose `id::text` comparison cannot use the primary-key index.
+ */
+export async function findMemoryById(
+  db: Queryable,
+  orgId: string,
+  id: string,
+): Promise<MemoryRow | undefined> {
+  if (!UUID_TEXT_RE.test(id)) return undefined;
+  const { rows } = await db.query<MemoryRow>(FIND_BY_ID_SQL, [orgId, id]);
+  return rows[0];
+}
+
+export interface GroupPatchOutcome {
+  /** False when no row of the organisation has that id. */
+  found: boolean;
+  /** Added ids that would be new on the row but are not active groups of the organisation. */
+  invalid: string[];
+  /** How many tags the row would carry. */
+  count: number;
+  /** Whether the row was written (false for a no-op or a refused patch). */
+  updated: boolean;
+}
+
+/**
+ * Applies a group-tag patch in ONE statement: the row is locked, removal then addition is computed
+ * from its latest version, added ids are checked against the active groups, and the row is written
+ * only when the patch is valid, within `maxTags` and changes something. Concurrent patches of the
+ * same row queue on the row lock and each sees the other's result, so no tag is lost. (A single
+ * statement also needs no BEGIN/COMMIT round trips.)
+ */
+export async function patchMemoryGroupIds(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  patch: { add: string[]; remove: string[]; maxTags: number },
+): Promise<GroupPatchOutcome> {
+  if (!UUID_TEXT_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false };
+  const { rows } = await db.query<{ invalid: string[]; count: number; updated: boolean }>(
+    `WITH target AS (
+       SELECT id, group_ids FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE
+     ),
+     calc AS (
+       SELECT t.id, t.group_ids AS old_ids,
+         ARRAY(SELECT g FROM unnest(t.group_ids) WITH ORDINALITY AS k(g, n)
+               WHERE NOT (g = ANY($3::text[])) ORDER BY n)
+         || ARRAY(SELECT g FROM unnest($4::text[]) WITH ORDINALITY AS a(g, n)
+               WHERE NOT (g = ANY(t.group_ids)) ORDER BY n) AS new_ids,
+         ARRAY(SELECT g FROM unnest($4::text[]) WITH ORDINALITY AS a(g, n)
+               WHERE NOT (g = ANY(t.group_ids))
+                 AND NOT EXISTS (SELECT 1 FROM groups gr
+                                 WHERE gr.org_id = $1 AND gr.id = a.g AND gr.status = 'active')
+               ORDER BY n) AS invalid
+       FROM target t
+     ),
+     upd AS (
+       UPDATE memories m SET group_ids = c.new_ids, updated_at = now()
+       FROM calc c
+       WHERE m.id = c.id AND m.org_id = $1
+         AND cardinality(c.invalid) = 0
+         AND cardinality(c.new_ids) <= $5
+         AND NOT (c.new_ids @> c.old_ids AND c.old_ids @> c.new_ids)
+       RETURNING m.id
+     )
+     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated
+     FROM calc c`,
+    [orgId, id, patch.remove, patch.add, patch.maxTags],
+  );
+  const r = rows[0];
+  if (!r) return { found: false, invalid: [], count: 0, updated: false };
+  return { found: true, invalid: r.invalid, count: r.count, updated: r.updated };
+}
+
+/** Hard delete; true when a row of the organisation was removed. */
+export async function deleteMemoryRow(db: Queryable, orgId: string, id: string): Promise<boolean> {
+  if (!UUID_TEXT_RE.test(id)) return false;
+  const { rowCount } = await db.query("DELETE FROM memories WHERE id = $2::uuid AND org_id = $1", [
+    orgId,
+    id,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Guards the chain walk against a cycle in bad data; real chains are far shorter. */
+const MAX_CHAIN = 10_000;
+
+/**
+ * The fact supersede chain through `id`, oldest first: older rows by following `supersedes`, newer
+ * rows by finding who supersedes the current one. A deleted link simply ends that direction.
+ */
+export async function factChainRows(db: Queryable, orgId: string, id: string): Promise<MemoryRow[]> {
+  const { rows } = await db.query<MemoryRow>(
+    `WITH RECURSIVE
+       older(id, supersedes, pos) AS (
+         SELECT id, supersedes, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
+         UNION
+         SELECT m.id, m.supersedes, o.pos - 1 FROM older o
+           JOIN memories m ON m.id = o.supersedes AND m.org_id = $1 AND m.type = 'fact'
+         WHERE o.pos > -($3::int)
+       ),
+       newer(id, pos) AS (
+         SELECT id, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
+         UNION
+         SELECT m.id, n.pos + 1 FROM newer n
+           JOIN memories m ON m.supersedes = n.id AND m.org_id = $1 AND m.type = 'fact'
+         WHERE n.pos < $3::int
+       ),
+       chain AS (
+         SELECT id, min(pos) AS pos FROM (SELECT id, pos FROM older UNION ALL SELECT id, pos FROM newer) c
+         GROUP BY id
+       )
+     SELECT ${MEMORY_COLUMNS} FROM chain JOIN memories m USING (id)
+     WHERE m.org_id = $1
+     ORDER BY chain.pos, m.created_at, m.id`,
+    [orgId, id, MAX_CHAIN],
+  );
+  return rows;
+}
+
+/** Every version of an artifact (same root: v1's id), v1 first. */
+export async function artifactVersionRows(
+  db: Queryable,
+  orgId: string,
+  rootId: string,
+): Promise<MemoryRow[]> {
+  const { rows } = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories
+     WHERE org_id = $1 AND type = 'artifact'
+       AND (id = $3::uuid OR (details->>'root_id') = $2)
+     ORDER BY CASE WHEN jsonb_typeof(details->'version') = 'number' THEN (details->>'version')::numeric END
+              NULLS FIRST, created_at, id`,
+    [orgId, rootId, UUID_TEXT_RE.test(rootId) ? rootId : null],
+  );
+  return rows;
+}

@@ -1,0 +1,102 @@
+import type { Queryable } from "./db.js";
+
+export interface UsageCounts {
+  messages_ingested: number;
+  searches: number;
+  requests: number;
+}
+
+/** Adds to one (organisation, UTC day, key) row: per-key rows keep busy organisations off one hot row. */
+export async function addUsage(
+  db: Queryable,
+  d: { orgId: string; keyId: string | null; messages: number; searches: number; requests: number },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO usage_counters AS u (org_id, day, key_id, messages, searches, requests)
+     VALUES ($1, (now() AT TIME ZONE 'UTC')::date, $2, $3, $4, $5)
+     ON CONFLICT (org_id, day, key_id) DO UPDATE SET
+       messages = u.messages + EXCLUDED.messages,
+       searches = u.searches + EXCLUDED.searches,
+       requests = u.requests + EXCLUDED.requests`,
+    [d.orgId, d.keyId ?? "", d.messages, d.searches, d.requests],
+  );
+}
+
+/** The calendar month (UTC) holding `month` (YYYY-MM), or the current one by the database clock. */
+export async function monthBounds(
+  db: Queryable,
+  month: string | undefined,
+): Promise<{ month: string; start: string; end: string }> {
+  const { rows } = await db.query<{ month: string; start: string; end: string }>(
+    `SELECT to_char(s, 'YYYY-MM') AS month, s::text AS start, (s + interval '1 month' - interval '1 day')::date::text AS "end"
+     FROM (SELECT date_trunc('month', coalesce(to_date($1::text, 'YYYY-MM'), (now() AT TIME ZONE 'UTC')::date))::date AS s) m`,
+    [month ?? null],
+  );
+  return rows[0]!;
+}
+
+// Requests are counted by the rate limiter's per-subject day rows; the rest by usage_counters.
+const OPS = `(
+  SELECT day, key_id, messages, searches, requests FROM usage_counters
+  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date
+  UNION ALL
+  SELECT day, key_id, 0, 0, day_count FROM rate_limit_counters
+  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date
+) ops`;
+
+const SUMS =
+  "coalesce(sum(messages), 0)::bigint AS messages_ingested, coalesce(sum(searches), 0)::bigint AS searches, " +
+  "coalesce(sum(requests), 0)::bigint AS requests";
+
+export async function usageTotals(db: Queryable, orgId: string, start: string, end: string) {
+  const { rows } = await db.query<UsageCounts>(`SELECT ${SUMS} FROM ${OPS}`, [orgId, start, end]);
+  return rows[0]!;
+}
+
+export async function usageByDay(db: Queryable, orgId: string, start: string, end: string) {
+  const { rows } = await db.query<UsageCounts & { date: string }>(
+    `SELECT day::text AS date, ${SUMS} FROM ${OPS} GROUP BY day ORDER BY day`,
+    [orgId, start, end],
+  );
+  return rows;
+}
+
+export interface UsageByKeyRow extends UsageCounts {
+  key_id: string;
+  name: string | null;
+  kind: string | null;
+  prefix: string | null;
+  last_four: string | null;
+}
+
+export async function usageByKey(db: Queryable, orgId: string, start: string, end: string) {
+  const { rows } = await db.query<UsageByKeyRow>(
+    `SELECT ops.key_id, k.name, k.kind, k.prefix, k.last_four, ${SUMS}
+     FROM ${OPS} LEFT JOIN api_keys k ON k.id = ops.key_id AND k.org_id = $1
+     GROUP BY ops.key_id, k.name, k.kind, k.prefix, k.last_four ORDER BY ops.key_id`,
+    [orgId, start, end],
+  );
+  return rows;
+}
+
+export interface StorageCounts {
+  memories_active: number;
+  episodes_active: number;
+  artifacts_active: number;
+  directives_active: number;
+}
+
+/** Current stored rows per type: active facts, episodes, artifacts, and directives. */
+export async function storageCounts(db: Queryable, orgId: string): Promise<StorageCounts> {
+  const { rows } = await db.query<StorageCounts>(
+    `SELECT
+       count(*) FILTER (WHERE type = 'fact' AND status = 'active')::bigint AS memories_active,
+       count(*) FILTER (WHERE type = 'episode' AND coalesce(status, 'active') = 'active')::bigint AS episodes_active,
+       count(*) FILTER (WHERE type = 'artifact' AND coalesce(status, 'active') = 'active')::bigint AS artifacts_active,
+       count(*) FILTER (WHERE type IN ('lesson', 'procedure') AND coalesce(status, 'active') = 'active')::bigint
+         AS directives_active
+     FROM memories WHERE org_id = $1`,
+    [orgId],
+  );
+  return rows[0]!;
+}

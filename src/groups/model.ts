@@ -1,0 +1,56 @@
+import type { GroupRow } from "../db/groups.js";
+import { CoreError } from "../errors.js";
+import { GROUP_ID_RE } from "../ids.js";
+
+export interface Group {
+  id: string;
+  object: "group";
+  name: string;
+  prompt: string | null;
+  status: "active" | "archived";
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GroupList {
+  object: "list";
+  data: Group[];
+  has_more: false;
+  next_cursor: null;
+}
+
+export const GROUP_NAME_MAX = 120;
+export const GROUP_PROMPT_MAX = 2000;
+
+export function toGroupWire(row: GroupRow): Group {
+  return {
+    id: row.id,
+    object: "group",
+    name: row.name,
+    prompt: row.prompt,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Unknown, malformed and other organisations' ids all read the same. */
+export const groupNotFound = (id: string) =>
+  new CoreError("group_not_found", `No group ${JSON.stringify(id)} in this organisation.`);
+
+export const isGroupId = (id: string) => GROUP_ID_RE.test(id);
+
+/** Core-side checks of a name or prompt (the REST schema checks them first; MCP may not). */
+export function checkText(field: "name" | "prompt", value: string, max: number): string {
+  const v = value.trim();
+  if (v.length < 1 || v.length > max) {
+    throw new CoreError("invalid_request", `${field} must be 1 to ${max} characters (not blank).`);
+  }
+  return v;
+}
+
+export const quotaExceeded = (max: number) =>
+  new CoreError(
+    "groups_quota_exceeded",
+    `This organisation already has ${max} active groups (MAX_GROUPS_PER_ORG); archive one first.`,
+  );

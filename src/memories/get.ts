@@ -1,0 +1,15 @@
+import type { Ctx } from "../context.js";
+import { findMemoryById } from "../db/memories.js";
+import { CoreError } from "../errors.js";
+import { type Memory, toWire } from "./model.js";
+
+/** Unknown, malformed and other organisations' ids all read the same. */
+export const memoryNotFound = (id: string) =>
+  new CoreError("memory_not_found", `No memory ${JSON.stringify(id)} in this organisation.`);
+
+/** The full row; artifacts always carry `details.full_content`. */
+export async function getMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<Memory> {
+  const row = await findMemoryById(ctx.db, ctx.principal.orgId, input.id);
+  if (!row) throw memoryNotFound(input.id);
+  return toWire(row, { fullContent: true });
+}

@@ -1,0 +1,66 @@
+import type { Ctx } from "../context.js";
+import { findMemoryById, patchMemoryGroupIds } from "../db/memories.js";
+import { CoreError, isCoreError } from "../errors.js";
+import { memoryNotFound } from "./get.js";
+import { type Memory, toWire } from "./model.js";
+
+export interface PatchMemoryGroupsInput {
+  id: string;
+  add_group_ids?: string[] | null | undefined;
+  remove_group_ids?: string[] | null | undefined;
+}
+
+/** Trims entries, drops blank ones and duplicates, keeps first-seen order. */
+const cleanIds = (ids: string[] | null | undefined) => [
+  ...new Set((ids ?? []).map((s) => s.trim()).filter((s) => s.length > 0)),
+];
+
+const quoted = (ids: string[]) => ids.map((g) => JSON.stringify(g)).join(", ");
+
+/**
+ * Edits a memory's group tags as a set: removal first, then addition, computed and written in one
+ * statement on the locked row so concurrent patches never lose each other's tags. Only ids that
+ * would really be added are checked against the registry (each must be an active group); an id
+ * already on the row is ignored, so resending a patch stays a no-op even after its group was
+ * archived. A no-op writes nothing and leaves `updated_at` alone.
+ */
+export async function patchMemoryGroups({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: PatchMemoryGroupsInput;
+}): Promise<Memory> {
+  const add = cleanIds(input.add_group_ids);
+  const remove = cleanIds(input.remove_group_ids);
+  if (add.length === 0 && remove.length === 0) {
+    throw new CoreError("empty_patch", "Send at least one id in add_group_ids or remove_group_ids.");
+  }
+  const both = add.filter((g) => remove.includes(g));
+  if (both.length > 0) {
+    throw new CoreError("contradictory_group_ids", `These ids are both added and removed: ${quoted(both)}.`);
+  }
+  const orgId = ctx.principal.orgId;
+  const max = ctx.deps.config.MAX_GROUP_IDS_PER_INGEST;
+  try {
+    const outcome = await patchMemoryGroupIds(ctx.db, orgId, input.id, { add, remove, maxTags: max });
+    if (!outcome.found) throw memoryNotFound(input.id);
+    if (outcome.invalid.length > 0) {
+      throw new CoreError("invalid_group_ids", `Unknown or archived group ids: ${quoted(outcome.invalid)}.`);
+    }
+    if (outcome.count > max) {
+      throw new CoreError(
+        "invalid_request",
+        `A memory can carry at most ${max} group ids (MAX_GROUP_IDS_PER_INGEST); this patch would leave ${outcome.count}.`,
+      );
+    }
+    const row = await findMemoryById(ctx.db, orgId, input.id);
+    // Deleted between the patch and the read: answer as for any missing row.
+    if (!row) throw memoryNotFound(input.id);
+    if (outcome.updated) ctx.log.info({ memoryId: row.id, groupIds: row.group_ids }, "memory groups patched");
+    return toWire(row);
+  } catch (err) {
+    if (isCoreError(err)) throw err;
+    throw new CoreError("patch_failed", "The group tags could not be written.", { cause: err });
+  }
+}

@@ -1,0 +1,79 @@
+import type { Principal } from "../context.js";
+import type { Queryable } from "../db/db.js";
+import { hitRateLimit } from "../db/rate-limits.js";
+import { CoreError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import { isUnlimited, type TierLimits } from "./tiers.js";
+
+export interface RateDecision {
+  /** Headers for the response (empty for an unlimited tier or when the limiter failed open). */
+  headers: Record<string, string>;
+}
+
+/** The subject limits count against: the API key, or the user of an identity-provider token. */
+export function rateSubject(p: Principal): string {
+  if (p.keyId) return p.keyId;
+  return `${p.via}:${p.orgId}:${p.userId ?? ""}`;
+}
+
+/**
+ * Counts one request of `principal` against its tier (which also counts it in usage). Throws a 429
+ * (`rate_limited` or `daily_cap_exceeded`, with Retry-After and the RateLimit headers) when a limit
+ * is reached. If the limiter's own query fails it lets the request through and logs a warning: a
+ * limiter outage must never take the API down. `at` replaces the database clock (tests).
+ */
+export async function checkRateLimit(input: {
+  db: Queryable;
+  log: Logger;
+  principal: Principal;
+  tier: TierLimits;
+  at?: Date | undefined;
+}): Promise<RateDecision> {
+  const { db, log, principal, tier } = input;
+  let hit: Awaited<ReturnType<typeof hitRateLimit>>;
+  try {
+    // An unlimited tier still runs the upsert: it is also how requests are counted for usage.
+    hit = await hitRateLimit(db, {
+      subject: rateSubject(principal),
+      perMinute: tier.perMinute,
+      perDay: tier.perDay,
+      orgId: principal.orgId,
+      keyId: principal.keyId,
+      at: input.at,
+    });
+  } catch (err) {
+    log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
+    return { headers: {} };
+  }
+  if (isUnlimited(tier)) return { headers: {} };
+  const now = hit.seen_at.getTime();
+  const minuteReset = Math.max(1, Math.ceil((hit.minute_start.getTime() + 60_000 - now) / 1000));
+  const dayReset = Math.max(1, Math.ceil((Date.parse(`${hit.day}T00:00:00Z`) + 86_400_000 - now) / 1000));
+  const minuteLeft = tier.perMinute === null ? Infinity : Math.max(0, tier.perMinute - hit.minute_count);
+  const dayLeft = tier.perDay === null ? Infinity : Math.max(0, tier.perDay - hit.day_count);
+  const limit = String(tier.perMinute ?? tier.perDay);
+  const remaining = String(Math.min(minuteLeft, dayLeft));
+  const reset = String(dayLeft === 0 || tier.perMinute === null ? dayReset : minuteReset);
+  const headers: Record<string, string> = {
+    "X-RateLimit-Limit": limit,
+    "X-RateLimit-Remaining": remaining,
+    "RateLimit-Limit": limit,
+    "RateLimit-Remaining": remaining,
+    "RateLimit-Reset": reset,
+  };
+  if (tier.perDay !== null) {
+    headers["X-RateLimit-Daily-Limit"] = String(tier.perDay);
+    headers["X-RateLimit-Daily-Remaining"] = String(dayLeft);
+  }
+  if (hit.admitted) return { headers };
+
+  const daily = tier.perDay !== null && hit.day_count >= tier.perDay;
+  const retryAfter = daily ? dayReset : minuteReset;
+  throw new CoreError(
+    daily ? "daily_cap_exceeded" : "rate_limited",
+    daily
+      ? `Daily cap of ${tier.perDay} requests reached for this credential; it resets at 00:00 UTC.`
+      : `Rate limit of ${tier.perMinute} requests per minute reached for this credential.`,
+    { headers: { ...headers, "RateLimit-Reset": String(retryAfter), "Retry-After": String(retryAfter) } },
+  );
+}

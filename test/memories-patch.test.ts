@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { createGroup, fact, seed } from "./memories-fixtures.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ workers: false, env: { MAX_GROUP_IDS_PER_INGEST: "4" } });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const patch = (key: string, id: string, body: unknown) =>
+  svc.request("PATCH", `/v1/memories/${id}`, { key, body });
+const read = async (key: string, id: string) =>
+  (await svc.request("GET", `/v1/memories/${id}`, { key })).body;
+
+describe("PATCH /v1/memories/{id} (group tags)", () => {
+  it("adds and removes as a set, removal before addition, blanks trimmed, text and ids untouched", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [g1, g2, g3] = [
+      await createGroup(svc, key, "1"),
+      await createGroup(svc, key, "2"),
+      await createGroup(svc, key, "3"),
+    ];
+    const [m] = await seed(svc, orgId, [fact("tea", { group_ids: [g1!], agent_id: "ag" })]);
+    const r = await patch(key, m!.id, {
+      add_group_ids: [g2, ` ${g3} `, "", "  ", g2],
+      remove_group_ids: [g1, "grp_never_there"],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      id: m!.id,
+      text: "tea",
+      user_id: "u1",
+      agent_id: "ag",
+      conv_id: "c1",
+      score: null,
+    });
+    expect(r.body.group_ids).toEqual([g2, g3]);
+    expect(await read(key, m!.id)).toEqual(r.body);
+    // already present ids are ignored
+    const again = await patch(key, m!.id, { add_group_ids: [g3, g1] });
+    expect(again.body.group_ids).toEqual([g2, g3, g1]);
+  });
+
+  it("a no-op patch writes nothing: updated_at stays", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const g = await createGroup(svc, key);
+    const [m] = await seed(svc, orgId, [fact("x", { created_at: new Date("2026-01-01T00:00:00Z") })]);
+    const first = await patch(key, m!.id, { add_group_ids: [g] });
+    expect(first.status).toBe(200);
+    expect(first.body.updated_at).not.toBe("2026-01-01T00:00:00.000Z");
+    const repeat = await patch(key, m!.id, { add_group_ids: [g] });
+    expect(repeat.body).toEqual(first.body);
+    const removeAbsent = await patch(key, m!.id, { remove_group_ids: ["grp_not_on_row"] });
+    expect(removeAbsent.status).toBe(200);
+    expect(removeAbsent.body.updated_at).toBe(first.body.updated_at);
+    // a tag of a group archived since then is ignored when re-added, and can be removed
+    await svc.request("DELETE", `/v1/groups/${g}`, { key });
+    expect((await patch(key, m!.id, { add_group_ids: [g] })).body.updated_at).toBe(first.body.updated_at);
+    const removed = await patch(key, m!.id, { remove_group_ids: [g] });
+    expect(removed.body.group_ids).toEqual([]);
+  });
+
+  it("rejects empty, contradictory and invalid patches with their codes", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const g = await createGroup(svc, key);
+    const archived = await createGroup(svc, key, "old");
+    await svc.request("DELETE", `/v1/groups/${archived}`, { key });
+    const [m] = await seed(svc, orgId, [fact("x")]);
+    const cases: [unknown, number, string][] = [
+      [{}, 422, "empty_patch"],
+      [{ add_group_ids: [], remove_group_ids: [] }, 422, "empty_patch"],
+      [{ add_group_ids: null, remove_group_ids: null }, 422, "empty_patch"],
+      [{ add_group_ids: ["", "  "] }, 422, "empty_patch"],
+      [{ add_group_ids: [g], remove_group_ids: [` ${g}`] }, 422, "contradictory_group_ids"],
+      [{ add_group_ids: [`grp_${"9".repeat(32)}`] }, 422, "invalid_group_ids"],
+      [{ add_group_ids: ["not-a-group"] }, 422, "invalid_group_ids"],
+      [{ add_group_ids: [g, archived] }, 422, "invalid_group_ids"],
+    ];
+    for (const [body, status, code] of cases) {
+      const r = await patch(key, m!.id, body);
+      expect(r.status, JSON.stringify(body)).toBe(status);
+      expect(r.body.detail.code, JSON.stringify(body)).toBe(code);
+    }
+    // nothing was written by any of them
+    expect((await read(key, m!.id)).group_ids).toEqual([]);
+    const shape = await patch(key, m!.id, { add_group_ids: "grp_x" });
+    expect(shape.status).toBe(422);
+    expect(shape.body.detail[0].loc).toEqual(["body", "add_group_ids"]);
+  });
+
+  it("caps the resulting tag count at MAX_GROUP_IDS_PER_INGEST with invalid_request", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const gs: string[] = [];
+    for (let i = 0; i < 5; i++) gs.push(await createGroup(svc, key, `g${i}`));
+    const [m] = await seed(svc, orgId, [fact("x", { group_ids: gs.slice(0, 3) })]);
+    const over = await patch(key, m!.id, { add_group_ids: gs.slice(3) });
+    expect(over.status).toBe(422);
+    expect(over.body.detail.code).toBe("invalid_request");
+    expect((await read(key, m!.id)).group_ids).toEqual(gs.slice(0, 3));
+    // removal first makes room
+    const swap = await patch(key, m!.id, { add_group_ids: gs.slice(3), remove_group_ids: [gs[0]] });
+    expect(swap.status).toBe(200);
+    expect(swap.body.group_ids).toEqual([gs[1], gs[2], gs[3], gs[4]]);
+  });
+
+  it("concurrent patches of one row keep every tag", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const gs: string[] = [];
+    for (let i = 0; i < 4; i++) gs.push(await createGroup(svc, key, `g${i}`));
+    const [m] = await seed(svc, orgId, [fact("shared")]);
+    const results = await Promise.all(gs.map((g) => patch(key, m!.id, { add_group_ids: [g] })));
+    for (const r of results) expect(r.status).toBe(200);
+    expect(new Set((await read(key, m!.id)).group_ids)).toEqual(new Set(gs));
+    const removals = await Promise.all(
+      gs.slice(0, 2).map((g) => patch(key, m!.id, { remove_group_ids: [g] })),
+    );
+    for (const r of removals) expect(r.status).toBe(200);
+    expect(new Set((await read(key, m!.id)).group_ids)).toEqual(new Set(gs.slice(2)));
+  });
+
+  it("a storage error is 500 patch_failed without internals", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const g = await createGroup(svc, key);
+    const [m] = await seed(svc, orgId, [fact("explode on write")]);
+    // Fault injection in the real database: refuse updates of this one row.
+    await svc.deps.db.query(`CREATE OR REPLACE FUNCTION test_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'disk on fire (internal detail)'; END $$`);
+    await svc.deps.db.query(
+      `CREATE TRIGGER test_refuse_update BEFORE UPDATE ON memories FOR EACH ROW
+       WHEN (OLD.id = '${m!.id}'::uuid) EXECUTE FUNCTION test_refuse_update()`,
+    );
+    try {
+      const r = await patch(key, m!.id, { add_group_ids: [g] });
+      expect(r.status).toBe(500);
+      expect(r.body.detail.code).toBe("patch_failed");
+      expect(r.text).not.toContain("disk on fire");
+      expect(r.body.detail.message).toContain(r.headers.get("x-request-id"));
+    } finally {
+      await svc.deps.db.query("DROP TRIGGER test_refuse_update ON memories");
+    }
+    expect((await read(key, m!.id)).group_ids).toEqual([]);
+  });
+});

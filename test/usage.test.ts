@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey, createOrg } from "../src/admin/orgs.js";
+import { systemCtx } from "../src/context.js";
+import { hitRateLimit } from "../src/db/rate-limits.js";
+import { writeMemories } from "../src/memories/write.js";
+import { recordUsage } from "../src/usage/record.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ workers: false });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const keyIdOf = async (key: string) => {
+  const r = await svc.request("GET", "/v1/auth/service-keys", { key });
+  return r.body.data.find((k: { last_four: string }) => k.last_four === key.slice(-4)).id as string;
+};
+
+describe("usage", () => {
+  it("reports what was done this month: operations, per day, per key, storage, tier", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const second = await createKey(svc.deps.db, { orgId, name: "second" });
+    const key1Id = await keyIdOf(key); // request 1 of key 1
+    const db = svc.deps.db;
+    await recordUsage(db, { orgId, keyId: key1Id, messages: 5 });
+    await recordUsage(db, { orgId, keyId: key1Id, searches: 3 });
+    await recordUsage(db, { orgId, keyId: second.key_id, messages: 2 });
+    await recordUsage(db, { orgId, keyId: null, searches: 1 });
+    for (let i = 0; i < 3; i++) await svc.request("GET", "/v1/auth/service-keys", { key }); // 2..4
+    for (let i = 0; i < 2; i++) await svc.request("GET", "/v1/nope", { key: second.api_key }); // 404s count too
+
+    const ctx = systemCtx(svc.deps, orgId, "usage-test");
+    await writeMemories(ctx, [
+      { type: "fact", text: "Ann likes tea", status: "active", user_id: "ann" },
+      { type: "fact", text: "Ann lives in Oslo", status: "active", user_id: "ann" },
+      { type: "fact", text: "Ann lived in Bergen", status: "superseded", user_id: "ann" },
+      { type: "fact", text: "Bob plays chess", status: "active", user_id: "bob" },
+      { type: "episode", text: "Talked about tea", user_id: "ann" },
+      { type: "episode", text: "Talked about chess", user_id: "bob" },
+      { type: "artifact", text: "A poem", user_id: "ann", details: { title: "Poem" } },
+      { type: "lesson", text: "Run tests first", trigger_entities: ["npm"] },
+    ]);
+
+    const r = await svc.request("GET", "/v1/usage?daily=true&by_api_key=true", { key }); // request 5
+    expect(r.status).toBe(200);
+    const u = r.body;
+    const { rows } = await db.query("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS today");
+    const today: string = rows[0].today;
+    expect(u.object).toBe("usage");
+    expect(u.org_id).toBe(orgId);
+    expect(u.period).toEqual({
+      month: today.slice(0, 7),
+      start: `${today.slice(0, 7)}-01`,
+      end: expect.stringMatching(new RegExp(`^${today.slice(0, 7)}-(28|29|30|31)$`)),
+    });
+    expect(u.tier).toBe("default");
+    expect(u.limits).toEqual({ requests_per_minute: 600, requests_per_day: 50_000 });
+    expect(u.operations).toEqual({ messages_ingested: 7, searches: 4, requests: 7 });
+    expect(u.storage).toEqual({
+      memories_active: 3,
+      episodes_active: 2,
+      artifacts_active: 1,
+      directives_active: 1,
+    });
+    expect(u.daily).toEqual([{ date: today, messages_ingested: 7, searches: 4, requests: 7 }]);
+    const byKey = Object.fromEntries(
+      u.by_api_key.map((k: { api_key_id: string | null }) => [k.api_key_id, k]),
+    );
+    expect(byKey[key1Id]).toMatchObject({ messages_ingested: 5, searches: 3, requests: 5, kind: "api" });
+    expect(byKey[key1Id].display).toBe(`mnemo_...${key.slice(-4)}`);
+    expect(byKey[second.key_id]).toMatchObject({
+      messages_ingested: 2,
+      searches: 0,
+      requests: 2,
+      name: "second",
+    });
+    expect(byKey.null).toMatchObject({ searches: 1, requests: 0 });
+
+    // Without the flags: no breakdowns. Another organisation sees none of this.
+    const plain = await svc.request("GET", "/v1/usage", { key });
+    expect(plain.body.daily).toBeUndefined();
+    expect(plain.body.by_api_key).toBeUndefined();
+    const other = await svc.newOrg();
+    const theirs = await svc.request("GET", "/v1/usage", { key: other.key });
+    expect(theirs.body.operations).toEqual({ messages_ingested: 0, searches: 0, requests: 1 });
+    expect(theirs.body.storage.memories_active).toBe(0);
+  });
+
+  it("keeps months apart and answers for a chosen month", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const keyId = await keyIdOf(key);
+    // Requests counted by the limiter on a clock in another month.
+    for (const at of ["2030-01-31T23:59:59Z", "2030-02-01T00:00:00Z", "2030-02-01T00:00:01Z"]) {
+      const hit = await hitRateLimit(svc.deps.db, {
+        subject: keyId,
+        perMinute: 600,
+        perDay: 50_000,
+        orgId,
+        keyId,
+        at: new Date(at),
+      });
+      expect(hit.admitted).toBe(true);
+    }
+    const jan = await svc.request("GET", "/v1/usage?month=2030-01&daily=true", { key });
+    expect(jan.body.period).toEqual({ month: "2030-01", start: "2030-01-01", end: "2030-01-31" });
+    expect(jan.body.operations.requests).toBe(1);
+    expect(jan.body.daily).toEqual([{ date: "2030-01-31", messages_ingested: 0, searches: 0, requests: 1 }]);
+    const feb = await svc.request("GET", "/v1/usage?month=2030-02&daily=1", { key });
+    expect(feb.body.period.end).toBe("2030-02-28");
+    expect(feb.body.daily).toEqual([{ date: "2030-02-01", messages_ingested: 0, searches: 0, requests: 2 }]);
+    const bad = await svc.request("GET", "/v1/usage?month=2030-13", { key });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(["query", "month"]);
+  });
+
+  it("counts concurrent updates exactly (no lost increments)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const keyId = await keyIdOf(key);
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        recordUsage(svc.deps.db, { orgId, keyId: i % 2 ? keyId : null, messages: 2, searches: 1 }),
+      ),
+    );
+    const r = await svc.request("GET", "/v1/usage", { key });
+    expect(r.body.operations).toEqual({ messages_ingested: 80, searches: 40, requests: 2 });
+  });
+
+  it("counts requests of an unlimited tier too, and shows no limits", async () => {
+    const o = await createOrg(svc.deps.db, { name: "free", tier: "unlimited" });
+    await svc.request("GET", "/v1/auth/service-keys", { key: o.api_key });
+    const r = await svc.request("GET", "/v1/usage", { key: o.api_key });
+    expect(r.body.tier).toBe("unlimited");
+    expect(r.body.limits).toEqual({ requests_per_minute: null, requests_per_day: null });
+    expect(r.body.operations.requests).toBe(2);
+  });
+});
