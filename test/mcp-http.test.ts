@@ -99,6 +99,30 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await client.close();
   });
 
+  it("answers a storage failure with the code and the request id only, never internals", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const { client } = await connect(key);
+    const [m] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "stuck", user_id: "u-fail" },
+    ]);
+    // Fault injection in the real database: deleting this one row fails.
+    await svc.deps.db.query(`CREATE OR REPLACE FUNCTION mcp_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'disk on fire (internal detail)'; END $$`);
+    await svc.deps.db.query(
+      `CREATE TRIGGER mcp_refuse_delete BEFORE DELETE ON memories FOR EACH ROW
+       WHEN (OLD.id = '${m!.id}'::uuid) EXECUTE FUNCTION mcp_refuse_delete()`,
+    );
+    try {
+      const out = await callErr(client, "delete_memory", { memory_id: m!.id });
+      expect(out).toMatch(/delete_failed/);
+      expect(out).toMatch(/request id [\w-]{8,}/);
+      expect(out).not.toContain("disk on fire");
+    } finally {
+      await svc.deps.db.query("DROP TRIGGER mcp_refuse_delete ON memories");
+      await client.close();
+    }
+  });
+
   it("calls every tool end to end, each answer matching its output schema", async () => {
     const { orgId, key } = await svc.newOrg();
     const { client, tools } = await connect(key);
