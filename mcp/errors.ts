@@ -18,7 +18,7 @@ export function toolError(
         `Internal error in the memory service. Quote request id ${err.requestId ?? "(none)"} to the operator.`,
       );
     }
-    const hint = HINTS[err.code];
+    const hint = err.retryAfter ? `Retry after ${err.retryAfter} s.` : HINTS[err.code];
     return result(err.code, `${namingTheId(err, args)}${hint ? ` ${hint}` : ""}`);
   }
   if (err instanceof ToolFailure) return result(err.code, err.message);

@@ -17,6 +17,8 @@ export class RestError extends Error {
     readonly requestId: string | null,
     /** 422 field validation issues, when the answer had them. */
     readonly issues: { loc: string[]; msg: string; type: string }[] = [],
+    /** Seconds, from Retry-After on a 429. */
+    readonly retryAfter: number | null = null,
   ) {
     super(message);
   }
@@ -113,7 +115,15 @@ function toRestError(res: Response, body: unknown): RestError {
   }
   if (detail && typeof detail === "object" && "code" in detail) {
     const d = detail as { code: unknown; message?: unknown };
-    return new RestError(res.status, String(d.code), String(d.message ?? ""), requestId);
+    const retry = Number(res.headers.get("retry-after"));
+    return new RestError(
+      res.status,
+      String(d.code),
+      String(d.message ?? ""),
+      requestId,
+      [],
+      Number.isFinite(retry) && retry > 0 ? retry : null,
+    );
   }
   const code = res.status >= 500 ? "server_error" : res.status === 404 ? "not_found" : "invalid_request";
   return new RestError(res.status, code, `HTTP ${res.status}`, requestId);
