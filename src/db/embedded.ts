@@ -3,7 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { PgliteWireServer } from "./pglite-server.js";
 
 /**
  * The embedded database: PGlite (PostgreSQL in WebAssembly, with pgvector) persisted in a data
@@ -92,18 +92,12 @@ export async function startEmbedded(options: {
   const socketPath = path.join(dataDir, ".s.PGSQL.5432");
   const useSocket = Buffer.byteLength(socketPath) < 100;
   if (useSocket && existsSync(socketPath)) rmSync(socketPath);
-  const server = new PGLiteSocketServer({
-    db,
-    maxConnections: options.maxConnections,
-    ...(useSocket ? { path: socketPath } : { host: "127.0.0.1", port: 0 }),
-  });
-  await server.start();
-  const rec: ServerRecord = useSocket
-    ? { pid: process.pid, socketDir: dataDir }
-    : (() => {
-        const [host, port] = server.getServerConn().split(":");
-        return { pid: process.pid, host: host!, port: Number(port) };
-      })();
+  const server = new PgliteWireServer(db, options.maxConnections);
+  const address = await server.listen(useSocket ? { path: socketPath } : { host: "127.0.0.1", port: 0 });
+  const rec: ServerRecord =
+    typeof address === "string"
+      ? { pid: process.pid, socketDir: dataDir }
+      : { pid: process.pid, host: address.address, port: address.port };
   writeFileSync(path.join(dataDir, SERVER_FILE), JSON.stringify(rec));
   const psqlHint = rec.socketDir
     ? `psql -h ${rec.socketDir} -U postgres`
@@ -117,7 +111,7 @@ export async function startEmbedded(options: {
     async stop() {
       if (stopped) return;
       stopped = true;
-      await server.stop();
+      await server.close();
       rmSync(path.join(dataDir, SERVER_FILE), { force: true });
       // A clean close flushes PGlite's files, so nothing written is lost.
       await db.close();

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { PgliteWireServer } from "../../src/db/pglite-server.js";
 
 /**
  * An empty PostgreSQL (PGlite, not migrated) served over the wire, as a stand-in for a fresh
@@ -12,13 +12,13 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 export async function startBareDatabase(options: { vector: boolean }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "mn-bare-"));
   const db = await PGlite.create(options.vector ? { extensions: { vector } } : {});
-  const server = new PGLiteSocketServer({ db, path: path.join(dir, ".s.PGSQL.5432"), maxConnections: 60 });
-  await server.start();
+  const server = new PgliteWireServer(db, 60);
+  await server.listen({ path: path.join(dir, ".s.PGSQL.5432") });
   return {
     url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(dir)}`,
     db,
     async stop() {
-      await server.stop();
+      await server.close();
       await db.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Db } from "../src/db/db.js";
+import { startBareDatabase } from "./helpers/bare-db.js";
+
+/**
+ * The embedded database serves many connections from one PGlite session: transactions and
+ * extended-protocol statements from different connections must not interleave.
+ */
+let bare: Awaited<ReturnType<typeof startBareDatabase>>;
+let db: Db;
+beforeAll(async () => {
+  bare = await startBareDatabase({ vector: true });
+  db = createDb(bare.url, 10);
+  await db.query("CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)");
+  await db.query("INSERT INTO counter VALUES (1, 0)");
+});
+afterAll(async () => {
+  await db?.close();
+  await bare?.stop();
+});
+
+describe("embedded wire server", () => {
+  it("runs concurrent transactions and parameterised queries without interleaving", async () => {
+    const work: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 40; i++) {
+      work.push(
+        db.tx(async (t) => {
+          const { rows } = await t.query<{ n: number }>("SELECT n FROM counter WHERE id = $1", [1]);
+          await t.query("UPDATE counter SET n = $1 WHERE id = $2", [rows[0]!.n + 1, 1]);
+        }),
+      );
+      work.push(db.query("SELECT $1::int AS v", [i]).then((r) => expect(r.rows[0].v).toBe(i)));
+    }
+    await Promise.all(work);
+    const { rows } = await db.query("SELECT n FROM counter WHERE id = 1");
+    // Read-modify-write inside transactions that never interleave loses no increment.
+    expect(rows[0].n).toBe(40);
+  });
+
+  it("rolls back a transaction whose connection goes away", async () => {
+    const client = await db.pool.connect();
+    await client.query("BEGIN");
+    await client.query("UPDATE counter SET n = -1 WHERE id = 1");
+    client.release(true); // destroys the connection mid-transaction
+    const { rows } = await db.query("SELECT n FROM counter WHERE id = 1");
+    expect(rows[0].n).toBe(40);
+  });
+
+  it("keeps going after a statement error inside a batch", async () => {
+    await expect(db.query("SELECT nope FROM counter")).rejects.toThrow(/nope/);
+    await expect(db.tx(async (t) => t.query("SELECT 1/0"))).rejects.toThrow(/division/);
+    expect((await db.query("SELECT 2 AS two")).rows[0].two).toBe(2);
+  });
+});
