@@ -244,30 +244,28 @@ describe("MCP over Streamable HTTP (in-process)", () => {
   });
 
   it("keeps 20 concurrent clients' answers apart", async () => {
-    // Set-up is sequential; the 20 sessions then run at once, each asking questions only it knows.
-    const clients: { key: string; group: string }[] = [];
-    for (let i = 0; i < 20; i++) {
-      const { key } = await svc.newOrg(`c${i}`);
-      const res = await svc.request("POST", "/v1/groups", { key, body: { name: `group-${i}` } });
-      expect(res.status).toBe(201);
-      clients.push({ key, group: res.body.id });
-    }
+    const orgs: { key: string }[] = [];
+    for (let i = 0; i < 20; i++) orgs.push(await svc.newOrg(`c${i}`));
+    // The 20 sessions run at once, each writing and asking what only it knows.
     const answers = await Promise.all(
-      clients.map(async ({ key }, i) => {
+      orgs.map(async ({ key }, i) => {
         const { client, tools } = await connect(key, { "x-mnemo-user-id": `user-${i}` });
+        const created = await callOk(client, tools, "create_group", { name: `group-${i}` });
         const listed = await callOk(client, tools, "list_groups", {});
-        const ownId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
-        const missing = await callErr(client, "get_memory", { memory_id: ownId });
+        const missing = await callErr(client, "get_memory", { memory_id: ownId(i) });
         await client.close();
         return {
+          created: created.structured.id,
           groups: listed.structured.data.map((g: { id: string; name: string }) => [g.id, g.name]),
           missing,
         };
       }),
     );
-    answers.forEach(({ groups, missing }, i) => {
-      expect(groups).toEqual([[clients[i]!.group, `group-${i}`]]);
-      expect(missing).toContain(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
+    answers.forEach(({ created, groups, missing }, i) => {
+      expect(groups).toEqual([[created, `group-${i}`]]);
+      expect(missing).toContain(ownId(i));
     });
   });
 });
+
+const ownId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
