@@ -72,19 +72,23 @@ describe("MCP over Streamable HTTP (real server process)", () => {
         const { tools } = await client.listTools();
         const memoryId = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
         const jobId = `job_${String(i).padStart(32, "0")}`;
-        const [memory, job, groups] = await Promise.all([
+        const [memory, job, group] = await Promise.all([
           callErr(client, "get_memory", { memory_id: memoryId }),
           callErr(client, "get_ingest_job", { job_id: jobId }),
-          callOk(client, tools, "list_groups", {}),
+          callOk(client, tools, "create_group", { name: `proc-group-${i}` }),
         ]);
+        const updated = await callOk(client, tools, "update_group", {
+          group_id: group.structured.id,
+          prompt: `prompt ${i}`,
+        });
         await client.close();
-        return { memory, job, groups: groups.structured.object };
+        return { memory, job, group: [updated.structured.name, updated.structured.prompt] };
       }),
     );
-    answers.forEach(({ memory, job, groups }, i) => {
+    answers.forEach(({ memory, job, group }, i) => {
       expect(memory).toMatch(new RegExp(`memory_not_found.*-${String(i).padStart(12, "0")}`, "s"));
       expect(job).toMatch(new RegExp(`job_not_found.*job_${String(i).padStart(32, "0")}`, "s"));
-      expect(groups).toBe("list");
+      expect(group).toEqual([`proc-group-${i}`, `prompt ${i}`]);
     });
   });
 });
