@@ -39,6 +39,7 @@ export function queueFor(boss: PgBoss): Queue {
         ...(options.db ? { db: bossDb(options.db) } : {}),
         ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
         ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
+        ...(options.expireInSeconds ? { expireInSeconds: options.expireInSeconds } : {}),
       }),
   };
 }

@@ -77,6 +77,10 @@ export const EnvSchema = z.object({
   MNEMO_WAIT_SECONDS: int(30, 0, 600),
   MNEMO_JOB_RETENTION_HOURS: int(24, 0, 24 * 365),
   MNEMO_WORKER_CONCURRENCY: int(2, 1, 64),
+  /** A running ingest job not finished in this time is taken as dead (worker killed) and retried. */
+  MNEMO_JOB_EXPIRE_SECONDS: int(600, 1, 86_400),
+  /** Test only: the local extractor sleeps this long, to exercise wait time-outs and worker kills. */
+  MNEMO_TEST_EXTRACT_DELAY_MS: int(0, 0, 600_000),
   // Language model (OpenAI-compatible). Unset: the deterministic local providers.
   OPENAI_API_KEY: optionalString,
   MNEMO_LLM_BASE_URL: url,

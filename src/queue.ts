@@ -8,6 +8,12 @@ export interface Queue {
   send(
     name: string,
     data: object,
-    options?: { db?: Queryable; startAfterSeconds?: number; singletonKey?: string },
+    options?: {
+      db?: Queryable;
+      startAfterSeconds?: number;
+      singletonKey?: string;
+      /** How long an attempt may run before it is taken as dead and retried. */
+      expireInSeconds?: number;
+    },
   ): Promise<string | null>;
 }

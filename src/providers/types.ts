@@ -20,4 +20,114 @@ export interface Providers {
    * deterministic paths.
    */
   llm: LanguageModel | null;
+  /** Facts, episode, artifacts and directives from chat turns; dedup/supersede judgements. */
+  extractor: Extractor;
+  /** Personal vs shareable, and which prompted groups a memory matches. */
+  classifier: Classifier;
+}
+
+/** One chat turn as the extractor sees it (after routing and date parsing). */
+export interface Turn {
+  /** Position in the request (0-based). */
+  index: number;
+  role: string;
+  /** The speaker's name when known (a `name` field, a non-standard role, or "Name: ..." content). */
+  speaker: string | null;
+  content: string;
+  /** The raw date string as sent. */
+  date: string | null;
+  /** The parsed date (batch path with a matching `timestamp_format`), else null. */
+  at: Date | null;
+  /** A date to resolve relative expressions against (parsed or loosely read), else null. */
+  refDate: Date | null;
+  /** The turn's `dia_id`, else its index as a string: what facts cite in `source_event_ids`. */
+  eventId: string;
+}
+
+export const FACT_TYPES = [
+  "preference",
+  "attribute",
+  "relationship",
+  "event",
+  "plan",
+  "opinion",
+  "skill",
+  "other",
+] as const;
+export type FactType = (typeof FACT_TYPES)[number];
+
+export interface ExtractInput {
+  turns: Turn[];
+  path: "live" | "batch";
+  extractArtifacts: boolean;
+  agentic: boolean;
+  /** Agentic path: what is already known about the user (recall first), newest first. */
+  known: string[];
+}
+
+export interface ExtractedFact {
+  text: string;
+  fact_type: FactType;
+  categories: string[];
+  source_role: string;
+  source_event_ids: string[];
+}
+
+export interface ExtractedArtifact {
+  title: string;
+  /** One-line description, the memory's `text`. */
+  summary: string;
+  rationale: string | null;
+  content: string;
+  source_event_ids: string[];
+}
+
+export interface ExtractedDirective {
+  type: "lesson" | "procedure";
+  text: string;
+  trigger_entities: string[];
+  steps: string[] | null;
+  source_event_ids: string[];
+}
+
+export interface Extraction {
+  facts: ExtractedFact[];
+  episode: { title: string; summary: string; gist: Record<string, unknown> | null };
+  artifacts: ExtractedArtifact[];
+  directives: ExtractedDirective[];
+}
+
+/** A new fact and the existing active facts of the same user that resemble it. */
+export interface JudgeCase {
+  text: string;
+  candidates: Array<{ id: string; text: string; similarity: number }>;
+}
+
+export type JudgeVerdict =
+  | { verdict: "new" }
+  | { verdict: "duplicate"; id: string }
+  | { verdict: "supersedes"; id: string };
+
+export interface Extractor {
+  readonly name: string;
+  extract(input: ExtractInput): Promise<Extraction>;
+  /** Dedup and supersede judgements, one per case, in order. */
+  judge(cases: JudgeCase[]): Promise<JudgeVerdict[]>;
+}
+
+export interface ClassifyItem {
+  type: string;
+  text: string;
+}
+
+/** personal, shareable, or null (no verdict: fails closed, no tags). */
+export interface Classification {
+  verdict: "personal" | "shareable" | null;
+  /** Prompted groups (ids from the ones offered) whose criterion the memory matches. */
+  matched_group_ids: string[];
+}
+
+export interface Classifier {
+  readonly name: string;
+  classify(items: ClassifyItem[], groups: Array<{ id: string; prompt: string }>): Promise<Classification[]>;
 }

@@ -1,0 +1,138 @@
+import type { Queryable } from "./db.js";
+
+/** Reads and touches on memories that the ingest pipeline needs (dedup, supersede, versions). */
+
+const vec = (v: number[]) => `[${v.join(",")}]`;
+
+/** The user's active facts nearest to `embedding` (cosine similarity), plus exact-hash matches. */
+export async function similarActiveFacts(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  embedding: number[],
+  hash: string,
+  limit = 5,
+): Promise<Array<{ id: string; text: string; similarity: number }>> {
+  const { rows } = await db.query<{ id: string; text: string; similarity: number }>(
+    `(SELECT id::text, text, 1.0::float8 AS similarity FROM memories
+       WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = $4 LIMIT 1)
+     UNION ALL
+     (SELECT id::text, text, (1 - (embedding <=> $3::vector))::float8 AS similarity FROM memories
+       WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND embedding IS NOT NULL
+       ORDER BY embedding <=> $3::vector LIMIT $5)`,
+    [scope.orgId, scope.userId, vec(embedding), hash, limit],
+  );
+  const seen = new Set<string>();
+  return rows.filter((r) => !seen.has(r.id) && seen.add(r.id));
+}
+
+/** Active facts of the user with one of these hashes (re-checked under the store lock). */
+export async function activeFactsByHash(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  hashes: string[],
+): Promise<Array<{ id: string; content_hash: string }>> {
+  if (hashes.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT DISTINCT ON (content_hash) id::text, content_hash FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = ANY($3::text[])
+     ORDER BY content_hash, created_at`,
+    [scope.orgId, scope.userId, hashes],
+  );
+  return rows;
+}
+
+/** The user's latest version of the artifact with this title. */
+export async function latestArtifactVersion(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  title: string,
+): Promise<{ id: string; content_hash: string | null; version: number; root_id: string } | undefined> {
+  const { rows } = await db.query(
+    `SELECT id::text, content_hash, coalesce((details->>'version')::int, 1) AS version,
+       coalesce(details->>'root_id', id::text) AS root_id
+     FROM memories WHERE org_id = $1 AND user_id = $2 AND type = 'artifact' AND details->>'title' = $3
+     ORDER BY coalesce((details->>'version')::int, 1) DESC, created_at DESC LIMIT 1`,
+    [scope.orgId, scope.userId, title],
+  );
+  return rows[0];
+}
+
+/** An existing directive with the same content in the same scope and namespace. */
+export async function sameDirective(
+  db: Queryable,
+  scope: { orgId: string; userId: string; agentId: string | null },
+  type: string,
+  namespace: string | null,
+  hash: string,
+): Promise<{ id: string } | undefined> {
+  const { rows } = await db.query(
+    `SELECT id::text FROM memories WHERE org_id = $1 AND user_id = $2 AND agent_id IS NOT DISTINCT FROM $3
+       AND type = $4 AND namespace IS NOT DISTINCT FROM $5 AND content_hash = $6
+     ORDER BY created_at LIMIT 1`,
+    [scope.orgId, scope.userId, scope.agentId, type, namespace, hash],
+  );
+  return rows[0];
+}
+
+export type Touched = { id: string; type: string; text: string };
+
+/** A restated fact: bump `updated_at` and add the new source turns. */
+export async function touchFact(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  eventIds: string[],
+): Promise<Touched[]> {
+  const { rows } = await db.query(
+    `UPDATE memories SET updated_at = now(),
+       details = jsonb_set(details, '{source_event_ids}',
+         (SELECT coalesce(jsonb_agg(DISTINCT e), '[]'::jsonb) FROM jsonb_array_elements_text(
+            coalesce(details->'source_event_ids', '[]'::jsonb) || $3::jsonb) AS e))
+     WHERE org_id = $1 AND id = $2::uuid RETURNING id::text, type, text`,
+    [orgId, id, JSON.stringify(eventIds)],
+  );
+  return rows;
+}
+
+/** Old facts replaced by new ones: status superseded, `updated_at` now. */
+export async function markSuperseded(db: Queryable, orgId: string, ids: string[]): Promise<Touched[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query(
+    `UPDATE memories SET status = 'superseded', updated_at = now()
+     WHERE org_id = $1 AND id = ANY($2::uuid[]) AND status = 'active' RETURNING id::text, type, text`,
+    [orgId, ids],
+  );
+  return rows;
+}
+
+/** Re-observed artifact or directive: bump `updated_at`, count the observation, refresh outcome. */
+export async function touchObserved(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  outcome: string | null,
+): Promise<Touched[]> {
+  const { rows } = await db.query(
+    `UPDATE memories SET updated_at = now(), outcome = coalesce($3, outcome),
+       details = details || jsonb_build_object(
+         'observation_count', coalesce((details->>'observation_count')::int, 1) + 1,
+         'last_confirmed_at', to_jsonb(now()))
+     WHERE org_id = $1 AND id = $2::uuid RETURNING id::text, type, text`,
+    [orgId, id, outcome],
+  );
+  return rows;
+}
+
+/** The user's newest active facts: what the agentic path "already knows" before extracting. */
+export async function recentFactTexts(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  limit = 50,
+): Promise<string[]> {
+  const { rows } = await db.query<{ text: string }>(
+    `SELECT text FROM memories WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active'
+     ORDER BY updated_at DESC LIMIT $3`,
+    [scope.orgId, scope.userId, limit],
+  );
+  return rows.map((r) => r.text);
+}

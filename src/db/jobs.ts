@@ -1,0 +1,91 @@
+import type { Queryable } from "./db.js";
+
+export type JobStatus = "pending" | "running" | "succeeded" | "failed";
+
+export interface JobRow {
+  id: string;
+  org_id: string;
+  api_key_id: string | null;
+  status: JobStatus;
+  request: Record<string, any>;
+  result: Record<string, unknown> | null;
+  error: { type: string; code: string; message: string } | null;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+const JOB_COLUMNS =
+  "id, org_id, api_key_id, status, request, result, error, attempts, created_at, updated_at, started_at, finished_at";
+
+export async function insertJob(
+  db: Queryable,
+  job: { id: string; orgId: string; apiKeyId: string | null; request: object },
+): Promise<JobRow> {
+  const { rows } = await db.query<JobRow>(
+    `INSERT INTO ingest_jobs (id, org_id, api_key_id, request) VALUES ($1, $2, $3, $4::jsonb)
+     RETURNING ${JOB_COLUMNS}`,
+    [job.id, job.orgId, job.apiKeyId, JSON.stringify(job.request)],
+  );
+  return rows[0]!;
+}
+
+/** The organisation's job, or undefined (unknown, swept and foreign ids alike). */
+export async function findJob(db: Queryable, orgId: string, id: string): Promise<JobRow | undefined> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT ${JOB_COLUMNS} FROM ingest_jobs WHERE org_id = $1 AND id = $2`,
+    [orgId, id],
+  );
+  return rows[0];
+}
+
+export async function findJobById(db: Queryable, id: string): Promise<JobRow | undefined> {
+  const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM ingest_jobs WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+/**
+ * Claims a job for an attempt: pending (or running, when a dead worker's attempt comes back) to
+ * running, counting the attempt. Terminal and swept jobs return undefined.
+ */
+export async function claimJob(db: Queryable, id: string): Promise<JobRow | undefined> {
+  const { rows } = await db.query<JobRow>(
+    `UPDATE ingest_jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()),
+       updated_at = now()
+     WHERE id = $1 AND status IN ('pending', 'running')
+     RETURNING ${JOB_COLUMNS}`,
+    [id],
+  );
+  return rows[0];
+}
+
+/** Records the terminal state; only a running job can finish, so a stale attempt changes nothing. */
+export async function finishJob(
+  db: Queryable,
+  id: string,
+  outcome: { status: "succeeded"; result: object } | { status: "failed"; error: object },
+): Promise<JobRow | undefined> {
+  const { rows } = await db.query<JobRow>(
+    `UPDATE ingest_jobs SET status = $2, result = $3::jsonb, error = $4::jsonb, finished_at = now(), updated_at = now()
+     WHERE id = $1 AND status = 'running'
+     RETURNING ${JOB_COLUMNS}`,
+    [
+      id,
+      outcome.status,
+      outcome.status === "succeeded" ? JSON.stringify(outcome.result) : null,
+      outcome.status === "failed" ? JSON.stringify(outcome.error) : null,
+    ],
+  );
+  return rows[0];
+}
+
+/** Deletes terminal jobs that finished before `before`; returns how many. */
+export async function deleteFinishedJobs(db: Queryable, before: Date): Promise<number> {
+  const { rowCount } = await db.query(
+    "DELETE FROM ingest_jobs WHERE status IN ('succeeded', 'failed') AND finished_at < $1",
+    [before],
+  );
+  return rowCount ?? 0;
+}

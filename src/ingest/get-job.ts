@@ -1,0 +1,20 @@
+import type { Ctx } from "../context.js";
+import { findJob } from "../db/jobs.js";
+import { CoreError } from "../errors.js";
+import { JOB_ID_RE } from "../ids.js";
+import { type IngestJob, toJobWire } from "./job-wire.js";
+
+/** One ingest job of the caller's organisation; unknown, swept and foreign ids are all 404. */
+export async function getIngestJob({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { jobId: string };
+}): Promise<IngestJob> {
+  const row = JOB_ID_RE.test(input.jobId)
+    ? await findJob(ctx.db, ctx.principal.orgId, input.jobId)
+    : undefined;
+  if (!row) throw new CoreError("job_not_found", `No ingest job ${input.jobId}.`);
+  return toJobWire(row);
+}

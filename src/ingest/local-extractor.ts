@@ -1,0 +1,219 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type {
+  ExtractedFact,
+  ExtractInput,
+  Extraction,
+  Extractor,
+  JudgeCase,
+  JudgeVerdict,
+  Turn,
+} from "../providers/types.js";
+import { resolveRelativeDates } from "./dates.js";
+import {
+  categoriesOf,
+  contentWords,
+  factTypeOf,
+  isSubstantive,
+  normaliseText,
+  splitSentences,
+  stripInterjections,
+  toThirdPerson,
+} from "./english.js";
+import { extractIdentifiers } from "./entities.js";
+import { extractArtifacts } from "./local-artifacts.js";
+import { extractDirectives } from "./local-directives.js";
+
+/**
+ * The deterministic extractor: no network, no model. Facts keep the specific content of each turn
+ * (names, dates, places, objects) so retrieval can find the turn again through
+ * `source_event_ids`. `delayMs` is a test-only slow-down (MNEMO_TEST_EXTRACT_DELAY_MS).
+ */
+export function createLocalExtractor(options: { delayMs?: number } = {}): Extractor {
+  return {
+    name: "local",
+    async extract(input) {
+      if (options.delayMs) await sleep(options.delayMs);
+      return extractLocally(input);
+    },
+    judge: async (cases) => cases.map(judgeLocally),
+  };
+}
+
+const NOISE_LINE =
+  /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
+
+export function extractLocally(input: ExtractInput): Extraction {
+  const known = new Set(input.known.map(normaliseText));
+  const facts: ExtractedFact[] = [];
+  const seen = new Set<string>();
+  for (const turn of input.turns) {
+    if (turn.role === "tool" || turn.role === "system") continue; // tool output is not a claim
+    const name = speakerName(turn);
+    const other = counterpart(input.turns, turn);
+    let content = turn.content;
+    if (input.agentic)
+      content = content
+        .split("\n")
+        .filter((l) => !NOISE_LINE.test(l))
+        .join("\n");
+    for (const raw of splitSentences(content)) {
+      const sentence = stripInterjections(raw);
+      if (!isSubstantive(sentence)) continue;
+      // The assistant's own offers ("I can help with that") say nothing about anyone.
+      if (!turn.speaker && turn.role === "assistant" && /^(I|I'm|I'll|I'd|Let me|Here)\b/.test(sentence))
+        continue;
+      let text = toThirdPerson(sentence, name);
+      if (other) text = secondToThird(text, other);
+      // Say whose statement it is when the sentence does not name them ("X said: ...").
+      if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
+      text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
+      if (text.length > 500) text = `${text.slice(0, 497)}...`;
+      const key = normaliseText(text);
+      if (seen.has(key) || known.has(key)) continue;
+      seen.add(key);
+      facts.push({
+        text,
+        fact_type: factTypeOf(sentence),
+        categories: categoriesOf(sentence),
+        source_role: turn.role,
+        source_event_ids: [turn.eventId],
+      });
+    }
+  }
+  const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
+  const directives = extractDirectives(input.turns);
+  return { facts, episode: episodeFor(input, facts), artifacts, directives };
+}
+
+function speakerName(turn: Turn): string {
+  if (turn.speaker) return turn.speaker;
+  if (turn.role === "user") return "The user";
+  if (turn.role === "assistant") return "The assistant";
+  return turn.role;
+}
+
+/** The other party of a two-way chat: the nearest turn with a different speaker. */
+function counterpart(turns: Turn[], turn: Turn): string | null {
+  const me = speakerName(turn);
+  const near = [...turns.slice(0, turn.index).reverse(), ...turns.slice(turn.index + 1)];
+  const t = near.find((x) => x.role !== "tool" && x.role !== "system" && speakerName(x) !== me);
+  return t ? speakerName(t) : null;
+}
+
+function secondToThird(s: string, name: string): string {
+  return s
+    .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
+    .replace(/\b[Yy]ou were\b/g, `${name} was`)
+    .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
+    .replace(/\b[Yy]ou'd\b/g, `${name} would`)
+    .replace(/\b[Yy]ou'll\b/g, `${name} will`)
+    .replace(/\b[Yy]our\b/g, `${name}'s`)
+    .replace(/\b[Yy]ourself\b/g, "themselves")
+    .replace(/\b[Yy]ou\b/g, name);
+}
+
+function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["episode"] {
+  const speakers = [...new Set(input.turns.filter((t) => t.role !== "tool").map(speakerName))];
+  const freq = new Map<string, number>();
+  for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
+  const names = new Set(speakers.flatMap((s) => [s.toLowerCase(), `${s.toLowerCase()}'s`]));
+  const topics = [...freq.entries()]
+    .filter(([w, n]) => n > 1 && !names.has(w))
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, 3)
+    .map(([w]) => w);
+  // Extractive summary: the facts that share most vocabulary with the rest, in conversation order.
+  const scored = facts.map((f, i) => ({
+    i,
+    score:
+      contentWords(f.text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + f.text.length / 80),
+  }));
+  const chosen = scored
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 3)
+    .sort((a, b) => a.i - b.i);
+  const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
+  const summary = chosen.length
+    ? chosen.map((c) => facts[c.i]!.text.replace(/[.!]?$/, ".")).join(" ")
+    : firstTurn.slice(0, 300);
+  const who = speakers.filter((s) => !/^The /.test(s));
+  let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
+  if (topics.length) title += ` about ${topics.join(", ")}`;
+
+  let gist: Record<string, unknown> | null = null;
+  if (input.agentic) {
+    const userTurns = input.turns.filter((t) => t.role === "user");
+    const goal = splitSentences(userTurns[0]?.content ?? "")[0] ?? null;
+    const all = input.turns.map((t) => t.content).join("\n");
+    const ids = extractIdentifiers(all);
+    const errors = input.turns
+      .flatMap((t) => t.content.split("\n"))
+      .filter((l) => /\b[A-Z]\w*(Error|Exception)\b|error:/i.test(l))
+      .map((l) => l.trim().slice(0, 200))
+      .slice(0, 5);
+    const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
+    const outcome = lastAssistant ? (splitSentences(lastAssistant.content).pop() ?? null) : null;
+    gist = {
+      goal,
+      tools: [...new Set(input.turns.filter((t) => t.role === "tool" && t.speaker).map((t) => t.speaker!))],
+      files: ids.filter((i) => /[/.]\w+$/.test(i) && !/\s/.test(i)).slice(0, 20),
+      errors,
+      outcome,
+    };
+    if (goal) title = `Session: ${goal.slice(0, 100)}`;
+  }
+  return { title, summary, gist };
+}
+
+// Single-valued attributes: a new value for the same subject and slot supersedes the old one.
+const SLOTS: Array<[string, RegExp]> = [
+  [
+    "residence",
+    /^(?<s>.+?) (?:now |currently |recently )?(?:lives|is living|moved|has moved|relocated) (?:in|to) (?<v>.+)$/i,
+  ],
+  ["employer", /^(?<s>.+?) (?:now |currently )?(?:works|is working) (?:at|for) (?<v>.+)$/i],
+  ["job", /^(?<s>.+?) (?:now |currently )?works as (?<v>.+)$/i],
+  ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
+  [
+    "contact",
+    /^(?<s>.+?)'s (?:new )?(?<k>email|email address|phone number|phone|address) is (?:now )?(?<v>.+)$/i,
+  ],
+  ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
+  ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
+  ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
+];
+
+function slotOf(text: string): { slot: string; subject: string; value: string } | null {
+  const t = text.replace(/[.!]+$/, "").trim();
+  for (const [slot, re] of SLOTS) {
+    const m = re.exec(t);
+    if (m?.groups) {
+      return {
+        slot: `${slot}:${(m.groups.k ?? "").toLowerCase()}`,
+        subject: normaliseText(m.groups.s!),
+        value: normaliseText(m.groups.v!),
+      };
+    }
+  }
+  return null;
+}
+
+export function judgeLocally(c: JudgeCase): JudgeVerdict {
+  const norm = normaliseText(c.text);
+  const mine = slotOf(c.text);
+  for (const cand of c.candidates) {
+    if (normaliseText(cand.text) === norm) return { verdict: "duplicate", id: cand.id };
+  }
+  if (mine) {
+    for (const cand of c.candidates) {
+      const theirs = slotOf(cand.text);
+      if (theirs && theirs.slot === mine.slot && theirs.subject === mine.subject) {
+        return theirs.value === mine.value
+          ? { verdict: "duplicate", id: cand.id }
+          : { verdict: "supersedes", id: cand.id };
+      }
+    }
+  }
+  const best = c.candidates.find((x) => x.similarity >= 0.93);
+  return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
+}

@@ -1,0 +1,100 @@
+import type { Queryable } from "../db/db.js";
+import { latestArtifactVersion, sameDirective, similarActiveFacts } from "../db/ingest-lookups.js";
+import type { Extractor, JudgeCase } from "../providers/types.js";
+import type { Plan, PlannedRow } from "./assemble.js";
+
+/** What the store stage does besides inserting new rows. */
+export interface Reconciled {
+  insert: PlannedRow[];
+  /** Facts restating an existing active fact: existing id and the new source turns. */
+  duplicates: Array<{ plannedId: string; existingId: string; hash: string; eventIds: string[] }>;
+  /** old fact id -> new fact id */
+  supersedes: Map<string, string>;
+  /** Artifacts seen before with the same content (touched, not re-stored). */
+  sameArtifacts: Array<{ id: string; eventIds: string[] }>;
+  /** New artifact versions (reported in memories_updated). */
+  newVersions: Set<string>;
+  /** Directives observed again. */
+  sameDirectives: string[];
+}
+
+/**
+ * Stage 4, dedup and supersede, against the same user's active facts (DECISIONS.md): candidates
+ * by vector and exact hash, verdicts by the extractor's judge. Artifacts with a known title become
+ * a new version of that artifact; a directive seen before is counted again instead of duplicated.
+ * Reads only: the store stage re-checks exact duplicates under its lock.
+ */
+export async function reconcile(
+  db: Queryable,
+  extractor: Extractor,
+  scope: { orgId: string; userId: string; agentId: string | null },
+  plan: Plan,
+): Promise<Reconciled> {
+  const out: Reconciled = {
+    insert: [],
+    duplicates: [],
+    supersedes: new Map(),
+    sameArtifacts: [],
+    newVersions: new Set(),
+    sameDirectives: [],
+  };
+  const cases: JudgeCase[] = [];
+  for (const f of plan.facts) {
+    const candidates = await similarActiveFacts(db, scope, f.embedding!, f.content_hash!);
+    cases.push({ text: f.text, candidates: candidates.filter((c) => c.similarity >= 0.5) });
+  }
+  const verdicts = await extractor.judge(cases);
+  const replaced = new Map<string, string>(); // planned fact id -> existing id
+  plan.facts.forEach((f, i) => {
+    const v = verdicts[i] ?? { verdict: "new" };
+    if (v.verdict === "duplicate") {
+      const eventIds = (f.details?.source_event_ids as string[]) ?? [];
+      out.duplicates.push({ plannedId: f.id, existingId: v.id, hash: f.content_hash!, eventIds });
+      replaced.set(f.id, v.id);
+      return;
+    }
+    if (v.verdict === "supersedes" && !out.supersedes.has(v.id)) {
+      f.supersedes = v.id;
+      out.supersedes.set(v.id, f.id);
+    }
+    out.insert.push(f);
+  });
+
+  for (const a of plan.artifacts) {
+    const prev = await latestArtifactVersion(db, scope, a.details!.title as string);
+    if (prev && prev.content_hash === a.content_hash) {
+      out.sameArtifacts.push({ id: prev.id, eventIds: (a.details!.source_event_ids as string[]) ?? [] });
+      replaced.set(a.id, prev.id);
+      continue;
+    }
+    if (prev) {
+      a.details = { ...a.details, version: prev.version + 1, root_id: prev.root_id };
+      out.newVersions.add(a.id);
+    }
+    out.insert.push(a);
+  }
+
+  for (const d of plan.directives) {
+    const prev = await sameDirective(db, scope, d.type, d.namespace ?? null, d.content_hash!);
+    if (prev) {
+      out.sameDirectives.push(prev.id);
+      continue;
+    }
+    out.insert.push(d);
+  }
+
+  // The episode links to the rows that now hold each fact and artifact.
+  const ep = plan.episode;
+  const swap = (ids: unknown) => [...new Set((ids as string[]).map((id) => replaced.get(id) ?? id))];
+  ep.details = {
+    ...ep.details,
+    fact_ids: swap(ep.details!.fact_ids),
+    artifact_ids: swap(ep.details!.artifact_ids),
+  };
+  for (const f of out.insert.filter((r) => r.type === "fact")) {
+    f.details = { ...f.details, artifact_ids: swap(f.details!.artifact_ids) };
+    f.details.artifact_id = (f.details.artifact_ids as string[])[0] ?? null;
+  }
+  out.insert.unshift(ep);
+  return out;
+}

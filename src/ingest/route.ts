@@ -1,0 +1,52 @@
+import type { Turn } from "../providers/types.js";
+import { parseLooseDate } from "./dates.js";
+import { strptime } from "./strptime.js";
+import type { StoredRequest } from "./submit.js";
+
+const STANDARD_ROLES = new Set([
+  "user",
+  "assistant",
+  "system",
+  "tool",
+  "function",
+  "developer",
+  "human",
+  "ai",
+]);
+
+/**
+ * Stage 1, route: at most `threshold` messages is the live path, more is the batch path. On the
+ * batch path each `date` is parsed with `timestamp_format`; unparseable or absent dates keep the raw
+ * string. Either way a loosely read date is kept to resolve relative dates ("yesterday").
+ */
+export function routeTurns(
+  request: StoredRequest,
+  threshold: number,
+): { path: "live" | "batch"; turns: Turn[] } {
+  const path = request.messages.length > threshold ? "batch" : "live";
+  const format = path === "batch" ? (request.timestamp_format ?? null) : null;
+  const turns = request.messages.map((m, index): Turn => {
+    let content = m.content;
+    let speaker = m.name ?? null;
+    if (!speaker && !STANDARD_ROLES.has(m.role.toLowerCase())) speaker = m.role;
+    // "Caroline: I went ..." names its speaker in the content.
+    const prefixed = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/.exec(content);
+    if (!speaker && prefixed && m.role !== "tool") {
+      speaker = prefixed[1]!;
+      content = prefixed[2]!;
+    }
+    if (m.role === "tool" && !speaker) speaker = /^\s*\[?([A-Za-z_][\w.-]*)\]?:\s/.exec(content)?.[1] ?? null;
+    const at = format && m.date ? strptime(m.date, format) : null;
+    return {
+      index,
+      role: m.role,
+      speaker,
+      content,
+      date: m.date ?? null,
+      at,
+      refDate: at ?? (m.date ? parseLooseDate(m.date) : null),
+      eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
+    };
+  });
+  return { path, turns };
+}

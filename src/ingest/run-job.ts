@@ -1,0 +1,122 @@
+import type { Ctx } from "../context.js";
+import { findGroupsByIds } from "../db/groups.js";
+import { recentFactTexts } from "../db/ingest-lookups.js";
+import { claimJob } from "../db/jobs.js";
+import { embeddingText } from "../memories/write.js";
+import { ProviderError } from "../providers/openai.js";
+import { assemblePlan, type PlannedRow } from "./assemble.js";
+import { reconcile } from "./reconcile.js";
+import { routeTurns } from "./route.js";
+import { jobSignals } from "./signals.js";
+import { failJob, StaleAttempt, storeResult } from "./store.js";
+import type { StoredRequest } from "./submit.js";
+
+/** Attempts per job (DECISIONS.md); a job claimed more often than this fails instead of running. */
+export const MAX_ATTEMPTS = 3;
+
+/**
+ * Runs one ingest job through the pipeline: route, extract, embed, dedup/supersede, classify,
+ * store. Slow stages (the model) run outside any transaction; the store stage commits every row
+ * and the terminal state together. Any stage error fails the job and writes no memories.
+ */
+export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: string } }): Promise<void> {
+  const { deps } = ctx;
+  const job = await claimJob(deps.db, input.jobId);
+  if (!job) return; // terminal or swept: a redelivery, nothing to do
+  const request = job.request as StoredRequest;
+  const signal = () => jobSignals(deps).emit(`finished:${job.id}`);
+  if (job.attempts > MAX_ATTEMPTS) {
+    ctx.log.error({ jobId: job.id, attempts: job.attempts }, "ingest job gave up");
+    await failJob(ctx, job, request, `Extraction did not complete after ${MAX_ATTEMPTS} attempts.`);
+    signal();
+    return;
+  }
+  const startedAt = performance.now();
+  const timings: Record<string, number> = {
+    queue_wait: Math.max(0, (Date.now() - job.created_at.getTime()) / 1000),
+  };
+  const time = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    try {
+      return await fn();
+    } finally {
+      timings[stage] = (performance.now() - t) / 1000;
+    }
+  };
+  try {
+    const { providers, config } = deps;
+    const scope = { orgId: ctx.principal.orgId, userId: request.user_id, agentId: request.agent_id ?? null };
+    const { path, turns } = routeTurns(request, config.MNEMO_BATCH_THRESHOLD);
+    const extraction = await time("extract", async () => {
+      const known = request.agentic ? await recentFactTexts(deps.db, scope) : [];
+      return providers.extractor.extract({
+        turns,
+        path,
+        extractArtifacts: request.extract_artifacts === true,
+        agentic: request.agentic === true,
+        known,
+      });
+    });
+    const plan = assemblePlan(job.id, scope.orgId, request, turns, extraction, job.created_at);
+    const all: PlannedRow[] = [plan.episode, ...plan.facts, ...plan.artifacts, ...plan.directives];
+    await time("embed", async () => {
+      const vectors = await providers.embedder.embed(all.map((r) => embeddingText(r)));
+      if (vectors.length !== all.length)
+        throw new ProviderError("The embedder returned the wrong number of vectors.");
+      all.forEach((r, i) => {
+        r.embedding = vectors[i]!;
+      });
+    });
+    const rec = await time("dedup", () => reconcile(deps.db, providers.extractor, scope, plan));
+    await classifyStage(ctx, request, rec.insert, time);
+    await storeResult(ctx, job, request, rec, timings, startedAt);
+    ctx.log.info({ jobId: job.id, path, created: rec.insert.length }, "ingest job succeeded");
+  } catch (err) {
+    if (err instanceof StaleAttempt) return;
+    ctx.log.error({ err, jobId: job.id }, "ingest job failed");
+    const message =
+      err instanceof ProviderError
+        ? err.message
+        : `Extraction failed; the operator log has the cause under job ${job.id}.`;
+    await failJob(ctx, job, request, message);
+  }
+  signal();
+}
+
+/**
+ * Stage 5, classify: personal memories get no tags; shareable ones get every catch-all group of
+ * the valid subset plus each prompted group the classifier matched; no verdict, no tags. Groups
+ * are re-read here so one archived since the request is not tagged.
+ */
+async function classifyStage(
+  ctx: Ctx,
+  request: StoredRequest,
+  rows: PlannedRow[],
+  time: <T>(stage: string, fn: () => Promise<T>) => Promise<T>,
+) {
+  const groups = (await findGroupsByIds(ctx.deps.db, ctx.principal.orgId, request.group_ids)).filter(
+    (g) => g.status === "active",
+  );
+  if (groups.length === 0 || rows.length === 0) return;
+  const catchAll = groups.filter((g) => g.prompt === null).map((g) => g.id);
+  const prompted = groups.filter((g) => g.prompt !== null).map((g) => ({ id: g.id, prompt: g.prompt! }));
+  const promptedIds = new Set(prompted.map((g) => g.id));
+  await time("classify", async () => {
+    const verdicts = await ctx.deps.providers.classifier.classify(
+      rows.map((r) => ({
+        type: r.type,
+        text: r.type === "episode" ? `${r.details?.title}: ${r.text}` : r.text,
+      })),
+      prompted,
+    );
+    rows.forEach((r, i) => {
+      const v = verdicts[i];
+      if (v?.verdict !== "shareable") {
+        r.group_ids = [];
+        return;
+      }
+      const matched = v.matched_group_ids.filter((id) => promptedIds.has(id));
+      r.group_ids = [...new Set([...catchAll, ...matched])];
+    });
+  });
+}

@@ -1,0 +1,137 @@
+import type { Ctx } from "../context.js";
+import {
+  activeFactsByHash,
+  markSuperseded,
+  type Touched,
+  touchFact,
+  touchObserved,
+} from "../db/ingest-lookups.js";
+import { finishJob, type JobRow } from "../db/jobs.js";
+import { insertMemoryRows } from "../db/memories.js";
+import { enqueueJobWebhook } from "../webhooks/enqueue.js";
+import type { Reconciled } from "./reconcile.js";
+import type { StoredRequest } from "./submit.js";
+
+/** A later attempt (or a finished job) owns this job: roll back and write nothing. */
+export class StaleAttempt extends Error {
+  override name = "StaleAttempt";
+}
+
+const ref = (r: Touched) => ({ id: r.id, type: r.type, text: r.text });
+
+/**
+ * Stage 6, store: everything in one transaction, with the job's terminal state and its webhook.
+ * Writes are keyed by (job_id, write_key), so a retried job creates nothing twice. Concurrent
+ * ingests for one user are serialised by an advisory lock, under which exact duplicates are
+ * checked again (two jobs restating the same fact at once store it once).
+ */
+export async function storeResult(
+  ctx: Ctx,
+  job: JobRow,
+  request: StoredRequest,
+  rec: Reconciled,
+  timings: Record<string, number>,
+  startedAt: number,
+): Promise<JobRow> {
+  const orgId = ctx.principal.orgId;
+  const scope = { orgId, userId: request.user_id };
+  return ctx.deps.db.tx(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
+      `ingest:${orgId}:${request.user_id}`,
+    ]);
+    const t = performance.now();
+    const newFacts = rec.insert.filter((r) => r.type === "fact" && !r.supersedes);
+    const existing = new Map(
+      (
+        await activeFactsByHash(
+          tx,
+          scope,
+          newFacts.map((f) => f.content_hash!),
+        )
+      ).map((r) => [r.content_hash, r.id]),
+    );
+    const late = newFacts.filter((f) => existing.has(f.content_hash!));
+    const swap = new Map(late.map((f) => [f.id, existing.get(f.content_hash!)!]));
+    const insert = rec.insert.filter((r) => !swap.has(r.id));
+    const episode = insert.find((r) => r.type === "episode");
+    if (episode && swap.size) {
+      const ids = (episode.details!.fact_ids as string[]).map((id) => swap.get(id) ?? id);
+      episode.details = { ...episode.details, fact_ids: [...new Set(ids)] };
+    }
+    const duplicates = [
+      ...rec.duplicates,
+      ...late.map((f) => ({
+        plannedId: f.id,
+        existingId: swap.get(f.id)!,
+        hash: f.content_hash!,
+        eventIds: (f.details?.source_event_ids as string[]) ?? [],
+      })),
+    ];
+
+    const inserted = await insertMemoryRows(tx, insert);
+    const updated = new Map<string, Touched>();
+    for (const d of duplicates)
+      for (const r of await touchFact(tx, orgId, d.existingId, d.eventIds)) updated.set(r.id, r);
+    for (const r of await markSuperseded(tx, orgId, [...rec.supersedes.keys()])) updated.set(r.id, r);
+    for (const a of rec.sameArtifacts)
+      for (const r of await touchFact(tx, orgId, a.id, a.eventIds)) updated.set(r.id, r);
+    for (const id of rec.sameDirectives) {
+      for (const r of await touchObserved(tx, orgId, id, request.outcome ?? null)) updated.set(r.id, r);
+    }
+    const created = [];
+    for (const r of inserted) {
+      if (rec.newVersions.has(r.id)) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
+      else created.push({ id: r.id, type: r.type, text: r.text });
+    }
+    timings.store = (performance.now() - t) / 1000;
+    timings.total = (performance.now() - startedAt) / 1000 + (timings.queue_wait ?? 0);
+    const result = {
+      object: "ingest_result",
+      memories_created: created,
+      memories_updated: [...updated.values()].map(ref),
+      memories_superseded_by: Object.fromEntries(rec.supersedes),
+      stage_timings: timings,
+      ignored_group_ids: request.ignored_group_ids,
+    };
+    const done = await finishJob(tx, job.id, { status: "succeeded", result });
+    if (!done) throw new StaleAttempt(job.id);
+    await enqueueJobWebhook(tx, ctx.deps, {
+      orgId,
+      jobId: job.id,
+      status: "succeeded",
+      convId: request.conv_id,
+      userId: request.user_id,
+      memories: created.map((m) => ({ id: m.id, type: m.type })),
+      memoriesUpdated: result.memories_updated,
+      error: null,
+      finishedAt: done.finished_at ?? new Date(),
+    });
+    return done;
+  });
+}
+
+/** Records a failed job (with its webhook) in one transaction. */
+export async function failJob(
+  ctx: Ctx,
+  job: JobRow,
+  request: StoredRequest,
+  message: string,
+): Promise<JobRow | undefined> {
+  const error = { type: "server_error", code: "ingest_failed", message };
+  return ctx.deps.db.tx(async (tx) => {
+    const done = await finishJob(tx, job.id, { status: "failed", error });
+    if (!done) return undefined;
+    await enqueueJobWebhook(tx, ctx.deps, {
+      orgId: ctx.principal.orgId,
+      jobId: job.id,
+      status: "failed",
+      convId: request.conv_id,
+      userId: request.user_id,
+      memories: [],
+      memoriesUpdated: [],
+      error,
+      finishedAt: done.finished_at ?? new Date(),
+    });
+    return done;
+  });
+}

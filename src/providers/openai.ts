@@ -1,0 +1,286 @@
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { APICallError, embedMany, generateText, NoObjectGeneratedError, Output, RetryError } from "ai";
+import { z } from "zod";
+import type { Config } from "../config.js";
+import { extractIdentifiers } from "../ingest/entities.js";
+import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
+import { FACT_TYPES } from "./types.js";
+
+/** A model failure with a message fit for the job's error (never secrets or prompts). */
+export class ProviderError extends Error {
+  override name = "ProviderError";
+}
+
+const PROVIDER_NAME = "llm";
+
+export function createOpenAIProviders(config: Config) {
+  const provider = createOpenAICompatible({
+    name: PROVIDER_NAME,
+    baseURL: (config.MNEMO_LLM_BASE_URL ?? "https://api.openai.com/v1").replace(/\/$/, ""),
+    ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
+    supportsStructuredOutputs: true,
+  });
+  const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
+  const common = { maxRetries: config.MNEMO_LLM_MAX_RETRIES, timeout: config.MNEMO_LLM_TIMEOUT_MS };
+
+  async function structured<T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> {
+    try {
+      const res = await generateText({
+        model: llm,
+        ...common,
+        system,
+        prompt,
+        output: Output.object({ schema }),
+      });
+      return res.output as T;
+    } catch (err) {
+      throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES);
+    }
+  }
+
+  const embedder: Embedder = {
+    name: `openai:${config.MNEMO_EMBEDDING_MODEL}`,
+    dim: config.MNEMO_EMBEDDING_DIM,
+    async embed(texts) {
+      if (texts.length === 0) return [];
+      let embeddings: number[][];
+      try {
+        ({ embeddings } = await embedMany({
+          model: provider.embeddingModel(config.MNEMO_EMBEDDING_MODEL),
+          values: texts,
+          maxRetries: config.MNEMO_LLM_MAX_RETRIES,
+          abortSignal: AbortSignal.timeout(config.MNEMO_LLM_TIMEOUT_MS),
+          providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } },
+        }));
+      } catch (err) {
+        throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES);
+      }
+      return embeddings.map((v) => {
+        if (v.length !== config.MNEMO_EMBEDDING_DIM) {
+          throw new ProviderError(
+            `The embedding model returned ${v.length} dimensions; MNEMO_EMBEDDING_DIM is ${config.MNEMO_EMBEDDING_DIM}.`,
+          );
+        }
+        const n = Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
+        return v.map((x) => x / n);
+      });
+    },
+  };
+
+  const extractor: Extractor = {
+    name: `openai:${config.MNEMO_LLM_MODEL}`,
+    async extract(input) {
+      // Long conversations go in windows so each call stays well inside the context.
+      const windows: Turn[][] = [];
+      for (let i = 0; i < input.turns.length; i += 40) windows.push(input.turns.slice(i, i + 40));
+      const parts: Extraction[] = [];
+      for (const w of windows) {
+        const out = await structured(ExtractionSchema, extractSystem(input), renderTurns(w, input.known));
+        parts.push(normaliseExtraction(out, w, input.extractArtifacts));
+      }
+      const first = parts[0]!;
+      return {
+        facts: parts.flatMap((p) => p.facts),
+        artifacts: parts.flatMap((p) => p.artifacts),
+        directives: parts.flatMap((p) => p.directives),
+        episode: {
+          title: first.episode.title,
+          summary: parts.map((p) => p.episode.summary).join(" "),
+          gist: input.agentic ? first.episode.gist : null,
+        },
+      };
+    },
+    async judge(cases) {
+      const open = cases.map((c, i) => ({ c, i })).filter(({ c }) => c.candidates.length > 0);
+      const verdicts: JudgeVerdict[] = cases.map(() => ({ verdict: "new" }));
+      if (open.length === 0) return verdicts;
+      const prompt = open
+        .map(
+          ({ c, i }) =>
+            `Case ${i}: NEW: ${c.text}\n${c.candidates.map((x) => `  EXISTING ${x.id}: ${x.text}`).join("\n")}`,
+        )
+        .join("\n\n");
+      const out = await structured(JudgeSchema, JUDGE_SYSTEM, prompt);
+      for (const v of out.verdicts) {
+        const c = cases[v.case];
+        if (!c || v.verdict === "new" || !v.existing_id) continue;
+        if (!c.candidates.some((x) => x.id === v.existing_id)) continue;
+        verdicts[v.case] = { verdict: v.verdict, id: v.existing_id };
+      }
+      return verdicts;
+    },
+  };
+
+  const classifier: Classifier = {
+    name: `openai:${config.MNEMO_LLM_MODEL}`,
+    async classify(items, groups) {
+      if (items.length === 0) return [];
+      const prompt =
+        `Groups:\n${groups.map((g) => `- ${g.id}: ${g.prompt}`).join("\n") || "(none)"}\n\nMemories:\n` +
+        items.map((m, i) => `${i}. [${m.type}] ${m.text}`).join("\n");
+      const out = await structured(ClassifySchema, CLASSIFY_SYSTEM, prompt);
+      const valid = new Set(groups.map((g) => g.id));
+      return items.map((_m, i) => {
+        const r = out.results.find((x) => x.index === i);
+        if (!r) return { verdict: null, matched_group_ids: [] };
+        return { verdict: r.verdict, matched_group_ids: r.matched_group_ids.filter((id) => valid.has(id)) };
+      });
+    },
+  };
+
+  return { llm, embedder, extractor, classifier };
+}
+
+function asProviderError(err: unknown, retries: number): Error {
+  if (err instanceof ProviderError) return err;
+  if (NoObjectGeneratedError.isInstance(err)) {
+    return new ProviderError("The language model returned output that does not match the expected schema.", {
+      cause: err,
+    });
+  }
+  if (RetryError.isInstance(err)) {
+    const last = err.lastError;
+    const status = APICallError.isInstance(last) ? ` (HTTP ${last.statusCode ?? "error"})` : "";
+    return new ProviderError(`The language model kept failing${status} after ${retries + 1} attempts.`, {
+      cause: err,
+    });
+  }
+  if (APICallError.isInstance(err)) {
+    return new ProviderError(`The language model call failed (HTTP ${err.statusCode ?? "error"}).`, {
+      cause: err,
+    });
+  }
+  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
+    return new ProviderError("The language model did not answer in time.", { cause: err });
+  }
+  return new ProviderError("The language model call failed.", { cause: err });
+}
+
+const ExtractionSchema = z.object({
+  facts: z.array(
+    z.object({
+      text: z.string(),
+      fact_type: z.enum(FACT_TYPES),
+      categories: z.array(z.string()),
+      source_event_ids: z.array(z.string()),
+    }),
+  ),
+  episode: z.object({ title: z.string(), summary: z.string() }),
+  artifacts: z.array(
+    z.object({
+      title: z.string(),
+      summary: z.string(),
+      rationale: z.string().nullable(),
+      content: z.string(),
+      source_event_ids: z.array(z.string()),
+    }),
+  ),
+  directives: z.array(
+    z.object({
+      type: z.enum(["lesson", "procedure"]),
+      text: z.string(),
+      trigger_entities: z.array(z.string()),
+      steps: z.array(z.string()).nullable(),
+      source_event_ids: z.array(z.string()),
+    }),
+  ),
+  gist: z
+    .object({
+      goal: z.string().nullable(),
+      actions: z.array(z.string()),
+      outcome: z.string().nullable(),
+      open_issues: z.array(z.string()),
+    })
+    .nullable(),
+});
+
+const JudgeSchema = z.object({
+  verdicts: z.array(
+    z.object({
+      case: z.number().int(),
+      verdict: z.enum(["new", "duplicate", "supersedes"]),
+      existing_id: z.string().nullable(),
+    }),
+  ),
+});
+
+const ClassifySchema = z.object({
+  results: z.array(
+    z.object({
+      index: z.number().int(),
+      verdict: z.enum(["personal", "shareable"]),
+      matched_group_ids: z.array(z.string()),
+    }),
+  ),
+});
+
+function extractSystem(input: { extractArtifacts: boolean; agentic: boolean }): string {
+  return [
+    "You extract long-term memories from a conversation. Reply with JSON matching the schema.",
+    "facts: one or more self-contained claims per substantive turn, from every speaker, in the third person with the speaker's name when known. Keep specific names, dates, places and objects; resolve relative dates against the turn's date. source_event_ids lists the ids in square brackets of the turns the fact came from.",
+    "episode: a short title and a two or three sentence summary of the session.",
+    input.extractArtifacts
+      ? "artifacts: code blocks, documents and structured objects worth keeping, with their full content verbatim, a stable title (a file name when known), a one-line summary and the reason they were produced."
+      : "artifacts: always an empty list.",
+    "directives: lessons (rules, corrections, fixes for errors) and procedures (numbered steps) an agent should follow later; trigger_entities are exact identifiers from the text (tool names, file paths, qualified names, error classes, commands, flags).",
+    input.agentic
+      ? "This is a tool-using agent transcript: ignore tool-output noise, treat files written by tools as artifacts, and fill gist with the goal, the actions taken, the outcome and open issues. Do not repeat facts listed as already known."
+      : "gist: null.",
+  ].join("\n");
+}
+
+function renderTurns(turns: Turn[], known: string[]): string {
+  const lines = turns.map(
+    (t) =>
+      `[${t.eventId}] (${t.role}${t.speaker ? `, ${t.speaker}` : ""}${t.date ? `, ${t.date}` : ""}) ${t.content}`,
+  );
+  return known.length
+    ? `Already known:\n- ${known.join("\n- ")}\n\nConversation:\n${lines.join("\n")}`
+    : lines.join("\n");
+}
+
+function normaliseExtraction(
+  out: z.infer<typeof ExtractionSchema>,
+  turns: Turn[],
+  withArtifacts: boolean,
+): Extraction {
+  const byId = new Map(turns.map((t) => [t.eventId, t]));
+  const ids = (list: string[]) => list.filter((id) => byId.has(id));
+  const transcript = turns.map((t) => t.content).join("\n");
+  return {
+    facts: out.facts
+      .filter((f) => f.text.trim())
+      .map((f) => {
+        const src = ids(f.source_event_ids);
+        return {
+          text: f.text.trim(),
+          fact_type: f.fact_type,
+          categories: f.categories,
+          source_role: byId.get(src[0] ?? "")?.role ?? "user",
+          source_event_ids: src,
+        };
+      }),
+    episode: { title: out.episode.title, summary: out.episode.summary, gist: out.gist },
+    artifacts: withArtifacts
+      ? out.artifacts.map((a) => ({ ...a, source_event_ids: ids(a.source_event_ids) }))
+      : [],
+    directives: out.directives.map((d) => {
+      // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
+      const own = extractIdentifiers([d.text, ...(d.steps ?? [])].join("\n"));
+      const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || d.text.includes(e));
+      return {
+        type: d.type,
+        text: d.text,
+        steps: d.type === "procedure" ? (d.steps ?? []) : null,
+        trigger_entities: [...new Set([...proposed, ...own])],
+        source_event_ids: ids(d.source_event_ids),
+      };
+    }),
+  };
+}
+
+const JUDGE_SYSTEM =
+  "For each case decide whether the NEW fact is new information, a duplicate (restates an EXISTING fact), or supersedes an EXISTING fact (same subject and attribute, a changed value). Give existing_id for duplicate and supersedes, else null. Reply with JSON matching the schema.";
+
+const CLASSIFY_SYSTEM =
+  "For each memory decide personal (about one person's private life: health, family, finances, credentials, contact details; if unsure, personal) or shareable (useful to a team: work, tools, code, products, shared knowledge). For shareable memories list the ids of the groups whose criterion the memory matches. Reply with JSON matching the schema.";

@@ -1,0 +1,138 @@
+import { createHash } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A stub OpenAI-compatible server on 127.0.0.1: `POST /v1/chat/completions` (JSON-schema output)
+ * and `POST /v1/embeddings`. By default it answers sensibly for each schema the service sends
+ * (extraction: one fact per turn; judge: all new; classify: all shareable); tests queue
+ * particular replies (an HTTP error, malformed content, a custom object) with `enqueue`.
+ */
+export type StubReply =
+  | { status: number; headers?: Record<string, string>; body?: unknown }
+  | { content: string }
+  | { json: unknown };
+
+export type SchemaKind = "extract" | "judge" | "classify" | "other";
+
+export interface StubOpenAI {
+  /** Base URL to put in MNEMO_LLM_BASE_URL (ends with /v1). */
+  url: string;
+  requests: Array<{ path: string; body: any; kind: SchemaKind | "embeddings" }>;
+  /** Replies for the next calls of this kind, used in order before the defaults. */
+  enqueue(kind: SchemaKind | "embeddings", ...replies: StubReply[]): void;
+  close(): Promise<void>;
+}
+
+export function kindOf(body: any): SchemaKind {
+  const props = body?.response_format?.json_schema?.schema?.properties ?? {};
+  if ("facts" in props) return "extract";
+  if ("verdicts" in props) return "judge";
+  if ("results" in props) return "classify";
+  return "other";
+}
+
+function defaultReply(kind: SchemaKind, body: any): unknown {
+  const prompt: string = body.messages?.find((m: any) => m.role === "user")?.content ?? "";
+  const text = typeof prompt === "string" ? prompt : JSON.stringify(prompt);
+  if (kind === "extract") {
+    const turns = [...text.matchAll(/^\[([^\]]+)\] \(([^)]*)\) (.+)$/gm)];
+    return {
+      facts: turns.map((m) => ({
+        text: `Stub fact: ${m[3]}`,
+        fact_type: "other",
+        categories: [],
+        source_event_ids: [m[1]],
+      })),
+      episode: { title: "Stub episode", summary: `A session of ${turns.length} turns.` },
+      artifacts: [],
+      directives: [],
+      gist: null,
+    };
+  }
+  if (kind === "judge") return { verdicts: [] };
+  if (kind === "classify") {
+    const items = [...text.matchAll(/^(\d+)\. /gm)].map((m) => Number(m[1]));
+    return { results: items.map((index) => ({ index, verdict: "shareable", matched_group_ids: [] })) };
+  }
+  return {};
+}
+
+/** A deterministic unit vector per text, of the requested dimension. */
+function stubVector(text: string, dim: number): number[] {
+  const out: number[] = [];
+  let block = createHash("sha256").update(text).digest();
+  for (let i = 0; out.length < dim; i++) {
+    if (i % 32 === 0 && i > 0) block = createHash("sha256").update(block).digest();
+    out.push((block[i % 32]! - 127.5) / 127.5);
+  }
+  const n = Math.sqrt(out.reduce((s, x) => s + x * x, 0));
+  return out.map((x) => x / n);
+}
+
+export async function startStubOpenAI(options: { dim: number }): Promise<StubOpenAI> {
+  const queues = new Map<string, StubReply[]>();
+  const requests: StubOpenAI["requests"] = [];
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c) => {
+      raw += c;
+    });
+    req.on("end", () => {
+      const body = raw ? JSON.parse(raw) : {};
+      const path = req.url ?? "";
+      const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { "content-type": "application/json", ...headers });
+        res.end(JSON.stringify(payload));
+      };
+      if (req.method === "POST" && path.endsWith("/embeddings")) {
+        requests.push({ path, body, kind: "embeddings" });
+        const reply = queues.get("embeddings")?.shift();
+        if (reply && "status" in reply)
+          return send(reply.status, reply.body ?? { error: { message: "stub" } }, reply.headers);
+        const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
+        const dim = body.dimensions ?? options.dim;
+        return send(200, {
+          object: "list",
+          data: input.map((t, index) => ({ object: "embedding", index, embedding: stubVector(t, dim) })),
+          model: body.model,
+          usage: { prompt_tokens: input.length, total_tokens: input.length },
+        });
+      }
+      if (req.method === "POST" && path.endsWith("/chat/completions")) {
+        const kind = kindOf(body);
+        requests.push({ path, body, kind });
+        const reply = queues.get(kind)?.shift();
+        if (reply && "status" in reply)
+          return send(reply.status, reply.body ?? { error: { message: "stub error" } }, reply.headers);
+        const content =
+          reply && "content" in reply
+            ? reply.content
+            : JSON.stringify(reply && "json" in reply ? reply.json : defaultReply(kind, body));
+        return send(200, {
+          id: "chatcmpl-stub",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+        });
+      }
+      send(404, { error: { message: `no stub for ${req.method} ${path}` } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue(kind, ...replies) {
+      queues.set(kind, [...(queues.get(kind) ?? []), ...replies]);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

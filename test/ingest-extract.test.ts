@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { resolveRelativeDates } from "../src/ingest/dates.js";
+import { toThirdPerson } from "../src/ingest/english.js";
+import { extractIdentifiers } from "../src/ingest/entities.js";
+import { classifyLocally } from "../src/ingest/local-classifier.js";
+import { extractLocally, judgeLocally } from "../src/ingest/local-extractor.js";
+import { strptime } from "../src/ingest/strptime.js";
+import type { Turn } from "../src/providers/types.js";
+
+const turn = (index: number, role: string, content: string, extra: Partial<Turn> = {}): Turn => ({
+  index,
+  role,
+  speaker: null,
+  content,
+  date: null,
+  at: null,
+  refDate: null,
+  eventId: String(index),
+  ...extra,
+});
+
+describe("strptime subset", () => {
+  it("parses every supported directive", () => {
+    expect(strptime("2024-03-05 14:07:09", "%Y-%m-%d %H:%M:%S")?.toISOString()).toBe(
+      "2024-03-05T14:07:09.000Z",
+    );
+    expect(strptime("1:56 pm on 8 May, 2023", "%I:%M %p on %d %B, %Y")?.toISOString()).toBe(
+      "2023-05-08T13:56:00.000Z",
+    );
+    expect(strptime("12:05 AM 01 Jan 99", "%I:%M %p %d %b %y")?.toISOString()).toBe(
+      "1999-01-01T00:05:00.000Z",
+    );
+    expect(strptime("05/03/24 10:00:00.250+0200", "%d/%m/%y %H:%M:%S.%f%z")?.toISOString()).toBe(
+      "2024-03-05T08:00:00.250Z",
+    );
+    expect(strptime("2024 060", "%Y %j")?.toISOString()).toBe("2024-02-29T00:00:00.000Z");
+    expect(strptime("Tue, 5 March 2024", "%a, %d %B %Y")?.toISOString()).toBe("2024-03-05T00:00:00.000Z");
+    expect(strptime("Tuesday 5 Mar 2024 100%", "%A %d %b %Y 100%%")?.toISOString()).toBe(
+      "2024-03-05T00:00:00.000Z",
+    );
+  });
+
+  it("returns null when the value does not match", () => {
+    expect(strptime("yesterday", "%Y-%m-%d")).toBeNull();
+    expect(strptime("2024-13-01", "%Y-%m-%d")).toBeNull();
+    expect(strptime("2023-02-29", "%Y-%m-%d")).toBeNull();
+    expect(strptime("2024-01-01", "%Y-%m-%d %Q")).toBeNull();
+  });
+});
+
+describe("local extraction", () => {
+  it("turns first-person statements into third-person facts and resolves relative dates", () => {
+    expect(toThirdPerson("I live in Paris", "Ana")).toBe("Ana lives in Paris");
+    expect(toThirdPerson("I really love my dog", "Ana")).toBe("Ana really loves Ana's dog");
+    expect(resolveRelativeDates("I went yesterday", new Date("2023-05-08T13:56:00Z"))).toBe(
+      "I went yesterday (7 May 2023)",
+    );
+    const at = new Date("2023-05-08T13:56:00Z");
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful.", {
+          speaker: "Caroline",
+          refDate: at,
+          eventId: "D1:3",
+        }),
+        turn(1, "assistant", "Wow, that's cool! How did it go?", { speaker: "Melanie", eventId: "D1:4" }),
+        turn(2, "assistant", "I painted a sunrise over the lake with my kids last week.", {
+          speaker: "Melanie",
+          refDate: at,
+          eventId: "D1:5",
+        }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    const texts = ex.facts.map((f) => f.text);
+    expect(texts).toContain(
+      "Caroline went to a LGBTQ support group yesterday (7 May 2023) and it was so powerful.",
+    );
+    expect(ex.facts.find((f) => f.text.startsWith("Caroline"))!.source_event_ids).toEqual(["D1:3"]);
+    const mel = ex.facts.find((f) => f.text.startsWith("Melanie"))!;
+    expect(mel.text).toContain("Melanie painted a sunrise over the lake with Melanie's kids");
+    expect(mel.source_event_ids).toEqual(["D1:5"]);
+    expect(mel.source_role).toBe("assistant");
+    expect(ex.facts.some((f) => f.source_event_ids.includes("D1:4"))).toBe(false);
+    expect(ex.episode.title).toContain("Caroline and Melanie");
+  });
+
+  it("pulls exact identifiers for triggers and ignores common words", () => {
+    const ids = extractIdentifiers(
+      "Run `npm run build` then fix src/db/pool.ts; a TypeError in pg.Pool or max_connections, use --force.",
+    );
+    for (const id of [
+      "npm",
+      "src/db/pool.ts",
+      "pool.ts",
+      "TypeError",
+      "pg.Pool",
+      "max_connections",
+      "--force",
+    ]) {
+      expect(ids).toContain(id);
+    }
+    expect(ids).not.toContain("then");
+    expect(ids).not.toContain("fix");
+  });
+
+  it("judges duplicates and supersedes for single-valued attributes only", () => {
+    const cand = (text: string, similarity = 0.8) => ({ id: "old", text, similarity });
+    expect(judgeLocally({ text: "Ana lives in Berlin.", candidates: [cand("Ana lives in Paris.")] })).toEqual(
+      {
+        verdict: "supersedes",
+        id: "old",
+      },
+    );
+    expect(judgeLocally({ text: "Ana lives in Paris!", candidates: [cand("Ana lives in Paris.")] })).toEqual({
+      verdict: "duplicate",
+      id: "old",
+    });
+    expect(
+      judgeLocally({ text: "Ana went to a concert.", candidates: [cand("Ana went to a support group.")] }),
+    ).toEqual({ verdict: "new" });
+  });
+
+  it("classifies personal content as personal and matches prompted groups by overlap", () => {
+    const g = [
+      { id: "g1", prompt: "Anything about the billing service" },
+      { id: "g2", prompt: "marketing campaigns" },
+    ];
+    expect(classifyLocally({ type: "fact", text: "Ana's sister was diagnosed with asthma." }, g)).toEqual({
+      verdict: "personal",
+      matched_group_ids: [],
+    });
+    expect(classifyLocally({ type: "fact", text: "Ana likes sunsets." }, g).verdict).toBe("personal");
+    expect(
+      classifyLocally({ type: "fact", text: "The billing service deploys with terraform on Fridays." }, g),
+    ).toEqual({ verdict: "shareable", matched_group_ids: ["g1"] });
+  });
+});

@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findMemory } from "../src/db/memories.js";
+import { toWire } from "../src/memories/model.js";
+import { seedGroup } from "./helpers/groups.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+async function ingestOk(key: string, body: object) {
+  const res = await svc.request("POST", "/v1/memories?wait=true", {
+    key,
+    body: { user_id: "u1", conv_id: "c1", ...body },
+  });
+  expect(res.status).toBe(200);
+  expect(res.body.status).toBe("succeeded");
+  return res.body.result;
+}
+const rowsOf = async (orgId: string, refs: Array<{ id: string }>) =>
+  Promise.all(refs.map(async (r) => (await findMemory(svc.deps.db, orgId, r.id))!));
+const user = (content: string, extra: object = {}) => ({ role: "user", content, ...extra });
+
+describe("group tagging", () => {
+  it("tags shareable memories with catch-all and matching prompted groups; personal ones never", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const billing = await seedGroup(svc.deps, orgId, { prompt: "the billing service" });
+    const marketing = await seedGroup(svc.deps, orgId, { prompt: "marketing campaigns" });
+    const archived = await seedGroup(svc.deps, orgId, { prompt: null, status: "archived" });
+    const unknown = `grp_${"f".repeat(32)}`;
+    const result = await ingestOk(key, {
+      messages: [
+        user("The billing service deploys with terraform every Friday afternoon."),
+        user("My sister was diagnosed with asthma last spring."),
+      ],
+      group_ids: [all, billing, marketing, archived, unknown],
+    });
+    expect(result.ignored_group_ids.sort()).toEqual([archived, unknown].sort());
+    const rows = await rowsOf(orgId, result.memories_created);
+    const deploy = rows.find((r) => r.type === "fact" && r.text.includes("billing service"))!;
+    expect([...deploy.group_ids].sort()).toEqual([all, billing].sort());
+    const sister = rows.find((r) => r.type === "fact" && r.text.includes("asthma"))!;
+    expect(sister.group_ids).toEqual([]);
+    expect(rows.every((r) => !r.group_ids.includes(archived) && !r.group_ids.includes(marketing))).toBe(true);
+  });
+
+  it("tags nothing when no valid group was given", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const archived = await seedGroup(svc.deps, orgId, { status: "archived" });
+    const result = await ingestOk(key, {
+      messages: [user("The deploy pipeline runs the integration tests first.")],
+      group_ids: [archived],
+    });
+    expect(result.ignored_group_ids).toEqual([archived]);
+    expect(result.stage_timings.classify).toBeUndefined();
+    const rows = await rowsOf(orgId, result.memories_created);
+    expect(rows.every((r) => r.group_ids.length === 0)).toBe(true);
+  });
+});
+
+describe("supersede and dedup", () => {
+  it("supersedes a changed single-valued fact and keeps the chain", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, { messages: [user("I live in Paris with two cats.")] });
+    const old = first.memories_created.find((m: any) => m.type === "fact" && m.text.includes("Paris"));
+    const second = await ingestOk(key, { messages: [user("I live in Berlin with two cats.")] });
+    const fresh = second.memories_created.find((m: any) => m.type === "fact" && m.text.includes("Berlin"));
+    expect(second.memories_superseded_by).toEqual({ [old.id]: fresh.id });
+    const oldRow = await findMemory(svc.deps.db, orgId, old.id);
+    expect(oldRow!.status).toBe("superseded");
+    expect(oldRow!.updated_at.getTime()).toBeGreaterThan(oldRow!.created_at.getTime());
+    const wire = toWire((await findMemory(svc.deps.db, orgId, fresh.id))!);
+    expect(wire.details).toMatchObject({ status: "active", supersedes: old.id });
+    // another user's fact is never superseded
+    const other = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u2", conv_id: "c9", messages: [user("I live in Rome with two cats.")] },
+    });
+    expect(other.body.result.memories_superseded_by).toEqual({});
+  });
+
+  it("stores a restated fact once and reports the existing row as updated", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      messages: [user("I play the violin in a quartet.", { dia_id: "D1:1" })],
+    });
+    const fact = first.memories_created.find((m: any) => m.type === "fact");
+    const second = await ingestOk(key, {
+      messages: [user("I play the violin in a quartet.", { dia_id: "D2:7" })],
+    });
+    expect(second.memories_created.filter((m: any) => m.type === "fact")).toEqual([]);
+    expect(second.memories_updated.map((m: any) => m.id)).toContain(fact.id);
+    const row = await findMemory(svc.deps.db, orgId, fact.id);
+    expect([...(row!.details.source_event_ids as string[])].sort()).toEqual(["D1:1", "D2:7"]);
+    const episode = second.memories_created.find((m: any) => m.type === "episode");
+    const ep = await findMemory(svc.deps.db, orgId, episode.id);
+    expect(ep!.details.fact_ids).toEqual([fact.id]);
+  });
+
+  it("two ingests of the same fact at once store it once", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const body = {
+      user_id: "u1",
+      conv_id: "c1",
+      messages: [user("I collect vintage fountain pens from Japan.")],
+    };
+    const [a, b] = await Promise.all([
+      svc.request("POST", "/v1/memories?wait=true", { key, body }),
+      svc.request("POST", "/v1/memories?wait=true", { key, body }),
+    ]);
+    expect([a.body.status, b.body.status]).toEqual(["succeeded", "succeeded"]);
+    const { rows } = await svc.deps.db.query(
+      "SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND type = 'fact' AND text LIKE '%fountain pens%'",
+      [orgId],
+    );
+    expect(rows[0].n).toBe(1);
+  });
+});
+
+describe("directives", () => {
+  it("captures lessons and procedures with trigger entities, namespace and outcome", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      namespace: "repo:mnemo",
+      outcome: "resolved",
+      messages: [
+        user("Always run `npm test` before pushing to the main branch."),
+        {
+          role: "assistant",
+          content:
+            "To release a version:\n1. Bump the version in package.json\n2. Run `npm run build`\n3. Tag it with `git tag`",
+        },
+      ],
+    });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const lesson = rows.find((r) => r.type === "lesson")!;
+    expect(lesson.text).toContain("npm test");
+    expect(lesson.trigger_entities).toContain("npm");
+    expect(lesson).toMatchObject({
+      namespace: "repo:mnemo",
+      outcome: "resolved",
+      user_id: "u1",
+      conv_id: "c1",
+    });
+    const proc = rows.find((r) => r.type === "procedure")!;
+    expect(proc.details.steps).toEqual([
+      "Bump the version in package.json",
+      "Run `npm run build`",
+      "Tag it with `git tag`",
+    ]);
+    expect(proc.trigger_entities).toEqual(expect.arrayContaining(["package.json", "npm", "git"]));
+    expect(toWire(proc).details).toMatchObject({ source_outcome: "resolved", namespace: "repo:mnemo" });
+    // seen again: counted, not duplicated
+    const again = await ingestOk(key, {
+      namespace: "repo:mnemo",
+      messages: [user("Always run `npm test` before pushing to the main branch.")],
+    });
+    expect(again.memories_created.filter((m: any) => m.type === "lesson")).toEqual([]);
+    expect(again.memories_updated.map((m: any) => m.id)).toContain(lesson.id);
+    expect((await findMemory(svc.deps.db, orgId, lesson.id))!.details.observation_count).toBe(2);
+  });
+});
+
+describe("artifacts", () => {
+  const code = (body: string) => `Here is utils.py for the adder:\n\`\`\`python\n${body}\n\`\`\``;
+
+  it("are extracted only when asked, and re-ingesting makes a new version", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const none = await ingestOk(key, { messages: [user(code("def add(a, b):\n    return a + b"))] });
+    expect(none.memories_created.some((m: any) => m.type === "artifact")).toBe(false);
+
+    const v1 = await ingestOk(key, {
+      extract_artifacts: true,
+      messages: [user(code("def add(a, b):\n    return a + b"))],
+    });
+    const a1 = v1.memories_created.find((m: any) => m.type === "artifact");
+    const row1 = await findMemory(svc.deps.db, orgId, a1.id);
+    expect(row1!.full_content).toBe("def add(a, b):\n    return a + b");
+    expect(row1!.details).toMatchObject({ title: "utils.py", version: 1, root_id: a1.id });
+    const episode = v1.memories_created.find((m: any) => m.type === "episode");
+    expect((await findMemory(svc.deps.db, orgId, episode.id))!.details.artifact_ids).toEqual([a1.id]);
+
+    const v2 = await ingestOk(key, {
+      extract_artifacts: true,
+      messages: [user(code("def add(a, b, c=0):\n    return a + b + c"))],
+    });
+    expect(v2.memories_created.some((m: any) => m.type === "artifact")).toBe(false);
+    const a2 = v2.memories_updated.find((m: any) => m.type === "artifact");
+    expect(a2.id).not.toBe(a1.id);
+    const row2 = await findMemory(svc.deps.db, orgId, a2.id);
+    expect(row2!.details).toMatchObject({ title: "utils.py", version: 2, root_id: a1.id });
+  });
+});
+
+describe("batch path", () => {
+  const conversation = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      role: i % 2 ? "Melanie" : "Caroline",
+      content: `I visited the botanical garden number ${i + 1} with my cousin Ana.`,
+      date:
+        i === 3
+          ? "sometime in spring"
+          : `${String((i % 28) + 1).padStart(2, "0")}/05/2023 10:${String(i).padStart(2, "0")}`,
+      dia_id: `D1:${i + 1}`,
+    }));
+
+  it("parses dates with timestamp_format on the batch path and keeps raw strings otherwise", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const result = await ingestOk(key, { messages: conversation(24), timestamp_format: "%d/%m/%Y %H:%M" });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const f1 = rows.find((r) => r.type === "fact" && (r.details.source_event_ids as string[])[0] === "D1:1")!;
+    expect(f1.text).toContain("Caroline visited the botanical garden number 1");
+    expect(f1.details).toMatchObject({ date: "01/05/2023 10:00", occurred_at: "2023-05-01T10:00:00.000Z" });
+    const f4 = rows.find((r) => r.type === "fact" && (r.details.source_event_ids as string[])[0] === "D1:4")!;
+    expect(f4.details).toMatchObject({ date: "sometime in spring", occurred_at: null });
+    const ep = rows.find((r) => r.type === "episode")!;
+    expect(ep.details.started_at).toBe("2023-05-01T10:00:00.000Z");
+    expect(ep.details.ended_at).toBe("2023-05-24T10:23:00.000Z");
+    expect(rows.filter((r) => r.type === "fact").length).toBe(24);
+
+    // the live path ignores timestamp_format
+    const live = await ingestOk(key, {
+      messages: conversation(3),
+      timestamp_format: "%d/%m/%Y %H:%M",
+      conv_id: "c2",
+    });
+    const liveRows = await rowsOf(orgId, live.memories_created);
+    expect(liveRows.filter((r) => r.type === "fact").every((r) => r.details.occurred_at === null)).toBe(true);
+  });
+});
+
+describe("agentic path", () => {
+  it("drops tool-output noise, takes files from tool turns as artifacts and writes a session gist", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await ingestOk(key, { messages: [user("The billing service runs on Node 24 in production.")] });
+    const result = await ingestOk(key, {
+      agentic: true,
+      extract_artifacts: true,
+      messages: [
+        user("Fix the failing test in src/billing/invoice.ts please."),
+        {
+          role: "tool",
+          content:
+            "read_file: src/billing/invoice.ts\nexport function total(items) {\n  return items.reduce((s, i) => s + i.price, 0);\n}\n// end\n",
+        },
+        {
+          role: "tool",
+          content:
+            "2024-05-01T10:00:00 npm test\nTypeError: Cannot read properties of undefined (reading 'price')",
+        },
+        {
+          role: "assistant",
+          content: "The items list contained undefined entries. I fixed it by filtering them out.",
+        },
+        user("The billing service runs on Node 24 in production."),
+      ],
+    });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const facts = rows.filter((r) => r.type === "fact");
+    expect(facts.some((f) => f.text.includes("2024-05-01T10:00:00"))).toBe(false);
+    expect(facts.some((f) => f.text.includes("Node 24"))).toBe(false); // already known: recalled first
+    const artifact = rows.find((r) => r.type === "artifact")!;
+    expect(artifact.details.title).toBe("src/billing/invoice.ts");
+    const episode = rows.find((r) => r.type === "episode")!;
+    expect(episode.details.gist).toMatchObject({
+      goal: "Fix the failing test in src/billing/invoice.ts please.",
+      tools: ["read_file"],
+    });
+    expect((episode.details.gist as { errors: string[] }).errors[0]).toContain("TypeError");
+    const lesson = rows.find((r) => r.type === "lesson")!;
+    expect(lesson.trigger_entities).toContain("TypeError");
+  });
+});

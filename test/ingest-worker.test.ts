@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { startWorkers } from "../jobs/workers.js";
+import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+
+const services: TestService[] = [];
+let child: ChildProcess | undefined;
+afterEach(() => {
+  if (child && child.exitCode === null) child.kill("SIGKILL");
+});
+afterAll(async () => {
+  for (const s of services) await s.stop();
+});
+
+const messages = [
+  { role: "user", content: "I moved to Lisbon in March and I work as a nurse." },
+  { role: "assistant", content: "Lisbon is lovely in spring." },
+];
+
+async function jobRow(svc: TestService, id: string) {
+  const { rows } = await svc.deps.db.query("SELECT status, attempts FROM ingest_jobs WHERE id = $1", [id]);
+  return rows[0] as { status: string; attempts: number } | undefined;
+}
+
+describe("slow extraction", () => {
+  it("wait=true falls back to 202 pending when the window ends, and the job still finishes", async () => {
+    const svc = await startTestService({
+      env: { MNEMO_TEST_EXTRACT_DELAY_MS: "1500", MNEMO_WAIT_SECONDS: "1" },
+    });
+    services.push(svc);
+    const { key } = await svc.newOrg();
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "c1", messages },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body.status === "pending" || res.body.status === "running").toBe(true);
+    expect(res.body.result).toBeNull();
+    const done = await waitFor(async () => {
+      const r = await svc.request("GET", `/v1/memories/jobs/${res.body.id}`, { key });
+      return r.body.status === "succeeded" ? r.body : undefined;
+    });
+    expect(done.result.memories_created.length).toBeGreaterThan(0);
+  });
+});
+
+describe("worker killed mid-job", () => {
+  it("leaves the job to be retried; the retry finishes it without duplicate memories", async () => {
+    // No in-process workers at first: the spawned worker process must take the job.
+    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "2" } });
+    services.push(svc);
+    const { key, orgId } = await svc.newOrg();
+    const res = await svc.request("POST", "/v1/memories", {
+      key,
+      body: { user_id: "u1", conv_id: "c1", messages },
+    });
+    expect(res.status).toBe(202);
+    const jobId = res.body.id as string;
+
+    // node --import tsx (not the tsx launcher, which runs the program in a grandchild that SIGKILL
+    // would miss): the worker is this one process.
+    child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+      env: {
+        ...process.env,
+        // a socket address reads "postgresql://postgres@/postgres?host=DIR", which URL parsing rejects;
+        // the host query parameter still wins over the placeholder host
+        DATABASE_URL: svc.connectionString.replace("@/", "@localhost/"),
+        MNEMO_EMBEDDING_DIM: String(svc.deps.config.MNEMO_EMBEDDING_DIM),
+        MNEMO_TEST_EXTRACT_DELAY_MS: "600000",
+        LOG_LEVEL: "silent",
+      },
+      stdio: "ignore",
+    });
+    await waitFor(async () => (await jobRow(svc, jobId))?.status === "running", {
+      timeoutMs: 45_000,
+      intervalMs: 100,
+    });
+    expect((await jobRow(svc, jobId))!.attempts).toBe(1);
+    child.kill("SIGKILL");
+    await new Promise((r) => child!.once("exit", r));
+    expect((await jobRow(svc, jobId))!.status).toBe("running");
+
+    // Another worker (this process, no delay) picks the job up once pg-boss sees the attempt expired.
+    await startWorkers(svc.deps, svc.runtime.boss);
+    await waitFor(async () => (await jobRow(svc, jobId))?.status === "succeeded", {
+      timeoutMs: 45_000,
+      intervalMs: 100,
+    });
+    const job = (await svc.request("GET", `/v1/memories/jobs/${jobId}`, { key })).body;
+    expect((await jobRow(svc, jobId))!.attempts).toBe(2);
+    const { rows } = await svc.deps.db.query(
+      "SELECT type, count(*)::int AS n, count(DISTINCT write_key)::int AS keys FROM memories WHERE org_id = $1 GROUP BY type",
+      [orgId],
+    );
+    const byType = Object.fromEntries(rows.map((r) => [r.type, r]));
+    expect(byType.episode).toMatchObject({ n: 1, keys: 1 });
+    const facts = job.result.memories_created.filter((m: { type: string }) => m.type === "fact");
+    expect(byType.fact.n).toBe(facts.length);
+    expect(byType.fact.keys).toBe(byType.fact.n);
+  });
+});

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IngestJob } from "../rest/routes/ingest.js";
+import { findMemory } from "../src/db/memories.js";
+import { seedGroup } from "./helpers/groups.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
+
+let svc: TestService;
+let stub: StubOpenAI;
+beforeAll(async () => {
+  stub = await startStubOpenAI({ dim: 384 });
+  svc = await startTestService({
+    env: { MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: "sk-test", MNEMO_LLM_MAX_RETRIES: "2" },
+  });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await stub?.close();
+});
+
+const body = (extra: object = {}) => ({
+  user_id: "u1",
+  conv_id: "c1",
+  messages: [
+    { role: "user", content: "I started learning the cello.", dia_id: "D1:1" },
+    { role: "assistant", content: "That is wonderful, how is it going?", dia_id: "D1:2" },
+  ],
+  ...extra,
+});
+
+describe("openai-compatible provider", () => {
+  it("extracts through chat completions with a JSON schema and embeds with the configured dimension", async () => {
+    expect(svc.deps.providers.kind).toBe("openai");
+    expect(svc.deps.providers.llm).not.toBeNull();
+    const { key, orgId } = await svc.newOrg();
+    const seen = stub.requests.length;
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("succeeded");
+    const facts = res.body.result.memories_created.filter((m: any) => m.type === "fact");
+    expect(facts.map((f: any) => f.text)).toContain("Stub fact: I started learning the cello.");
+    const row = await findMemory(svc.deps.db, orgId, facts[0].id);
+    expect(row!.details.source_event_ids).toEqual(["D1:1"]);
+    expect(row!.details.source_role).toBe("user");
+    const calls = stub.requests.slice(seen);
+    const extract = calls.find((c) => c.kind === "extract")!;
+    expect(extract.path).toBe("/v1/chat/completions");
+    expect(extract.body.response_format.type).toBe("json_schema");
+    const emb = calls.find((c) => c.kind === "embeddings")!;
+    expect(emb.body.dimensions).toBe(384);
+    const { rows } = await svc.deps.db.query(
+      "SELECT vector_dims(embedding) AS d FROM memories WHERE id = $1",
+      [facts[0].id],
+    );
+    expect(rows[0].d).toBe(384);
+  });
+
+  it("fails the job clearly when the model returns output that does not validate", async () => {
+    const { key, orgId } = await svc.newOrg();
+    stub.enqueue("extract", { content: '{"facts": "not a list"' });
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("failed");
+    expect(res.body.result).toBeNull();
+    expect(res.body.error).toMatchObject({ type: "server_error", code: "ingest_failed" });
+    expect(res.body.error.message).toMatch(/does not match the expected schema/);
+    expect(IngestJob.safeParse(res.body).success).toBe(true);
+    const { rows } = await svc.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
+      orgId,
+    ]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it("retries a 429 and then succeeds", async () => {
+    const { key } = await svc.newOrg();
+    const seen = stub.requests.length;
+    stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "20" } });
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("succeeded");
+    expect(stub.requests.slice(seen).filter((c) => c.kind === "extract")).toHaveLength(2);
+  });
+
+  it("fails with a clear error when the model keeps failing", async () => {
+    const { key } = await svc.newOrg();
+    const err = { status: 503, headers: { "retry-after-ms": "10" } };
+    stub.enqueue("extract", err, err, err);
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
+    expect(res.body.status).toBe("failed");
+    expect(res.body.error.code).toBe("ingest_failed");
+    expect(res.body.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);
+  });
+
+  it("tags with the model's classification: catch-all plus matched prompted groups, personal none", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const music = await seedGroup(svc.deps, orgId, { prompt: "music lessons" });
+    const other = await seedGroup(svc.deps, orgId, { prompt: "cooking" });
+    // memories are [episode, fact 1, fact 2] in that order
+    stub.enqueue("classify", {
+      json: {
+        results: [
+          { index: 0, verdict: "personal", matched_group_ids: [music] },
+          { index: 1, verdict: "shareable", matched_group_ids: [music, "grp_unknown"] },
+        ],
+      },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ group_ids: [all, music, other] }),
+    });
+    expect(res.body.status).toBe("succeeded");
+    const created = res.body.result.memories_created;
+    const rows = await Promise.all(created.map((m: any) => findMemory(svc.deps.db, orgId, m.id)));
+    const episode = rows.find((r) => r!.type === "episode")!;
+    expect(episode.group_ids).toEqual([]);
+    const tagged = rows.filter((r) => r!.group_ids.length > 0);
+    expect(tagged).toHaveLength(1);
+    expect([...tagged[0]!.group_ids].sort()).toEqual([all, music].sort());
+    // index 2 got no verdict: fails closed
+    expect(rows.filter((r) => r!.group_ids.length === 0)).toHaveLength(created.length - 1);
+  });
+});
