@@ -87,12 +87,7 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(
       await callErr(client, "archive_group", { group_id: "grp_0123456789abcdef0123456789abcdef" }),
     ).toMatch(/group_not_found.*grp_0123456789abcdef0123456789abcdef/s);
-    // No scope given and none configured: the service's own rule, with what to do about it.
-    const unscoped = await callErr(client, "search_memory", { query: "anything" });
-    expect(unscoped).toMatch(/missing_scope/);
-    expect(unscoped).toMatch(/MNEMO_DEFAULT_USER_ID|X-Mnemo-User-Id/);
     expect(await callErr(client, "add_memory", { text: "x" })).toMatch(/missing_scope.*user_id/s);
-    expect(await callErr(client, "recall_directives", { user_id: "u" })).toMatch(/missing_trigger/);
     expect(await callErr(client, "tag_memory", { memory_id: missing })).toMatch(/empty_patch/);
     // Input that fails the tool's own schema.
     expect(await callErr(client, "list_memories", { limit: 0 })).toMatch(/limit/);
@@ -123,8 +118,8 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     }
   });
 
-  it("calls every tool end to end, each answer matching its output schema", async () => {
-    const { orgId, key } = await svc.newOrg();
+  it("runs the memory and group tools end to end, each answer matching its output schema", async () => {
+    const { key } = await svc.newOrg();
     const { client, tools } = await connect(key);
     const user = "u-flow";
 
@@ -173,6 +168,33 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(one.structured.id).toBe(memId);
     expect(one.text).toContain(memId);
 
+    const tagged = await callOk(client, tools, "tag_memory", {
+      memory_id: memId,
+      add_group_ids: [g2.structured.id],
+    });
+    expect(tagged.structured.group_ids).toContain(g2.structured.id);
+    const revisions = await callOk(client, tools, "memory_revisions", { memory_id: memId });
+    expect(revisions.structured.data.map((m: { id: string }) => m.id)).toContain(memId);
+
+    const archived = await callOk(client, tools, "archive_group", { group_id: g2.structured.id });
+    expect(archived.structured.status).toBe("archived");
+
+    const deleted = await callOk(client, tools, "delete_memory", { memory_id: memId });
+    expect(deleted.structured).toEqual({ id: memId, deleted: true });
+    expect(await callErr(client, "delete_memory", { memory_id: memId })).toMatch(/memory_not_found/);
+    await client.close();
+  });
+
+  it("runs search_memory and recall_directives end to end", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const user = "u-search";
+    const added = await callOk(client, tools, "add_memory", {
+      text: "I always use tabs for indentation in Python projects.",
+      user_id: user,
+    });
+    const memId = (added.structured.result.memories_created as { id: string }[])[0]!.id;
+
     const found = await callOk(client, tools, "search_memory", {
       query: "tabs indentation Python",
       user_id: user,
@@ -184,14 +206,6 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     const composed = await callOk(client, tools, "search_memory", { query: "indentation", user_id: user });
     expect(composed.structured.mode).toBe("compose");
     expect(composed.text).toBe(composed.structured.context ?? "No memories matched.");
-
-    const tagged = await callOk(client, tools, "tag_memory", {
-      memory_id: memId,
-      add_group_ids: [g2.structured.id],
-    });
-    expect(tagged.structured.group_ids).toContain(g2.structured.id);
-    const revisions = await callOk(client, tools, "memory_revisions", { memory_id: memId });
-    expect(revisions.structured.data.map((m: { id: string }) => m.id)).toContain(memId);
 
     // A directive with trigger entities, written through the core write.
     const ctx = systemCtx(svc.deps, orgId, "seed");
@@ -218,12 +232,11 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     });
     expect(silent.structured.data).toEqual([]);
 
-    const archived = await callOk(client, tools, "archive_group", { group_id: g2.structured.id });
-    expect(archived.structured.status).toBe("archived");
-
-    const deleted = await callOk(client, tools, "delete_memory", { memory_id: memId });
-    expect(deleted.structured).toEqual({ id: memId, deleted: true });
-    expect(await callErr(client, "delete_memory", { memory_id: memId })).toMatch(/memory_not_found/);
+    // No scope given and none configured: the service's own rule, with what to do about it.
+    const unscoped = await callErr(client, "search_memory", { query: "anything" });
+    expect(unscoped).toMatch(/missing_scope/);
+    expect(unscoped).toMatch(/MNEMO_DEFAULT_USER_ID|X-Mnemo-User-Id/);
+    expect(await callErr(client, "recall_directives", { user_id: "u" })).toMatch(/missing_trigger/);
     await client.close();
   });
 
