@@ -9,6 +9,7 @@ export const QUEUES: Array<{ name: string; options: Parameters<PgBoss["createQue
   // more so that the last delivery can record the failure. Per-job expiry comes from send().
   { name: "ingest", options: { retryLimit: 3, retryDelay: 0, deleteAfterSeconds: 3600 } },
   { name: "ingest-sweep", options: { retryLimit: 1 } },
+  { name: "webhook-delivery", options: { retryLimit: 0, expireInSeconds: 300 } }, // jobs/webhooks.ts
 ];
 
 export async function ensureQueues(boss: PgBoss): Promise<void> {

@@ -91,6 +91,22 @@ export const EnvSchema = z.object({
   // Webhooks
   MNEMO_WEBHOOK_ALLOW_PRIVATE: bool(false),
   MNEMO_WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** Delay in seconds before each delivery attempt; its length is the number of attempts. */
+  MNEMO_WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return [0, 5, 30, 120, 600];
+      const parts = v.split(",").map((p) => Number(p.trim()));
+      if (parts.length > 20 || parts.some((n) => !Number.isFinite(n) || n < 0 || n > 86_400)) {
+        ctx.addIssue({
+          code: "custom",
+          message: "must be 1 to 20 comma-separated delays in seconds (0..86400)",
+        });
+        return z.NEVER;
+      }
+      return parts;
+    }),
   // Identity-provider JWTs
   MNEMO_JWT_JWKS_URL: url,
   MNEMO_JWT_SECRET: optionalString,

@@ -15,9 +15,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function start() {
+async function start(env: Record<string, string> = {}) {
   const port = await freePort();
-  const p = spawnMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: String(port) });
+  const p = spawnMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: String(port), ...env });
   await p.waitFor(/"msg":"listening"/);
   return { p, base: `http://127.0.0.1:${port}` };
 }
@@ -93,5 +93,29 @@ describe("the server process", () => {
     const offlineKey = JSON.parse(offline.stdout).api_key;
     expect((await fetch(`${s.base}/v1/groups`, { headers: { "x-api-key": offlineKey } })).status).toBe(200);
     expect(await server.kill("SIGTERM")).toBe(0);
+  });
+
+  it("finishes an in-flight request before exiting on SIGTERM", async () => {
+    // A slow extractor keeps a wait=true ingest in flight while the signal arrives.
+    const s = await start({ MNEMO_TEST_EXTRACT_DELAY_MS: "1500" });
+    server = s.p;
+    const inFlight = fetch(`${s.base}/v1/memories?wait=true`, {
+      method: "POST",
+      headers: { "x-api-key": firstKey, "content-type": "application/json" },
+      body: JSON.stringify({
+        user_id: "u1",
+        conv_id: "c1",
+        messages: [{ role: "user", content: "I live in Lisbon." }],
+      }),
+    });
+    // The job is accepted (and the request is waiting on it) before the signal is sent.
+    await s.p.waitFor(/"msg":"ingest accepted"/);
+    const exited = s.p.kill("SIGTERM");
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("succeeded");
+    expect(await exited).toBe(0);
+    // Refused once stopped.
+    await expect(fetch(`${s.base}/healthz`)).rejects.toThrow();
   });
 });

@@ -1,5 +1,8 @@
 import type { Deps } from "../context.js";
 import type { Queryable } from "../db/db.js";
+import { findWebhook } from "../db/webhooks.js";
+import { sha256Hex } from "../ids.js";
+import type { WebhookEvent } from "./model.js";
 
 /** What a terminal ingest job tells the webhook subsystem (section 6 of the spec). */
 export interface JobTerminalEvent {
@@ -14,13 +17,64 @@ export interface JobTerminalEvent {
   finishedAt: Date;
 }
 
+export const WEBHOOK_QUEUE = "webhook-delivery";
+
+/** The pg-boss job for one delivery attempt. `body` is the exact bytes sent and signed. */
+export interface DeliveryJobData {
+  orgId: string;
+  eventId: string;
+  event: WebhookEvent;
+  jobId: string;
+  body: string;
+  attempt: number;
+}
+
+/** The delivery body, exactly the fields of section 6. */
+export function eventBody(event: JobTerminalEvent): { name: WebhookEvent; body: string } {
+  const base = { job_id: event.jobId, conv_id: event.convId, user_id: event.userId };
+  const timestamp = event.finishedAt.toISOString();
+  if (event.status === "succeeded") {
+    const name = "memory.learning.completed" as const;
+    return {
+      name,
+      body: JSON.stringify({
+        event: name,
+        ...base,
+        memories: event.memories.map((m) => ({ id: m.id, type: m.type })),
+        memories_updated: event.memoriesUpdated,
+        timestamp,
+      }),
+    };
+  }
+  const name = "memory.learning.failed" as const;
+  const error = event.error ?? { type: "server_error", code: "ingest_failed", message: "Ingest failed." };
+  return { name, body: JSON.stringify({ event: name, ...base, error, timestamp }) };
+}
+
+/** Stable per event, so receivers can deduplicate (sent as X-Webhook-Id on every attempt). */
+export const eventIdFor = (orgId: string, jobId: string, name: string) =>
+  `evt_${sha256Hex(`${orgId}\n${jobId}\n${name}`).slice(0, 32)}`;
+
 /**
  * Called by the ingest job inside the same transaction that records the job's terminal state:
  * enqueues a delivery when the organisation's webhook is enabled and subscribed to the event.
- * (Filled in by the webhooks issue.)
+ * The send uses that transaction, so the delivery exists exactly when the terminal state does.
  */
-export async function enqueueJobWebhook(
-  _db: Queryable,
-  _deps: Deps,
-  _event: JobTerminalEvent,
-): Promise<void> {}
+export async function enqueueJobWebhook(db: Queryable, deps: Deps, event: JobTerminalEvent): Promise<void> {
+  const hook = await findWebhook(db, event.orgId);
+  if (!hook?.enabled) return;
+  const { name, body } = eventBody(event);
+  if (!hook.events.includes(name)) return;
+  const data: DeliveryJobData = {
+    orgId: event.orgId,
+    eventId: eventIdFor(event.orgId, event.jobId, name),
+    event: name,
+    jobId: event.jobId,
+    body,
+    attempt: 1,
+  };
+  await deps.queue.send(WEBHOOK_QUEUE, data, {
+    db,
+    startAfterSeconds: deps.config.MNEMO_WEBHOOK_RETRY_SCHEDULE[0] ?? 0,
+  });
+}

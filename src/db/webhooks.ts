@@ -1,0 +1,107 @@
+import type { Queryable } from "./db.js";
+
+export interface WebhookRow {
+  org_id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  secret_enc: string;
+  secret_last_four: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  org_id: string;
+  event_id: string;
+  event: string;
+  job_id: string | null;
+  url: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  outcome: "delivered" | "retrying" | "failed";
+  next_attempt_at: Date | null;
+  created_at: Date;
+  /** created_at at full (microsecond) precision, for keyset cursors. */
+  cursor_ts: string;
+}
+
+const COLS = "org_id, url, events, enabled, secret_enc, secret_last_four, created_at, updated_at";
+
+export async function findWebhook(db: Queryable, orgId: string): Promise<WebhookRow | undefined> {
+  const { rows } = await db.query<WebhookRow>(`SELECT ${COLS} FROM webhooks WHERE org_id = $1`, [orgId]);
+  return rows[0];
+}
+
+/** Creates or replaces the organisation's single config; `created_at` survives a replace. */
+export async function upsertWebhook(
+  db: Queryable,
+  w: Pick<WebhookRow, "org_id" | "url" | "events" | "enabled" | "secret_enc" | "secret_last_four">,
+): Promise<WebhookRow> {
+  const { rows } = await db.query<WebhookRow>(
+    `INSERT INTO webhooks (org_id, url, events, enabled, secret_enc, secret_last_four)
+     VALUES ($1, $2, $3::text[], $4, $5, $6)
+     ON CONFLICT (org_id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events,
+       enabled = EXCLUDED.enabled, secret_enc = EXCLUDED.secret_enc,
+       secret_last_four = EXCLUDED.secret_last_four, updated_at = now()
+     RETURNING ${COLS}`,
+    [w.org_id, w.url, w.events, w.enabled, w.secret_enc, w.secret_last_four],
+  );
+  return rows[0]!;
+}
+
+export async function deleteWebhook(db: Queryable, orgId: string): Promise<void> {
+  await db.query("DELETE FROM webhooks WHERE org_id = $1", [orgId]);
+}
+
+/** `retry_in_seconds` sets next_attempt_at from the same clock as created_at (null: no retry). */
+export async function insertDelivery(
+  db: Queryable,
+  d: Omit<DeliveryRow, "created_at" | "cursor_ts" | "next_attempt_at"> & { retry_in_seconds: number | null },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_deliveries
+       (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome,
+        next_attempt_at)
+     VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::int, $8::int, $9, $10::int, $11,
+             now() + $12::float8 * interval '1 second')`,
+    [
+      d.id,
+      d.org_id,
+      d.event_id,
+      d.event,
+      d.job_id,
+      d.url,
+      d.attempt,
+      d.status_code,
+      d.error,
+      d.duration_ms,
+      d.outcome,
+      d.retry_in_seconds,
+    ],
+  );
+}
+
+/** Newest first; `after` is the (created_at, id) of the last row of the previous page. */
+export async function listDeliveries(
+  db: Queryable,
+  orgId: string,
+  limit: number,
+  after: { ts: string; id: string } | null,
+): Promise<DeliveryRow[]> {
+  const { rows } = await db.query<DeliveryRow>(
+    `SELECT id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome,
+            next_attempt_at, created_at,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_ts
+       FROM webhook_deliveries
+      WHERE org_id = $1
+        AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+      ORDER BY created_at DESC, id DESC
+      LIMIT $4::int`,
+    [orgId, after?.ts ?? null, after?.id ?? null, limit],
+  );
+  return rows;
+}

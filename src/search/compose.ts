@@ -1,0 +1,89 @@
+import { generateText, Output } from "ai";
+import { z } from "zod";
+import type { Ctx } from "../context.js";
+import type { MemoryRow, MemoryType } from "../memories/model.js";
+
+/** How many candidates the deterministic block renders, and how many the model is shown. */
+const DETERMINISTIC_ROWS = 12;
+const MODEL_ROWS = 40;
+
+const HEADINGS: Record<MemoryType, string> = {
+  lesson: "Lessons",
+  procedure: "Procedures",
+  fact: "Facts",
+  episode: "Episodes",
+  artifact: "Artifacts",
+};
+const ORDER: MemoryType[] = ["lesson", "procedure", "fact", "episode", "artifact"];
+
+/** The date a memory is about, when extraction recorded one; else when it was stored. */
+export function memoryDate(row: MemoryRow): string {
+  const d = row.details ?? {};
+  for (const key of ["occurred_at", "event_date", "date", "started_at"]) {
+    const v = d[key];
+    if (typeof v === "string" && v.trim()) {
+      const parsed = new Date(v);
+      return Number.isNaN(parsed.getTime()) ? v.trim() : parsed.toISOString().slice(0, 10);
+    }
+  }
+  return row.created_at.toISOString().slice(0, 10);
+}
+
+function line(row: MemoryRow): string {
+  const title =
+    typeof row.details?.title === "string" && row.details.title ? `**${row.details.title}**: ` : "";
+  return `- ${memoryDate(row)}: ${title}${row.text.replace(/\s+/g, " ").trim()}`;
+}
+
+/** The markdown block without a model: the top rows grouped by type, each with its date. */
+export function composeDeterministic(rows: MemoryRow[]): string {
+  const top = rows.slice(0, DETERMINISTIC_ROWS);
+  if (top.length === 0) return "";
+  const sections = ORDER.map((type) => {
+    const of = top.filter((r) => r.type === type);
+    return of.length ? `### ${HEADINGS[type]}\n${of.map(line).join("\n")}` : "";
+  }).filter(Boolean);
+  return `## Relevant memories\n\n${sections.join("\n\n")}\n`;
+}
+
+const Selection = z.object({
+  selected_ids: z
+    .array(z.string())
+    .describe("ids of the memories that help answer the query, most useful first"),
+  context: z.string().describe("a concise markdown block of the selected memories, with dates, for a prompt"),
+});
+
+/**
+ * One context-selection call: the model picks the candidates that bear on the query and writes
+ * the markdown block. Returns null when the model fails or picks nothing usable, so the caller
+ * falls through to the deterministic block.
+ */
+export async function composeWithModel(
+  ctx: Ctx,
+  query: string,
+  rows: MemoryRow[],
+): Promise<{ context: string; selected: string[] } | null> {
+  const llm = ctx.deps.providers.llm;
+  if (!llm || rows.length === 0) return null;
+  const shown = rows.slice(0, MODEL_ROWS);
+  const list = shown.map((r) => `[${r.id}] (${r.type}, ${memoryDate(r)}) ${r.text.replace(/\s+/g, " ")}`);
+  try {
+    const { output } = await generateText({
+      model: llm,
+      output: Output.object({ schema: Selection }),
+      maxRetries: ctx.deps.config.MNEMO_LLM_MAX_RETRIES,
+      abortSignal: AbortSignal.timeout(ctx.deps.config.MNEMO_LLM_TIMEOUT_MS),
+      system:
+        "You select long-term memories for an AI agent. Pick only the memories that help with the query " +
+        "and write a short markdown block of them (keep dates). Never invent facts.",
+      prompt: `Query: ${query}\n\nCandidate memories:\n${list.join("\n")}`,
+    });
+    const known = new Set(shown.map((r) => r.id));
+    const selected = output.selected_ids.filter((id) => known.has(id));
+    if (!output.context.trim() && selected.length === 0) return { context: "", selected: [] };
+    return { context: output.context.trim(), selected };
+  } catch (err) {
+    ctx.log.warn({ err }, "context selection failed; using the deterministic block");
+    return null;
+  }
+}

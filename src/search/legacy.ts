@@ -1,0 +1,27 @@
+/**
+ * Legacy search shapes (4.8 rule 8), translated in this one place before validation, so the
+ * schema and the verb only ever see the current shape:
+ * - `filters.user_id` is lifted to the root when the root has none; other filter keys are dropped;
+ * - `mode` `rows` reads as `retrieve`, `context` as `compose`;
+ * - `include` `context_prompt` sets compose mode and is dropped; `full_content` stays (it opts in
+ *   to artifact bodies, 2.1) but is never a corpus.
+ */
+export function translateLegacySearch(body: unknown): unknown {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  const out: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  if ("filters" in out) {
+    const filters = out.filters;
+    delete out.filters;
+    if (filters && typeof filters === "object" && !Array.isArray(filters)) {
+      const userId = (filters as Record<string, unknown>).user_id;
+      if ((out.user_id === undefined || out.user_id === null) && userId !== undefined) out.user_id = userId;
+    }
+  }
+  if (out.mode === "rows") out.mode = "retrieve";
+  else if (out.mode === "context") out.mode = "compose";
+  if (Array.isArray(out.include) && out.include.includes("context_prompt")) {
+    out.include = out.include.filter((v) => v !== "context_prompt");
+    out.mode = "compose";
+  }
+  return out;
+}

@@ -1,0 +1,117 @@
+import { generateText, Output } from "ai";
+import { z } from "zod";
+import type { Ctx } from "../context.js";
+import type { MemoryRow } from "../memories/model.js";
+import { COMMON_WORDS } from "./common-words.js";
+
+export interface Verdict {
+  keep: boolean;
+  because: string;
+  confidence: number;
+}
+
+export interface GateItem {
+  row: MemoryRow;
+  matchedOn: string[];
+}
+
+/** Below this lexical relevance a directive is dropped (when a task is given). */
+const LEXICAL_THRESHOLD = 0.2;
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+/** Lowercase content words with a crude suffix strip, so "migrations" meets "migrate". */
+function terms(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (w.length < 3 || COMMON_WORDS.has(w)) continue;
+    out.add(w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w);
+  }
+  return out;
+}
+
+function directiveText(row: MemoryRow): string {
+  const steps = Array.isArray(row.details?.steps) ? (row.details.steps as unknown[]).join(" ") : "";
+  return `${row.text} ${steps} ${row.trigger_entities.join(" ")}`;
+}
+
+/**
+ * The gate without a model (DECISIONS.md): the share of the task's content words that the
+ * directive (text, steps, trigger entities) also uses, plus the matched identifiers the task
+ * names. With no task there is nothing to gate against: every match is kept, at middling
+ * confidence. Unverified directives (no outcome) are held a little less confidently.
+ */
+export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
+  const hedge = item.row.outcome === "resolved" ? 1 : 0.8;
+  const matched = item.matchedOn.length ? `matched on ${item.matchedOn.join(", ")}` : "matched the action";
+  if (!task?.trim()) return { keep: true, because: `It ${matched}.`, confidence: round2(0.5 * hedge) };
+  const want = terms(task);
+  const have = terms(directiveText(item.row));
+  const shared = [...want].filter((w) => have.has(w));
+  const namedInTask = item.matchedOn.filter((e) => task.includes(e)).length;
+  const overlap = want.size ? shared.length / Math.min(want.size, Math.max(have.size, 1)) : 0;
+  const relevance = Math.min(1, overlap + (namedInTask ? 0.3 : 0));
+  if (relevance < LEXICAL_THRESHOLD) {
+    return {
+      keep: false,
+      because: "It shares too little with the task.",
+      confidence: round2(relevance * hedge),
+    };
+  }
+  const words = shared.slice(0, 4).join(", ");
+  return {
+    keep: true,
+    because: `It ${matched}${words ? ` and the task concerns ${words}` : ""}.`,
+    confidence: round2((0.4 + 0.6 * relevance) * hedge),
+  };
+}
+
+const GateReply = z.object({
+  verdicts: z.array(
+    z.object({
+      id: z.string(),
+      relevant: z.boolean(),
+      because: z.string().describe("one short sentence: why it helps (or not) with the task"),
+      confidence: z.number().min(0).max(1),
+    }),
+  ),
+});
+
+/**
+ * One model call judging every matched directive against the task. Returns null when the model
+ * fails, so the caller falls back to the lexical gate.
+ */
+export async function modelVerdicts(
+  ctx: Ctx,
+  items: GateItem[],
+  task: string | null,
+  action: string,
+): Promise<Map<string, Verdict> | null> {
+  const llm = ctx.deps.providers.llm;
+  if (!llm || items.length === 0) return null;
+  const list = items.map(
+    (i) =>
+      `[${i.row.id}] (${i.row.type}${i.row.outcome ? `, ${i.row.outcome}` : ", unverified"}) ${i.row.text.replace(/\s+/g, " ")}` +
+      ` | matched on: ${i.matchedOn.join(", ")}`,
+  );
+  try {
+    const { output } = await generateText({
+      model: llm,
+      output: Output.object({ schema: GateReply }),
+      maxRetries: ctx.deps.config.MNEMO_LLM_MAX_RETRIES,
+      abortSignal: AbortSignal.timeout(ctx.deps.config.MNEMO_LLM_TIMEOUT_MS),
+      system:
+        "An AI agent is about to call a tool. Judge which recalled lessons and procedures are relevant " +
+        "to its current task. Keep only those that would change or confirm what it is about to do.",
+      prompt: `Task: ${task?.trim() || "(not stated)"}\nTool call: ${action}\n\nRecalled directives:\n${list.join("\n")}`,
+    });
+    const out = new Map<string, Verdict>();
+    for (const v of output.verdicts) {
+      out.set(v.id, { keep: v.relevant, because: v.because, confidence: round2(v.confidence) });
+    }
+    return out;
+  } catch (err) {
+    ctx.log.warn({ err }, "relevance gate failed; using the lexical gate");
+    return null;
+  }
+}

@@ -1,0 +1,25 @@
+import type { MemoryRow } from "../memories/model.js";
+import type { Verdict } from "./gate.js";
+
+/**
+ * Markdown advice for the agent: resolved directives as plain advice, those without an outcome
+ * hedged as unverified; procedures with their numbered steps.
+ */
+export function renderDirectives(items: { row: MemoryRow; matchedOn: string[]; verdict: Verdict }[]): string {
+  if (items.length === 0) return "";
+  const block = (type: "lesson" | "procedure", heading: string) => {
+    const of = items.filter((i) => i.row.type === type);
+    if (!of.length) return "";
+    const lines = of.map(({ row, matchedOn }) => {
+      const hedge = row.outcome === "resolved" ? "" : "(unverified) ";
+      const on = matchedOn.length ? ` _(matched on ${matchedOn.map((m) => `\`${m}\``).join(", ")})_` : "";
+      const steps = Array.isArray(row.details?.steps)
+        ? (row.details.steps as unknown[]).map((s, n) => `   ${n + 1}. ${String(s)}`).join("\n")
+        : "";
+      return `- ${hedge}${row.text.replace(/\s+/g, " ").trim()}${on}${steps ? `\n${steps}` : ""}`;
+    });
+    return `### ${heading}\n${lines.join("\n")}`;
+  };
+  const sections = [block("lesson", "Lessons"), block("procedure", "Procedures")].filter(Boolean);
+  return `## Recalled for this tool call\n\n${sections.join("\n\n")}\n`;
+}

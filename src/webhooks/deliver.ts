@@ -1,0 +1,167 @@
+import { randomUUID } from "node:crypto";
+import { request } from "undici";
+import type { Ctx } from "../context.js";
+import { findWebhook, insertDelivery } from "../db/webhooks.js";
+import { type DeliveryJobData, WEBHOOK_QUEUE } from "./enqueue.js";
+import { decryptSecret, signBody } from "./secrets.js";
+import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
+
+export const USER_AGENT = "Mnemo-Webhooks/1.0";
+/** A receiver's Retry-After is honoured up to this many seconds. */
+const MAX_RETRY_AFTER_SECONDS = 3600;
+
+export type AttemptResult =
+  | { outcome: "skipped"; reason: string }
+  | { outcome: "delivered" | "retrying" | "failed"; statusCode: number | null; error: string | null };
+
+interface Sent {
+  statusCode: number | null;
+  error: string | null;
+  retryable: boolean;
+  retryAfterSeconds: number | null;
+}
+
+/**
+ * One delivery attempt: re-reads the config (a webhook disabled, unsubscribed or removed since
+ * the event stops here), signs the stored body with the current secret, posts it through the
+ * address-checking dispatcher, records the attempt, and schedules the next attempt as a new,
+ * persisted job in the same transaction as the record.
+ */
+export async function deliverWebhook({
+  ctx,
+  input,
+  resolve,
+}: {
+  ctx: Ctx;
+  input: DeliveryJobData;
+  resolve?: Resolver;
+}): Promise<AttemptResult> {
+  const { config } = ctx.deps;
+  const hook = await findWebhook(ctx.db, input.orgId);
+  if (!hook) return skip(ctx, "webhook removed");
+  if (!hook.enabled) return skip(ctx, "webhook disabled");
+  if (!hook.events.includes(input.event)) return skip(ctx, "event no longer subscribed");
+
+  const secret = decryptSecret(ctx.deps.secret, input.orgId, hook.secret_enc);
+  const started = performance.now();
+  const sent = await post(hook.url, input, secret, {
+    allowPrivate: config.MNEMO_WEBHOOK_ALLOW_PRIVATE,
+    timeoutMs: config.MNEMO_WEBHOOK_TIMEOUT_MS,
+    ...(resolve ? { resolve } : {}),
+  });
+  const durationMs = Math.round(performance.now() - started);
+
+  const schedule = config.MNEMO_WEBHOOK_RETRY_SCHEDULE;
+  const ok = sent.statusCode !== null && sent.statusCode >= 200 && sent.statusCode < 300;
+  const more = sent.retryable && input.attempt < schedule.length;
+  const delay = more
+    ? Math.max(schedule[input.attempt] ?? 0, Math.min(sent.retryAfterSeconds ?? 0, MAX_RETRY_AFTER_SECONDS))
+    : 0;
+  const outcome = ok ? "delivered" : more ? "retrying" : "failed";
+
+  await ctx.deps.db.tx(async (tx) => {
+    await insertDelivery(tx, {
+      id: randomUUID(),
+      org_id: input.orgId,
+      event_id: input.eventId,
+      event: input.event,
+      job_id: input.jobId,
+      url: hook.url,
+      attempt: input.attempt,
+      status_code: sent.statusCode,
+      error: sent.error,
+      duration_ms: durationMs,
+      outcome,
+      retry_in_seconds: more ? delay : null,
+    });
+    if (more) {
+      const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
+      await ctx.deps.queue.send(WEBHOOK_QUEUE, next, { db: tx, startAfterSeconds: delay });
+    }
+  });
+  ctx.log[ok ? "info" : "warn"](
+    {
+      eventId: input.eventId,
+      attempt: input.attempt,
+      statusCode: sent.statusCode,
+      error: sent.error,
+      outcome,
+    },
+    "webhook delivery attempt",
+  );
+  return { outcome, statusCode: sent.statusCode, error: sent.error };
+}
+
+function skip(ctx: Ctx, reason: string): AttemptResult {
+  ctx.log.info({ reason }, "webhook delivery dropped");
+  return { outcome: "skipped", reason };
+}
+
+async function post(
+  url: string,
+  input: DeliveryJobData,
+  secret: string,
+  options: { allowPrivate: boolean; timeoutMs: number; resolve?: Resolver },
+): Promise<Sent> {
+  if (!options.allowPrivate && !url.startsWith("https://")) {
+    return { statusCode: null, error: "url is not https", retryable: false, retryAfterSeconds: null };
+  }
+  const dispatcher = createSafeDispatcher(options);
+  try {
+    const res = await request(url, {
+      method: "POST",
+      dispatcher,
+      body: input.body,
+      signal: AbortSignal.timeout(options.timeoutMs),
+      headers: {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "x-webhook-event": input.event,
+        "x-webhook-id": input.eventId,
+        "x-webhook-signature": signBody(secret, input.body),
+        "x-webhook-attempt": String(input.attempt),
+      },
+    });
+    await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+    const s = res.statusCode;
+    if (s >= 200 && s < 300) return { statusCode: s, error: null, retryable: false, retryAfterSeconds: null };
+    const retryable = s >= 500 || s === 408 || s === 429;
+    const error = s >= 300 && s < 400 ? "redirect not followed" : `HTTP ${s}`;
+    const retryAfter = s === 429 || s === 503 ? parseRetryAfter(res.headers["retry-after"]) : null;
+    return { statusCode: s, error, retryable, retryAfterSeconds: retryAfter };
+  } catch (err) {
+    if (isUnsafe(err)) {
+      return {
+        statusCode: null,
+        error: "refused: non-public address",
+        retryable: false,
+        retryAfterSeconds: null,
+      };
+    }
+    return { statusCode: null, error: describe(err), retryable: true, retryAfterSeconds: null };
+  } finally {
+    dispatcher.destroy().catch(() => {});
+  }
+}
+
+function isUnsafe(err: unknown): boolean {
+  for (let e = err as any, i = 0; e && i < 5; e = e.cause, i++) {
+    if (e instanceof UnsafeAddressError || e.code === "ERR_WEBHOOK_UNSAFE_ADDRESS") return true;
+  }
+  return false;
+}
+
+function describe(err: unknown): string {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e.name === "TimeoutError" || /TIMEOUT/.test(e.code ?? "")) return "timeout";
+  return (e.code ? `${e.code}: ` : "") + (e.message ?? String(err)).slice(0, 300);
+}
+
+/** Retry-After in seconds, from delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | string[] | undefined): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return null;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim());
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}

@@ -1,0 +1,78 @@
+import type { Ctx } from "../context.js";
+import { findWebhook, upsertWebhook } from "../db/webhooks.js";
+import { CoreError } from "../errors.js";
+import { WEBHOOK_EVENTS, type WebhookWire, webhookToWire } from "./model.js";
+import { decryptSecret, encryptSecret, mintSecret } from "./secrets.js";
+import { checkWebhookUrl, type Resolver } from "./url-safety.js";
+
+export interface PutWebhookInput {
+  url: string;
+  /** null or omitted: every event; an empty list is refused. */
+  events?: string[] | null | undefined;
+  enabled?: boolean | undefined;
+  rotateSecret?: boolean | undefined;
+  /** Accepted only when it names the caller's own organisation. */
+  orgId?: string | null | undefined;
+}
+
+/**
+ * Creates or replaces the organisation's webhook. The secret is kept unless this is the first
+ * config or `rotateSecret`; only then does the response carry it in full.
+ */
+export async function putWebhook({
+  ctx,
+  input,
+  resolve,
+}: {
+  ctx: Ctx;
+  input: PutWebhookInput;
+  /** Injected by tests; the system resolver otherwise. */
+  resolve?: Resolver;
+}): Promise<WebhookWire> {
+  const orgId = ctx.principal.orgId;
+  if (input.orgId != null && input.orgId !== orgId) {
+    throw new CoreError("org_mismatch", "org_id does not match the credential's organisation.");
+  }
+  if (input.events && input.events.length === 0) {
+    throw new CoreError("invalid_request", "events must not be empty; omit it or send null for all events.");
+  }
+  await checkWebhookUrl(input.url, {
+    allowPrivate: ctx.deps.config.MNEMO_WEBHOOK_ALLOW_PRIVATE,
+    ...(resolve ? { resolve } : {}),
+  });
+  const events = input.events ? [...new Set(input.events)] : null;
+
+  const existing = await findWebhook(ctx.db, orgId);
+  let fresh: string | undefined;
+  let secretEnc: string;
+  let lastFour: string;
+  if (existing && !input.rotateSecret && readable(ctx, existing.secret_enc)) {
+    secretEnc = existing.secret_enc;
+    lastFour = existing.secret_last_four;
+  } else {
+    fresh = mintSecret();
+    secretEnc = encryptSecret(ctx.deps.secret, orgId, fresh);
+    lastFour = fresh.slice(-4);
+  }
+  const row = await upsertWebhook(ctx.db, {
+    org_id: orgId,
+    url: input.url.trim(),
+    events: events ?? [...WEBHOOK_EVENTS],
+    enabled: input.enabled ?? true,
+    secret_enc: secretEnc,
+    secret_last_four: lastFour,
+  });
+  ctx.log.info({ rotated: Boolean(fresh && existing), created: !existing }, "webhook configured");
+  return webhookToWire(row, fresh);
+}
+
+/** A stored secret the current server key cannot decrypt (the key was changed) is replaced. */
+function readable(ctx: Ctx, secretEnc: string): boolean {
+  try {
+    decryptSecret(ctx.deps.secret, ctx.principal.orgId, secretEnc);
+    return true;
+  } catch {
+    ctx.log.warn("stored webhook secret does not decrypt under the server key: minting a new one");
+    return false;
+  }
+}

@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemCtx } from "../src/context.js";
+import { type MemoryInput, writeMemories } from "../src/memories/write.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
+
+let svc: TestService;
+let stub: StubLlm;
+beforeAll(async () => {
+  svc = await startTestService({ workers: false, env: { MNEMO_LLM_MAX_RETRIES: "0" } });
+  stub = await startStubLlm();
+});
+afterAll(async () => {
+  await stub?.close();
+  await svc?.stop();
+});
+
+async function seed(orgId: string, rows: MemoryInput[]) {
+  return writeMemories(systemCtx(svc.deps, orgId, "seed"), rows);
+}
+const search = (key: string, body: unknown) => svc.request("POST", "/v1/memories/search", { key, body });
+const texts = (res: { body: any }) => (res.body.data as { text: string }[]).map((r) => r.text).sort();
+
+describe("search scope", () => {
+  it("ANDs every axis, reads groups any-of across users, and never crosses organisations", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "fact", text: "A tea note", user_id: "u1" },
+      { type: "fact", text: "B tea note", user_id: "u1", group_ids: ["g1"], agent_id: "a1", app_id: "x1" },
+      { type: "fact", text: "C tea note", user_id: "u2", group_ids: ["g1"] },
+      { type: "fact", text: "D tea note", user_id: "u2", group_ids: ["g2"], agent_id: "a1" },
+      { type: "fact", text: "E tea note", user_id: "u3", app_id: "x1" },
+    ]);
+    const cases: [Record<string, unknown>, string[]][] = [
+      [{ user_id: "u1" }, ["A", "B"]],
+      [{ group_ids: ["g1"] }, ["B", "C"]],
+      [{ group_ids: ["g1", "g2"] }, ["B", "C", "D"]],
+      [{ user_id: "u1", group_ids: ["g1"] }, ["B"]],
+      [{ user_id: "u2", group_ids: ["g1"] }, ["C"]],
+      [{ agent_id: "a1" }, ["B", "D"]],
+      [{ app_id: "x1" }, ["B", "E"]],
+      [{ user_id: "u2", agent_id: "a1" }, ["D"]],
+      [{ agent_id: "a1", app_id: "x1", group_ids: ["g1"] }, ["B"]],
+      [{ user_id: "nobody" }, []],
+    ];
+    for (const [scope, want] of cases) {
+      const res = await search(key, { query: "tea note", mode: "retrieve", ...scope });
+      expect(res.status, JSON.stringify(scope)).toBe(200);
+      expect(texts(res), JSON.stringify(scope)).toEqual(want.map((w) => `${w} tea note`));
+    }
+    const other = await svc.newOrg();
+    const foreign = await search(other.key, { query: "tea note", user_id: "u1", mode: "retrieve" });
+    expect(foreign.status).toBe(200);
+    expect(foreign.body.data).toEqual([]);
+  });
+
+  it("keeps rows tagged with an archived group reachable", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await svc.deps.db.query(
+      "INSERT INTO groups (id, org_id, name, status) VALUES ($1, $2, 'old team', 'archived')",
+      ["grp_00000000000000000000000000000001", orgId],
+    );
+    await seed(orgId, [
+      {
+        type: "fact",
+        text: "The old team used Jira",
+        user_id: "u9",
+        group_ids: ["grp_00000000000000000000000000000001"],
+      },
+    ]);
+    const res = await search(key, {
+      query: "Jira",
+      group_ids: ["grp_00000000000000000000000000000001"],
+      mode: "retrieve",
+    });
+    expect(texts(res)).toEqual(["The old team used Jira"]);
+  });
+
+  it("answers concurrent searches each with its own rows (embedded server keeps statements whole)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const users = Array.from({ length: 16 }, (_, i) => `cu${i}`);
+    await seed(
+      orgId,
+      users.map((u) => ({ type: "fact" as const, text: `${u} keeps bees`, user_id: u })),
+    );
+    const results = await Promise.all(
+      users.map((u) => search(key, { query: "bees", user_id: u, mode: "retrieve" })),
+    );
+    results.forEach((res, i) => {
+      expect(res.status).toBe(200);
+      expect(texts(res)).toEqual([`${users[i]} keeps bees`]);
+    });
+  });
+
+  it("rejects a search without any scope axis", async () => {
+    const { key } = await svc.newOrg();
+    for (const body of [{ query: "tea" }, { query: "tea", group_ids: [] }, { query: "tea", user_id: null }]) {
+      const res = await search(key, body);
+      expect(res.status).toBe(422);
+      expect(res.body.detail.code).toBe("missing_scope");
+    }
+  });
+
+  it("validates query, limit and mode as fields", async () => {
+    const { key } = await svc.newOrg();
+    for (const body of [
+      { user_id: "u" },
+      { query: "", user_id: "u" },
+      { query: "x".repeat(4001), user_id: "u" },
+      { query: "q", user_id: "u", limit: 0 },
+      { query: "q", user_id: "u", limit: 101 },
+      { query: "q", user_id: "u", mode: "sideways" },
+      { query: "nul\u0000byte", user_id: "u" },
+      { query: "q", user_id: "u\u0000" },
+    ]) {
+      const res = await search(key, body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+      expect(Array.isArray(res.body.detail)).toBe(true);
+    }
+  });
+});
+
+describe("search ranking and corpora", () => {
+  it("fuses vector and text matches, orders by score, honours limit, hides superseded and deleted rows", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [old, fresh, , gone] = await seed(orgId, [
+      { type: "fact", text: "Bob lives in Paris", user_id: "u", status: "superseded" },
+      { type: "fact", text: "Bob lives in Berlin now", user_id: "u" },
+      { type: "fact", text: "Bob plays the cello on weekends", user_id: "u" },
+      { type: "fact", text: "Bob lives near the river", user_id: "u" },
+      { type: "episode", text: "Session about moving house", user_id: "u" },
+    ]);
+    await svc.deps.db.query("DELETE FROM memories WHERE id = $1", [gone!.id]);
+    const res = await search(key, { query: "Where does Bob live?", user_id: "u", mode: "retrieve" });
+    expect(res.status).toBe(200);
+    const ids = res.body.data.map((r: { id: string }) => r.id);
+    expect(ids).not.toContain(old!.id);
+    expect(ids).not.toContain(gone!.id);
+    expect(res.body.data[0].id).toBe(fresh!.id);
+    const scores = res.body.data.map((r: { score: number }) => r.score);
+    expect(scores.every((s: number) => s > 0 && s <= 1)).toBe(true);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    expect(res.body).toMatchObject({ object: "search", mode: "retrieve", context: null });
+    expect(res.body.context_selection_applied).toBe(false);
+    expect(Object.keys(res.body.stage_timings)).toEqual(
+      expect.arrayContaining(["embed", "retrieve", "rerank", "total"]),
+    );
+    expect(res.body.stage_timings.compose).toBeUndefined();
+    const one = await search(key, { query: "Bob", user_id: "u", mode: "retrieve", limit: 1 });
+    expect(one.body.data).toHaveLength(1);
+    const episodes = await search(key, {
+      query: "Bob moving",
+      user_id: "u",
+      include: ["episode"],
+      mode: "retrieve",
+    });
+    expect(episodes.body.data.map((r: { type: string }) => r.type)).toEqual(["episode"]);
+  });
+
+  it("puts matched directives first with a null score when lesson or procedure is included", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "fact", text: "The pool.ts module sizes the database pool", user_id: "u" },
+      {
+        type: "lesson",
+        text: "Raise the pool size before load tests",
+        user_id: "u",
+        trigger_entities: ["pool.ts"],
+      },
+      {
+        type: "lesson",
+        text: "Never edit pool.ts by hand",
+        user_id: "u",
+        trigger_entities: ["pool.ts"],
+        outcome: "failed",
+      },
+      { type: "procedure", text: "Deploy the cache", user_id: "u", trigger_entities: ["deploy.sh"] },
+    ]);
+    const res = await search(key, {
+      query: "how is pool.ts sized",
+      user_id: "u",
+      include: ["fact", "lesson"],
+      mode: "retrieve",
+    });
+    expect(res.status).toBe(200);
+    const [first, ...rest] = res.body.data;
+    expect(first).toMatchObject({
+      type: "lesson",
+      score: null,
+      text: "Raise the pool size before load tests",
+    });
+    expect(first.details.matched_on).toEqual(["pool.ts"]);
+    expect(rest.map((r: { type: string }) => r.type)).toEqual(["fact"]);
+    expect(res.body.data.some((r: { text: string }) => r.text.startsWith("Never"))).toBe(false);
+    const plain = await search(key, { query: "how is pool.ts sized", user_id: "u", mode: "retrieve" });
+    expect(plain.body.data.every((r: { type: string }) => r.type === "fact")).toBe(true);
+  });
+
+  it("returns artifact bodies only when full_content is asked for", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      {
+        type: "artifact",
+        text: "Backup script",
+        user_id: "u",
+        full_content: "rsync -a",
+        details: { title: "backup.sh" },
+      },
+    ]);
+    const base = { query: "backup script", user_id: "u", mode: "retrieve" };
+    const without = await search(key, base);
+    expect(without.body.data[0].details.full_content).toBeUndefined();
+    const withBody = await search(key, { ...base, include: ["artifact", "full_content"] });
+    expect(withBody.body.data[0].details.full_content).toBe("rsync -a");
+  });
+});
+
+describe("search compose", () => {
+  it("without a model renders a deterministic block grouped by type with dates", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      {
+        type: "fact",
+        text: "Carol adopted a dog named Rex",
+        user_id: "u",
+        created_at: new Date("2023-05-08T10:00:00Z"),
+      },
+      { type: "episode", text: "Carol talked about her dog Rex", user_id: "u" },
+    ]);
+    const res = await search(key, { query: "Carol dog", user_id: "u" });
+    expect(res.status).toBe(200);
+    expect(res.body.mode).toBe("compose");
+    expect(res.body.context_selection_applied).toBe(false);
+    expect(res.body.context).toContain("### Facts\n- 2023-05-08: Carol adopted a dog named Rex");
+    expect(res.body.context).toContain("### Episodes");
+    expect(res.body.data).toHaveLength(2);
+    expect(typeof res.body.stage_timings.compose).toBe("number");
+  });
+
+  it("with a model makes one selection call and returns its markdown; falls back when it fails", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [rex] = await seed(orgId, [
+      { type: "fact", text: "Dana adopted a dog named Rex", user_id: "u" },
+      { type: "fact", text: "Dana dislikes rainy weather", user_id: "u" },
+    ]);
+    const saved = svc.deps.providers.llm;
+    svc.deps.providers.llm = stub.model;
+    try {
+      stub.requests.length = 0;
+      stub.reply = () => ({ selected_ids: [rex!.id], context: "## Memory\n- Dana has a dog, Rex." });
+      const res = await search(key, { query: "Dana dog", user_id: "u" });
+      expect(res.status).toBe(200);
+      expect(res.body.context_selection_applied).toBe(true);
+      expect(res.body.context).toBe("## Memory\n- Dana has a dog, Rex.");
+      expect(res.body.data).toHaveLength(2);
+      expect(stub.requests).toHaveLength(1);
+      expect(JSON.stringify(stub.requests[0].messages)).toContain(rex!.id);
+
+      stub.reply = () => 500;
+      const failed = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });
+      expect(failed.status).toBe(200);
+      expect(failed.body.context_selection_applied).toBe(false);
+      expect(failed.body.context).toContain("Dana adopted a dog named Rex");
+
+      stub.requests.length = 0;
+      const retrieve = await search(key, { query: "Dana dog", user_id: "u", mode: "retrieve" });
+      expect(retrieve.body.context).toBeNull();
+      expect(stub.requests).toHaveLength(0);
+    } finally {
+      svc.deps.providers.llm = saved;
+    }
+  });
+});
+
+describe("search failures", () => {
+  it("is 500 search_failed naming only the request id when a stage breaks", async () => {
+    const { key } = await svc.newOrg();
+    const saved = svc.deps.providers.embedder;
+    svc.deps.providers.embedder = { ...saved, embed: async () => Promise.reject(new Error("secret detail")) };
+    try {
+      const res = await search(key, { query: "anything", user_id: "u" });
+      expect(res.status).toBe(500);
+      expect(res.body.detail.code).toBe("search_failed");
+      expect(res.text).not.toContain("secret detail");
+      expect(res.body.detail.message).toContain(res.headers.get("x-request-id"));
+    } finally {
+      svc.deps.providers.embedder = saved;
+    }
+  });
+});
+
+describe("legacy search shapes", () => {
+  it("lifts filters.user_id, reads rows/context modes and drops context_prompt", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "fact", text: "Erin likes chess", user_id: "u" },
+      { type: "fact", text: "Erin's colleague likes chess", user_id: "other" },
+    ]);
+    const rows = await search(key, { query: "chess", filters: { user_id: "u", kb_type: "x" }, mode: "rows" });
+    expect(rows.status).toBe(200);
+    expect(rows.body.mode).toBe("retrieve");
+    expect(texts(rows)).toEqual(["Erin likes chess"]);
+    const rootWins = await search(key, {
+      query: "chess",
+      user_id: "other",
+      filters: { user_id: "u" },
+      mode: "rows",
+    });
+    expect(texts(rootWins)).toEqual(["Erin's colleague likes chess"]);
+    const ctx = await search(key, { query: "chess", filters: { user_id: "u" }, mode: "context" });
+    expect(ctx.body.mode).toBe("compose");
+    expect(ctx.body.context).toContain("Erin likes chess");
+    const prompt = await search(key, {
+      query: "chess",
+      user_id: "u",
+      mode: "rows",
+      include: ["context_prompt", "full_content"],
+    });
+    expect(prompt.status).toBe(200);
+    expect(prompt.body.mode).toBe("compose");
+    expect(texts(prompt)).toEqual(["Erin likes chess"]);
+    const noScope = await search(key, { query: "chess", filters: { conv_id: "c" } });
+    expect(noScope.body.detail.code).toBe("missing_scope");
+  });
+});

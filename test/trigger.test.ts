@@ -1,0 +1,306 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemCtx } from "../src/context.js";
+import { type MemoryInput, writeMemories } from "../src/memories/write.js";
+import { extractIdentifiers } from "../src/trigger/extract.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
+
+let svc: TestService;
+let stub: StubLlm;
+beforeAll(async () => {
+  svc = await startTestService({ workers: false, env: { MNEMO_LLM_MAX_RETRIES: "0" } });
+  stub = await startStubLlm();
+});
+afterAll(async () => {
+  await stub?.close();
+  await svc?.stop();
+});
+
+const seed = (orgId: string, rows: MemoryInput[]) => writeMemories(systemCtx(svc.deps, orgId, "seed"), rows);
+const trigger = (key: string, body: unknown) => svc.request("POST", "/v1/memories/trigger", { key, body });
+const lesson = (text: string, trigger_entities: string[], extra: Partial<MemoryInput> = {}): MemoryInput => ({
+  type: "lesson",
+  text,
+  user_id: "u",
+  trigger_entities,
+  outcome: "resolved",
+  ...extra,
+});
+
+describe("identifier extraction", () => {
+  it("pulls paths, base names, qualified names, identifiers, error classes, commands and flags", () => {
+    const ids = extractIdentifiers({
+      tool: "bash",
+      args: {
+        command: "git push --force origin main && pytest -x tests/test_api.py",
+        nested: { deep: [{ note: "call parse_config then loadSettings on HttpClient2" }] },
+      },
+      output:
+        "Traceback: ModuleNotFoundError: No module named 'requests'\n at sqlalchemy.orm.Session (src/db/pool.ts:12:4) " +
+        "use std::collections::HashMap; ECONNREFUSED",
+    });
+    for (const want of [
+      "bash",
+      "git",
+      "pytest",
+      "--force",
+      "-x",
+      "tests/test_api.py",
+      "test_api.py",
+      "parse_config",
+      "loadSettings",
+      "HttpClient2",
+      "ModuleNotFoundError",
+      "sqlalchemy.orm.Session",
+      "src/db/pool.ts",
+      "pool.ts",
+      "std::collections::HashMap",
+      "HashMap",
+      "ECONNREFUSED",
+    ]) {
+      expect(ids, want).toContain(want);
+    }
+    for (const common of [
+      "the",
+      "then",
+      "call",
+      "on",
+      "No",
+      "module",
+      "named",
+      "origin",
+      "main",
+      "at",
+      "use",
+    ]) {
+      expect(ids, common).not.toContain(common);
+    }
+  });
+
+  it("finds nothing in plain prose", () => {
+    expect(extractIdentifiers({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
+  });
+});
+
+describe("trigger matching", () => {
+  it("matches exactly, by base name for paths, across nested args, and fills matched_on", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Pool size must stay below 60", ["src/db/pool.ts"]),
+      lesson("Install requests in the venv first", ["ModuleNotFoundError"]),
+      lesson("HashMap iteration order is random", ["std::collections::HashMap"]),
+      lesson("Never force-push to main", ["--force", "git"]),
+      lesson("parse_config reads TOML only", ["parse_config"]),
+      lesson("Unrelated advice", ["somethingElse"]),
+      lesson("Case matters", ["Pool.TS"]),
+    ]);
+    const res = await trigger(key, {
+      user_id: "u",
+      mode: "retrieve",
+      action: {
+        tool: "edit_file",
+        args: { path: "/repo/src/db/pool.ts", edits: [{ meta: { comment: "see parse_config" } }] },
+        output: "ModuleNotFoundError: No module named 'requests'",
+      },
+    });
+    expect(res.status).toBe(200);
+    const byText = Object.fromEntries(res.body.data.map((r: any) => [r.text, r]));
+    expect(Object.keys(byText).sort()).toEqual([
+      "Install requests in the venv first",
+      "Pool size must stay below 60",
+      "parse_config reads TOML only",
+    ]);
+    expect(byText["Pool size must stay below 60"].details.matched_on).toEqual(["src/db/pool.ts"]);
+    expect(byText["Install requests in the venv first"].details.matched_on).toEqual(["ModuleNotFoundError"]);
+    for (const r of res.body.data) {
+      expect(r).toMatchObject({ type: "lesson", score: null });
+      expect(r.details).toMatchObject({ because: null, confidence: null, source_outcome: "resolved" });
+    }
+    expect(res.body).toMatchObject({ mode: "retrieve", context: null, context_selection_applied: false });
+    expect(Object.keys(res.body.stage_timings).sort()).toEqual(["extract_entities", "match", "total"]);
+
+    const shell = await trigger(key, {
+      user_id: "u",
+      mode: "retrieve",
+      action: { tool: "bash", args: { command: "git push --force origin main" } },
+    });
+    expect(shell.body.data.map((r: any) => r.text)).toEqual(["Never force-push to main"]);
+    expect(shell.body.data[0].details.matched_on.sort()).toEqual(["--force", "git"]);
+
+    const given = await trigger(key, {
+      user_id: "u",
+      mode: "retrieve",
+      entities: ["std::collections::HashMap"],
+    });
+    expect(given.body.data.map((r: any) => r.text)).toEqual(["HashMap iteration order is random"]);
+  });
+
+  it("applies namespace narrowing without hiding global directives, include, outcome and scope", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Global lesson", ["deploy.sh"]),
+      lesson("Project A lesson", ["deploy.sh"], { namespace: "proj-a" }),
+      lesson("Project B lesson", ["deploy.sh"], { namespace: "proj-b" }),
+      lesson("Failed attempt", ["deploy.sh"], { outcome: "failed" }),
+      lesson("Unverified hunch", ["deploy.sh"], { outcome: null }),
+      lesson("Other user's lesson", ["deploy.sh"], { user_id: "someone-else" }),
+      {
+        type: "procedure",
+        text: "Deploy the service",
+        user_id: "u",
+        trigger_entities: ["deploy.sh"],
+        outcome: "resolved",
+        details: { steps: ["Build the image", "Run deploy.sh"] },
+      },
+    ]);
+    const names = (res: any) => res.body.data.map((r: any) => r.text).sort();
+    const base = { user_id: "u", mode: "retrieve", entities: ["deploy.sh"] };
+    expect(names(await trigger(key, { ...base, namespace: "proj-a" }))).toEqual([
+      "Deploy the service",
+      "Global lesson",
+      "Project A lesson",
+      "Unverified hunch",
+    ]);
+    expect(names(await trigger(key, base))).toEqual([
+      "Deploy the service",
+      "Global lesson",
+      "Project A lesson",
+      "Project B lesson",
+      "Unverified hunch",
+    ]);
+    expect(names(await trigger(key, { ...base, include: ["procedure"] }))).toEqual(["Deploy the service"]);
+
+    const composed = await trigger(key, { ...base, mode: "compose", namespace: "proj-b" });
+    expect(composed.status).toBe(200);
+    expect(composed.body.context).toContain("- Global lesson");
+    expect(composed.body.context).toContain("- (unverified) Unverified hunch");
+    expect(composed.body.context).toContain("1. Build the image\n   2. Run deploy.sh");
+    expect(composed.body.context).not.toContain("Failed attempt");
+    expect(composed.body.context).not.toContain("Project A");
+  });
+
+  it("rejects a missing trigger and a missing scope", async () => {
+    const { key } = await svc.newOrg();
+    const noTrigger = await trigger(key, { user_id: "u" });
+    expect(noTrigger.status).toBe(422);
+    expect(noTrigger.body.detail.code).toBe("missing_trigger");
+    const noScope = await trigger(key, { entities: ["x_y"] });
+    expect(noScope.status).toBe(422);
+    expect(noScope.body.detail.code).toBe("missing_scope");
+    const nul = await trigger(key, {
+      user_id: "u",
+      action: { tool: "ba\u0000sh", args: { a: "x_y\u0000z_w" } },
+    });
+    expect(nul.status).toBe(200);
+    const tooLong = await trigger(key, { user_id: "u", entities: ["x"], namespace: "n".repeat(257) });
+    expect(tooLong.status).toBe(422);
+    expect(Array.isArray(tooLong.body.detail)).toBe(true);
+  });
+});
+
+describe("usage", () => {
+  it("counts each search and trigger call as a search", async () => {
+    const { key } = await svc.newOrg();
+    await trigger(key, { user_id: "u", entities: ["a_b"], mode: "retrieve" });
+    await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "x", user_id: "u", mode: "retrieve" },
+    });
+    await trigger(key, { user_id: "u" }); // rejected: not counted
+    const usage = await svc.request("GET", "/v1/usage", { key });
+    expect(usage.status).toBe(200);
+    expect(usage.body.operations.searches).toBe(2);
+  });
+});
+
+describe("trigger failures", () => {
+  it("is 500 trigger_failed when the match cannot run", async () => {
+    const { key } = await svc.newOrg();
+    // Tests in a file run one after another, so the schema can be broken for this one briefly.
+    await svc.deps.db.query("ALTER TABLE memories RENAME COLUMN trigger_keys TO trigger_keys_off");
+    try {
+      const res = await trigger(key, { user_id: "u", entities: ["a_b"] });
+      expect(res.status).toBe(500);
+      expect(res.body.detail.code).toBe("trigger_failed");
+      expect(res.text).not.toContain("trigger_keys");
+    } finally {
+      await svc.deps.db.query("ALTER TABLE memories RENAME COLUMN trigger_keys_off TO trigger_keys");
+    }
+  });
+});
+
+describe("trigger relevance gate", () => {
+  it("falls back to the lexical gate without a model: keeps relevant rows with because and confidence", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Run database migrations before starting the API server", ["migrate.ts"]),
+      lesson("Use British spelling in the marketing copy", ["migrate.ts"]),
+      lesson("Migrations need the DATABASE_URL variable", ["migrate.ts"], { outcome: null }),
+    ]);
+    const res = await trigger(key, {
+      user_id: "u",
+      entities: ["migrate.ts"],
+      task: "Start the API server after running the database migrations",
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.context_selection_applied).toBe(false);
+    const texts = res.body.data.map((r: any) => r.text);
+    expect(texts).toContain("Run database migrations before starting the API server");
+    expect(texts).not.toContain("Use British spelling in the marketing copy");
+    for (const r of res.body.data) {
+      expect(r.details.because).toMatch(/migrate\.ts/);
+      expect(r.details.confidence).toBeGreaterThan(0);
+      expect(r.details.confidence).toBeLessThanOrEqual(1);
+    }
+    expect(Object.keys(res.body.stage_timings)).toContain("gate");
+    const confidences = res.body.data.map((r: any) => r.details.confidence);
+    expect([...confidences].sort((a, b) => b - a)).toEqual(confidences);
+  });
+
+  it("asks the model when configured and keeps what it judges relevant", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [keep, drop] = await seed(orgId, [
+      lesson("Restart the worker after changing queues.ts", ["queues.ts"]),
+      lesson("queues.ts is formatted by biome", ["queues.ts"]),
+    ]);
+    const saved = svc.deps.providers.llm;
+    svc.deps.providers.llm = stub.model;
+    try {
+      stub.requests.length = 0;
+      stub.reply = () => ({
+        verdicts: [
+          { id: keep!.id, relevant: true, because: "The task changes the queues.", confidence: 0.9 },
+          { id: drop!.id, relevant: false, because: "Formatting is not the task.", confidence: 0.1 },
+        ],
+      });
+      const res = await trigger(key, {
+        user_id: "u",
+        action: { tool: "edit", args: { file: "jobs/queues.ts" } },
+        task: "add a queue",
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.context_selection_applied).toBe(true);
+      expect(res.body.data).toHaveLength(1);
+      expect(res.body.data[0]).toMatchObject({ id: keep!.id });
+      expect(res.body.data[0].details).toMatchObject({
+        because: "The task changes the queues.",
+        confidence: 0.9,
+      });
+      expect(res.body.context).toContain("Restart the worker");
+      expect(stub.requests).toHaveLength(1);
+      expect(JSON.stringify(stub.requests[0].messages)).toContain("add a queue");
+
+      stub.reply = () => 500;
+      const fallback = await trigger(key, {
+        user_id: "u",
+        entities: ["queues.ts"],
+        task: "restart the worker",
+      });
+      expect(fallback.status).toBe(200);
+      expect(fallback.body.context_selection_applied).toBe(false);
+      expect(fallback.body.data.map((r: any) => r.id)).toContain(keep!.id);
+    } finally {
+      svc.deps.providers.llm = saved;
+    }
+  });
+});

@@ -1,0 +1,322 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhookSignature } from "../examples/webhook-receiver.js";
+import { newJobId } from "../src/ids.js";
+import { enqueueJobWebhook, type JobTerminalEvent } from "../src/webhooks/enqueue.js";
+import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
+import { startReceiver } from "./helpers/webhook-receiver.js";
+
+// Polls gently: every poll is an authenticated request (and rate-limit write) on a shared machine.
+const waitFor = <T>(check: () => Promise<T | undefined | null | false>) =>
+  waitForBase(check, { intervalMs: 100 });
+
+let svc: TestService;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  rx = await startReceiver();
+  svc = await startTestService({
+    env: {
+      MNEMO_WEBHOOK_ALLOW_PRIVATE: "true",
+      MNEMO_WEBHOOK_TIMEOUT_MS: "1500",
+      MNEMO_WEBHOOK_RETRY_SCHEDULE: "0,0.2,0.2",
+    },
+  });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await rx?.close();
+});
+
+let n = 0;
+/** An organisation whose webhook points at a fresh path of the receiver. */
+async function orgWithHook(body: Record<string, unknown> = {}) {
+  const org = await svc.newOrg();
+  const path = `/hook-${++n}`;
+  const put = await svc.request("PUT", "/v1/webhooks", {
+    key: org.key,
+    body: { url: rx.base + path, ...body },
+  });
+  expect(put.status).toBe(200);
+  return { ...org, path, secret: put.body.secret as string };
+}
+
+/** Stands in for the ingest job: the terminal event, enqueued in a transaction. */
+async function fire(orgId: string, over: Partial<JobTerminalEvent> = {}) {
+  const event: JobTerminalEvent = {
+    orgId,
+    jobId: newJobId(),
+    status: "succeeded",
+    convId: "conv-1",
+    userId: "user-1",
+    memories: [{ id: "3f1c2a9e-0000-4000-8000-000000000001", type: "fact" }],
+    memoriesUpdated: [],
+    error: null,
+    finishedAt: new Date("2026-01-02T03:04:05.678Z"),
+    ...over,
+  };
+  await svc.deps.db.tx((tx) => enqueueJobWebhook(tx, svc.deps, event));
+  return event;
+}
+
+async function deliveries(key: string) {
+  const r = await svc.request("GET", "/v1/webhooks/deliveries?limit=100", { key });
+  expect(r.status).toBe(200);
+  return (r.body.data as any[]).slice().reverse(); // oldest first
+}
+
+/** Delivery jobs for an event still waiting or running in pg-boss. */
+async function pendingJobs(jobId: string) {
+  const { rows } = await svc.deps.db.query(
+    `SELECT count(*)::int AS n FROM pgboss.job
+      WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry', 'active')`,
+    [jobId],
+  );
+  return rows[0].n as number;
+}
+
+describe("webhook delivery", () => {
+  it("delivers a signed completed event to a real receiver", async () => {
+    const org = await orgWithHook();
+    const ev = await fire(org.orgId);
+    const [got] = await waitFor(async () => (rx.at(org.path).length ? rx.at(org.path) : null));
+    expect(got!.headers["x-webhook-event"]).toBe("memory.learning.completed");
+    expect(got!.headers["user-agent"]).toMatch(/^Mnemo-Webhooks\//);
+    expect(got!.headers["x-webhook-id"]).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(got!.headers["x-webhook-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature(org.secret, got!.raw, got!.headers["x-webhook-signature"] as string)).toBe(
+      true,
+    );
+    expect(
+      verifyWebhookSignature(
+        org.secret,
+        Buffer.concat([got!.raw, Buffer.from(" ")]),
+        got!.headers["x-webhook-signature"] as string,
+      ),
+    ).toBe(false);
+    const body = JSON.parse(got!.raw.toString());
+    expect(body).toEqual({
+      event: "memory.learning.completed",
+      job_id: ev.jobId,
+      conv_id: "conv-1",
+      user_id: "user-1",
+      memories: [{ id: "3f1c2a9e-0000-4000-8000-000000000001", type: "fact" }],
+      memories_updated: [],
+      timestamp: "2026-01-02T03:04:05.678Z",
+    });
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.length ? d : null;
+    });
+    expect(list[0]).toMatchObject({
+      object: "webhook_delivery",
+      attempt: 1,
+      outcome: "delivered",
+      status_code: 200,
+      error: null,
+      job_id: ev.jobId,
+      event_id: got!.headers["x-webhook-id"],
+    });
+    expect(list[0].duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("completed fires even with nothing extracted", async () => {
+    const org = await orgWithHook();
+    await fire(org.orgId, { memories: [] });
+    const [got] = await waitFor(async () => (rx.at(org.path).length ? rx.at(org.path) : null));
+    expect(JSON.parse(got!.raw.toString()).memories).toEqual([]);
+  });
+
+  it("rotation makes the old secret fail verification", async () => {
+    const org = await orgWithHook();
+    const rotated = await svc.request("PUT", "/v1/webhooks?rotate_secret=true", {
+      key: org.key,
+      body: { url: rx.base + org.path },
+    });
+    const fresh = rotated.body.secret as string;
+    expect(fresh).not.toBe(org.secret);
+    await fire(org.orgId);
+    const [got] = await waitFor(async () => (rx.at(org.path).length ? rx.at(org.path) : null));
+    const sig = got!.headers["x-webhook-signature"] as string;
+    expect(verifyWebhookSignature(fresh, got!.raw, sig)).toBe(true);
+    expect(verifyWebhookSignature(org.secret, got!.raw, sig)).toBe(false);
+  });
+
+  it("retries a 500 and then succeeds, with the same body and event id", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 500 }, { status: 200 }]);
+    const ev = await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.some((x) => x.outcome === "delivered") ? d : null;
+    });
+    expect(list.map((d) => [d.attempt, d.status_code, d.outcome])).toEqual([
+      [1, 500, "retrying"],
+      [2, 200, "delivered"],
+    ]);
+    const hits = rx.at(org.path);
+    expect(hits).toHaveLength(2);
+    expect(hits[0]!.raw.equals(hits[1]!.raw)).toBe(true);
+    expect(hits[0]!.headers["x-webhook-id"]).toBe(hits[1]!.headers["x-webhook-id"]);
+    expect(await pendingJobs(ev.jobId)).toBe(0);
+  });
+
+  it("does not retry a 400", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 400 }, { status: 200 }]);
+    const ev = await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.length ? d : null;
+    });
+    expect(list.map((d) => [d.attempt, d.status_code, d.outcome, d.next_attempt_at])).toEqual([
+      [1, 400, "failed", null],
+    ]);
+    // The record and any next attempt commit together: nothing is left to run.
+    expect(await pendingJobs(ev.jobId)).toBe(0);
+    expect(rx.at(org.path)).toHaveLength(1);
+  });
+
+  it("gives up after the last attempt of the schedule", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 503 }]);
+    const ev = await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.some((x) => x.outcome === "failed") ? d : null;
+    });
+    expect(list.map((d) => d.outcome)).toEqual(["retrying", "retrying", "failed"]);
+    expect(await pendingJobs(ev.jobId)).toBe(0);
+  });
+
+  it("honours Retry-After on 429", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 429, headers: { "Retry-After": "1" } }, { status: 204 }]);
+    await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.some((x) => x.outcome === "delivered") ? d : null;
+    });
+    expect(list.map((d) => [d.status_code, d.outcome])).toEqual([
+      [429, "retrying"],
+      [204, "delivered"],
+    ]);
+    // The schedule says 0.2 s; the receiver asked for 1 s, and the next attempt was held back.
+    const gap = Date.parse(list[1].created_at) - Date.parse(list[0].created_at);
+    expect(gap).toBeGreaterThanOrEqual(1000);
+    expect(Date.parse(list[0].next_attempt_at) - Date.parse(list[0].created_at)).toBeGreaterThanOrEqual(999);
+  });
+
+  it("times out a receiver that does not answer, and retries", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, ["hang", { status: 200 }]);
+    await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.some((x) => x.outcome === "delivered") ? d : null;
+    });
+    expect(list[0]).toMatchObject({ attempt: 1, status_code: null, error: "timeout", outcome: "retrying" });
+    expect(list[1]).toMatchObject({ attempt: 2, status_code: 200, outcome: "delivered" });
+  });
+
+  it("never follows a redirect (3xx is a permanent failure)", async () => {
+    const org = await orgWithHook();
+    const internal = `/internal-${n}`;
+    rx.script(org.path, [{ status: 302, headers: { Location: `${rx.base}${internal}` } }]);
+    const ev = await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.length ? d : null;
+    });
+    expect(list.map((d) => [d.status_code, d.outcome, d.error])).toEqual([
+      [302, "failed", "redirect not followed"],
+    ]);
+    expect(await pendingJobs(ev.jobId)).toBe(0);
+    expect(rx.at(internal)).toHaveLength(0);
+  });
+
+  it("sends the failed event with its error", async () => {
+    const org = await orgWithHook({ events: ["memory.learning.failed"] });
+    const error = { type: "server_error", code: "ingest_failed", message: "Extraction failed." };
+    const done = await fire(org.orgId); // completed: not subscribed
+    expect(await pendingJobs(done.jobId)).toBe(0);
+    const ev = await fire(org.orgId, { status: "failed", memories: [], error });
+    const [got] = await waitFor(async () => (rx.at(org.path).length ? rx.at(org.path) : null));
+    expect(got!.headers["x-webhook-event"]).toBe("memory.learning.failed");
+    expect(JSON.parse(got!.raw.toString())).toEqual({
+      event: "memory.learning.failed",
+      job_id: ev.jobId,
+      conv_id: "conv-1",
+      user_id: "user-1",
+      error,
+      timestamp: "2026-01-02T03:04:05.678Z",
+    });
+    expect(rx.at(org.path)).toHaveLength(1);
+  });
+
+  it("enabled=false and events filtering enqueue nothing", async () => {
+    const off = await orgWithHook({ enabled: false });
+    const a = await fire(off.orgId);
+    const b = await fire(off.orgId, {
+      status: "failed",
+      error: { type: "server_error", code: "ingest_failed", message: "x" },
+    });
+    const only = await orgWithHook({ events: ["memory.learning.completed"] });
+    const c = await fire(only.orgId, {
+      status: "failed",
+      error: { type: "server_error", code: "ingest_failed", message: "x" },
+    });
+    for (const e of [a, b, c]) expect(await pendingJobs(e.jobId)).toBe(0);
+    // The subscribed event of the same organisation does go out (so the filter is not just broken).
+    const d = await fire(only.orgId);
+    await waitFor(async () => rx.at(only.path).length === 1);
+    expect(JSON.parse(rx.at(only.path)[0]!.raw.toString()).job_id).toBe(d.jobId);
+    expect(rx.at(off.path)).toHaveLength(0);
+    expect(await deliveries(off.key)).toEqual([]);
+  });
+
+  it("a delivery queued before the webhook was disabled is dropped", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 500 }, { status: 200 }]);
+    const ev = await fire(org.orgId);
+    await waitFor(async () => (await deliveries(org.key)).length === 1);
+    await svc.request("PUT", "/v1/webhooks", {
+      key: org.key,
+      body: { url: rx.base + org.path, enabled: false },
+    });
+    await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
+    expect(rx.at(org.path)).toHaveLength(1);
+    expect((await deliveries(org.key)).map((d) => d.outcome)).toEqual(["retrying"]);
+  });
+
+  it("a real ingest through POST /v1/memories fires memory.learning.completed", async () => {
+    const org = await orgWithHook();
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key: org.key,
+      body: {
+        user_id: "u-ingest",
+        conv_id: "c-ingest",
+        messages: [{ role: "user", content: "I moved to Lisbon last year and I prefer green tea." }],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("succeeded");
+    const [got] = await waitFor(async () => (rx.at(org.path).length ? rx.at(org.path) : null));
+    expect(verifyWebhookSignature(org.secret, got!.raw, got!.headers["x-webhook-signature"] as string)).toBe(
+      true,
+    );
+    const body = JSON.parse(got!.raw.toString());
+    expect(body).toMatchObject({
+      event: "memory.learning.completed",
+      job_id: res.body.id,
+      conv_id: "c-ingest",
+      user_id: "u-ingest",
+    });
+    const created = (res.body.result.memories_created as Array<{ id: string; type: string }>).map((m) => ({
+      id: m.id,
+      type: m.type,
+    }));
+    expect(body.memories).toEqual(created);
+    expect(Object.keys(body).sort()).toEqual(
+      ["conv_id", "event", "job_id", "memories", "memories_updated", "timestamp", "user_id"].sort(),
+    );
+  });
+});
