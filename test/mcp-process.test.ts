@@ -57,7 +57,9 @@ describe("MCP over Streamable HTTP (real server process)", () => {
     const added = await callOk(client, tools, "add_memory", { text: "I drink my coffee black." });
     expect(added.structured.status).toBe("succeeded");
     const id = added.structured.result.memories_created[0].id;
-    const found = await callOk(client, tools, "list_memories", {});
+    const listed = await callOk(client, tools, "list_memories", {});
+    expect(listed.structured.data.map((m: { id: string }) => m.id)).toContain(id);
+    const found = await callOk(client, tools, "search_memory", { query: "coffee", mode: "retrieve" });
     expect(found.structured.data.map((m: { id: string }) => m.id)).toContain(id);
     expect(
       await callErr(client, "get_memory", { memory_id: "00000000-0000-4000-8000-00000000beef" }),
