@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import { registerMcpRoutes } from "../mcp/http.js";
 import type { Deps } from "../src/context.js";
 import { CoreError } from "../src/errors.js";
 import { errorResponse } from "./errors.js";
@@ -35,6 +36,7 @@ export function createApp(deps: Deps): App {
   registerWebhookRoutes(app);
   registerUsageRoutes(app);
   registerServiceKeyRoutes(app);
+  registerMcpRoutes(app, deps);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", {
     type: "apiKey",

@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+// Claude Code PreToolUse hook: asks Mnemo which lessons and procedures apply to the tool call
+// about to run, and hands them to the agent as additional context.
+//
+// Plain Node (18+), no dependencies, one HTTP call with a short time-out. Whatever goes wrong
+// (service down, bad key, nothing matched) it exits 0 and prints nothing, so it never blocks
+// or slows the agent down for long.
+//
+// Environment: MNEMO_URL (default http://127.0.0.1:8080), MNEMO_API_KEY, MNEMO_DEFAULT_USER_ID
+// (default: your login name), MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID,
+// MNEMO_DEFAULT_NAMESPACE, MNEMO_HOOK_TIMEOUT_MS (default 1500).
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { userInfo } from "node:os";
+
+const env = process.env;
+
+async function main() {
+  const event = JSON.parse(await readStdin());
+  if (!event.tool_name) return;
+  const body = {
+    action: { tool: event.tool_name, args: event.tool_input ?? null },
+    mode: "compose",
+    user_id: env.MNEMO_DEFAULT_USER_ID || userInfo().username,
+    ...(env.MNEMO_DEFAULT_AGENT_ID ? { agent_id: env.MNEMO_DEFAULT_AGENT_ID } : {}),
+    ...(env.MNEMO_DEFAULT_APP_ID ? { app_id: env.MNEMO_DEFAULT_APP_ID } : {}),
+    ...(env.MNEMO_DEFAULT_NAMESPACE ? { namespace: env.MNEMO_DEFAULT_NAMESPACE } : {}),
+  };
+  const task = lastUserPrompt(event.transcript_path);
+  if (task) body.task = task.slice(0, 2000);
+
+  const base = (env.MNEMO_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
+  const res = await fetch(`${base}/v1/memories/trigger`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(env.MNEMO_API_KEY ? { authorization: `Bearer ${env.MNEMO_API_KEY}` } : {}),
+    },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(Number(env.MNEMO_HOOK_TIMEOUT_MS) || 1500),
+  });
+  if (!res.ok) return;
+  const out = await res.json();
+  if (!Array.isArray(out.data) || out.data.length === 0) return;
+  const context = typeof out.context === "string" && out.context.trim() ? out.context.trim() : list(out.data);
+  process.stdout.write(
+    `${JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        additionalContext: `Lessons from earlier work that apply to this ${event.tool_name} call (Mnemo):\n${context}`,
+      },
+    })}\n`,
+  );
+}
+
+const list = (rows) => rows.map((r) => `- ${r.text}`).join("\n");
+
+function readStdin() {
+  return new Promise((resolve, reject) => {
+    let data = "";
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (c) => {
+      data += c;
+    });
+    process.stdin.on("end", () => resolve(data));
+    process.stdin.on("error", reject);
+  });
+}
+
+/** The user's latest prompt, read from the tail of the session transcript (JSON lines). */
+function lastUserPrompt(file) {
+  if (!file) return undefined;
+  try {
+    const size = statSync(file).size;
+    const len = Math.min(size, 256 * 1024);
+    const buf = Buffer.alloc(len);
+    const fd = openSync(file, "r");
+    readSync(fd, buf, 0, len, size - len);
+    closeSync(fd);
+    const lines = buf.toString("utf8").split("\n").reverse();
+    for (const line of lines) {
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (entry?.type !== "user") continue;
+      const c = entry.message?.content;
+      if (typeof c === "string" && c.trim()) return c;
+      if (Array.isArray(c)) {
+        const text = c
+          .filter((p) => p?.type === "text")
+          .map((p) => p.text)
+          .join("\n");
+        if (text.trim()) return text;
+      }
+    }
+  } catch {
+    // No transcript, no task: recall still works on the tool call alone.
+  }
+  return undefined;
+}
+
+main().then(
+  () => process.exit(0),
+  () => process.exit(0),
+);

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// Claude Code Stop hook: when the agent finishes a turn, sends that turn (the user's prompt, the
+// agent's replies, its tool calls and their results) to Mnemo with `agentic: true`, so lessons
+// and procedures are learned from it in the background.
+//
+// Plain Node (18+), no dependencies; does not wait for extraction; exits 0 silently on any
+// failure. Environment: as pre-tool-use.mjs, plus MNEMO_HOOK_OUTCOME (resolved|failed, optional).
+import { readFileSync } from "node:fs";
+import { userInfo } from "node:os";
+
+const env = process.env;
+const MAX_CHARS = 4000; // per tool result: keep the turn well under the request limit
+
+async function main() {
+  const event = JSON.parse(await readStdin());
+  if (!event.transcript_path) return;
+  const messages = lastTurn(readFileSync(event.transcript_path, "utf8"));
+  if (messages.length === 0) return;
+  const body = {
+    messages,
+    user_id: env.MNEMO_DEFAULT_USER_ID || userInfo().username,
+    conv_id: event.session_id || `claude-code-${Date.now()}`,
+    agentic: true,
+    ...(env.MNEMO_DEFAULT_AGENT_ID ? { agent_id: env.MNEMO_DEFAULT_AGENT_ID } : { agent_id: "claude-code" }),
+    ...(env.MNEMO_DEFAULT_APP_ID ? { app_id: env.MNEMO_DEFAULT_APP_ID } : {}),
+    ...(env.MNEMO_DEFAULT_NAMESPACE ? { namespace: env.MNEMO_DEFAULT_NAMESPACE } : {}),
+    ...(env.MNEMO_HOOK_OUTCOME ? { outcome: env.MNEMO_HOOK_OUTCOME } : {}),
+  };
+  const base = (env.MNEMO_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
+  await fetch(`${base}/v1/memories`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(env.MNEMO_API_KEY ? { authorization: `Bearer ${env.MNEMO_API_KEY}` } : {}),
+    },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(Number(env.MNEMO_HOOK_TIMEOUT_MS) || 3000),
+  });
+}
+
+/** Turns since the user's latest prompt, as chat messages. */
+function lastTurn(transcript) {
+  const entries = transcript
+    .split("\n")
+    .map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((e) => e && (e.type === "user" || e.type === "assistant") && e.message);
+  let start = -1;
+  entries.forEach((e, i) => {
+    if (e.type === "user" && promptText(e.message.content)) start = i;
+  });
+  if (start < 0) return [];
+  const out = [];
+  for (const e of entries.slice(start)) {
+    const c = e.message.content;
+    if (typeof c === "string") {
+      if (c.trim()) out.push({ role: e.type, content: c });
+      continue;
+    }
+    for (const part of Array.isArray(c) ? c : []) {
+      if (part?.type === "text" && part.text?.trim()) out.push({ role: e.type, content: part.text });
+      else if (part?.type === "tool_use")
+        out.push({
+          role: "assistant",
+          content: `[tool call ${part.name}] ${JSON.stringify(part.input ?? {})}`,
+        });
+      else if (part?.type === "tool_result")
+        out.push({ role: "tool", content: clip(resultText(part.content), part.is_error) });
+    }
+  }
+  return out;
+}
+
+function promptText(c) {
+  if (typeof c === "string") return c.trim();
+  if (!Array.isArray(c)) return "";
+  return c
+    .filter((p) => p?.type === "text")
+    .map((p) => p.text)
+    .join("\n")
+    .trim();
+}
+
+const resultText = (c) =>
+  typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => p?.text ?? "").join("\n") : "";
+const clip = (s, isError) =>
+  `${isError ? "[error] " : ""}${s.length > MAX_CHARS ? `${s.slice(0, MAX_CHARS)}...` : s}`;
+
+function readStdin() {
+  return new Promise((resolve, reject) => {
+    let data = "";
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (c) => {
+      data += c;
+    });
+    process.stdin.on("end", () => resolve(data));
+    process.stdin.on("error", reject);
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  () => process.exit(0),
+);

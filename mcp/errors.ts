@@ -1,0 +1,79 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { RestError, UnreachableError } from "./rest-client.js";
+
+/**
+ * The one place where failures become MCP tool results. A REST error keeps its code and message
+ * (they already name the id or the missing field) plus a hint on what to do next; a 5xx says
+ * only the request id, never internals; anything unexpected is logged, never shown.
+ */
+export function toolError(
+  err: unknown,
+  log?: { error: (o: object, m: string) => void },
+  args?: Record<string, unknown>,
+): CallToolResult {
+  if (err instanceof RestError) {
+    if (err.status >= 500) {
+      return result(
+        err.code,
+        `Internal error in the memory service. Quote request id ${err.requestId ?? "(none)"} to the operator.`,
+      );
+    }
+    const hint = err.retryAfter ? `Retry after ${err.retryAfter} s.` : HINTS[err.code];
+    return result(err.code, `${namingTheId(err, args)}${hint ? ` ${hint}` : ""}`);
+  }
+  if (err instanceof ToolFailure) return result(err.code, err.message);
+  if (err instanceof UnreachableError) {
+    return result("service_unavailable", `${err.message}. Check that the server is running and MNEMO_URL.`);
+  }
+  log?.error({ err }, "mcp tool failed");
+  return result("server_error", "Internal error in the MCP tool; the server log has the details.");
+}
+
+/** A refusal decided by the tool itself (a default it cannot fill), in the same code vocabulary. */
+export class ToolFailure extends Error {
+  override name = "ToolFailure";
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function result(code: string, message: string): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: "text", text: `Error ${code}: ${message}` }],
+  };
+}
+
+const HINTS: Record<string, string> = {
+  unauthorized: "Send a valid API key (x-api-key or Authorization: Bearer; MNEMO_API_KEY for stdio).",
+  org_mismatch: "Drop X-Org-Id or set it to the key's organisation.",
+  missing_scope:
+    "Pass user_id, agent_id, app_id or group_ids, or pin a default (MNEMO_DEFAULT_USER_ID, or the X-Mnemo-User-Id header on /mcp).",
+  missing_trigger: "Pass `tool` (with optional `args`/`output`) or `entities`.",
+  memory_not_found: "Use search_memory or list_memories to find a current id.",
+  job_not_found: "Jobs are kept 24 hours after they finish; the memories they wrote remain (list_memories).",
+  group_not_found: "Use list_groups (include_archived: true) to see the organisation's groups.",
+  invalid_group_ids: "Only active groups can be added; see list_groups, or un-archive with update_group.",
+  cursor_mismatch: "Reuse next_cursor only with the same order; start again without a cursor.",
+  groups_quota_exceeded: "Archive a group you no longer need (archive_group) first.",
+  rate_limited: "Wait a little and retry.",
+  daily_cap_exceeded: "The key's daily cap is spent; retry tomorrow or use another key.",
+  invalid_messages: "Send at least one message with non-blank content (or `text`).",
+};
+
+const ID_ARGS = {
+  memory_not_found: "memory_id",
+  job_not_found: "job_id",
+  group_not_found: "group_id",
+} as const;
+
+/** A not-found message always says which id was not found, whatever the route's wording. */
+function namingTheId(err: RestError, args?: Record<string, unknown>): string {
+  const field = ID_ARGS[err.code as keyof typeof ID_ARGS];
+  const id = field ? args?.[field] : undefined;
+  if (typeof id !== "string" || err.message.includes(id)) return err.message;
+  return `${err.message.replace(/\.?$/, ".")} (${field} ${id})`;
+}

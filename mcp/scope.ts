@@ -1,0 +1,54 @@
+import type { Config } from "../src/config.js";
+
+/**
+ * Who the agent is when a tool call does not say: pinned by configuration (stdio and /mcp) or by
+ * per-request headers on /mcp, so an agent's config file can fix its identity once.
+ */
+export interface DefaultScope {
+  user_id?: string;
+  agent_id?: string;
+  app_id?: string;
+  namespace?: string;
+}
+
+/** Headers read on /mcp; each overrides the matching MNEMO_DEFAULT_* setting for that request. */
+export const SCOPE_HEADERS = {
+  user_id: "x-mnemo-user-id",
+  agent_id: "x-mnemo-agent-id",
+  app_id: "x-mnemo-app-id",
+  namespace: "x-mnemo-namespace",
+} as const;
+
+export function scopeFromConfig(config: Config): DefaultScope {
+  return clean({
+    user_id: config.MNEMO_DEFAULT_USER_ID,
+    agent_id: config.MNEMO_DEFAULT_AGENT_ID,
+    app_id: config.MNEMO_DEFAULT_APP_ID,
+    namespace: config.MNEMO_DEFAULT_NAMESPACE,
+  });
+}
+
+/**
+ * Headers first, then configuration, then the user the credential belongs to (a service key
+ * minted for a user pins that user).
+ */
+export function resolveScope(
+  config: Config,
+  header: (name: string) => string | undefined,
+  keyUserId: string | null,
+): DefaultScope {
+  const base = scopeFromConfig(config);
+  const out: DefaultScope = { ...base };
+  for (const [field, name] of Object.entries(SCOPE_HEADERS) as [keyof DefaultScope, string][]) {
+    const v = header(name)?.trim();
+    if (v) out[field] = v;
+  }
+  if (!out.user_id && keyUserId) out.user_id = keyUserId;
+  return out;
+}
+
+function clean(s: Record<keyof DefaultScope, string | undefined>): DefaultScope {
+  const out: DefaultScope = {};
+  for (const [k, v] of Object.entries(s) as [keyof DefaultScope, string | undefined][]) if (v) out[k] = v;
+  return out;
+}

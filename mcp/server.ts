@@ -1,0 +1,68 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { toolError } from "./errors.js";
+import type { ToolDef, ToolEnv } from "./tool.js";
+import { addMemory } from "./tools/add-memory.js";
+import { archiveGroup } from "./tools/archive-group.js";
+import { createGroup } from "./tools/create-group.js";
+import { deleteMemory } from "./tools/delete-memory.js";
+import { getIngestJob } from "./tools/get-ingest-job.js";
+import { getMemory } from "./tools/get-memory.js";
+import { listGroups } from "./tools/list-groups.js";
+import { listMemories } from "./tools/list-memories.js";
+import { memoryRevisions } from "./tools/memory-revisions.js";
+import { recallDirectives } from "./tools/recall-directives.js";
+import { searchMemory } from "./tools/search-memory.js";
+import { tagMemory } from "./tools/tag-memory.js";
+import { updateGroup } from "./tools/update-group.js";
+
+/** Every tool, in the order clients list them. Names are part of the interface. */
+export const TOOLS: ToolDef<any>[] = [
+  addMemory,
+  getIngestJob,
+  searchMemory,
+  recallDirectives,
+  listMemories,
+  getMemory,
+  deleteMemory,
+  memoryRevisions,
+  listGroups,
+  createGroup,
+  updateGroup,
+  archiveGroup,
+  tagMemory,
+];
+
+/** The interface version the tools speak (the REST API's, see rest/app.ts). */
+const SERVER_VERSION = "1.0.0";
+
+const INSTRUCTIONS =
+  "Long-term memory. Before answering, search_memory for what you know about the user or topic; after a " +
+  "conversation that taught you something durable, add_memory. Before risky tool calls, recall_directives with " +
+  "the pending call to get lessons learned earlier.";
+
+/** A server for one request (HTTP) or one session (stdio); tools reach the service through `env.client`. */
+export function createMcpServer(env: ToolEnv): McpServer {
+  const server = new McpServer({ name: "mnemo", version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
+  for (const tool of TOOLS) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.output,
+        annotations: { title: tool.title, ...tool.annotations },
+      },
+      (async (args: unknown): Promise<CallToolResult> => {
+        try {
+          const out = await tool.run(args as never, env);
+          return { content: [{ type: "text", text: out.text }], structuredContent: out.structured };
+        } catch (err) {
+          return toolError(err, env.log, args as Record<string, unknown>);
+        }
+      }) as never,
+    );
+  }
+  return server;
+}

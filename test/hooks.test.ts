@@ -1,0 +1,153 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authenticate } from "../src/auth/authenticate.js";
+import { loadConfig } from "../src/config.js";
+import type { Deps } from "../src/context.js";
+import { systemCtx } from "../src/context.js";
+import { createDb } from "../src/db/db.js";
+import { findRunningServer } from "../src/db/embedded.js";
+import { silentLogger } from "../src/logger.js";
+import { writeMemories } from "../src/memories/write.js";
+import { createProviders } from "../src/providers/index.js";
+import { waitFor } from "./helpers/harness.js";
+import { freePort, ROOT, type ServerProcess, startServerProcess } from "./helpers/server-process.js";
+
+const PRE = path.join(ROOT, "examples/hooks/pre-tool-use.mjs");
+const STOP = path.join(ROOT, "examples/hooks/stop.mjs");
+
+let server: ServerProcess;
+let tmp: string;
+
+beforeAll(async () => {
+  server = await startServerProcess();
+  tmp = mkdtempSync(path.join(os.tmpdir(), "mnemo-hooks-"));
+});
+afterAll(async () => {
+  await server?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Runs a hook script the way Claude Code does: event JSON on stdin, env of the user's shell. */
+function runHook(script: string, event: unknown, env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [script], {
+      env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(JSON.stringify(event));
+  });
+}
+
+/** Writes a directive through the core write, attached to the running server's database. */
+async function seedDirective(user: string, text: string, triggers: string[]) {
+  const conn = await findRunningServer(server.dataDir);
+  if (!conn) throw new Error("server database not found");
+  const db = createDb(conn, 2);
+  try {
+    const { orgId } = await authenticate(db, { apiKey: server.key });
+    const config = loadConfig({});
+    const deps = { config, db, log: silentLogger(), providers: createProviders(config) } as unknown as Deps;
+    const [row] = await writeMemories(systemCtx(deps, orgId, "seed"), [
+      { type: "lesson", text, user_id: user, trigger_entities: triggers, outcome: "resolved" },
+    ]);
+    return row!;
+  } finally {
+    await db.close();
+  }
+}
+
+const preEvent = (tool: string, input: Record<string, unknown>) => ({
+  session_id: "s-1",
+  transcript_path: path.join(tmp, "none.jsonl"),
+  cwd: ROOT,
+  hook_event_name: "PreToolUse",
+  tool_name: tool,
+  tool_input: input,
+});
+
+describe("Claude Code hooks against a real server", () => {
+  it("PreToolUse prints a matching directive as additional context, and nothing for an unrelated call", async () => {
+    const user = "hook-user";
+    const lesson = "Run the schema migrations before starting the API server.";
+    await seedDirective(user, lesson, ["migrate_schema.py"]);
+    const env = { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: user };
+
+    const hit = await runHook(
+      PRE,
+      preEvent("Bash", { command: "python scripts/migrate_schema.py --up" }),
+      env,
+    );
+    expect(hit.code).toBe(0);
+    const out = JSON.parse(hit.stdout);
+    expect(out.hookSpecificOutput.hookEventName).toBe("PreToolUse");
+    expect(out.hookSpecificOutput.additionalContext).toContain("migrations before starting");
+
+    const miss = await runHook(PRE, preEvent("Bash", { command: "ls -la docs" }), env);
+    expect(miss).toMatchObject({ code: 0, stdout: "" });
+  });
+
+  it("PreToolUse exits 0 with no output when the server is unreachable", async () => {
+    const port = await freePort();
+    const res = await runHook(PRE, preEvent("Bash", { command: "python migrate_schema.py" }), {
+      MNEMO_URL: `http://127.0.0.1:${port}`,
+      MNEMO_API_KEY: "whatever",
+    });
+    expect(res).toMatchObject({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("Stop ingests the finished turn with agentic: true", async () => {
+    const transcript = path.join(tmp, "session.jsonl");
+    const lines = [
+      { type: "user", message: { role: "user", content: "Old question" } },
+      { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Old answer" }] } },
+      { type: "user", message: { role: "user", content: "Fix the failing build, I prefer pnpm over npm." } },
+      {
+        type: "assistant",
+        message: {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "t1", name: "Bash", input: { command: "pnpm build" } }],
+        },
+      },
+      {
+        type: "user",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "Build OK" }] },
+      },
+      {
+        type: "assistant",
+        message: { role: "assistant", content: [{ type: "text", text: "Fixed the build." }] },
+      },
+    ];
+    writeFileSync(transcript, lines.map((l) => JSON.stringify(l)).join("\n"));
+    const res = await runHook(
+      STOP,
+      {
+        session_id: "sess-stop-1",
+        transcript_path: transcript,
+        hook_event_name: "Stop",
+        stop_hook_active: false,
+      },
+      { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: "stop-user" },
+    );
+    expect(res).toMatchObject({ code: 0, stdout: "" });
+    const rows = await waitFor(async () => {
+      const r = await fetch(`${server.url}/v1/memories?user_id=stop-user&conv_id=sess-stop-1`, {
+        headers: { "x-api-key": server.key },
+      });
+      const body = (await r.json()) as { data?: { conv_id: string; agent_id: string }[] };
+      return body.data?.length ? body.data : undefined;
+    });
+    expect(rows.every((m) => m.conv_id === "sess-stop-1" && m.agent_id === "claude-code")).toBe(true);
+  });
+});

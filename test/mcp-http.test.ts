@@ -1,0 +1,284 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemCtx } from "../src/context.js";
+import { writeMemories } from "../src/memories/write.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { callErr, callOk, httpClient, TOOL_NAMES } from "./helpers/mcp-client.js";
+
+let svc: TestService;
+const URL_ = "http://mnemo.test/mcp";
+
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+async function connect(key: string, headers: Record<string, string> = {}) {
+  const client = await httpClient({ url: URL_, app: svc.app, headers: { "x-api-key": key, ...headers } });
+  const { tools } = await client.listTools();
+  return { client, tools };
+}
+
+describe("MCP over Streamable HTTP (in-process)", () => {
+  it("lists every tool with a described input schema, an output schema and annotations", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort());
+    for (const t of tools) {
+      expect(t.description?.length, t.name).toBeGreaterThan(30);
+      expect(t.inputSchema.type).toBe("object");
+      expect(t.outputSchema?.type, t.name).toBe("object");
+      for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+        expect(typeof t.annotations?.[hint], `${t.name}.${hint}`).toBe("boolean");
+      }
+      for (const [field, schema] of Object.entries(t.inputSchema.properties ?? {})) {
+        expect((schema as { description?: string }).description, `${t.name}.${field}`).toBeTruthy();
+      }
+    }
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(byName.delete_memory!.annotations?.destructiveHint).toBe(true);
+    expect(byName.search_memory!.annotations?.readOnlyHint).toBe(true);
+    expect(byName.add_memory!.annotations?.readOnlyHint).toBe(false);
+    await client.close();
+  });
+
+  it("refuses a request without a valid key with 401, like REST", async () => {
+    const init = {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    };
+    const none = await svc.app.request("/mcp", init);
+    expect(none.status).toBe(401);
+    expect((await none.json()).detail.code).toBe("unauthorized");
+    const bad = await svc.app.request("/mcp", {
+      ...init,
+      headers: { ...init.headers, "x-api-key": "mnemo_nope" },
+    });
+    expect(bad.status).toBe(401);
+    await expect(
+      httpClient({ url: URL_, app: svc.app, headers: { "x-api-key": "mnemo_bad" } }),
+    ).rejects.toThrow();
+  });
+
+  it("answers GET and DELETE on /mcp with 405: there is no session or server stream", async () => {
+    const { key } = await svc.newOrg();
+    for (const method of ["GET", "DELETE"]) {
+      const res = await svc.app.request("/mcp", {
+        method,
+        headers: { "x-api-key": key, accept: "text/event-stream" },
+      });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+    }
+  });
+
+  it("answers errors as isError results with the REST code and an actionable message", async () => {
+    const { key } = await svc.newOrg();
+    const { client } = await connect(key);
+    const missing = "00000000-0000-4000-8000-000000000000";
+    const notFound = await callErr(client, "get_memory", { memory_id: missing });
+    expect(notFound).toMatch(/memory_not_found/);
+    expect(notFound).toContain(missing);
+    expect(
+      await callErr(client, "get_ingest_job", { job_id: "job_0123456789abcdef0123456789abcdef" }),
+    ).toMatch(/job_not_found.*job_0123456789abcdef0123456789abcdef/s);
+    expect(
+      await callErr(client, "archive_group", { group_id: "grp_0123456789abcdef0123456789abcdef" }),
+    ).toMatch(/group_not_found.*grp_0123456789abcdef0123456789abcdef/s);
+    expect(await callErr(client, "add_memory", { text: "x" })).toMatch(/missing_scope.*user_id/s);
+    expect(await callErr(client, "tag_memory", { memory_id: missing })).toMatch(/empty_patch/);
+    // Input that fails the tool's own schema.
+    expect(await callErr(client, "list_memories", { limit: 0 })).toMatch(/limit/);
+    await client.close();
+  });
+
+  it("answers a storage failure with the code and the request id only, never internals", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const { client } = await connect(key);
+    const [m] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "stuck", user_id: "u-fail" },
+    ]);
+    // Fault injection in the real database: deleting this one row fails.
+    await svc.deps.db.query(`CREATE OR REPLACE FUNCTION mcp_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'disk on fire (internal detail)'; END $$`);
+    await svc.deps.db.query(
+      `CREATE TRIGGER mcp_refuse_delete BEFORE DELETE ON memories FOR EACH ROW
+       WHEN (OLD.id = '${m!.id}'::uuid) EXECUTE FUNCTION mcp_refuse_delete()`,
+    );
+    try {
+      const out = await callErr(client, "delete_memory", { memory_id: m!.id });
+      expect(out).toMatch(/delete_failed/);
+      expect(out).toMatch(/request id [\w-]{8,}/);
+      expect(out).not.toContain("disk on fire");
+    } finally {
+      await svc.deps.db.query("DROP TRIGGER mcp_refuse_delete ON memories");
+      await client.close();
+    }
+  });
+
+  it("runs the memory and group tools end to end, each answer matching its output schema", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const user = "u-flow";
+
+    const g = await callOk(client, tools, "create_group", { name: "team" });
+    expect(g.structured).toMatchObject({ name: "team", status: "active", prompt: null });
+    const g2 = await callOk(client, tools, "create_group", {
+      name: "ops",
+      prompt: "Deployment and on-call notes",
+    });
+    const renamed = await callOk(client, tools, "update_group", {
+      group_id: g.structured.id,
+      name: "team-a",
+    });
+    expect(renamed.structured.name).toBe("team-a");
+    const groups = await callOk(client, tools, "list_groups", {});
+    expect(groups.structured.data.map((x: { id: string }) => x.id).sort()).toEqual(
+      [g.structured.id, g2.structured.id].sort(),
+    );
+
+    const added = await callOk(client, tools, "add_memory", {
+      text: "I always use tabs for indentation in Python projects.",
+      user_id: user,
+      group_ids: [g.structured.id],
+    });
+    expect(added.structured.status).toBe("succeeded");
+    expect(added.text).toContain(added.structured.id);
+    const created = added.structured.result.memories_created as { id: string }[];
+    expect(created.length).toBeGreaterThan(0);
+    const job = await callOk(client, tools, "get_ingest_job", { job_id: added.structured.id });
+    expect(job.structured).toMatchObject({ id: added.structured.id, status: "succeeded" });
+
+    const queued = await callOk(client, tools, "add_memory", {
+      messages: [{ role: "user", content: "My cat is called Miso." }],
+      user_id: user,
+      wait: false,
+    });
+    expect(queued.structured.id).toMatch(/^job_/);
+    expect(queued.text).toContain("get_ingest_job");
+
+    const listed = await callOk(client, tools, "list_memories", { user_id: user });
+    const listedIds = listed.structured.data.map((m: { id: string }) => m.id);
+    for (const m of created) expect(listedIds).toContain(m.id);
+    const memId = created[0]!.id;
+
+    const one = await callOk(client, tools, "get_memory", { memory_id: memId });
+    expect(one.structured.id).toBe(memId);
+    expect(one.text).toContain(memId);
+
+    const tagged = await callOk(client, tools, "tag_memory", {
+      memory_id: memId,
+      add_group_ids: [g2.structured.id],
+    });
+    expect(tagged.structured.group_ids).toContain(g2.structured.id);
+    const revisions = await callOk(client, tools, "memory_revisions", { memory_id: memId });
+    expect(revisions.structured.data.map((m: { id: string }) => m.id)).toContain(memId);
+
+    const archived = await callOk(client, tools, "archive_group", { group_id: g2.structured.id });
+    expect(archived.structured.status).toBe("archived");
+
+    const deleted = await callOk(client, tools, "delete_memory", { memory_id: memId });
+    expect(deleted.structured).toEqual({ id: memId, deleted: true });
+    expect(await callErr(client, "delete_memory", { memory_id: memId })).toMatch(/memory_not_found/);
+    await client.close();
+  });
+
+  it("runs search_memory and recall_directives end to end", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const user = "u-search";
+    const added = await callOk(client, tools, "add_memory", {
+      text: "I always use tabs for indentation in Python projects.",
+      user_id: user,
+    });
+    const memId = (added.structured.result.memories_created as { id: string }[])[0]!.id;
+
+    const found = await callOk(client, tools, "search_memory", {
+      query: "tabs indentation Python",
+      user_id: user,
+      mode: "retrieve",
+    });
+    expect(found.structured.mode).toBe("retrieve");
+    expect(found.structured.data.map((m: { id: string }) => m.id)).toContain(memId);
+    expect(found.text).toContain(memId);
+    const composed = await callOk(client, tools, "search_memory", { query: "indentation", user_id: user });
+    expect(composed.structured.mode).toBe("compose");
+    expect(composed.text).toBe(composed.structured.context ?? "No memories matched.");
+
+    // A directive with trigger entities, written through the core write.
+    const ctx = systemCtx(svc.deps, orgId, "seed");
+    const [directive] = await writeMemories(ctx, [
+      {
+        type: "lesson",
+        text: "Run the migrations before starting the API server.",
+        user_id: user,
+        trigger_entities: ["migrate.ts"],
+        outcome: "resolved",
+      },
+    ]);
+    const recalled = await callOk(client, tools, "recall_directives", {
+      tool: "Bash",
+      args: { command: "tsx src/db/migrate.ts" },
+      user_id: user,
+      mode: "retrieve",
+    });
+    expect(recalled.structured.data.map((m: { id: string }) => m.id)).toEqual([directive!.id]);
+    const silent = await callOk(client, tools, "recall_directives", {
+      entities: ["unrelated_symbol"],
+      user_id: user,
+      mode: "retrieve",
+    });
+    expect(silent.structured.data).toEqual([]);
+
+    // No scope given and none configured: the service's own rule, with what to do about it.
+    const unscoped = await callErr(client, "search_memory", { query: "anything" });
+    expect(unscoped).toMatch(/missing_scope/);
+    expect(unscoped).toMatch(/MNEMO_DEFAULT_USER_ID|X-Mnemo-User-Id/);
+    expect(await callErr(client, "recall_directives", { user_id: "u" })).toMatch(/missing_trigger/);
+    await client.close();
+  });
+
+  it("takes the default scope from X-Mnemo-* headers", async () => {
+    const { key } = await svc.newOrg();
+    const alice = await connect(key, { "x-mnemo-user-id": "alice", "x-mnemo-agent-id": "agent-1" });
+    const bob = await connect(key, { "x-mnemo-user-id": "bob" });
+    const added = await callOk(alice.client, alice.tools, "add_memory", { text: "I live in Lisbon." });
+    const id = (added.structured.result.memories_created as { id: string }[])[0]!.id;
+    const mine = await callOk(alice.client, alice.tools, "get_memory", { memory_id: id });
+    expect(mine.structured).toMatchObject({ user_id: "alice", agent_id: "agent-1" });
+    const aliceList = await callOk(alice.client, alice.tools, "list_memories", {});
+    expect(aliceList.structured.data.map((m: { id: string }) => m.id)).toContain(id);
+    const bobList = await callOk(bob.client, bob.tools, "list_memories", {});
+    expect(bobList.structured.data.map((m: { id: string }) => m.id)).not.toContain(id);
+    await alice.client.close();
+    await bob.client.close();
+  });
+
+  it("keeps 20 concurrent clients' answers apart", async () => {
+    const orgs: { key: string }[] = [];
+    for (let i = 0; i < 20; i++) orgs.push(await svc.newOrg(`c${i}`));
+    // The 20 sessions run at once, each writing and asking what only it knows.
+    const answers = await Promise.all(
+      orgs.map(async ({ key }, i) => {
+        const { client, tools } = await connect(key, { "x-mnemo-user-id": `user-${i}` });
+        const created = await callOk(client, tools, "create_group", { name: `group-${i}` });
+        const listed = await callOk(client, tools, "list_groups", {});
+        const missing = await callErr(client, "get_memory", { memory_id: ownId(i) });
+        await client.close();
+        return {
+          created: created.structured.id,
+          groups: listed.structured.data.map((g: { id: string; name: string }) => [g.id, g.name]),
+          missing,
+        };
+      }),
+    );
+    answers.forEach(({ created, groups, missing }, i) => {
+      expect(groups).toEqual([[created, `group-${i}`]]);
+      expect(missing).toContain(ownId(i));
+    });
+  });
+});
+
+const ownId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
