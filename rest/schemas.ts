@@ -80,3 +80,11 @@ export function errorResponses(
 
 export const NullableString = z.string().nullable();
 export const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-01T12:00:00.000Z" });
+
+const NUL_FREE = /^[^\u0000]*$/;
+
+/** A string PostgreSQL can store: a NUL character is a field error (identifiers, names). */
+export const Str = () => z.string().regex(NUL_FREE, "NUL characters (\\u0000) are not allowed");
+
+/** Free text where a NUL byte is noise (tool output in a transcript): dropped, never refused. */
+export const LooseText = () => z.string().transform((s) => s.replaceAll("\u0000", ""));

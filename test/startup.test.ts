@@ -60,7 +60,7 @@ describe("database start-up", () => {
       ),
     );
     cleanups.push(() => Promise.all(procs.map((p) => p.kill())));
-    await Promise.all(procs.map((p) => p.waitFor(/"msg":"listening"/)));
+    await Promise.all(procs.map((p) => p.waitFor(/"msg":"ready"/)));
     const { rows } = await bare.db.query<{ version: number; n: number }>(
       "SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version",
     );

@@ -2,14 +2,11 @@ import type { MiddlewareHandler } from "hono";
 import { CoreError } from "../../src/errors.js";
 import type { AppEnv } from "../types.js";
 
-// A JSON \u0000 escape not itself escaped: PostgreSQL text cannot hold NUL, so it is refused here,
-// for every route, rather than failing later as a storage error.
-const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/i;
-
 /**
  * Input rules for /v1, checked before authentication work or parsing: bodies must be JSON and at
- * most `maxBytes` (an oversized one is refused without being read whole), and neither the URL nor
- * the body may carry NUL characters.
+ * most `maxBytes` (an oversized one is refused without being read whole), and the URL may not carry
+ * NUL characters (query and path values are identifiers; PostgreSQL text cannot hold NUL). In
+ * bodies, NUL is a per-field matter: identifiers refuse it, free text (tool output) drops it.
  */
 export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
   const tooLarge = () =>
@@ -44,9 +41,6 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
       chunks.push(value);
     }
     const body = Buffer.concat(chunks);
-    if (NUL_ESCAPE.test(body.toString("utf8"))) {
-      throw new CoreError("invalid_request", "NUL characters (\\u0000) are not allowed in JSON strings.");
-    }
     c.req.raw = new Request(c.req.raw.url, { method, headers: c.req.raw.headers, body });
     return next();
   };

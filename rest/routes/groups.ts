@@ -5,7 +5,7 @@ import { getGroup } from "../../src/groups/get.js";
 import { listGroups } from "../../src/groups/list.js";
 import { GROUP_NAME_MAX, GROUP_PROMPT_MAX } from "../../src/groups/model.js";
 import { updateGroup } from "../../src/groups/update.js";
-import { DateTime, errorResponses } from "../schemas.js";
+import { DateTime, errorResponses, Str } from "../schemas.js";
 import type { App } from "../types.js";
 
 export const GroupSchema = z
@@ -32,8 +32,8 @@ export const GroupListSchema = z
   })
   .openapi("GroupList");
 
-const Name = z.string().trim().min(1).max(GROUP_NAME_MAX);
-const Prompt = z.string().trim().min(1).max(GROUP_PROMPT_MAX);
+const Name = Str().trim().min(1).max(GROUP_NAME_MAX);
+const Prompt = Str().trim().min(1).max(GROUP_PROMPT_MAX);
 
 const CreateGroupRequest = z
   .object({

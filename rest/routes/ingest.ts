@@ -1,31 +1,31 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getIngestJob } from "../../src/ingest/get-job.js";
 import { submitIngest } from "../../src/ingest/submit.js";
-import { DateTime, errorResponses } from "../schemas.js";
+import { DateTime, errorResponses, LooseText, Str } from "../schemas.js";
 import type { App } from "../types.js";
 
 const Message = z
   .looseObject({
-    role: z.string().openapi({ example: "user" }),
-    content: z.string().openapi({ example: "I moved to Lisbon last month." }),
-    date: z.string().nullish().openapi({ example: "1:56 pm on 8 May, 2023" }),
-    dia_id: z.string().nullish().openapi({ example: "D1:3" }),
+    role: Str().openapi({ example: "user" }),
+    content: LooseText().openapi({ example: "I moved to Lisbon last month." }),
+    date: Str().nullish().openapi({ example: "1:56 pm on 8 May, 2023" }),
+    dia_id: Str().nullish().openapi({ example: "D1:3" }),
   })
   .openapi("Message");
 
 export const IngestRequest = z
   .object({
     messages: z.array(Message),
-    user_id: z.string().min(1),
-    conv_id: z.string().min(1),
-    agent_id: z.string().nullish(),
-    app_id: z.string().nullish(),
+    user_id: Str().min(1),
+    conv_id: Str().min(1),
+    agent_id: Str().nullish(),
+    app_id: Str().nullish(),
     outcome: z.enum(["resolved", "failed"]).nullish(),
-    timestamp_format: z.string().nullish().openapi({ example: "%I:%M %p on %d %B, %Y" }),
+    timestamp_format: Str().nullish().openapi({ example: "%I:%M %p on %d %B, %Y" }),
     extract_artifacts: z.boolean().default(false),
     agentic: z.boolean().default(false),
-    namespace: z.string().max(256).nullish(),
-    group_ids: z.array(z.string()).default([]),
+    namespace: Str().max(256).nullish(),
+    group_ids: z.array(Str()).default([]),
   })
   .openapi("IngestRequest");
 

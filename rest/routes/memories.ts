@@ -5,7 +5,7 @@ import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, listMemories } from "../../src/memo
 import { MEMORY_TYPES } from "../../src/memories/model.js";
 import { patchMemoryGroups } from "../../src/memories/patch.js";
 import { listRevisions } from "../../src/memories/revisions.js";
-import { DateTime, errorResponses } from "../schemas.js";
+import { DateTime, errorResponses, Str } from "../schemas.js";
 import type { App } from "../types.js";
 
 /** The Memory wire shape (section 2.1); other routes that return memories can reuse it. */
@@ -95,7 +95,7 @@ const MemoryParams = z.object({
   memory_id: z.string().openapi({ param: { name: "memory_id", in: "path" }, format: "uuid" }),
 });
 
-const GroupIdList = z.array(z.string().max(200)).max(1000).nullable().optional();
+const GroupIdList = z.array(Str().max(200)).max(1000).nullable().optional();
 const MemoryGroupPatchRequest = z
   .object({
     add_group_ids: GroupIdList.openapi({ description: "Active groups of the organisation to add." }),

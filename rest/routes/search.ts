@@ -2,14 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { translateLegacySearch } from "../../src/search/legacy.js";
 import { searchMemories } from "../../src/search/search.js";
 import { triggerDirectives } from "../../src/trigger/trigger.js";
-import { errorResponses, NullableString } from "../schemas.js";
+import { errorResponses, NullableString, Str } from "../schemas.js";
 import type { App } from "../types.js";
 import { MemorySchema } from "./memories.js";
 
-// Postgres text cannot hold NUL: refused as a field error rather than failing in SQL.
-const NoNul = /^[^\u0000]*$/;
-const nulMessage = "must not contain NUL characters";
-const Str = () => z.string().regex(NoNul, nulMessage);
 const NullableStr = () => Str().nullable();
 
 const ScopeFields = {

@@ -2,11 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { generateServiceKey } from "../../src/service-keys/generate.js";
 import { listServiceKeys } from "../../src/service-keys/list.js";
 import { revokeServiceKey } from "../../src/service-keys/revoke.js";
-import { errorResponses } from "../schemas.js";
+import { errorResponses, Str } from "../schemas.js";
 import type { App } from "../types.js";
 
 const GenerateServiceKeyRequest = z
-  .object({ name: z.string().min(1).max(120).nullish().openapi({ example: "ci-pipeline" }) })
+  .object({ name: Str().min(1).max(120).nullish().openapi({ example: "ci-pipeline" }) })
   .openapi("GenerateServiceKeyRequest");
 
 const NewServiceKey = z

@@ -4,7 +4,7 @@ import { getWebhook } from "../../src/webhooks/get.js";
 import { listWebhookDeliveries } from "../../src/webhooks/list-deliveries.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/model.js";
 import { putWebhook } from "../../src/webhooks/put.js";
-import { DateTime, errorResponses } from "../schemas.js";
+import { DateTime, errorResponses, Str } from "../schemas.js";
 import type { App } from "../types.js";
 
 const EventName = z.enum(WEBHOOK_EVENTS).openapi("WebhookEventName");
@@ -26,7 +26,7 @@ const Webhook = z
 
 const PutWebhookBody = z
   .object({
-    url: z.string().min(1).max(2048).openapi({ example: "https://example.com/hooks/mnemo" }),
+    url: Str().min(1).max(2048).openapi({ example: "https://example.com/hooks/mnemo" }),
     events: z.array(EventName).nullish().openapi({ description: "Omit or null for all events; not empty." }),
     enabled: z.boolean().optional().openapi({ description: "Default true." }),
   })

@@ -65,6 +65,7 @@ async function serveRoles(
         `Try it:\n  curl -s -H "x-api-key: ${rt.createdKey}" ${url}/v1/groups\n\n`,
     );
   }
+  log.info({ roles }, "ready");
   await new Promise<void>((resolve) => {
     const onSignal = (sig: string) => {
       log.info({ signal: sig }, "shutting down");
