@@ -1,5 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { requireAuth } from "../rest/middleware/auth.js";
+import { INNER_CALL, requireAuth } from "../rest/middleware/auth.js";
 import { bodyRules } from "../rest/middleware/body.js";
 import type { App } from "../rest/types.js";
 import type { Deps } from "../src/context.js";
@@ -36,7 +36,8 @@ export function registerMcpRoutes(app: App, deps: Deps) {
       if (v !== undefined) headers[name] = v;
     }
     const client = createRestClient({
-      fetch: async (path, init) => app.request(path, init),
+      // The /mcp request was counted against the rate limit; its tools' calls are not counted again.
+      fetch: async (path, init) => app.request(path, init, { [INNER_CALL]: true }),
       headers,
     });
     const scope = resolveScope(deps.config, (n) => c.req.header(n), c.get("principal").userId);

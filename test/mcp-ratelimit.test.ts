@@ -28,6 +28,27 @@ describe("MCP and the REST rate limit", () => {
     });
     expect(probe.status).toBe(200);
     expect(probe.headers.get("x-ratelimit-limit")).toBe("8");
+    const before = Number(probe.headers.get("x-ratelimit-remaining"));
+
+    // One tool call is one request against the limit (its inner REST call is not counted again).
+    const call = await svc.app.request("/mcp", {
+      method: "POST",
+      headers: {
+        "x-api-key": key,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "list_groups", arguments: {} },
+      }),
+    });
+    expect(call.status).toBe(200);
+    expect(JSON.stringify(await call.json())).toContain("groups");
+    const next = await svc.request("GET", "/v1/groups", { key });
+    expect(Number(next.headers.get("x-ratelimit-remaining"))).toBe(before - 2);
 
     const client = await httpClient({
       url: "http://mnemo.test/mcp",

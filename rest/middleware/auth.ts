@@ -6,6 +6,13 @@ import { checkRateLimit } from "../../src/ratelimit/check.js";
 import { resolveTier } from "../../src/ratelimit/tiers.js";
 import type { AppEnv } from "../types.js";
 
+/**
+ * Marks an in-process call made on behalf of an already counted request (an MCP tool's REST call
+ * through `app.request(path, init, { [INNER_CALL]: true })`). Only in-process code can set the
+ * environment, never a client. Such a call is authenticated as usual but not counted again.
+ */
+export const INNER_CALL = Symbol("mnemo.inner-call");
+
 export interface AuthOptions {
   /** Replaces the database clock in the limiter (tests of window and day boundaries). */
   now?: () => Date;
@@ -32,13 +39,16 @@ export function requireAuth(deps: Deps, options: AuthOptions = {}): MiddlewareHa
     const log = c.get("log").child({ orgId: principal.orgId });
     c.set("principal", principal);
     c.set("log", log);
-    const { headers } = await checkRateLimit({
-      db: deps.db,
-      log,
-      principal,
-      tier: resolveTier(deps.config, tierName),
-      at: options.now?.(),
-    });
+    const inner = (c.env as Record<symbol, unknown> | undefined)?.[INNER_CALL] === true;
+    const { headers } = inner
+      ? { headers: {} }
+      : await checkRateLimit({
+          db: deps.db,
+          log,
+          principal,
+          tier: resolveTier(deps.config, tierName),
+          at: options.now?.(),
+        });
     c.set("ctx", { deps, principal, requestId: c.get("requestId"), log, db: deps.db });
     await next();
     for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
