@@ -13,7 +13,7 @@ import { silentLogger } from "../src/logger.js";
 import { writeMemories } from "../src/memories/write.js";
 import { createProviders } from "../src/providers/index.js";
 import { waitFor } from "./helpers/harness.js";
-import { freePort, ROOT, type ServerProcess, startServerProcess } from "./helpers/server-process.js";
+import { freePort, ROOT, type ServerProcess, startServerProcess } from "./helpers/process.js";
 
 const PRE = path.join(ROOT, "examples/hooks/pre-tool-use.mjs");
 const STOP = path.join(ROOT, "examples/hooks/stop.mjs");

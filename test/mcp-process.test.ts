@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "./helpers/harness.js";
 import { callErr, callOk, httpClient, TOOL_NAMES } from "./helpers/mcp-client.js";
-import { childEnv, ROOT, type ServerProcess, startServerProcess, TSX } from "./helpers/server-process.js";
+import { childEnv, ROOT, type ServerProcess, startServerProcess, TSX } from "./helpers/process.js";
 
 let server: ServerProcess;
 

@@ -1,9 +1,24 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
+export const ROOT = path.resolve(import.meta.dirname, "../..");
 const TSX_CLI = path.join(ROOT, "node_modules/tsx/dist/cli.mjs");
+/** tsx's launcher, for clients that spawn the binary themselves (the MCP SDK's stdio transport). */
+export const TSX = path.join(ROOT, "node_modules/.bin/tsx");
+
+/** A child's environment: only what it needs, with this Node (24) first on PATH for tsx. */
+export function childEnv(extra: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+    HOME: process.env.HOME ?? os.tmpdir(),
+    LOG_LEVEL: "info",
+  };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
 
 /** A free loopback port (bound and released). */
 export function freePort(): Promise<number> {
@@ -32,7 +47,7 @@ export interface MnemoProcess {
 export function spawnMnemo(args: string[], env: Record<string, string | undefined>): MnemoProcess {
   const child = spawn(process.execPath, [TSX_CLI, "src/cli/main.ts", ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "info", ...env } as NodeJS.ProcessEnv,
+    env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -92,4 +107,42 @@ export async function runMnemo(args: string[], env: Record<string, string | unde
   const p = spawnMnemo(args, env);
   const code = await p.exited;
   return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+export interface ServerProcess {
+  url: string;
+  key: string;
+  dataDir: string;
+  process: MnemoProcess;
+  stop(): Promise<void>;
+}
+
+/** The real binary (`mnemo serve`) on a temp data dir and a free port, with a known bootstrap key. */
+export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-proc-"));
+  const port = await freePort();
+  const key = `mnemo_test_${Math.random().toString(36).slice(2)}_bootstrap_key`;
+  const p = spawnMnemo(["serve"], {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    MNEMO_DATA_DIR: dataDir,
+    MNEMO_BOOTSTRAP_API_KEY: key,
+    ...env,
+  });
+  try {
+    await p.waitFor(/"msg":"ready"/);
+  } catch (err) {
+    await p.kill("SIGKILL");
+    throw err;
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    key,
+    dataDir,
+    process: p,
+    async stop() {
+      await p.kill("SIGTERM");
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
