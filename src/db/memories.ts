@@ -77,15 +77,6 @@ export async function insertMemoryRows(db: Queryable, rows: NewMemoryRow[]): Pro
   return inserted;
 }
 
-/** One memory of the organisation, or undefined (unknown, malformed and foreign ids alike). */
-export async function findMemory(db: Queryable, orgId: string, id: string): Promise<MemoryRow | undefined> {
-  const { rows } = await db.query<MemoryRow>(
-    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE org_id = $1 AND id::text = $2`,
-    [orgId, id.toLowerCase()],
-  );
-  return rows[0];
-}
-
 // ---- list, get, revisions, group patch, delete (issue 3) ----
 
 /** The exact created_at (microseconds, UTC) as text: a JS Date would drop the microseconds. */
@@ -157,14 +148,10 @@ export const FIND_BY_ID_SQL = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id =
 const UUID_TEXT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * One memory by id through the primary key (a malformed id is simply absent). Same answer as
- * `findMemory`, whose `id::text` comparison cannot use the primary-key index.
+ * One memory of the organisation by id, through the primary key: unknown, malformed and foreign
+ * ids are all simply absent.
  */
-export async function findMemoryById(
-  db: Queryable,
-  orgId: string,
-  id: string,
-): Promise<MemoryRow | undefined> {
+export async function findMemory(db: Queryable, orgId: string, id: string): Promise<MemoryRow | undefined> {
   if (!UUID_TEXT_RE.test(id)) return undefined;
   const { rows } = await db.query<MemoryRow>(FIND_BY_ID_SQL, [orgId, id]);
   return rows[0];

@@ -1,5 +1,5 @@
 import type { Ctx } from "../context.js";
-import { findMemoryById } from "../db/memories.js";
+import { findMemory } from "../db/memories.js";
 import { CoreError } from "../errors.js";
 import { type Memory, toWire } from "./model.js";
 
@@ -9,7 +9,7 @@ export const memoryNotFound = (id: string) =>
 
 /** The full row; artifacts always carry `details.full_content`. */
 export async function getMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<Memory> {
-  const row = await findMemoryById(ctx.db, ctx.principal.orgId, input.id);
+  const row = await findMemory(ctx.db, ctx.principal.orgId, input.id);
   if (!row) throw memoryNotFound(input.id);
   return toWire(row, { fullContent: true });
 }

@@ -1,5 +1,5 @@
 import type { Ctx } from "../context.js";
-import { findMemoryById, patchMemoryGroupIds } from "../db/memories.js";
+import { findMemory, patchMemoryGroupIds } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { memoryNotFound } from "./get.js";
 import { type Memory, toWire } from "./model.js";
@@ -54,7 +54,7 @@ export async function patchMemoryGroups({
         `A memory can carry at most ${max} group ids (MAX_GROUP_IDS_PER_INGEST); this patch would leave ${outcome.count}.`,
       );
     }
-    const row = await findMemoryById(ctx.db, orgId, input.id);
+    const row = await findMemory(ctx.db, orgId, input.id);
     // Deleted between the patch and the read: answer as for any missing row.
     if (!row) throw memoryNotFound(input.id);
     if (outcome.updated) ctx.log.info({ memoryId: row.id, groupIds: row.group_ids }, "memory groups patched");

@@ -1,5 +1,5 @@
 import type { Ctx } from "../context.js";
-import { artifactVersionRows, factChainRows, findMemoryById } from "../db/memories.js";
+import { artifactVersionRows, factChainRows, findMemory } from "../db/memories.js";
 import { memoryNotFound } from "./get.js";
 import type { MemoryList } from "./list.js";
 import { type MemoryRow, toWire } from "./model.js";
@@ -17,7 +17,7 @@ export async function listRevisions({
   input: { id: string };
 }): Promise<MemoryList> {
   const orgId = ctx.principal.orgId;
-  const row = await findMemoryById(ctx.db, orgId, input.id);
+  const row = await findMemory(ctx.db, orgId, input.id);
   if (!row) throw memoryNotFound(input.id);
   let rows: MemoryRow[];
   if (row.type === "fact") {
