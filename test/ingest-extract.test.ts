@@ -88,6 +88,43 @@ describe("local extraction", () => {
     expect(ex.episode.title).toContain("Caroline and Melanie");
   });
 
+  it("keeps a turn's substantive sentences together in one fact, attributes also on their own", () => {
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "Hi! We went camping at the lake. The kids loved the meteor shower. Any plans?", {
+          speaker: "Melanie",
+          eventId: "D2:1",
+        }),
+        turn(1, "assistant", "Nice. I moved to Berlin. The flat is tiny but bright.", {
+          speaker: "Caroline",
+          eventId: "D2:2",
+        }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(ex.facts.map((f) => [f.text, f.source_event_ids])).toEqual([
+      ["Melanie and others went camping at the lake. The kids loved the meteor shower.", ["D2:1"]],
+      ["Caroline moved to Berlin. The flat is tiny but bright.", ["D2:2"]],
+      ["Caroline moved to Berlin.", ["D2:2"]],
+    ]);
+    // The whole turn is never read as an attribute; its attribute sentence is what gets superseded.
+    const cand = (text: string) => ({ id: "old", text, similarity: 0.5 });
+    expect(judgeLocally({ text: ex.facts[1]!.text, candidates: [cand("Caroline moved to Paris.")] })).toEqual(
+      {
+        verdict: "new",
+      },
+    );
+    expect(judgeLocally({ text: ex.facts[2]!.text, candidates: [cand("Caroline moved to Paris.")] })).toEqual(
+      {
+        verdict: "supersedes",
+        id: "old",
+      },
+    );
+  });
+
   it("pulls exact identifiers for triggers and ignores common words", () => {
     const ids = extractIdentifiers(
       "Run `npm run build` then fix src/db/pool.ts; a TypeError in pg.Pool or max_connections, use --force.",

@@ -56,6 +56,12 @@ export function extractLocally(input: ExtractInput): Extraction {
         .split("\n")
         .filter((l) => !NOISE_LINE.test(l))
         .join("\n");
+    // One fact per turn, holding every substantive sentence of it: a turn is what a reader asks
+    // about, and its sentences explain each other ("We went camping. The kids loved the
+    // meteor shower." answers "where did they see the meteor shower?" only together). Split into
+    // sentence facts, one turn also filled several search slots with near-copies of one source.
+    const parts: string[] = [];
+    const attributes: string[] = [];
     for (const raw of splitSentences(content)) {
       const sentence = stripInterjections(raw);
       if (!isSubstantive(sentence)) continue;
@@ -64,17 +70,25 @@ export function extractLocally(input: ExtractInput): Extraction {
         continue;
       let text = toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
-      // Say whose statement it is when the sentence does not name them ("X said: ...").
+      parts.push(text);
+      if (slotOf(text)) attributes.push(text);
+    }
+    if (parts.length === 0) continue;
+    // A single-valued attribute inside a longer turn ("Ana moved to Berlin.") also stands alone, so
+    // a later change of that attribute supersedes it without hiding the rest of the turn.
+    const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
+    for (let text of texts) {
+      // Say whose statement it is when the text does not name them ("X said: ...").
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
-      if (text.length > 500) text = `${text.slice(0, 497)}...`;
+      if (text.length > 1000) text = `${text.slice(0, 997)}...`;
       const key = normaliseText(text);
       if (seen.has(key) || known.has(key)) continue;
       seen.add(key);
       facts.push({
         text,
-        fact_type: factTypeOf(sentence),
-        categories: categoriesOf(sentence),
+        fact_type: factTypeOf(text),
+        categories: categoriesOf(text),
         source_role: turn.role,
         source_event_ids: [turn.eventId],
       });
@@ -184,6 +198,9 @@ const SLOTS: Array<[string, RegExp]> = [
 ];
 
 function slotOf(text: string): { slot: string; subject: string; value: string } | null {
+  // A whole turn of several sentences is no attribute statement: its attribute sentences are
+  // stored as facts of their own, and those are what a later change supersedes.
+  if (splitSentences(text).length > 1) return null;
   const t = text.replace(/[.!]+$/, "").trim();
   for (const [slot, re] of SLOTS) {
     const m = re.exec(t);
