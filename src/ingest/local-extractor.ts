@@ -136,11 +136,13 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 3)
     .map(([w]) => w);
-  // Extractive summary: the facts that share most vocabulary with the rest, in conversation order.
-  const scored = facts.map((f, i) => ({
+  // Extractive summary: the sentences that share most vocabulary with the rest, in conversation
+  // order. Sentences, not facts: a fact holds a whole turn, and three whole turns make a summary
+  // so long that it matches (and crowds out of search) half the questions about its session.
+  const sentences = facts.flatMap((f) => splitSentences(f.text));
+  const scored = sentences.map((text, i) => ({
     i,
-    score:
-      contentWords(f.text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + f.text.length / 80),
+    score: contentWords(text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + text.length / 80),
   }));
   const chosen = scored
     .sort((a, b) => b.score - a.score)
@@ -148,7 +150,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     .sort((a, b) => a.i - b.i);
   const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
   const summary = chosen.length
-    ? chosen.map((c) => facts[c.i]!.text.replace(/[.!]?$/, ".")).join(" ")
+    ? chosen.map((c) => sentences[c.i]!.replace(/[.!]?$/, ".")).join(" ")
     : firstTurn.slice(0, 300);
   const who = speakers.filter((s) => !/^The /.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
