@@ -125,6 +125,39 @@ describe("local extraction", () => {
     );
   });
 
+  it("leads a fact with the day its message carried; the same claim on another day is the same", () => {
+    const at = new Date("2023-05-08T13:56:00Z");
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "I moved to Berlin last month.", {
+          speaker: "Ana",
+          date: "1:56 pm on 8 May, 2023",
+          refDate: at,
+        }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    const text = ex.facts[0]!.text;
+    expect(text).toBe("On 8 May 2023, Ana moved to Berlin last month (April 2023).");
+    const cand = (t: string) => ({ id: "old", text: t, similarity: 0.6 });
+    expect(
+      judgeLocally({
+        text,
+        candidates: [cand("On 2 June 2023, Ana moved to Berlin last month (April 2023).")],
+      }),
+    ).toEqual({
+      verdict: "duplicate",
+      id: "old",
+    });
+    expect(judgeLocally({ text, candidates: [cand("On 1 March 2023, Ana moved to Paris.")] })).toEqual({
+      verdict: "supersedes",
+      id: "old",
+    });
+  });
+
   it("pulls exact identifiers for triggers and ignores common words", () => {
     const ids = extractIdentifiers(
       "Run `npm run build` then fix src/db/pool.ts; a TypeError in pg.Pool or max_connections, use --force.",

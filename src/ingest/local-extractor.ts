@@ -8,7 +8,7 @@ import type {
   JudgeVerdict,
   Turn,
 } from "../providers/types.js";
-import { resolveRelativeDates } from "./dates.js";
+import { formatDay, resolveRelativeDates } from "./dates.js";
 import {
   categoriesOf,
   contentWords,
@@ -77,9 +77,13 @@ export function extractLocally(input: ExtractInput): Extraction {
     // A single-valued attribute inside a longer turn ("Ana moved to Berlin.") also stands alone, so
     // a later change of that attribute supersedes it without hiding the rest of the turn.
     const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
+    // The day the message carried leads the fact: a fact read later keeps its time, and questions
+    // that name one ("what did Ana do in May 2023?") find it by full text.
+    const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
     for (let text of texts) {
       // Say whose statement it is when the text does not name them ("X said: ...").
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
+      if (day) text = `On ${day}, ${text}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
       if (text.length > 1000) text = `${text.slice(0, 997)}...`;
       const key = normaliseText(text);
@@ -203,7 +207,9 @@ function slotOf(text: string): { slot: string; subject: string; value: string } 
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes.
   if (splitSentences(text).length > 1) return null;
-  const t = text.replace(/[.!]+$/, "").trim();
+  const t = undated(text)
+    .replace(/[.!]+$/, "")
+    .trim();
   for (const [slot, re] of SLOTS) {
     const m = re.exec(t);
     if (m?.groups) {
@@ -217,11 +223,14 @@ function slotOf(text: string): { slot: string; subject: string; value: string } 
   return null;
 }
 
+/** A fact without its leading "On 8 May 2023, ": the same claim restated another day is the same. */
+const undated = (text: string) => text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "");
+
 export function judgeLocally(c: JudgeCase): JudgeVerdict {
-  const norm = normaliseText(c.text);
+  const norm = normaliseText(undated(c.text));
   const mine = slotOf(c.text);
   for (const cand of c.candidates) {
-    if (normaliseText(cand.text) === norm) return { verdict: "duplicate", id: cand.id };
+    if (normaliseText(undated(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
   }
   if (mine) {
     for (const cand of c.candidates) {
