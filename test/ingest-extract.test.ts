@@ -107,7 +107,7 @@ describe("local extraction", () => {
     });
     expect(ex.facts.map((f) => [f.text, f.source_event_ids])).toEqual([
       ["Melanie and others went camping at the lake. The kids loved the meteor shower.", ["D2:1"]],
-      ["Caroline moved to Berlin. The flat is tiny but bright.", ["D2:2"]],
+      ["Caroline moved to Berlin. The flat is tiny but bright. (answering: Any plans?)", ["D2:2"]],
       ["Caroline moved to Berlin.", ["D2:2"]],
     ]);
     // The whole turn is never read as an attribute; its attribute sentence is what gets superseded.
@@ -153,6 +153,34 @@ describe("local extraction", () => {
       id: "old",
     });
     expect(judgeLocally({ text, candidates: [cand("On 1 March 2023, Ana moved to Paris.")] })).toEqual({
+      verdict: "supersedes",
+      id: "old",
+    });
+  });
+
+  it("gives a reply the question it answers as context, and judges the claim without it", () => {
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "Hey Ana! What got you into running?", { speaker: "Ben", eventId: "D3:1" }),
+        turn(1, "assistant", "My dad took me to races every Sunday.", { speaker: "Ana", eventId: "D3:2" }),
+        turn(2, "assistant", "I live in Porto now.", { speaker: "Ana", eventId: "D3:3" }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(ex.facts.map((f) => f.text)).toEqual([
+      "Ana's dad took Ana to races every Sunday. (answering: What got Ana into running?)",
+      "Ana lives in Porto now.",
+    ]);
+    const cand = (t: string) => ({ id: "old", text: t, similarity: 0.6 });
+    const restated = "Ana lives in Porto now. (answering: Where does Ana live?)";
+    expect(judgeLocally({ text: restated, candidates: [cand("Ana lives in Porto now.")] })).toEqual({
+      verdict: "duplicate",
+      id: "old",
+    });
+    expect(judgeLocally({ text: restated, candidates: [cand("Ana lives in Lisbon.")] })).toEqual({
       verdict: "supersedes",
       id: "old",
     });

@@ -77,6 +77,10 @@ export function extractLocally(input: ExtractInput): Extraction {
     // A single-valued attribute inside a longer turn ("Ana moved to Berlin.") also stands alone, so
     // a later change of that attribute supersedes it without hiding the rest of the turn.
     const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
+    // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
+    // says what it is about, so it travels with the turn's fact as context.
+    const asked = questionAnswered(input.turns, turn, name);
+    if (asked) texts[0] = `${texts[0]} (answering: ${asked})`;
     // The day the message carried leads the fact: a fact read later keeps its time, and questions
     // that name one ("what did Ana do in May 2023?") find it by full text.
     const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
@@ -101,6 +105,21 @@ export function extractLocally(input: ExtractInput): Extraction {
   const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
   const directives = extractDirectives(input.turns);
   return { facts, episode: episodeFor(input, facts), artifacts, directives };
+}
+
+/**
+ * The questions the previous turn asked this speaker, in the third person ("What got you into
+ * running?" becomes "What got Ana into running?"), or null when it asked none or was their own.
+ */
+function questionAnswered(turns: Turn[], turn: Turn, me: string): string | null {
+  const prev = turns[turn.index - 1];
+  if (!prev || prev.role === "tool" || prev.role === "system" || speakerName(prev) === me) return null;
+  const asker = speakerName(prev);
+  const questions = splitSentences(prev.content)
+    .map(stripInterjections)
+    .filter((q) => q.endsWith("?") && contentWords(q).length > 0);
+  if (!questions.length) return null;
+  return questions.map((q) => secondToThird(toThirdPerson(q, asker), me)).join(" ");
 }
 
 function speakerName(turn: Turn): string {
@@ -203,13 +222,19 @@ const SLOTS: Array<[string, RegExp]> = [
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
 ];
 
+/**
+ * A fact without its context, the leading "On 8 May 2023, " and the trailing "(answering: ...)":
+ * the same claim restated another day or in reply to another question is the same claim.
+ */
+const bareClaim = (text: string) =>
+  text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: [^]*\)$/, "");
+
 function slotOf(text: string): { slot: string; subject: string; value: string } | null {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes.
-  if (splitSentences(text).length > 1) return null;
-  const t = undated(text)
-    .replace(/[.!]+$/, "")
-    .trim();
+  const claim = bareClaim(text);
+  if (splitSentences(claim).length > 1) return null;
+  const t = claim.replace(/[.!]+$/, "").trim();
   for (const [slot, re] of SLOTS) {
     const m = re.exec(t);
     if (m?.groups) {
@@ -223,14 +248,11 @@ function slotOf(text: string): { slot: string; subject: string; value: string } 
   return null;
 }
 
-/** A fact without its leading "On 8 May 2023, ": the same claim restated another day is the same. */
-const undated = (text: string) => text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "");
-
 export function judgeLocally(c: JudgeCase): JudgeVerdict {
-  const norm = normaliseText(undated(c.text));
+  const norm = normaliseText(bareClaim(c.text));
   const mine = slotOf(c.text);
   for (const cand of c.candidates) {
-    if (normaliseText(undated(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
+    if (normaliseText(bareClaim(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
   }
   if (mine) {
     for (const cand of c.candidates) {
