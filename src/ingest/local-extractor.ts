@@ -227,7 +227,7 @@ const SLOTS: Array<[string, RegExp]> = [
  * the same claim restated another day or in reply to another question is the same claim.
  */
 const bareClaim = (text: string) =>
-  text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: [^]*\)$/, "");
+  text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: .*\)$/, "");
 
 function slotOf(text: string): { slot: string; subject: string; value: string } | null {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
