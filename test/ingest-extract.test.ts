@@ -88,6 +88,104 @@ describe("local extraction", () => {
     expect(ex.episode.title).toContain("Caroline and Melanie");
   });
 
+  it("keeps a turn's substantive sentences together in one fact, attributes also on their own", () => {
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "Hi! We went camping at the lake. The kids loved the meteor shower. Any plans?", {
+          speaker: "Melanie",
+          eventId: "D2:1",
+        }),
+        turn(1, "assistant", "Nice. I moved to Berlin. The flat is tiny but bright.", {
+          speaker: "Caroline",
+          eventId: "D2:2",
+        }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(ex.facts.map((f) => [f.text, f.source_event_ids])).toEqual([
+      ["Melanie and others went camping at the lake. The kids loved the meteor shower.", ["D2:1"]],
+      ["Caroline moved to Berlin. The flat is tiny but bright. (answering: Any plans?)", ["D2:2"]],
+      ["Caroline moved to Berlin.", ["D2:2"]],
+    ]);
+    // The whole turn is never read as an attribute; its attribute sentence is what gets superseded.
+    const cand = (text: string) => ({ id: "old", text, similarity: 0.5 });
+    expect(judgeLocally({ text: ex.facts[1]!.text, candidates: [cand("Caroline moved to Paris.")] })).toEqual(
+      {
+        verdict: "new",
+      },
+    );
+    expect(judgeLocally({ text: ex.facts[2]!.text, candidates: [cand("Caroline moved to Paris.")] })).toEqual(
+      {
+        verdict: "supersedes",
+        id: "old",
+      },
+    );
+  });
+
+  it("leads a fact with the day its message carried; the same claim on another day is the same", () => {
+    const at = new Date("2023-05-08T13:56:00Z");
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "I moved to Berlin last month.", {
+          speaker: "Ana",
+          date: "1:56 pm on 8 May, 2023",
+          refDate: at,
+        }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    const text = ex.facts[0]!.text;
+    expect(text).toBe("On 8 May 2023, Ana moved to Berlin last month (April 2023).");
+    const cand = (t: string) => ({ id: "old", text: t, similarity: 0.6 });
+    expect(
+      judgeLocally({
+        text,
+        candidates: [cand("On 2 June 2023, Ana moved to Berlin last month (April 2023).")],
+      }),
+    ).toEqual({
+      verdict: "duplicate",
+      id: "old",
+    });
+    expect(judgeLocally({ text, candidates: [cand("On 1 March 2023, Ana moved to Paris.")] })).toEqual({
+      verdict: "supersedes",
+      id: "old",
+    });
+  });
+
+  it("gives a reply the question it answers as context, and judges the claim without it", () => {
+    const ex = extractLocally({
+      turns: [
+        turn(0, "user", "Hey Ana! What got you into running?", { speaker: "Ben", eventId: "D3:1" }),
+        turn(1, "assistant", "My dad took me to races every Sunday.", { speaker: "Ana", eventId: "D3:2" }),
+        turn(2, "assistant", "I live in Porto now.", { speaker: "Ana", eventId: "D3:3" }),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(ex.facts.map((f) => f.text)).toEqual([
+      "Ana's dad took Ana to races every Sunday. (answering: What got Ana into running?)",
+      "Ana lives in Porto now.",
+    ]);
+    const cand = (t: string) => ({ id: "old", text: t, similarity: 0.6 });
+    const restated = "Ana lives in Porto now. (answering: Where does Ana live?)";
+    expect(judgeLocally({ text: restated, candidates: [cand("Ana lives in Porto now.")] })).toEqual({
+      verdict: "duplicate",
+      id: "old",
+    });
+    expect(judgeLocally({ text: restated, candidates: [cand("Ana lives in Lisbon.")] })).toEqual({
+      verdict: "supersedes",
+      id: "old",
+    });
+  });
+
   it("pulls exact identifiers for triggers and ignores common words", () => {
     const ids = extractIdentifiers(
       "Run `npm run build` then fix src/db/pool.ts; a TypeError in pg.Pool or max_connections, use --force.",

@@ -8,7 +8,7 @@ import type {
   JudgeVerdict,
   Turn,
 } from "../providers/types.js";
-import { resolveRelativeDates } from "./dates.js";
+import { formatDay, resolveRelativeDates } from "./dates.js";
 import {
   categoriesOf,
   contentWords,
@@ -56,6 +56,12 @@ export function extractLocally(input: ExtractInput): Extraction {
         .split("\n")
         .filter((l) => !NOISE_LINE.test(l))
         .join("\n");
+    // One fact per turn, holding every substantive sentence of it: a turn is what a reader asks
+    // about, and its sentences explain each other ("We went camping. The kids loved the
+    // meteor shower." answers "where did they see the meteor shower?" only together). Split into
+    // sentence facts, one turn also filled several search slots with near-copies of one source.
+    const parts: string[] = [];
+    const attributes: string[] = [];
     for (const raw of splitSentences(content)) {
       const sentence = stripInterjections(raw);
       if (!isSubstantive(sentence)) continue;
@@ -64,17 +70,33 @@ export function extractLocally(input: ExtractInput): Extraction {
         continue;
       let text = toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
-      // Say whose statement it is when the sentence does not name them ("X said: ...").
+      parts.push(text);
+      if (slotOf(text)) attributes.push(text);
+    }
+    if (parts.length === 0) continue;
+    // A single-valued attribute inside a longer turn ("Ana moved to Berlin.") also stands alone, so
+    // a later change of that attribute supersedes it without hiding the rest of the turn.
+    const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
+    // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
+    // says what it is about, so it travels with the turn's fact as context.
+    const asked = questionAnswered(input.turns, turn, name);
+    if (asked) texts[0] = `${texts[0]} (answering: ${asked})`;
+    // The day the message carried leads the fact: a fact read later keeps its time, and questions
+    // that name one ("what did Ana do in May 2023?") find it by full text.
+    const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
+    for (let text of texts) {
+      // Say whose statement it is when the text does not name them ("X said: ...").
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
+      if (day) text = `On ${day}, ${text}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
-      if (text.length > 500) text = `${text.slice(0, 497)}...`;
+      if (text.length > 1000) text = `${text.slice(0, 997)}...`;
       const key = normaliseText(text);
       if (seen.has(key) || known.has(key)) continue;
       seen.add(key);
       facts.push({
         text,
-        fact_type: factTypeOf(sentence),
-        categories: categoriesOf(sentence),
+        fact_type: factTypeOf(text),
+        categories: categoriesOf(text),
         source_role: turn.role,
         source_event_ids: [turn.eventId],
       });
@@ -83,6 +105,21 @@ export function extractLocally(input: ExtractInput): Extraction {
   const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
   const directives = extractDirectives(input.turns);
   return { facts, episode: episodeFor(input, facts), artifacts, directives };
+}
+
+/**
+ * The questions the previous turn asked this speaker, in the third person ("What got you into
+ * running?" becomes "What got Ana into running?"), or null when it asked none or was their own.
+ */
+function questionAnswered(turns: Turn[], turn: Turn, me: string): string | null {
+  const prev = turns[turn.index - 1];
+  if (!prev || prev.role === "tool" || prev.role === "system" || speakerName(prev) === me) return null;
+  const asker = speakerName(prev);
+  const questions = splitSentences(prev.content)
+    .map(stripInterjections)
+    .filter((q) => q.endsWith("?") && contentWords(q).length > 0);
+  if (!questions.length) return null;
+  return questions.map((q) => secondToThird(toThirdPerson(q, asker), me)).join(" ");
 }
 
 function speakerName(turn: Turn): string {
@@ -122,11 +159,13 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 3)
     .map(([w]) => w);
-  // Extractive summary: the facts that share most vocabulary with the rest, in conversation order.
-  const scored = facts.map((f, i) => ({
+  // Extractive summary: the sentences that share most vocabulary with the rest, in conversation
+  // order. Sentences, not facts: a fact holds a whole turn, and three whole turns make a summary
+  // so long that it matches (and crowds out of search) half the questions about its session.
+  const sentences = facts.flatMap((f) => splitSentences(f.text));
+  const scored = sentences.map((text, i) => ({
     i,
-    score:
-      contentWords(f.text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + f.text.length / 80),
+    score: contentWords(text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + text.length / 80),
   }));
   const chosen = scored
     .sort((a, b) => b.score - a.score)
@@ -134,7 +173,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     .sort((a, b) => a.i - b.i);
   const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
   const summary = chosen.length
-    ? chosen.map((c) => facts[c.i]!.text.replace(/[.!]?$/, ".")).join(" ")
+    ? chosen.map((c) => sentences[c.i]!.replace(/[.!]?$/, ".")).join(" ")
     : firstTurn.slice(0, 300);
   const who = speakers.filter((s) => !/^The /.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
@@ -183,8 +222,19 @@ const SLOTS: Array<[string, RegExp]> = [
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
 ];
 
+/**
+ * A fact without its context, the leading "On 8 May 2023, " and the trailing "(answering: ...)":
+ * the same claim restated another day or in reply to another question is the same claim.
+ */
+const bareClaim = (text: string) =>
+  text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: .*\)$/, "");
+
 function slotOf(text: string): { slot: string; subject: string; value: string } | null {
-  const t = text.replace(/[.!]+$/, "").trim();
+  // A whole turn of several sentences is no attribute statement: its attribute sentences are
+  // stored as facts of their own, and those are what a later change supersedes.
+  const claim = bareClaim(text);
+  if (splitSentences(claim).length > 1) return null;
+  const t = claim.replace(/[.!]+$/, "").trim();
   for (const [slot, re] of SLOTS) {
     const m = re.exec(t);
     if (m?.groups) {
@@ -199,10 +249,10 @@ function slotOf(text: string): { slot: string; subject: string; value: string } 
 }
 
 export function judgeLocally(c: JudgeCase): JudgeVerdict {
-  const norm = normaliseText(c.text);
+  const norm = normaliseText(bareClaim(c.text));
   const mine = slotOf(c.text);
   for (const cand of c.candidates) {
-    if (normaliseText(cand.text) === norm) return { verdict: "duplicate", id: cand.id };
+    if (normaliseText(bareClaim(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
   }
   if (mine) {
     for (const cand of c.candidates) {
