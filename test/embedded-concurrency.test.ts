@@ -46,6 +46,28 @@ describe("embedded wire server", () => {
     expect(rows[0].n).toBe(40);
   });
 
+  it("returns large results intact to concurrent readers", async () => {
+    // Results far larger than a socket buffer: bytes must be copied out of PGlite's memory
+    // before they are queued on the socket, or later rows overwrite earlier ones in flight.
+    const sql = "SELECT g AS n, repeat(md5(g::text), 40) AS s FROM generate_series(1, 3000) AS g";
+    const results = await Promise.all([0, 1, 2, 3].map(() => db.query<{ n: number; s: string }>(sql)));
+    for (const { rows } of results) {
+      expect(rows).toHaveLength(3000);
+      rows.forEach((r, i) => {
+        expect(r.n).toBe(i + 1);
+        expect(r.s).toHaveLength(32 * 40);
+      });
+    }
+    const { rows } = await db.query(
+      "SELECT md5(string_agg(repeat(md5(g::text), 40), '' ORDER BY g)) AS h FROM generate_series(1, 3000) AS g",
+    );
+    const { createHash } = await import("node:crypto");
+    const local = createHash("md5")
+      .update(results[0]!.rows.map((r) => r.s).join(""))
+      .digest("hex");
+    expect(local).toBe(rows[0].h);
+  });
+
   it("keeps going after a statement error inside a batch", async () => {
     await expect(db.query("SELECT nope FROM counter")).rejects.toThrow(/nope/);
     await expect(db.tx(async (t) => t.query("SELECT 1/0"))).rejects.toThrow(/division/);

@@ -143,8 +143,10 @@ export class PgliteWireServer {
           continue;
         }
         await this.db.execProtocolRawStream(new Uint8Array(msg), {
+          // `data` is a view into PGlite's memory, reused for the next chunk; a socket that is
+          // not draining queues what it is given, so the bytes are copied first.
           onRawData: (data) => {
-            if (!conn.closed && data.length) conn.socket.write(data);
+            if (!conn.closed && data.length) conn.socket.write(Buffer.from(data));
           },
         });
       }
