@@ -1,5 +1,6 @@
 import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
+import { jobSignals } from "../src/ingest/signals.js";
 import { deliverWebhook } from "../src/webhooks/deliver.js";
 import { type DeliveryJobData, WEBHOOK_QUEUE } from "../src/webhooks/enqueue.js";
 
@@ -12,7 +13,7 @@ import { type DeliveryJobData, WEBHOOK_QUEUE } from "../src/webhooks/enqueue.js"
 export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<void> {
   // Batches keep a busy queue moving (a batch of one waits a polling interval after each job);
   // the attempts of a batch run side by side, each bounded by MNEMO_WEBHOOK_TIMEOUT_MS.
-  await boss.work<DeliveryJobData>(
+  const worker = await boss.work<DeliveryJobData>(
     WEBHOOK_QUEUE,
     {
       batchSize: 5,
@@ -34,4 +35,7 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
       );
     },
   );
+  // A job that finished in this process may have just enqueued its delivery: fetch it now rather
+  // than at the next poll.
+  jobSignals(deps).on("finished", () => boss.notifyWorker(worker));
 }

@@ -24,7 +24,11 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
   const job = await claimJob(deps.db, input.jobId);
   if (!job) return; // terminal or swept: a redelivery, nothing to do
   const request = job.request as StoredRequest;
-  const signal = () => jobSignals(deps).emit(`finished:${job.id}`);
+  const signal = () => {
+    const hub = jobSignals(deps);
+    hub.emit(`finished:${job.id}`);
+    hub.emit("finished"); // a webhook delivery may have been enqueued with the terminal state
+  };
   if (job.attempts > MAX_ATTEMPTS) {
     ctx.log.error({ jobId: job.id, attempts: job.attempts }, "ingest job gave up");
     await failJob(ctx, job, request, `Extraction did not complete after ${MAX_ATTEMPTS} attempts.`);

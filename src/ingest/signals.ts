@@ -3,7 +3,8 @@ import type { Deps } from "../context.js";
 
 /**
  * In-process signals between the API and the worker of one process: "enqueued" wakes the local
- * ingest worker at once (instead of its next poll), "finished:<job id>" ends a `wait=true` hold.
+ * ingest worker at once (instead of its next poll), "finished:<job id>" ends a `wait=true` hold,
+ * "finished" wakes the local webhook worker for the delivery enqueued with the terminal state.
  * Split API/worker deployments still work through polling; these only make one process faster.
  * Keyed by the Deps object, so there is no module-level state shared between runtimes.
  */
