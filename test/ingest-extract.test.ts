@@ -88,6 +88,25 @@ describe("local extraction", () => {
     expect(ex.episode.title).toContain("Caroline and Melanie");
   });
 
+  it("names unnamed speakers as the user and the assistant, in grammatical third person", () => {
+    const ex = extractLocally({
+      turns: [
+        turn(0, "assistant", "Welcome back! How do you like Lisbon so far?"),
+        turn(1, "user", "I moved to Lisbon last month and I work as a nurse there."),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(ex.facts[0]!.text).toBe(
+      "The user moved to Lisbon last month and the user works as a nurse there. " +
+        "(answering: How does the user like Lisbon so far?)",
+    );
+    // "user" names a speaker, not a topic of the conversation.
+    expect(ex.episode.title).not.toMatch(/about .*\buser\b/);
+  });
+
   it("keeps a turn's substantive sentences together in one fact, attributes also on their own", () => {
     const ex = extractLocally({
       turns: [

@@ -124,8 +124,10 @@ function questionAnswered(turns: Turn[], turn: Turn, me: string): string | null 
 
 function speakerName(turn: Turn): string {
   if (turn.speaker) return turn.speaker;
-  if (turn.role === "user") return "The user";
-  if (turn.role === "assistant") return "The assistant";
+  // Lower case: the name also stands mid-sentence ("... and the user works as a nurse");
+  // toThirdPerson capitalises a sentence's first letter.
+  if (turn.role === "user") return "the user";
+  if (turn.role === "assistant") return "the assistant";
   return turn.role;
 }
 
@@ -138,7 +140,9 @@ function counterpart(turns: Turn[], turn: Turn): string | null {
 }
 
 function secondToThird(s: string, name: string): string {
-  return s
+  const out = s
+    .replace(/\b([Dd])o you\b/g, (_m, d: string) => `${d}oes ${name}`)
+    .replace(/\b([Dd])on't you\b/g, (_m, d: string) => `${d}oesn't ${name}`)
     .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
     .replace(/\b[Yy]ou were\b/g, `${name} was`)
     .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
@@ -147,13 +151,14 @@ function secondToThird(s: string, name: string): string {
     .replace(/\b[Yy]our\b/g, `${name}'s`)
     .replace(/\b[Yy]ourself\b/g, "themselves")
     .replace(/\b[Yy]ou\b/g, name);
+  return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
 function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["episode"] {
   const speakers = [...new Set(input.turns.filter((t) => t.role !== "tool").map(speakerName))];
   const freq = new Map<string, number>();
   for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
-  const names = new Set(speakers.flatMap((s) => [s.toLowerCase(), `${s.toLowerCase()}'s`]));
+  const names = new Set(speakers.flatMap((s) => contentWords(s).flatMap((w) => [w, `${w}'s`])));
   const topics = [...freq.entries()]
     .filter(([w, n]) => n > 1 && !names.has(w))
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
