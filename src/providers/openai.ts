@@ -1,8 +1,9 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, embedMany, generateText, NoObjectGeneratedError, Output, RetryError } from "ai";
+import { APICallError, embedMany, NoObjectGeneratedError, RetryError } from "ai";
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { extractIdentifiers } from "../ingest/entities.js";
+import { generateStructured } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
 
@@ -21,18 +22,10 @@ export function createOpenAIProviders(config: Config) {
     supportsStructuredOutputs: true,
   });
   const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
-  const common = { maxRetries: config.MNEMO_LLM_MAX_RETRIES, timeout: config.MNEMO_LLM_TIMEOUT_MS };
 
   async function structured<T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> {
     try {
-      const res = await generateText({
-        model: llm,
-        ...common,
-        system,
-        prompt,
-        output: Output.object({ schema }),
-      });
-      return res.output as T;
+      return await generateStructured(llm, config, { schema, system, prompt });
     } catch (err) {
       throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES);
     }

@@ -1,7 +1,7 @@
-import { generateText, Output } from "ai";
 import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow, MemoryType } from "../memories/model.js";
+import { generateStructured } from "../providers/structured.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */
 const DETERMINISTIC_ROWS = 12;
@@ -68,11 +68,8 @@ export async function composeWithModel(
   const shown = rows.slice(0, MODEL_ROWS);
   const list = shown.map((r) => `[${r.id}] (${r.type}, ${memoryDate(r)}) ${r.text.replace(/\s+/g, " ")}`);
   try {
-    const { output } = await generateText({
-      model: llm,
-      output: Output.object({ schema: Selection }),
-      maxRetries: ctx.deps.config.MNEMO_LLM_MAX_RETRIES,
-      abortSignal: AbortSignal.timeout(ctx.deps.config.MNEMO_LLM_TIMEOUT_MS),
+    const output = await generateStructured(llm, ctx.deps.config, {
+      schema: Selection,
       system:
         "You select long-term memories for an AI agent. Pick only the memories that help with the query " +
         "and write a short markdown block of them (keep dates). Never invent facts.",

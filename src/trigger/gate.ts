@@ -1,7 +1,7 @@
-import { generateText, Output } from "ai";
 import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../memories/model.js";
+import { generateStructured } from "../providers/structured.js";
 import { COMMON_WORDS } from "./common-words.js";
 
 export interface Verdict {
@@ -95,11 +95,8 @@ export async function modelVerdicts(
       ` | matched on: ${i.matchedOn.join(", ")}`,
   );
   try {
-    const { output } = await generateText({
-      model: llm,
-      output: Output.object({ schema: GateReply }),
-      maxRetries: ctx.deps.config.MNEMO_LLM_MAX_RETRIES,
-      abortSignal: AbortSignal.timeout(ctx.deps.config.MNEMO_LLM_TIMEOUT_MS),
+    const output = await generateStructured(llm, ctx.deps.config, {
+      schema: GateReply,
       system:
         "An AI agent is about to call a tool. Judge which recalled lessons and procedures are relevant " +
         "to its current task. Keep only those that would change or confirm what it is about to do.",
