@@ -1,8 +1,20 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Test files that only make sense on the embedded database, left out of the PostgreSQL pass
+ * (`npm run test:pg`, MNEMO_TEST_DATABASE_URL set). Each says why at its top.
+ */
+const EMBEDDED_ONLY = [
+  "test/embedded-concurrency.test.ts", // the PGlite wire server itself
+];
+const onServer = Boolean(process.env.MNEMO_TEST_DATABASE_URL);
+/** Files that need several processes on one real server (too heavy, and not meaningful, on PGlite). */
+const SERVER_ONLY = ["test/split-processes.test.ts"];
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: ["**/node_modules/**", ...(onServer ? EMBEDDED_ONLY : SERVER_ONLY)],
     globalSetup: ["test/helpers/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -1,5 +1,6 @@
 /**
- * Ingest benchmark, local provider on the embedded database, through real HTTP:
+ * Ingest benchmark, local provider, through real HTTP, on the embedded database or (DATABASE_URL)
+ * a fresh database on that PostgreSQL server:
  * - sustained throughput: 4 concurrent clients submitting 10-turn conversations for a fixed time,
  *   measured from the first submission until every job has succeeded (messages per second);
  * - wait=true latency for a 4-turn conversation (p50/p95), one request at a time on an idle server.
@@ -12,13 +13,15 @@ import { createOrg } from "../src/admin/orgs.js";
 import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
+import { benchDatabase } from "./lib.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const waitRequests = Number(process.env.BENCH_WAIT_REQUESTS ?? 60);
 const CLIENTS = 4;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
-const config = loadConfig({ MNEMO_DATA_DIR: dir, PORT: "0", LOG_LEVEL: "silent" });
+const database = await benchDatabase("ingest");
+const config = loadConfig({ MNEMO_DATA_DIR: dir, PORT: "0", LOG_LEVEL: "silent", ...database.env });
 const rt = await startRuntime(config, createLogger({ level: process.env.BENCH_LOG_LEVEL ?? "silent" }), {
   api: true,
   worker: true,
@@ -105,7 +108,7 @@ for (const id of ids) {
 const finished = performance.now();
 
 const { rows } = await rt.deps.db.query("SELECT count(*)::int AS n FROM memories");
-console.log(`ingest benchmark (local provider, embedded database, ${os.cpus().length} cores)`);
+console.log(`ingest benchmark (local provider, ${database.description}, ${os.cpus().length} cores)`);
 console.log(
   `  wait=true, 4-turn conversation: ${waitRequests} requests, p50 ${pct(latencies, 50).toFixed(0)} ms, ` +
     `p95 ${pct(latencies, 95).toFixed(0)} ms`,
@@ -118,4 +121,5 @@ console.log(
 );
 console.log(`  memories stored: ${rows[0].n}`);
 await rt.stop();
+await database.drop();
 rmSync(dir, { recursive: true, force: true });

@@ -1,21 +1,79 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/logger.js";
 import { type Runtime, startRuntime } from "../src/runtime.js";
 
-/** A whole service on a throw-away embedded database, serving real HTTP on a free port. */
+export interface BenchDatabase {
+  /** `{ DATABASE_URL }` of the fresh database, or nothing for the embedded one. */
+  env: Record<string, string>;
+  native: boolean;
+  /** One line naming the database, printed by every benchmark. */
+  description: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * The database a benchmark runs on. With DATABASE_URL set: a fresh database created on that
+ * server (named MNEMO_BENCH_DB_PREFIX, default `mnemo_bench`, plus the benchmark and a time
+ * stamp), dropped at the end unless MNEMO_BENCH_KEEP_DB is set, so a benchmark never writes into
+ * the database the URL names. Without it: the embedded database in a throw-away directory.
+ * Prints `database: ...` on stdout either way.
+ */
+export async function benchDatabase(name: string): Promise<BenchDatabase> {
+  const url = process.env.DATABASE_URL?.trim();
+  if (!url) {
+    const description = "embedded PGlite (PostgreSQL in WebAssembly, in this process)";
+    console.log(`database: ${description}`);
+    return { env: {}, native: false, description, drop: async () => {} };
+  }
+  const dbName = `${process.env.MNEMO_BENCH_DB_PREFIX ?? "mnemo_bench"}_${name}_${Date.now()}`.toLowerCase();
+  if (!/^[a-z_][a-z0-9_]*$/.test(dbName)) throw new Error(`invalid benchmark database name ${dbName}`);
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const { rows } = await admin.query<{ version: string; fsync: string; sync: string }>(
+    "SELECT current_setting('server_version') AS version, current_setting('fsync') AS fsync, " +
+      "current_setting('synchronous_commit') AS sync",
+  );
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  const target = new URL(url);
+  target.pathname = `/${dbName}`;
+  const v = rows[0]!;
+  const description =
+    `native PostgreSQL ${v.version} at ${target.host}, database ${dbName} ` +
+    `(fsync ${v.fsync}, synchronous_commit ${v.sync})`;
+  console.log(`database: ${description}`);
+  return {
+    env: { DATABASE_URL: target.toString() },
+    native: true,
+    description,
+    async drop() {
+      if (process.env.MNEMO_BENCH_KEEP_DB) return;
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** A whole service on a throw-away database (see benchDatabase), serving real HTTP on a free port. */
 export async function startBenchService(
   env: Record<string, string> = {},
   worker = true,
+  name = "bench",
 ): Promise<{
   runtime: Runtime;
   url: string;
+  database: BenchDatabase;
   stop(): Promise<void>;
 }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
-  const config = loadConfig({ LOG_LEVEL: "warn", MNEMO_DATA_DIR: dir, PORT: "0", ...env });
+  const database = await benchDatabase(name);
+  const config = loadConfig({ LOG_LEVEL: "warn", MNEMO_DATA_DIR: dir, PORT: "0", ...database.env, ...env });
   const runtime = await startRuntime(config, createLogger({ level: "warn", stream: "stderr" }), {
     api: true,
     worker,
@@ -23,8 +81,10 @@ export async function startBenchService(
   return {
     runtime,
     url: runtime.url!,
+    database,
     async stop() {
       await runtime.stop();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

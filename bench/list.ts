@@ -1,7 +1,8 @@
 /**
  * List / get benchmark: fills one organisation with BENCH_ROWS memories (default 100,000), then
  * times first pages, deep pages and get-by-id through the whole HTTP stack (in process), and prints
- * the query plans. Embedded database (in memory) unless DATABASE_URL is set.
+ * the query plans. Embedded database (in memory) unless DATABASE_URL is set (then a fresh database
+ * on that server; see bench/lib.ts).
  *
  *   npm run bench:list                 # BENCH_ROWS=100000 BENCH_ITER=200
  */
@@ -15,6 +16,7 @@ import { startEmbedded } from "../src/db/embedded.js";
 import { FIND_BY_ID_SQL, listMemoryQuery } from "../src/db/memories.js";
 import { silentLogger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
+import { benchDatabase } from "./lib.js";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const ITER = Number(process.env.BENCH_ITER ?? 200);
@@ -71,8 +73,10 @@ const pct = (xs: number[], p: number) => {
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
+  const database = await benchDatabase("list");
   const config = loadConfig({
     ...process.env,
+    ...database.env,
     LOG_LEVEL: "silent",
     MNEMO_DATA_DIR: dir,
     MNEMO_EMBEDDING_DIM: String(DIM),
@@ -83,6 +87,7 @@ async function main() {
   const connectionString = config.DATABASE_URL ?? embedded!.connectionString;
   const db = createDb(connectionString, config.MNEMO_DB_POOL_SIZE, async () => {
     await embedded?.stop();
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
   const runtime = await startRuntime(
@@ -107,9 +112,7 @@ async function main() {
     });
     const groupId = ((await group.json()) as { id: string }).id;
 
-    console.log(
-      `filling one organisation with ${ROWS} memories (${embedded ? "embedded PGlite" : "DATABASE_URL"})`,
-    );
+    console.log(`filling one organisation with ${ROWS} memories (${database.description})`);
     let t = performance.now();
     await fill(db, orgId, groupId);
     console.log(`  fill took ${((performance.now() - t) / 1000).toFixed(1)} s`);

@@ -22,6 +22,7 @@ import { authenticate } from "../src/auth/authenticate.js";
 import { loadConfig } from "../src/config.js";
 import { silentLogger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
+import { benchDatabase } from "./lib.js";
 
 const { values } = parseArgs({
   options: {
@@ -35,7 +36,9 @@ const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-rl-"));
+const database = await benchDatabase("ratelimit");
 const config = loadConfig({
+  ...database.env,
   LOG_LEVEL: "silent",
   MNEMO_DATA_DIR: dir,
   MNEMO_DB_POOL_SIZE: "20",
@@ -135,4 +138,5 @@ for (const s of scenarios.slice(1)) {
 }
 
 await rt.stop();
+await database.drop();
 rmSync(dir, { recursive: true, force: true });

@@ -29,6 +29,7 @@ import { enqueueJobWebhook } from "../src/webhooks/enqueue.js";
 import { putWebhook } from "../src/webhooks/put.js";
 import { signBody } from "../src/webhooks/secrets.js";
 import { checkWebhookUrl } from "../src/webhooks/url-safety.js";
+import { benchDatabase } from "./lib.js";
 
 const { values } = parseArgs({
   options: { events: { type: "string", default: "200" }, latency: { type: "string", default: "30" } },
@@ -55,7 +56,13 @@ const until = async (cond: () => boolean, ms = 120_000) => {
 };
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-wh-"));
-const config = loadConfig({ LOG_LEVEL: "silent", MNEMO_DATA_DIR: dir, MNEMO_WEBHOOK_ALLOW_PRIVATE: "true" });
+const database = await benchDatabase("webhooks");
+const config = loadConfig({
+  ...database.env,
+  LOG_LEVEL: "silent",
+  MNEMO_DATA_DIR: dir,
+  MNEMO_WEBHOOK_ALLOW_PRIVATE: "true",
+});
 const rt = await startRuntime(config, silentLogger(), { api: false, worker: false }, { listen: false });
 try {
   const org = await createOrg(rt.deps.db, { name: "bench-webhooks" });
@@ -126,6 +133,7 @@ try {
   console.log(`URL check (IP literal): ${(((performance.now() - t) / 10_000) * 1000).toFixed(1)} µs`);
 } finally {
   await rt.stop();
+  await database.drop();
   server.close();
   rmSync(dir, { recursive: true, force: true });
 }

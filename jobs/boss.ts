@@ -1,17 +1,21 @@
 import { PgBoss } from "pg-boss";
 import type { Queryable } from "../src/db/db.js";
+import type { Listen } from "../src/ingest/signals.js";
 import type { Logger } from "../src/logger.js";
 import type { Queue } from "../src/queue.js";
-import { ensureQueues } from "./queues.js";
+import { ensureQueues, QUEUES } from "./queues.js";
 
 /**
- * pg-boss in the same Postgres as the data. Tuned for pick-up within about 100 ms on an idle
- * server, and for a killed worker's job to come back within seconds rather than a minute.
+ * pg-boss in the same Postgres as the data, tuned for a killed worker's job to come back within
+ * seconds rather than a minute. With `listen`, pg-boss holds one LISTEN connection: a job sent
+ * to a queue with `notify` (jobs/queues.ts) sends a NOTIFY in the sending transaction, and every
+ * process's workers on that queue fetch at once, whichever process enqueued. Polling stays the
+ * fallback (and the only path when the listener cannot be had).
  */
 export async function startBoss(
   connectionString: string,
   log: Logger,
-  options: { max?: number; schedule?: boolean } = {},
+  options: { max?: number; schedule?: boolean; listen?: boolean } = {},
 ) {
   const boss = new PgBoss({
     connectionString,
@@ -20,11 +24,25 @@ export async function startBoss(
     superviseIntervalSeconds: 5,
     monitorIntervalSeconds: 5,
     migrate: true,
+    useListenNotify: options.listen ?? false,
   });
   boss.on("error", (err) => log.error({ err }, "pg-boss error"));
+  // Losing LISTEN/NOTIFY matters to operators (everything falls back to polling); pg-boss's
+  // other warnings (slow queries, backlogs) are for debugging.
+  boss.on("warning", (w) => {
+    const listen = (w.data as { type?: string } | undefined)?.type === "listen_notify_unavailable";
+    log[listen ? "warn" : "debug"]({ warning: w.data }, w.message);
+  });
   await boss.start();
   await ensureQueues(boss);
   return boss;
+}
+
+/** pg-boss's LISTEN, with its reconnects and heartbeat, for our own channels (src/ingest/signals.ts). */
+export function bossListen(boss: PgBoss): Listen | undefined {
+  const db = boss.getDb();
+  if (typeof db.listen !== "function") return undefined;
+  return (channel, onPayload, onReconnect) => db.listen!(channel, onPayload, onReconnect);
 }
 
 /** Adapts our transaction client so `send` commits together with the caller's rows. */
@@ -35,7 +53,7 @@ export const bossDb = (db: Queryable) => ({
 export function queueFor(boss: PgBoss): Queue {
   return {
     send: (name, data, options = {}) =>
-      boss.send(name, data, {
+      boss.send(name, QUEUES[name].data.parse(data) as object, {
         ...(options.db ? { db: bossDb(options.db) } : {}),
         ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
         ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),

@@ -2,31 +2,33 @@ import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
 import { runIngestJob } from "../src/ingest/run-job.js";
 import { jobSignals } from "../src/ingest/signals.js";
-import { INGEST_QUEUE } from "../src/ingest/submit.js";
-
-interface IngestJobData {
-  jobId: string;
-  orgId: string;
-  requestId?: string;
-}
+import { NOTIFY_BACKSTOP_POLL_SECONDS, QUEUES } from "./queues.js";
 
 /**
- * The ingest worker. Polls every 0.5 s (the floor pg-boss allows) and is
- * woken at once when this process enqueued, so an idle server picks a job up within milliseconds.
+ * The ingest worker. Woken at once by the NOTIFY that every send to the queue carries (from any
+ * process, jobs/boss.ts) and directly when this process enqueued, so an idle server picks a job
+ * up within milliseconds. Polls every 0.5 s (the floor pg-boss allows) when no listener is up,
+ * and every NOTIFY_BACKSTOP_POLL_SECONDS while one is (retries of killed attempts).
  */
 export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
   const ids: string[] = [];
   const concurrency = deps.config.MNEMO_WORKER_CONCURRENCY;
   for (let i = 0; i < concurrency; i++) {
     let self = "";
-    self = await boss.work<IngestJobData>(
-      INGEST_QUEUE,
-      { batchSize: 1, pollingIntervalSeconds: 0.5 },
+    self = await boss.work(
+      "ingest",
+      {
+        batchSize: 1,
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_POLL_SECONDS,
+      },
       async ([job]) => {
         if (!job) return;
         try {
-          const { jobId, orgId, requestId } = job.data;
-          await runIngestJob({ ctx: systemCtx(deps, orgId, requestId ?? jobId), input: { jobId } });
+          const { jobId, orgId, requestId } = QUEUES.ingest.data.parse(job.data);
+          const ctx = systemCtx(deps, orgId, requestId ?? jobId);
+          ctx.log = ctx.log.child({ jobId }); // every line a job writes carries its job id
+          await runIngestJob({ ctx, input: { jobId } });
         } finally {
           // Fetch again right after this job instead of sleeping a poll interval: a backlog drains
           // at full speed, and an empty fetch falls back to polling.

@@ -3,13 +3,13 @@ import type { Deps } from "../src/context.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 
-export const MAINTENANCE_QUEUE = "maintenance-sweep";
-
 /** Retention sweeps, every 10 minutes (pg-boss cron has minute granularity; one worker runs each). */
 export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<void> {
-  await boss.work(MAINTENANCE_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
-    await sweepIngestJobs({ deps });
-    await sweepWebhookDeliveries({ deps });
+  await boss.work("maintenance-sweep", { pollingIntervalSeconds: 30 }, async ([job]) => {
+    // Every line a job writes carries its job id.
+    const jobDeps = { ...deps, log: deps.log.child({ jobId: job?.id }) };
+    await sweepIngestJobs({ deps: jobDeps });
+    await sweepWebhookDeliveries({ deps: jobDeps });
   });
-  await boss.schedule(MAINTENANCE_QUEUE, "*/10 * * * *");
+  await boss.schedule("maintenance-sweep", "*/10 * * * *");
 }

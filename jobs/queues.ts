@@ -1,21 +1,63 @@
 import type { PgBoss } from "pg-boss";
+import { z } from "zod";
+import { WEBHOOK_EVENTS } from "../src/webhooks/model.js";
+
+type QueueOptions = Parameters<PgBoss["createQueue"]>[1];
 
 /**
- * Every queue this service uses, with its options. Created (idempotently) by every role at start,
- * since the API sends to queues that the workers drain.
+ * Every queue this service uses: its name (the key), its pg-boss options and the schema of its
+ * jobs' data. Senders are typed by it (`Queue.send` in src/queue.ts) and checked against it when
+ * sending; workers parse `job.data` with it. Created (idempotently) by every role at start, since
+ * the API sends to queues that the workers drain.
  */
-export const QUEUES: Array<{ name: string; options: Parameters<PgBoss["createQueue"]>[1] }> = [
+export const QUEUES = {
   // Our own job row counts attempts (at most 3, see src/ingest/run-job.ts); pg-boss may deliver once
   // more so that the last delivery can record the failure. Per-job expiry comes from send().
-  { name: "ingest", options: { retryLimit: 3, retryDelay: 0, deleteAfterSeconds: 3600 } },
-  { name: "maintenance-sweep", options: { retryLimit: 1 } }, // jobs/maintenance.ts
-  { name: "webhook-delivery", options: { retryLimit: 0, expireInSeconds: 300 } }, // jobs/webhooks.ts
-];
+  // `notify`: a send wakes the workers of every process at once (jobs/boss.ts).
+  ingest: {
+    options: { retryLimit: 3, retryDelay: 0, deleteAfterSeconds: 3600, notify: true },
+    data: z.object({ jobId: z.string(), orgId: z.string(), requestId: z.string().optional() }),
+  },
+  // One attempt per job: the next attempt is a new job scheduled by the attempt (jobs/webhooks.ts).
+  // The one pg-boss retry is for an attempt whose worker died (expired; per-job expiry from
+  // send(), src/webhooks/enqueue.ts): the same attempt runs again. `notify` as for ingest.
+  // `body` is the exact bytes sent and signed.
+  "webhook-delivery": {
+    options: { retryLimit: 1, retryDelay: 0, expireInSeconds: 300, notify: true },
+    data: z.object({
+      orgId: z.string(),
+      eventId: z.string(),
+      event: z.enum(WEBHOOK_EVENTS),
+      jobId: z.string(),
+      body: z.string(),
+      attempt: z.number().int().min(1),
+    }),
+  },
+  // Retention sweeps on a schedule (jobs/maintenance.ts); the scheduled job carries no data.
+  "maintenance-sweep": {
+    options: { retryLimit: 1 },
+    data: z.unknown(),
+  },
+} satisfies Record<string, { options: QueueOptions; data: z.ZodType }>;
+
+export type QueueName = keyof typeof QUEUES;
+export type JobData<N extends QueueName> = z.infer<(typeof QUEUES)[N]["data"]>;
+export type IngestJobData = JobData<"ingest">;
+export type DeliveryJobData = JobData<"webhook-delivery">;
+
+const NAMES = Object.keys(QUEUES) as QueueName[];
+
+/** Polling on a queue with `notify`, while the listener is up: only a backstop for delayed jobs and retries. */
+export const NOTIFY_BACKSTOP_POLL_SECONDS = 2;
 
 export async function ensureQueues(boss: PgBoss): Promise<void> {
-  for (const q of QUEUES) await boss.createQueue(q.name, q.options);
+  for (const name of NAMES) {
+    await boss.createQueue(name, QUEUES[name].options);
+    // createQueue leaves an existing queue as it was: bring its options up to date.
+    await boss.updateQueue(name, QUEUES[name].options);
+  }
   // createQueue empties pg-boss's queue cache; the first send() would then look the queue up on
   // pg-boss's own pool. Inside a caller's transaction on the embedded database (one shared session)
   // that lookup waits for the transaction, which waits for it: a deadlock. Fill the cache now.
-  for (const q of QUEUES) await boss.getJobById(q.name, "00000000-0000-4000-8000-000000000000");
+  for (const name of NAMES) await boss.getJobById(name, "00000000-0000-4000-8000-000000000000");
 }

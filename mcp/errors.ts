@@ -1,24 +1,22 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { RestError, UnreachableError } from "./rest-client.js";
+import { CoreError } from "../src/errors.js";
+import { UnreachableError } from "./port.js";
 
 /**
- * The one place where failures become MCP tool results. A REST error keeps its code and message
+ * The one place where failures become MCP tool results. A core error keeps its code and message
  * (they already name the id or the missing field) plus a hint on what to do next; a 5xx says
- * only the request id, never internals; anything unexpected is logged, never shown.
+ * only the request id (the port made its message so), never internals; anything unexpected is
+ * logged, never shown.
  */
 export function toolError(
   err: unknown,
   log?: { error: (o: object, m: string) => void },
   args?: Record<string, unknown>,
 ): CallToolResult {
-  if (err instanceof RestError) {
-    if (err.status >= 500) {
-      return result(
-        err.code,
-        `Internal error in the memory service. Quote request id ${err.requestId ?? "(none)"} to the operator.`,
-      );
-    }
-    const hint = err.retryAfter ? `Retry after ${err.retryAfter} s.` : HINTS[err.code];
+  if (err instanceof CoreError) {
+    if (err.status >= 500) return result(err.code, err.message);
+    const retryAfter = Number(err.headers?.["Retry-After"]);
+    const hint = retryAfter > 0 ? `Retry after ${retryAfter} s.` : HINTS[err.code];
     return result(err.code, `${namingTheId(err, args)}${hint ? ` ${hint}` : ""}`);
   }
   if (err instanceof ToolFailure) return result(err.code, err.message);
@@ -50,6 +48,10 @@ export function result(code: string, message: string): CallToolResult {
 const HINTS: Record<string, string> = {
   unauthorized: "Send a valid API key (x-api-key or Authorization: Bearer; MNEMO_API_KEY for stdio).",
   org_mismatch: "Drop X-Org-Id or set it to the key's organisation.",
+  user_mismatch:
+    "This key belongs to one user: omit user_id (it defaults to the key's user) or use an organisation-wide key.",
+  forbidden: "Use an organisation-wide API key (made by the operator) for organisation settings.",
+  org_not_linked: "Ask the operator to run `mnemo admin link-org --org <id>`, or use an API key.",
   missing_scope:
     "Pass user_id, agent_id, app_id or group_ids, or pin a default (MNEMO_DEFAULT_USER_ID, or the X-Mnemo-User-Id header on /mcp).",
   missing_trigger: "Pass `tool` (with optional `args`/`output`) or `entities`.",
@@ -61,7 +63,10 @@ const HINTS: Record<string, string> = {
   groups_quota_exceeded: "Archive a group you no longer need (archive_group) first.",
   rate_limited: "Wait a little and retry.",
   daily_cap_exceeded: "The key's daily cap is spent; retry tomorrow or use another key.",
+  monthly_quota_exceeded:
+    "The organisation's monthly quota is spent (see GET /v1/usage); it resets on the 1st (UTC).",
   invalid_messages: "Send at least one message with non-blank content (or `text`).",
+  too_many_messages: "Split the conversation into several add_memory calls.",
 };
 
 const ID_ARGS = {
@@ -71,7 +76,7 @@ const ID_ARGS = {
 } as const;
 
 /** A not-found message always says which id was not found, whatever the route's wording. */
-function namingTheId(err: RestError, args?: Record<string, unknown>): string {
+function namingTheId(err: CoreError, args?: Record<string, unknown>): string {
   const field = ID_ARGS[err.code as keyof typeof ID_ARGS];
   const id = field ? args?.[field] : undefined;
   if (typeof id !== "string" || err.message.includes(id)) return err.message;

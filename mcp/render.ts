@@ -1,3 +1,5 @@
+import type { SearchResult } from "../src/wire/search.js";
+
 /** Readable text renderings of tool results, for the language model reading them. */
 
 type Row = Record<string, unknown>;
@@ -10,6 +12,11 @@ export function memoryLine(m: Row): string {
 
 export function memoryList(rows: Row[], empty: string): string {
   return rows.length ? rows.map(memoryLine).join("\n") : empty;
+}
+
+/** A search answer as text: the composed context when there is one, else the rows. */
+export function searchText(out: SearchResult, empty: string): string {
+  return out.mode === "compose" && out.context?.trim() ? out.context : memoryList(out.data, empty);
 }
 
 export function memoryDetail(m: Row): string {

@@ -29,21 +29,20 @@ export function scopeFromConfig(config: Config): DefaultScope {
 }
 
 /**
- * Headers first, then configuration, then the user the credential belongs to (a service key
- * minted for a user pins that user).
+ * Headers first, then the user the credential belongs to (a key confined to a user acts only as
+ * that user, so a server-wide default user must not override it), then configuration.
  */
-export function resolveScope(
+export function defaultScopeFor(
   config: Config,
   header: (name: string) => string | undefined,
   keyUserId: string | null,
 ): DefaultScope {
   const base = scopeFromConfig(config);
-  const out: DefaultScope = { ...base };
+  const out: DefaultScope = { ...base, ...(keyUserId ? { user_id: keyUserId } : {}) };
   for (const [field, name] of Object.entries(SCOPE_HEADERS) as [keyof DefaultScope, string][]) {
     const v = header(name)?.trim();
     if (v) out[field] = v;
   }
-  if (!out.user_id && keyUserId) out.user_id = keyUserId;
   return out;
 }
 

@@ -2,35 +2,37 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toolError } from "./errors.js";
 import type { ToolDef, ToolEnv } from "./tool.js";
-import { addMemory } from "./tools/add-memory.js";
-import { archiveGroup } from "./tools/archive-group.js";
-import { createGroup } from "./tools/create-group.js";
-import { deleteMemory } from "./tools/delete-memory.js";
-import { getIngestJob } from "./tools/get-ingest-job.js";
-import { getMemory } from "./tools/get-memory.js";
-import { listGroups } from "./tools/list-groups.js";
-import { listMemories } from "./tools/list-memories.js";
-import { memoryRevisions } from "./tools/memory-revisions.js";
-import { recallDirectives } from "./tools/recall-directives.js";
-import { searchMemory } from "./tools/search-memory.js";
-import { tagMemory } from "./tools/tag-memory.js";
-import { updateGroup } from "./tools/update-group.js";
+import { addMemoryTool } from "./tools/add-memory.js";
+import { archiveGroupTool } from "./tools/archive-group.js";
+import { createGroupTool } from "./tools/create-group.js";
+import { deleteMemoryTool } from "./tools/delete-memory.js";
+import { getIngestJobTool } from "./tools/get-ingest-job.js";
+import { getMemoryTool } from "./tools/get-memory.js";
+import { listGroupsTool } from "./tools/list-groups.js";
+import { listMemoriesTool } from "./tools/list-memories.js";
+import { memoryRevisionsTool } from "./tools/memory-revisions.js";
+import { recallDirectivesTool } from "./tools/recall-directives.js";
+import { searchMemoryTool } from "./tools/search-memory.js";
+import { tagMemoryTool } from "./tools/tag-memory.js";
+import { updateGroupTool } from "./tools/update-group.js";
+import { updateMemoryTool } from "./tools/update-memory.js";
 
 /** Every tool, in the order clients list them. Names are part of the interface. */
 export const TOOLS: ToolDef<any>[] = [
-  addMemory,
-  getIngestJob,
-  searchMemory,
-  recallDirectives,
-  listMemories,
-  getMemory,
-  deleteMemory,
-  memoryRevisions,
-  listGroups,
-  createGroup,
-  updateGroup,
-  archiveGroup,
-  tagMemory,
+  addMemoryTool,
+  getIngestJobTool,
+  searchMemoryTool,
+  recallDirectivesTool,
+  listMemoriesTool,
+  getMemoryTool,
+  deleteMemoryTool,
+  memoryRevisionsTool,
+  listGroupsTool,
+  createGroupTool,
+  updateGroupTool,
+  archiveGroupTool,
+  tagMemoryTool,
+  updateMemoryTool,
 ];
 
 /** The interface version the tools speak (the REST API's, see rest/app.ts). */
@@ -41,7 +43,7 @@ const INSTRUCTIONS =
   "conversation that taught you something durable, add_memory. Before risky tool calls, recall_directives with " +
   "the pending call to get lessons learned earlier.";
 
-/** A server for one request (HTTP) or one session (stdio); tools reach the service through `env.client`. */
+/** A server for one request (HTTP) or one session (stdio); tools reach the service through `env.service`. */
 export function createMcpServer(env: ToolEnv): McpServer {
   const server = new McpServer({ name: "mnemo", version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
   for (const tool of TOOLS) {

@@ -1,23 +1,28 @@
+import { randomUUID } from "node:crypto";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { admitRequest } from "../src/auth/admit.js";
+import { createJwtVerifier } from "../src/auth/jwt.js";
 import { type Config, ConfigError } from "../src/config.js";
 import { createLogger, type Logger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
-import { createRestClient, type RestClient } from "./rest-client.js";
+import { inProcessService } from "./in-process.js";
+import type { MemoryService } from "./port.js";
+import { remoteService } from "./remote.js";
 import { scopeFromConfig } from "./scope.js";
 import { createMcpServer } from "./server.js";
 
 /**
  * MCP over stdio. Two ways to reach the memory service:
  * - `MNEMO_URL` set: a running server over HTTP, with `MNEMO_API_KEY`.
- * - otherwise the configured database (embedded data dir or `DATABASE_URL`), with the API and the
- *   workers started in this process (no port); calls go through the app in-process with
- *   `MNEMO_API_KEY`, else `MNEMO_BOOTSTRAP_API_KEY`, so they are authenticated like any REST call.
+ * - otherwise the configured database (embedded data dir or `DATABASE_URL`), with the workers
+ *   started in this process (no port); tools call the verbs in-process as `MNEMO_API_KEY`, else
+ *   `MNEMO_BOOTSTRAP_API_KEY`: each tool call is authenticated and counted like one REST request.
  * stdout is the protocol: logs go to stderr only.
  */
 export async function runStdio(config: Config): Promise<void> {
   const log = createLogger({ level: config.LOG_LEVEL, stream: "stderr" });
-  const { client, stop } = config.MNEMO_URL ? remote(config) : await local(config, log);
-  const server = createMcpServer({ client, scope: scopeFromConfig(config), log });
+  const { service, stop } = config.MNEMO_URL ? remote(config) : await local(config, log);
+  const server = createMcpServer({ service, scope: scopeFromConfig(config), log });
   const transport = new StdioServerTransport();
 
   const closed = new Promise<void>((resolve) => {
@@ -32,22 +37,18 @@ export async function runStdio(config: Config): Promise<void> {
   await stop();
 }
 
-function remote(config: Config): { client: RestClient; stop: () => Promise<void> } {
+function remote(config: Config): { service: MemoryService; stop: () => Promise<void> } {
   const key = config.MNEMO_API_KEY;
   if (!key) throw new ConfigError("MNEMO_URL is set but MNEMO_API_KEY is not: set the key to use.");
-  const base = config.MNEMO_URL!.replace(/\/+$/, "");
-  const client = createRestClient({
-    fetch: (path, init) => fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(60_000) }),
-    headers: { authorization: `Bearer ${key}` },
-  });
-  return { client, stop: async () => {} };
+  const service = remoteService({ baseUrl: config.MNEMO_URL!, headers: { authorization: `Bearer ${key}` } });
+  return { service, stop: async () => {} };
 }
 
 async function local(
   config: Config,
   log: Logger,
-): Promise<{ client: RestClient; stop: () => Promise<void> }> {
-  const rt = await startRuntime(config, log, { api: true, worker: true }, { listen: false });
+): Promise<{ service: MemoryService; stop: () => Promise<void> }> {
+  const rt = await startRuntime(config, log, { api: false, worker: true }, { listen: false });
   let key = config.MNEMO_API_KEY ?? config.MNEMO_BOOTSTRAP_API_KEY;
   if (!key && rt.createdKey) {
     key = rt.createdKey;
@@ -62,10 +63,19 @@ async function local(
       "no API key to act with: set MNEMO_API_KEY (or MNEMO_BOOTSTRAP_API_KEY) to a key of the organisation to use.",
     );
   }
-  const app = rt.app!;
-  const client = createRestClient({
-    fetch: async (path, init) => app.request(path, init),
-    headers: { authorization: `Bearer ${key}` },
-  });
-  return { client, stop: () => rt.stop() };
+  const jwt = createJwtVerifier(config);
+  const credentials = { authorization: `Bearer ${key}` };
+  const service = inProcessService(
+    async () => {
+      const requestId = randomUUID();
+      const admitted = await admitRequest(rt.deps, credentials, {
+        requestId,
+        log: log.child({ requestId }),
+        jwt,
+      });
+      return admitted.ctx;
+    },
+    { logCalls: true },
+  );
+  return { service, stop: () => rt.stop() };
 }

@@ -1,12 +1,12 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Logger } from "../src/logger.js";
-import type { RestClient } from "./rest-client.js";
+import type { MemoryService } from "./port.js";
 import type { DefaultScope } from "./scope.js";
 
-/** What a tool runs with: the REST client carrying the caller's credential, and the default scope. */
+/** What a tool runs with: the memory service acting for the caller, and the default scope. */
 export interface ToolEnv {
-  client: RestClient;
+  service: MemoryService;
   scope: DefaultScope;
   log: Logger;
 }

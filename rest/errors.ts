@@ -2,16 +2,55 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CoreError } from "../src/errors.js";
+import type { FieldIssue } from "../src/wire/common.js";
 import type { AppEnv } from "./types.js";
 
-/** The one place where core errors become HTTP responses. */
+/**
+ * The one HTTP error mapper. Every error answer carries two envelopes: the spec's
+ * `{detail: {code, message, field?}}` and the hosted service's `{error: {type, code, message,
+ * request_id, details?}}`, so clients written for either read the same code.
+ */
+
+export const ERROR_TYPES = [
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "conflict_error",
+  "rate_limit_error",
+  "api_error",
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+/** The hosted error type a status implies (405, 413, 415 and 422 are all bad requests). */
+export function errorType(status: number): ErrorType {
+  if (status >= 500) return "api_error";
+  switch (status) {
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 409:
+      return "conflict_error";
+    case 429:
+      return "rate_limit_error";
+    default:
+      return "invalid_request_error";
+  }
+}
+
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
   if (err instanceof CoreError) {
     if (err.status >= 500) {
       c.get("log")?.error({ err: err.cause ?? err, code: err.code }, "request failed");
-      return envelope(c, err.status, err.code, internalMessage(c), err.headers);
+      return envelope(c, err.status, err.code, internalMessage(c), { headers: err.headers });
     }
-    return envelope(c, err.status, err.code, err.message, err.headers);
+    return envelope(c, err.status, err.code, err.message, {
+      headers: err.headers,
+      ...(err.field ? { field: err.field } : {}),
+    });
   }
   if (err instanceof HTTPException) {
     // Hono raises these for bodies it cannot parse.
@@ -28,12 +67,62 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
 const internalMessage = (c: Context<AppEnv>) =>
   `Internal error. Quote request id ${c.get("requestId") ?? "(none)"} to the operator.`;
 
+/** Both envelopes of an error answer made outside Hono (Node's own client errors, rest/serve.ts). */
+export const errorBody = (status: number, code: string, message: string, requestId: string | null) => ({
+  detail: { code, message },
+  error: { type: errorType(status), code, message, request_id: requestId },
+});
+
+/** The hosted `error` object of an answer. */
+const errorObject = (
+  c: Context<AppEnv>,
+  status: number,
+  code: string,
+  message: string,
+  details?: Record<string, unknown>,
+) => ({
+  type: errorType(status),
+  code,
+  message,
+  request_id: c.get("requestId") ?? null,
+  ...(details ? { details } : {}),
+});
+
 export function envelope(
   c: Context<AppEnv>,
   status: number,
   code: string,
   message: string,
-  headers?: Record<string, string>,
+  options: { headers?: Record<string, string> | undefined; field?: string; issues?: FieldIssue[] } = {},
 ): Response {
-  return c.json({ detail: { code, message } }, status as ContentfulStatusCode, headers);
+  const details: Record<string, unknown> | undefined =
+    options.field || options.issues
+      ? {
+          ...(options.field ? { field: options.field } : {}),
+          ...(options.issues ? { issues: options.issues } : {}),
+        }
+      : undefined;
+  return c.json(
+    {
+      detail: { code, message, ...(options.field ? { field: options.field } : {}) },
+      error: errorObject(c, status, code, message, details),
+    },
+    status as ContentfulStatusCode,
+    options.headers,
+  );
+}
+
+/**
+ * A field-validation failure (422). When a spec code applies to the first failing field the answer
+ * is `{detail: {code, message, field}}`; otherwise the `{detail: [{loc, msg, type}]}` array stays,
+ * and `error.code` reads `invalid_request`. Either way `error.details.issues` lists every failure.
+ */
+export function validationResponse(
+  c: Context<AppEnv>,
+  issues: FieldIssue[],
+  coded: { code: string; message: string; field: string } | undefined,
+): Response {
+  if (coded) return envelope(c, 422, coded.code, coded.message, { field: coded.field, issues });
+  const message = issues.map((i) => `${i.loc.join(".")}: ${i.msg}`).join("; ") || "Validation failed.";
+  return c.json({ detail: issues, error: errorObject(c, 422, "invalid_request", message, { issues }) }, 422);
 }

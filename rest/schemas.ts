@@ -1,5 +1,31 @@
 import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "../src/errors.js";
+import { ERROR_TYPES } from "./errors.js";
+
+/** A JSON body or response with this schema: `{ description, ...json(S) }`, `{ required: true, ...json(S) }`. */
+export const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
+
+/** The hosted service's error object, carried by every error answer beside `detail`. */
+export const ErrorObject = z
+  .object({
+    type: z.enum(ERROR_TYPES).openapi({
+      description:
+        "Error class implied by the status (422, 400, 405, 413, 415 read `invalid_request_error`).",
+    }),
+    code: z.string().openapi({ example: "memory_not_found", description: "The same code as `detail.code`." }),
+    message: z.string(),
+    request_id: z.string().nullable().openapi({ description: "Also in the `X-Request-Id` header." }),
+    details: z
+      .object({
+        field: z.string().optional().openapi({ description: "The field a field error is about." }),
+        issues: z
+          .array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() }))
+          .optional()
+          .openapi({ description: "Every field failure of a 422 validation answer." }),
+      })
+      .optional(),
+  })
+  .openapi("ErrorObject");
 
 /** The standard error envelope, declared once and spread into every route's responses. */
 export const ErrorEnvelope = z
@@ -7,7 +33,12 @@ export const ErrorEnvelope = z
     detail: z.object({
       code: z.string().openapi({ example: "memory_not_found" }),
       message: z.string(),
+      field: z
+        .string()
+        .optional()
+        .openapi({ description: "Field errors (422 with a code) name the field, e.g. `limit`." }),
     }),
+    error: ErrorObject,
   })
   .openapi("Error");
 
@@ -20,6 +51,9 @@ export const ValidationErrorEnvelope = z
         type: z.string().openapi({ example: "missing" }),
       }),
     ),
+    error: ErrorObject.openapi({
+      description: "`code` is `invalid_request`; `details.issues` repeats `detail`.",
+    }),
   })
   .openapi("ValidationError");
 
@@ -30,14 +64,11 @@ const describe: Record<number, string> = {
   404: "Not found",
   413: "Request body too large (`payload_too_large`)",
   415: "Content type is not application/json",
-  429: "Rate limit (`rate_limited`) or daily cap (`daily_cap_exceeded`) exceeded; see `Retry-After`",
+  429: "Rate limit (`rate_limited`), daily cap (`daily_cap_exceeded`) or the tier's monthly cap (`monthly_quota_exceeded`, ingest, search and trigger) exceeded; see `Retry-After`",
   500: "Internal error (`server_error` or an operation-specific code); the message names only the request id",
 };
 
-const envelope = (description: string) => ({
-  description,
-  content: { "application/json": { schema: ErrorEnvelope } },
-});
+const envelope = (description: string) => ({ description, ...json(ErrorEnvelope) });
 
 /**
  * Error responses for an authenticated operation. `codes` lists the operation's own codes so the
@@ -63,28 +94,15 @@ export function errorResponses(
     out[413] = envelope(describe[413]!);
     out[415] = envelope(describe[415]!);
   }
+  const codes422 = codes[422] ?? [];
   out[422] = {
-    description: `Validation failed (\`{detail: [{loc, msg, type}]}\`)${codes[422]?.length ? ` or a rule was broken (standard envelope): ${codes[422].map((c) => `\`${c}\``).join(", ")}` : ""}`,
-    content: {
-      "application/json": {
-        schema: codes[422]?.length
-          ? z.union([ValidationErrorEnvelope, ErrorEnvelope])
-          : ValidationErrorEnvelope,
-      },
-    },
+    description:
+      "Validation failed. A failure with a code: `{detail: {code, message, field?}, error}`" +
+      (codes422.length ? ` (${codes422.map((c) => `\`${c}\``).join(", ")})` : "") +
+      "; any other field failure: `{detail: [{loc, msg, type}], error}` with `error.code` `invalid_request`.",
+    content: { "application/json": { schema: z.union([ErrorEnvelope, ValidationErrorEnvelope]) } },
   };
   if (auth) out[429] = envelope(describe[429]!);
   out[500] = envelope(withCodes(500, codes[500]));
   return out;
 }
-
-export const NullableString = z.string().nullable();
-export const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-01T12:00:00.000Z" });
-
-const NUL_FREE = /^[^\u0000]*$/;
-
-/** A string PostgreSQL can store: a NUL character is a field error (identifiers, names). */
-export const Str = () => z.string().regex(NUL_FREE, "NUL characters (\\u0000) are not allowed");
-
-/** Free text where a NUL byte is noise (tool output in a transcript): dropped, never refused. */
-export const LooseText = () => z.string().transform((s) => s.replaceAll("\u0000", ""));

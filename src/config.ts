@@ -41,14 +41,27 @@ const url = z
 
 const limit = z.number().int().min(1).nullable();
 /**
- * `{"pro": {"per_minute": 3000, "per_day": 500000}, "internal": "unlimited"}`: a null limit (or
- * the string "unlimited" for the whole tier) means no limit.
+ * `{"pro": {"per_minute": 3000, "per_day": 500000, "messages_per_month": 1000000}, "internal":
+ * "unlimited"}`: a null or omitted monthly cap (or the string "unlimited" for the whole tier)
+ * means no limit; `per_minute` and `per_day` are required (null for none).
  */
 const RateTiersSchema = z.record(
   z.string().min(1),
   z.union([
-    z.literal("unlimited").transform(() => ({ per_minute: null, per_day: null })),
-    z.object({ per_minute: limit, per_day: limit }).strict(),
+    z.literal("unlimited").transform(() => ({
+      per_minute: null,
+      per_day: null,
+      messages_per_month: null,
+      searches_per_month: null,
+    })),
+    z
+      .object({
+        per_minute: limit,
+        per_day: limit,
+        messages_per_month: limit.default(null),
+        searches_per_month: limit.default(null),
+      })
+      .strict(),
   ]),
 );
 
@@ -65,12 +78,44 @@ export const EnvSchema = z.object({
     z.string().min(24, "must be at least 24 characters").optional(),
   ),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  /** json (one object a line, for collectors) or pretty (for a terminal). */
+  LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
+  /** Bearer token required on /metrics when set. */
+  MNEMO_METRICS_TOKEN: optionalString,
+  /** When set, /metrics and /healthz are also served on this port (a worker-only process's only HTTP). */
+  MNEMO_METRICS_PORT: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) {
+        ctx.addIssue({ code: "custom", message: "must be a port number (0 picks a free one)" });
+        return z.NEVER;
+      }
+      return n;
+    }),
   /** Key for cursors and for encrypting webhook secrets at rest; generated and stored if unset. */
   MNEMO_SECRET_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
+  /** admin migrate-to only: re-encrypt webhook secrets under this key for the target. */
+  MNEMO_NEW_SECRET_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
   MNEMO_DB_POOL_SIZE: int(10, 1, 200),
+  /**
+   * Wake workers and wait=true holds across processes with LISTEN/NOTIFY (one extra connection per
+   * process). Off only behind a pooler that cannot hold a session (PgBouncer transaction pooling).
+   */
+  MNEMO_LISTEN_NOTIFY: bool(true),
   MNEMO_EMBEDDING_DIM: int(384, 8, 4096),
   MNEMO_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   MNEMO_SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+  /** How long a process waits for the owner of the embedded data directory to start serving it. */
+  MNEMO_OWNER_WAIT_MS: int(60_000, 0, 600_000),
+  /** Messages one ingest may carry; more is 422 `too_many_messages`. */
+  MNEMO_MAX_MESSAGES_PER_INGEST: int(5000, 1, 1_000_000),
+  /** A client has this long to send the request headers; then 408 and the connection closes. */
+  MNEMO_HTTP_HEADERS_TIMEOUT_MS: int(10_000, 100, 600_000),
+  /** A client has this long to send the whole request (headers and body); then 408. */
+  MNEMO_HTTP_REQUEST_TIMEOUT_MS: int(20_000, 100, 600_000),
   MAX_GROUPS_PER_ORG: int(100, 1, 100_000),
   MAX_GROUP_IDS_PER_INGEST: int(20, 1, 1000),
   MNEMO_BATCH_THRESHOLD: int(20, 1, 100_000),
@@ -108,6 +153,11 @@ export const EnvSchema = z.object({
       }
       return parts;
     }),
+  // Web console
+  /** How long a console sign-in lasts. */
+  MNEMO_CONSOLE_SESSION_HOURS: int(12, 1, 24 * 30),
+  /** Trust X-Forwarded-Proto from a TLS-terminating proxy (marks the console cookie Secure). */
+  MNEMO_TRUST_PROXY: bool(false),
   // Identity-provider JWTs
   MNEMO_JWT_JWKS_URL: url,
   MNEMO_JWT_SECRET: optionalString,

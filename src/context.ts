@@ -1,6 +1,7 @@
 import type { Config } from "./config.js";
-import type { Db, Queryable } from "./db/db.js";
+import { canBegin, type Db, type Queryable, setLocalSql, type TxOptions } from "./db/db.js";
 import type { Logger } from "./logger.js";
+import type { Metrics } from "./metrics.js";
 import type { Providers } from "./providers/types.js";
 import type { Queue } from "./queue.js";
 
@@ -9,6 +10,8 @@ export interface Deps {
   config: Config;
   db: Db;
   log: Logger;
+  /** Prometheus registry and the series the service reports (src/metrics.ts). */
+  metrics: Metrics;
   providers: Providers;
   queue: Queue;
   /** Server secret for cursors and webhook-secret encryption (32 bytes). */
@@ -25,14 +28,35 @@ export interface Principal {
   via: "api_key" | "jwt" | "system";
 }
 
+/** The dependencies a verb reaches through its context: everything but the database handle. */
+export type CtxDeps = Omit<Deps, "db">;
+
 /** What every core verb receives: `{ ctx, input }`. */
 export interface Ctx {
-  deps: Deps;
+  deps: CtxDeps;
   principal: Principal;
   requestId: string;
   log: Logger;
-  /** The pool, or the open transaction when the verb runs inside one. */
+  /**
+   * The one database handle of a verb: the pool, or the open transaction when the verb runs inside
+   * one (see `inTx`). Verbs never reach the pool past it.
+   */
   db: Queryable;
+}
+
+/**
+ * Runs `fn` in a transaction with a context whose handle is that transaction; commits on return,
+ * rolls back on throw. Inside a transaction already, `fn` joins it. `options.settings` are SET
+ * LOCAL for the transaction (with BEGIN, in one round trip).
+ */
+export async function inTx<T>(ctx: Ctx, fn: (txCtx: Ctx) => Promise<T>, options?: TxOptions): Promise<T> {
+  const { db } = ctx;
+  if (!canBegin(db)) {
+    const sets = setLocalSql(options);
+    if (sets.length) await db.query(sets.join("; "));
+    return fn(ctx);
+  }
+  return db.tx((tx) => fn({ ...ctx, db: tx }), options);
 }
 
 export function systemCtx(deps: Deps, orgId: string, requestId: string): Ctx {

@@ -1,6 +1,6 @@
 /**
  * The closed set of error codes the core raises. Each surface maps them in exactly one place:
- * rest/errors.ts to the `{detail: {code, message}}` envelope, mcp/ to an `isError` tool result,
+ * rest/errors.ts to the `{detail: {code, message}, error: {type, code, ...}}` envelopes, mcp/ to an `isError` tool result,
  * jobs/ to retry or fail.
  */
 export const ERROR_STATUS = {
@@ -8,6 +8,8 @@ export const ERROR_STATUS = {
   invalid_messages: 400,
   unauthorized: 401,
   org_mismatch: 403,
+  user_mismatch: 403,
+  org_not_linked: 403,
   forbidden: 403,
   not_found: 404,
   memory_not_found: 404,
@@ -16,9 +18,11 @@ export const ERROR_STATUS = {
   webhook_not_found: 404,
   key_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_request: 422,
+  too_many_messages: 422,
   empty_patch: 422,
   contradictory_group_ids: 422,
   invalid_group_ids: 422,
@@ -30,8 +34,28 @@ export const ERROR_STATUS = {
   immutable_field: 422,
   reserved_field: 422,
   empty_text_field: 422,
+  invalid_filters: 422,
+  invalid_metadata: 422,
+  // Field errors with their own code (the README lists when each fires).
+  invalid_limit: 422,
+  invalid_order: 422,
+  unsupported_include_option: 422,
+  invalid_mode: 422,
+  invalid_memory_type: 422,
+  missing_user_id: 422,
+  missing_conv_id: 422,
+  empty_query: 422,
+  query_too_long: 422,
+  empty_name: 422,
+  name_too_long: 422,
+  empty_prompt: 422,
+  prompt_too_long: 422,
+  namespace_too_long: 422,
+  task_too_long: 422,
+  invalid_month: 422,
   rate_limited: 429,
   daily_cap_exceeded: 429,
+  monthly_quota_exceeded: 429,
   server_error: 500,
   patch_failed: 500,
   delete_failed: 500,
@@ -49,16 +73,19 @@ export class CoreError extends Error {
   readonly status: number;
   /** Extra response headers (Retry-After on 429, for instance). */
   readonly headers: Record<string, string> | undefined;
+  /** The request field a field error is about (`limit`, `body.user_id`...); REST puts it in `detail.field`. */
+  readonly field: string | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options?: { cause?: unknown; headers?: Record<string, string> },
+    options?: { cause?: unknown; headers?: Record<string, string>; field?: string },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.headers = options?.headers;
+    this.field = options?.field;
   }
 }
 

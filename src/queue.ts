@@ -1,13 +1,15 @@
+import type { JobData, QueueName } from "../jobs/queues.js";
 import type { Queryable } from "./db/db.js";
 
 /**
- * The background queue (pg-boss, in the same Postgres). `send` takes the caller's transaction so
- * that a row and the job about it commit together.
+ * The background queue (pg-boss, in the same Postgres). Queue names and the shape of each job's
+ * data come from the one registry, jobs/queues.ts. `send` takes the caller's transaction so that a
+ * row and the job about it commit together.
  */
 export interface Queue {
-  send(
-    name: string,
-    data: object,
+  send<N extends QueueName>(
+    name: N,
+    data: JobData<N>,
     options?: {
       db?: Queryable;
       startAfterSeconds?: number;

@@ -1,8 +1,7 @@
-import type { AddressInfo } from "node:net";
-import { type ServerType, serve } from "@hono/node-server";
 import type { PgBoss } from "pg-boss";
-import { queueFor, startBoss } from "../jobs/boss.js";
+import { bossListen, queueFor, startBoss } from "../jobs/boss.js";
 import { startWorkers } from "../jobs/workers.js";
+import { mcpHttpHandler } from "../mcp/http.js";
 import { createApp } from "../rest/app.js";
 import type { App } from "../rest/types.js";
 import { bootstrap } from "./auth/bootstrap.js";
@@ -10,7 +9,11 @@ import type { Config } from "./config.js";
 import type { Deps } from "./context.js";
 import { migrate } from "./db/migrate.js";
 import { type OpenedDatabase, openDatabase } from "./db/open.js";
+import { type HttpServer, startHttpServer } from "./http-server.js";
+import { relayFinishedJobs, signalStopping } from "./ingest/signals.js";
 import type { Logger } from "./logger.js";
+import { createMetrics, instrumentProviders } from "./metrics.js";
+import { serveMetrics } from "./metrics-server.js";
 import { createProviders } from "./providers/index.js";
 import { loadServerSecret } from "./secret.js";
 
@@ -20,6 +23,8 @@ export interface Runtime {
   app?: App;
   /** Base URL of the HTTP server when the API role runs. */
   url?: string;
+  /** Base URL of the separate metrics server (MNEMO_METRICS_PORT). */
+  metricsUrl?: string;
   /** A key minted on first start, to be shown once. */
   createdKey?: string;
   stop(): Promise<void>;
@@ -51,45 +56,56 @@ export async function startRuntime(
     if (secret.source === "database" && opened.kind === "external") {
       log.warn("MNEMO_SECRET_KEY is not set: using a key stored in the database; set it in production");
     }
-    const boss = await startBoss(opened.connectionString, log, { schedule: roles.worker });
+    const boss = await startBoss(opened.connectionString, log, {
+      schedule: roles.worker,
+      listen: config.MNEMO_LISTEN_NOTIFY,
+    });
+    const metrics = createMetrics();
+    metrics.watchPool(db.pool);
+    metrics.watchQueues(boss);
     const deps: Deps = {
       config,
       db,
       log,
-      providers: createProviders(config),
+      metrics,
+      providers: instrumentProviders(createProviders(config), metrics),
       queue: queueFor(boss),
       secret: secret.key,
     };
     if (roles.worker) await startWorkers(deps, boss);
+    // wait=true holds end when any process finishes their job (LISTEN/NOTIFY), polling as fallback.
+    const listen = config.MNEMO_LISTEN_NOTIFY && roles.api ? bossListen(boss) : undefined;
+    const relay = listen
+      ? await relayFinishedJobs(deps, listen).catch((err: Error) => {
+          log.warn({ err }, "cannot LISTEN for finished jobs; wait=true falls back to polling");
+          return undefined;
+        })
+      : undefined;
 
-    let server: ServerType | undefined;
+    let http: HttpServer | undefined;
     let app: App | undefined;
-    let url: string | undefined;
-    if (roles.api) app = createApp(deps);
+    if (roles.api) app = createApp(deps, { mounts: { "/mcp": mcpHttpHandler(deps) } });
     if (app && options.listen !== false) {
-      const a = app;
-      server = await new Promise<ServerType>((resolve) => {
-        const s = serve({ fetch: a.fetch, port: config.PORT, hostname: config.HOST }, () => resolve(s));
-      });
-      const addr = server.address() as AddressInfo;
-      const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-      url = `http://${host}:${addr.port}`;
-      log.info({ url, roles }, "listening");
+      http = await startHttpServer(app, config, log);
+      log.info({ url: http.url, roles }, "listening");
     }
+    // A worker-only process has no API port: MNEMO_METRICS_PORT gives it /metrics and /healthz.
+    const metricsServer =
+      config.MNEMO_METRICS_PORT !== undefined && options.listen !== false
+        ? await serveMetrics(metrics, config, log)
+        : undefined;
 
     let stopping: Promise<void> | undefined;
     const stop = () =>
       (stopping ??= (async () => {
-        // Stop taking requests and let in-flight ones finish, then the workers, then the database.
-        if (server) {
-          const s = server;
-          await new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
-            (s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-          });
-        }
-        await boss.stop({ graceful: true, timeout: config.MNEMO_SHUTDOWN_TIMEOUT_MS });
+        // New requests are refused at once; in-flight ones (a `wait=true` hold answers early
+        // with its job pending) and running jobs get the shutdown time-out; then the database.
+        const deadline = Date.now() + config.MNEMO_SHUTDOWN_TIMEOUT_MS;
+        signalStopping(deps, deadline - Math.min(1000, config.MNEMO_SHUTDOWN_TIMEOUT_MS / 5));
+        await http?.drain(deadline);
+        await metricsServer?.close();
+        await relay?.close();
+        await boss.stop({ graceful: true, timeout: Math.max(100, deadline - Date.now()) });
         await db.close();
         log.info("stopped");
       })());
@@ -98,7 +114,8 @@ export async function startRuntime(
       deps,
       boss,
       ...(app ? { app } : {}),
-      ...(url ? { url } : {}),
+      ...(http ? { url: http.url } : {}),
+      ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
       ...(createdKey ? { createdKey } : {}),
       stop,
     };

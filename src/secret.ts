@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "./db/db.js";
+import { serverSecretSeed } from "./db/settings.js";
 
 /**
  * The server key for cursor signatures and webhook-secret encryption: MNEMO_SECRET_KEY when set,
@@ -10,12 +11,6 @@ export async function loadServerSecret(
   configured: string | undefined,
 ): Promise<{ key: Buffer; source: "config" | "database" }> {
   if (configured) return { key: createHash("sha256").update(configured).digest(), source: "config" };
-  await db.query(
-    "INSERT INTO settings (key, value) VALUES ('server_secret', $1) ON CONFLICT (key) DO NOTHING",
-    [randomBytes(32).toString("base64")],
-  );
-  const { rows } = await db.query<{ value: string }>(
-    "SELECT value FROM settings WHERE key = 'server_secret'",
-  );
-  return { key: createHash("sha256").update(rows[0]!.value).digest(), source: "database" };
+  const seed = await serverSecretSeed(db, randomBytes(32).toString("base64"));
+  return { key: createHash("sha256").update(seed).digest(), source: "database" };
 }

@@ -1,15 +1,19 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db } from "../src/db/db.js";
-import { startBareDatabase } from "./helpers/bare-db.js";
+import { startPgliteBare } from "./helpers/bare-db.js";
 
 /**
+ * EMBEDDED-ONLY (left out of the PostgreSQL pass in vitest.config.ts): this tests the PGlite wire
+ * server (src/db/pglite-server.ts) itself, which a real server does not use.
+ *
  * The embedded database serves many connections from one PGlite session: transactions and
  * extended-protocol statements from different connections must not interleave.
  */
-let bare: Awaited<ReturnType<typeof startBareDatabase>>;
+let bare: Awaited<ReturnType<typeof startPgliteBare>>;
 let db: Db;
 beforeAll(async () => {
-  bare = await startBareDatabase({ vector: true });
+  bare = await startPgliteBare({ vector: true });
   db = createDb(bare.url, 10);
   await db.query("CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)");
   await db.query("INSERT INTO counter VALUES (1, 0)");
@@ -72,5 +76,40 @@ describe("embedded wire server", () => {
     await expect(db.query("SELECT nope FROM counter")).rejects.toThrow(/nope/);
     await expect(db.tx(async (t) => t.query("SELECT 1/0"))).rejects.toThrow(/division/);
     expect((await db.query("SELECT 2 AS two")).rows[0].two).toBe(2);
+  });
+
+  it("routes each notification to the connections that LISTEN, after the notifier commits", async () => {
+    const connect = async () => {
+      const c = new pg.Client({ connectionString: bare.url });
+      await c.connect();
+      const got: string[] = [];
+      c.on("notification", (n) => got.push(`${n.channel}:${n.payload}`));
+      return { c, got };
+    };
+    const [a, b, n] = await Promise.all([connect(), connect(), connect()]);
+    try {
+      await a.c.query("LISTEN jobs");
+      await b.c.query('LISTEN "Other"');
+      await n.c.query("BEGIN");
+      await n.c.query("SELECT pg_notify('jobs', 'one')");
+      // Not before the commit (other connections wait for the transaction on this server).
+      await n.c.query("SELECT 1");
+      expect(a.got).toEqual([]);
+      await n.c.query("COMMIT");
+      await n.c.query("SELECT pg_notify('Other', 'two'), pg_notify('nobody', 'three')");
+      // A large result while listeners exist still arrives intact around the notifications.
+      const big = await n.c.query<{ g: number }>("SELECT g FROM generate_series(1, 20000) AS g");
+      expect(big.rows).toHaveLength(20000);
+      expect(big.rows[19999]!.g).toBe(20000);
+      await a.c.query("SELECT pg_notify('jobs', 'self')");
+      await b.c.query("UNLISTEN *");
+      await n.c.query("SELECT pg_notify('Other', 'after-unlisten')");
+      await new Promise((r) => setTimeout(r, 100));
+      expect(a.got).toEqual(["jobs:one", "jobs:self"]);
+      expect(b.got).toEqual(["Other:two"]);
+      expect(n.got).toEqual([]);
+    } finally {
+      await Promise.all([a, b, n].map((x) => x.c.end()));
+    }
   });
 });

@@ -25,7 +25,16 @@ describe("foundation", () => {
     const { key } = await svc.newOrg();
     const r = await svc.request("GET", "/v1/nope", { key });
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({ detail: { code: "not_found", message: "No route for GET /v1/nope." } });
+    expect(r.body.detail).toEqual({ code: "not_found", message: "No route for GET /v1/nope." });
+    expect(r.body).toEqual({
+      detail: { code: "not_found", message: "No route for GET /v1/nope." },
+      error: {
+        type: "not_found_error",
+        code: "not_found",
+        message: "No route for GET /v1/nope.",
+        request_id: r.headers.get("x-request-id"),
+      },
+    });
     expect(r.headers.get("x-request-id")).toBeTruthy();
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GroupListSchema, GroupSchema } from "../rest/routes/groups.js";
+import { GroupListSchema, GroupSchema } from "../src/wire/groups.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -36,16 +36,25 @@ describe("groups registry", () => {
 
   it("rejects an empty prompt, a bad name and a missing body field with validation 422", async () => {
     const { key } = await svc.newOrg();
-    for (const body of [
-      { name: "x", prompt: "" },
-      { name: "" },
-      { name: "x".repeat(121) },
-      {},
-      { name: "x", prompt: "p".repeat(2001) },
-    ]) {
+    for (const [body, code, field] of [
+      [{ name: "x", prompt: "" }, "empty_prompt", "prompt"],
+      [{ name: "" }, "empty_name", "name"],
+      [{ name: "   " }, "empty_name", "name"],
+      [{ name: "x".repeat(121) }, "name_too_long", "name"],
+      [{}, null, "name"],
+      [{ name: "x", prompt: "p".repeat(2001) }, "prompt_too_long", "prompt"],
+    ] as const) {
       const r = await create(key, body);
       expect(r.status).toBe(422);
-      expect(Array.isArray(r.body.detail)).toBe(true);
+      // Every field failure is listed with its loc; a coded one answers {code, message, field}.
+      expect(r.body.error.details.issues[0].loc).toEqual(["body", field]);
+      if (code) {
+        expect(r.body.detail).toEqual({ code, message: expect.any(String), field });
+        expect(r.body.error).toMatchObject({ type: "invalid_request_error", code, details: { field } });
+      } else {
+        expect(Array.isArray(r.body.detail)).toBe(true);
+        expect(r.body.error.code).toBe("invalid_request");
+      }
     }
     const r = await create(key, {});
     expect(r.body.detail[0]).toMatchObject({ loc: ["body", "name"], type: "missing" });
@@ -114,11 +123,14 @@ describe("groups registry", () => {
     expect(prompted.body).toMatchObject({ name: "renamed", prompt: "cooking" });
     const empty = await svc.request("PATCH", `/v1/groups/${g.id}`, { key, body: { prompt: "" } });
     expect(empty.status).toBe(422);
+    expect(empty.body.detail).toMatchObject({ code: "empty_prompt", field: "prompt" });
     const stillPrompted = await svc.request("PATCH", `/v1/groups/${g.id}`, { key, body: { prompt: null } });
     expect(stillPrompted.body.prompt).toBe("cooking");
     const badStatus = await svc.request("PATCH", `/v1/groups/${g.id}`, { key, body: { status: "deleted" } });
     expect(badStatus.status).toBe(422);
     expect(badStatus.body.detail.code).toBe("invalid_request");
+    expect(badStatus.body.detail.field).toBe("status");
+    expect(badStatus.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
     const archived = await svc.request("PATCH", `/v1/groups/${g.id}`, { key, body: { status: "archived" } });
     expect(archived.body.status).toBe("archived");
     const back = await svc.request("PATCH", `/v1/groups/${g.id}`, { key, body: { status: "active" } });

@@ -8,7 +8,6 @@ import { loadConfig } from "../src/config.js";
 import type { Deps } from "../src/context.js";
 import { systemCtx } from "../src/context.js";
 import { createDb } from "../src/db/db.js";
-import { findRunningServer } from "../src/db/embedded.js";
 import { silentLogger } from "../src/logger.js";
 import { writeMemories } from "../src/memories/write.js";
 import { createProviders } from "../src/providers/index.js";
@@ -52,9 +51,7 @@ function runHook(script: string, event: unknown, env: Record<string, string>) {
 
 /** Writes a directive through the core write, attached to the running server's database. */
 async function seedDirective(user: string, text: string, triggers: string[]) {
-  const conn = await findRunningServer(server.dataDir);
-  if (!conn) throw new Error("server database not found");
-  const db = createDb(conn, 2);
+  const db = createDb(server.databaseUrl, 2);
   try {
     const { orgId } = await authenticate(db, { apiKey: server.key });
     const config = loadConfig({});

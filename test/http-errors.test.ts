@@ -11,9 +11,32 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-const expectEnvelope = (r: { status: number; body: any }, status: number, code: string) => {
+const TYPE_OF: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  405: "invalid_request_error",
+  413: "invalid_request_error",
+  415: "invalid_request_error",
+  422: "invalid_request_error",
+  429: "rate_limit_error",
+  500: "api_error",
+};
+
+const expectEnvelope = (r: { status: number; body: any; headers: Headers }, status: number, code: string) => {
   expect(r.status).toBe(status);
-  expect(r.body).toEqual({ detail: { code, message: expect.any(String) } });
+  expect(r.body.detail).toEqual({ code, message: expect.any(String) });
+  // The hosted envelope beside it: same code and message, the request id of the answer.
+  expect(r.body).toEqual({
+    detail: { code, message: expect.any(String) },
+    error: {
+      type: TYPE_OF[status],
+      code,
+      message: r.body.detail.message,
+      request_id: r.headers.get("x-request-id"),
+    },
+  });
 };
 
 describe("HTTP error envelopes", () => {
@@ -63,6 +86,23 @@ describe("HTTP error envelopes", () => {
     const r = await svc.request("POST", "/v1/groups", { key, body: {} });
     expect(r.status).toBe(422);
     expect(r.body.detail).toContainEqual({ loc: ["body", "name"], msg: "Field required", type: "missing" });
+    expect(r.body.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "invalid_request",
+      request_id: r.headers.get("x-request-id"),
+      details: { issues: r.body.detail },
+    });
+    expect(r.body.error.message).toContain("body.name");
+  });
+
+  it("401, 403 and 429 carry their hosted error types", async () => {
+    expectEnvelope(await svc.request("GET", "/v1/groups"), 401, "unauthorized");
+    expectEnvelope(await svc.request("GET", "/v1/groups", { key: "mk_nope" }), 401, "unauthorized");
+    expectEnvelope(
+      await svc.request("GET", "/v1/groups", { key, headers: { "x-org-id": "org_someone_else" } }),
+      403,
+      "org_mismatch",
+    );
   });
 
   it("echoes a sent X-Request-Id and mints one otherwise", async () => {
@@ -89,6 +129,12 @@ describe("internal errors", () => {
     expect(body.detail.code).toBe("server_error");
     expect(body.detail.message).toContain("boom-1");
     expect(body.detail.message).not.toMatch(/pool|sql|pg|Cannot/i);
+    expect(body.error).toEqual({
+      type: "api_error",
+      code: "server_error",
+      message: body.detail.message,
+      request_id: "boom-1",
+    });
     await broken.runtime.boss.stop({ graceful: false }).catch(() => {});
     await broken.stop().catch(() => {});
   });

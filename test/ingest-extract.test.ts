@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { resolveRelativeDates } from "../src/ingest/dates.js";
-import { toThirdPerson } from "../src/ingest/english.js";
-import { extractIdentifiers } from "../src/ingest/entities.js";
-import { classifyLocally } from "../src/ingest/local-classifier.js";
-import { extractLocally, judgeLocally } from "../src/ingest/local-extractor.js";
-import { strptime } from "../src/ingest/strptime.js";
+import { resolveRelativeDates } from "../src/dates/dates.js";
+import { strptime } from "../src/dates/strptime.js";
+import { identifiersFromText } from "../src/identifiers/identifiers.js";
+import { classifyLocally } from "../src/providers/local/classifier.js";
+import { toThirdPerson } from "../src/providers/local/english.js";
+import { extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
 import type { Turn } from "../src/providers/types.js";
 
 const turn = (index: number, role: string, content: string, extra: Partial<Turn> = {}): Turn => ({
@@ -206,7 +206,7 @@ describe("local extraction", () => {
   });
 
   it("pulls exact identifiers for triggers and ignores common words", () => {
-    const ids = extractIdentifiers(
+    const ids = identifiersFromText(
       "Run `npm run build` then fix src/db/pool.ts; a TypeError in pg.Pool or max_connections, use --force.",
     );
     for (const id of [

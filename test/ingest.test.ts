@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IngestJob } from "../rest/routes/ingest.js";
 import { systemCtx } from "../src/context.js";
 import { insertJob } from "../src/db/jobs.js";
 import { findMemory } from "../src/db/memories.js";
 import { newJobId } from "../src/ids.js";
 import { runIngestJob } from "../src/ingest/run-job.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
+import { IngestJobSchema } from "../src/wire/ingest.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -47,16 +47,29 @@ describe("ingest validation", () => {
     const msgs = [turn("I like green tea.")];
     const missing = await ingest(key, { conv_id: "c", messages: msgs }, false);
     expect(missing.status).toBe(422);
-    expect(missing.body.detail[0]).toMatchObject({ loc: ["body", "user_id"], type: "missing" });
+    // The spec's field codes; every failure stays listed with its loc under error.details.issues.
+    expect(missing.body.detail).toEqual({
+      code: "missing_user_id",
+      message: expect.any(String),
+      field: "user_id",
+    });
+    expect(missing.body.error.details.issues[0]).toMatchObject({ loc: ["body", "user_id"], type: "missing" });
+    const nullUser = await ingest(key, { user_id: null, conv_id: "c", messages: msgs }, false);
+    expect(nullUser.body.detail.code).toBe("missing_user_id");
     const emptyUser = await ingest(key, { user_id: "", conv_id: "c", messages: msgs }, false);
     expect(emptyUser.status).toBe(422);
-    expect(emptyUser.body.detail[0].loc).toEqual(["body", "user_id"]);
+    expect(emptyUser.body.detail).toMatchObject({ code: "missing_user_id", field: "user_id" });
+    expect(emptyUser.body.error.details.issues[0].loc).toEqual(["body", "user_id"]);
     const emptyConv = await ingest(key, { user_id: "u", conv_id: "", messages: msgs }, false);
     expect(emptyConv.status).toBe(422);
-    expect(emptyConv.body.detail[0].loc).toEqual(["body", "conv_id"]);
+    expect(emptyConv.body.detail).toMatchObject({ code: "missing_conv_id", field: "conv_id" });
+    expect(emptyConv.body.error.details.issues[0].loc).toEqual(["body", "conv_id"]);
+    const noConv = await ingest(key, { user_id: "u", messages: msgs }, false);
+    expect(noConv.body.detail).toMatchObject({ code: "missing_conv_id", field: "conv_id" });
     const ns = await ingest(key, { ...base, messages: msgs, namespace: "x".repeat(257) }, false);
     expect(ns.status).toBe(422);
-    expect(ns.body.detail[0].loc).toEqual(["body", "namespace"]);
+    expect(ns.body.detail).toMatchObject({ code: "namespace_too_long", field: "namespace" });
+    expect(ns.body.error.details.issues[0].loc).toEqual(["body", "namespace"]);
     const ok = await ingest(key, { ...base, messages: msgs, namespace: "x".repeat(256) }, false);
     expect(ok.status).toBe(202);
   });
@@ -68,6 +81,8 @@ describe("ingest validation", () => {
     const res = await ingest(key, { ...base, messages: [turn("hello there friend")], group_ids: ids }, false);
     expect(res.status).toBe(422);
     expect(res.body.detail.code).toBe("invalid_request");
+    expect(res.body.detail.field).toBe("group_ids");
+    expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
   });
 
   it("rejects a bad outcome and a non-array messages", async () => {
@@ -75,6 +90,8 @@ describe("ingest validation", () => {
     const bad = await ingest(key, { ...base, messages: [turn("x y z w")], outcome: "maybe" }, false);
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(["body", "outcome"]);
+    // No code applies to an outcome: the array form stays, with error.code invalid_request.
+    expect(bad.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
     const notArray = await ingest(key, { ...base, messages: "hi" }, false);
     expect(notArray.status).toBe(422);
     const noAuth = await svc.request("POST", "/v1/memories", {
@@ -100,8 +117,8 @@ describe("ingest jobs", () => {
       return r.body.status === "succeeded" ? r.body : undefined;
     });
     expect(Object.keys(job).sort()).toEqual(Object.keys(res.body).sort());
-    expect(IngestJob.safeParse(res.body).success).toBe(true);
-    expect(IngestJob.safeParse(job).success).toBe(true);
+    expect(IngestJobSchema.safeParse(res.body).success).toBe(true);
+    expect(IngestJobSchema.safeParse(job).success).toBe(true);
     expect(job.result.object).toBe("ingest_result");
     const created = job.result.memories_created as Array<{ id: string; type: string; text: string }>;
     expect(created.filter((m) => m.type === "episode")).toHaveLength(1);

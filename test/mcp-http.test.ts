@@ -279,6 +279,56 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       expect(missing).toContain(ownId(i));
     });
   });
+
+  it("add_memory takes metadata; search_memory and list_memories take filters; update_memory supersedes a fact", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const added = (
+      await callOk(client, tools, "add_memory", {
+        user_id: "u-mcp-f",
+        text: "I prefer window seats on long flights.",
+        metadata: { source: "mcp" },
+      })
+    ).structured;
+    expect(added.status).toBe("succeeded");
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      {
+        type: "fact",
+        text: "I prefer aisle seats on trains.",
+        user_id: "u-mcp-f",
+        metadata: { source: "other" },
+      },
+    ]);
+    const found = (
+      await callOk(client, tools, "search_memory", {
+        query: "seats",
+        user_id: "u-mcp-f",
+        mode: "retrieve",
+        filters: { "metadata.source": "mcp" },
+      })
+    ).structured;
+    expect(found.data.length).toBeGreaterThan(0);
+    for (const m of found.data) expect(m.metadata.source).toBe("mcp");
+    const listed = (
+      await callOk(client, tools, "list_memories", {
+        user_id: "u-mcp-f",
+        filters: { "metadata.source": "other" },
+      })
+    ).structured;
+    expect(listed.data.map((m: any) => m.text)).toEqual(["I prefer aisle seats on trains."]);
+    const fixed = (
+      await callOk(client, tools, "update_memory", {
+        memory_id: listed.data[0].id,
+        text: "I prefer aisle seats on trains and planes.",
+      })
+    ).structured;
+    expect(fixed.id).not.toBe(listed.data[0].id);
+    expect(fixed.details.supersedes).toBe(listed.data[0].id);
+    expect(
+      await callErr(client, "search_memory", { query: "x", filters: { user_id: { $regex: "u" } } }),
+    ).toMatch(/invalid_filters.*filters\.user_id\.\$regex/s);
+    await client.close();
+  });
 });
 
 const ownId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "./helpers/harness.js";
 import { callErr, callOk, httpClient, TOOL_NAMES } from "./helpers/mcp-client.js";
 import { childEnv, ROOT, type ServerProcess, startServerProcess, TSX } from "./helpers/process.js";
+import { createTestDatabase, onServer } from "./helpers/test-db.js";
 
 let server: ServerProcess;
 
@@ -123,9 +124,12 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
 
   it("runs on its own database with MNEMO_BOOTSTRAP_API_KEY, logging only to stderr", async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-stdio-"));
+    // Its own embedded data directory, or on a server pass its own fresh database.
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
     try {
       const { client, tools, stderr } = await stdioClient({
         MNEMO_DATA_DIR: dataDir,
+        ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
         MNEMO_BOOTSTRAP_API_KEY: "mnemo_stdio_local_bootstrap_key_000",
         MNEMO_DEFAULT_USER_ID: "local-user",
         LOG_LEVEL: "debug",
@@ -139,6 +143,7 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
       await waitFor(async () => stderr().includes('"msg":"request"'));
       await client.close();
     } finally {
+      await serverDb?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -1,5 +1,5 @@
 import { systemCtx } from "../src/context.js";
-import type { MemoryRow } from "../src/memories/model.js";
+import type { MemoryRow } from "../src/db/memory-row.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import type { TestService } from "./helpers/harness.js";
 

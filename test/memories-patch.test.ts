@@ -89,6 +89,27 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
     const shape = await patch(key, m!.id, { add_group_ids: "grp_x" });
     expect(shape.status).toBe(422);
     expect(shape.body.detail[0].loc).toEqual(["body", "add_group_ids"]);
+    expect(shape.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
+  });
+
+  it("refuses a PATCH naming a field that never changes with 422 immutable_field", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const g = await createGroup(svc, key, "team");
+    const [m] = await seed(svc, orgId, [fact("x")]);
+    for (const field of ["text", "user_id", "conv_id", "agent_id", "app_id", "type", "created_at"]) {
+      const r = await patch(key, m!.id, { add_group_ids: [g], [field]: "changed" });
+      expect(r.status, field).toBe(422);
+      expect(r.body.detail, field).toEqual({ code: "immutable_field", message: expect.any(String), field });
+      expect(r.body.error, field).toMatchObject({ type: "invalid_request_error", code: "immutable_field" });
+    }
+    // A null counts too: the field is named.
+    const nulled = await patch(key, m!.id, { user_id: null });
+    expect(nulled.body.detail.code).toBe("immutable_field");
+    // Nothing was written, and a field that is not a memory field is still ignored.
+    expect((await read(key, m!.id)).group_ids).toEqual([]);
+    const ok = await patch(key, m!.id, { add_group_ids: [g], note: "ignored" });
+    expect(ok.status).toBe(200);
+    expect(ok.body.group_ids).toEqual([g]);
   });
 
   it("caps the resulting tag count at MAX_GROUP_IDS_PER_INGEST with invalid_request", async () => {

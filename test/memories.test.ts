@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryListSchema, MemorySchema } from "../rest/routes/memories.js";
+import { MemoryListSchema, MemorySchema } from "../src/wire/memories.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createGroup, fact, seed } from "./memories-fixtures.js";
 
@@ -87,18 +87,19 @@ describe("GET /v1/memories (list)", () => {
 
   it("validates limit, order, type and include with 422 details", async () => {
     const { key } = await svc.newOrg();
-    for (const qs of [
-      "limit=0",
-      "limit=501",
-      "limit=abc",
-      "order=newest",
-      "type=lesson",
-      "include=full_content,context",
+    for (const [qs, code, field] of [
+      ["limit=0", "invalid_limit", "limit"],
+      ["limit=501", "invalid_limit", "limit"],
+      ["limit=abc", "invalid_limit", "limit"],
+      ["order=newest", "invalid_order", "order"],
+      ["type=lesson", "invalid_memory_type", "type"],
+      ["include=full_content,context", "unsupported_include_option", "include"],
     ]) {
       const r = await svc.request("GET", `/v1/memories?${qs}`, { key });
       expect(r.status, qs).toBe(422);
-      expect(Array.isArray(r.body.detail), qs).toBe(true);
-      expect(r.body.detail[0].loc[0]).toBe("query");
+      expect(r.body.detail, qs).toEqual({ code, message: expect.any(String), field });
+      expect(r.body.error, qs).toMatchObject({ type: "invalid_request_error", code, details: { field } });
+      expect(r.body.error.details.issues[0].loc[0]).toBe("query");
     }
     expect((await svc.request("GET", "/v1/memories?limit=500", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/memories?limit=1&include=full_content", { key })).status).toBe(200);

@@ -37,6 +37,71 @@ describe("OpenAPI document", () => {
     }
   });
 
+  it("documents the hosted error object once and references it from both error envelopes", () => {
+    const schemas = doc.components.schemas;
+    expect(schemas.ErrorObject.properties.type.enum).toEqual([
+      "invalid_request_error",
+      "authentication_error",
+      "permission_error",
+      "not_found_error",
+      "conflict_error",
+      "rate_limit_error",
+      "api_error",
+    ]);
+    expect(schemas.ErrorObject.required).toEqual(
+      expect.arrayContaining(["type", "code", "message", "request_id"]),
+    );
+    expect(schemas.Error.properties.error.$ref).toBe("#/components/schemas/ErrorObject");
+    expect(schemas.Error.properties.detail.properties.field).toBeDefined();
+    expect(JSON.stringify(schemas.ValidationError.properties.error)).toContain(
+      "#/components/schemas/ErrorObject",
+    );
+    // Every /v1 operation's 422 allows both forms and names its field codes.
+    for (const { path, method, op } of operations().filter((o) => o.path.startsWith("/v1/"))) {
+      const r422 = JSON.stringify(op.responses["422"]);
+      expect(r422, `${method} ${path}`).toContain("#/components/schemas/Error");
+      expect(r422, `${method} ${path}`).toContain("#/components/schemas/ValidationError");
+    }
+    const list = doc.paths["/v1/memories"].get.responses["422"].description;
+    for (const code of ["invalid_limit", "invalid_order", "unsupported_include_option", "cursor_mismatch"]) {
+      expect(list).toContain(code);
+    }
+    expect(doc.paths["/v1/memories/{memory_id}"].patch.responses["422"].description).toContain(
+      "immutable_field",
+    );
+    expect(doc.paths["/v1/memories"].post.responses["422"].description).toContain("missing_user_id");
+    expect(doc.paths["/v1/memories/search"].post.responses["422"].description).toContain("empty_query");
+  });
+
+  it("publishes boolean query parameters as booleans", () => {
+    const bools: string[] = [];
+    for (const { path, method, op } of operations()) {
+      for (const p of op.parameters ?? []) {
+        if (["wait", "include_archived", "rotate_secret", "daily", "by_api_key"].includes(p.name)) {
+          expect(p.schema.type, `${method} ${path} ${p.name}`).toBe("boolean");
+          bools.push(p.name);
+        }
+        // No query parameter is a string enum of spelled booleans any more.
+        expect(p.schema.enum ?? [], `${method} ${path} ${p.name}`).not.toContain("true");
+      }
+    }
+    expect(new Set(bools)).toEqual(
+      new Set(["wait", "include_archived", "rotate_secret", "daily", "by_api_key"]),
+    );
+  });
+
+  it("types MemoryRef with every memory type, directives included, and documents the webhook events", () => {
+    const types = ["fact", "artifact", "episode", "lesson", "procedure"];
+    const schemas = doc.components.schemas;
+    expect(schemas.MemoryRef.properties.type.$ref).toBe("#/components/schemas/MemoryType");
+    expect(schemas.MemoryType.enum).toEqual(types);
+    expect(schemas.MemoryType.description).toMatch(/lesson.*procedure/);
+    const completed = schemas.MemoryLearningCompletedEvent;
+    expect(completed.properties.memories.items.properties.type.$ref).toBe("#/components/schemas/MemoryType");
+    expect(completed.properties.memories_updated.items.$ref).toBe("#/components/schemas/MemoryRef");
+    expect(Object.keys(doc.webhooks)).toEqual(["memory.learning.completed", "memory.learning.failed"]);
+  });
+
   it("serves a browsable reference at /docs", async () => {
     const r = await svc.request("GET", "/docs");
     expect(r.status).toBe(200);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IngestJob } from "../rest/routes/ingest.js";
 import { findMemory } from "../src/db/memories.js";
+import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
@@ -64,7 +64,7 @@ describe("openai-compatible provider", () => {
     expect(res.body.result).toBeNull();
     expect(res.body.error).toMatchObject({ type: "server_error", code: "ingest_failed" });
     expect(res.body.error.message).toMatch(/does not match the expected schema/);
-    expect(IngestJob.safeParse(res.body).success).toBe(true);
+    expect(IngestJobSchema.safeParse(res.body).success).toBe(true);
     const { rows } = await svc.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
       orgId,
     ]);

@@ -67,7 +67,16 @@ describe("rate limits", () => {
     expect(responses.slice(0, 3).map((r) => r.status)).toEqual([200, 200, 200]);
     const refused = responses.find((r) => r.status === 429);
     expect(refused).toBeDefined();
-    expect(refused!.body).toEqual({ detail: { code: "rate_limited", message: expect.any(String) } });
+    expect(refused!.body.detail).toEqual({ code: "rate_limited", message: expect.any(String) });
+    expect(refused!.body).toEqual({
+      detail: { code: "rate_limited", message: expect.any(String) },
+      error: {
+        type: "rate_limit_error",
+        code: "rate_limited",
+        message: refused!.body.detail.message,
+        request_id: refused!.headers.get("x-request-id"),
+      },
+    });
     const retry = Number(refused!.headers.get("retry-after"));
     expect(retry).toBeGreaterThanOrEqual(1);
     expect(retry).toBeLessThanOrEqual(60);
@@ -108,8 +117,16 @@ describe("rate limits", () => {
     for (let i = 0; i < 4; i++) expect((await call()).status).toBe(200);
     const refused = await call();
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({
+    const body = (await refused.json()) as any;
+    expect(body.detail).toEqual({ code: "daily_cap_exceeded", message: expect.any(String) });
+    expect(body).toEqual({
       detail: { code: "daily_cap_exceeded", message: expect.any(String) },
+      error: {
+        type: "rate_limit_error",
+        code: "daily_cap_exceeded",
+        message: body.detail.message,
+        request_id: refused.headers.get("x-request-id"),
+      },
     });
     expect(refused.headers.get("retry-after")).toBe(String(90)); // 23:58:30 -> 00:00:00
     expect(refused.headers.get("x-ratelimit-daily-remaining")).toBe("0");

@@ -103,19 +103,30 @@ describe("search scope", () => {
 
   it("validates query, limit and mode as fields", async () => {
     const { key } = await svc.newOrg();
-    for (const body of [
-      { user_id: "u" },
-      { query: "", user_id: "u" },
-      { query: "x".repeat(4001), user_id: "u" },
-      { query: "q", user_id: "u", limit: 0 },
-      { query: "q", user_id: "u", limit: 101 },
-      { query: "q", user_id: "u", mode: "sideways" },
-      { query: "nul\u0000byte", user_id: "u" },
-      { query: "q", user_id: "u\u0000" },
-    ]) {
+    for (const [body, code] of [
+      [{ user_id: "u" }, "empty_query"],
+      [{ query: "", user_id: "u" }, "empty_query"],
+      [{ query: "x".repeat(4001), user_id: "u" }, "query_too_long"],
+      [{ query: "q", user_id: "u", limit: 0 }, "invalid_limit"],
+      [{ query: "q", user_id: "u", limit: 101 }, "invalid_limit"],
+      [{ query: "q", user_id: "u", mode: "sideways" }, "invalid_mode"],
+      [{ query: "q", user_id: "u", include: ["fact", "everything"] }, "unsupported_include_option"],
+      [{ query: "nul\u0000byte", user_id: "u" }, null],
+      [{ query: "q", user_id: "u\u0000" }, null],
+    ] as const) {
       const res = await search(key, body);
-      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
-      expect(Array.isArray(res.body.detail)).toBe(true);
+      const what = JSON.stringify(body).slice(0, 80);
+      expect(res.status, what).toBe(422);
+      expect(res.body.error.type, what).toBe("invalid_request_error");
+      if (code) {
+        expect(res.body.detail.code, what).toBe(code);
+        expect(res.body.error.code, what).toBe(code);
+        expect(res.body.detail.field, what).toMatch(/^(query|limit|mode|include\[1\])$/);
+      } else {
+        // No spec code for a NUL byte: the field list stays, error.code is invalid_request.
+        expect(Array.isArray(res.body.detail), what).toBe(true);
+        expect(res.body.error.code, what).toBe("invalid_request");
+      }
     }
   });
 });

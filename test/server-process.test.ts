@@ -1,31 +1,41 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type MnemoProcess, runMnemo, spawnMnemo } from "./helpers/process.js";
+import { createTestDatabase, onServer, type TestDatabase } from "./helpers/test-db.js";
 
 /**
- * The real entry point as a user runs it: a process on the embedded database in a fresh data
- * directory, spoken to over real HTTP, with the admin CLI alongside.
+ * The real entry point as a user runs it: a process on a fresh database (the embedded one in a
+ * new data directory, or with MNEMO_TEST_DATABASE_URL a new empty database on that server given
+ * as DATABASE_URL), spoken to over real HTTP, with the admin CLI alongside.
  */
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-e2e-"));
 let server: MnemoProcess | undefined;
+let serverDb: TestDatabase | undefined;
+const dbEnv = (): Record<string, string> => (serverDb ? { DATABASE_URL: serverDb.url } : {});
+beforeAll(async () => {
+  if (onServer()) serverDb = await createTestDatabase({ fromTemplate: false });
+});
 afterAll(async () => {
   await server?.kill("SIGKILL");
+  await serverDb?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function start(env: Record<string, string> = {}) {
   const port = await freePort();
-  const p = spawnMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: String(port), ...env });
+  const p = spawnMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: String(port), ...dbEnv(), ...env });
   await p.waitFor(/"msg":"listening"/);
   return { p, base: `http://127.0.0.1:${port}` };
 }
 
 const admin = (...args: string[]) =>
-  runMnemo(["admin", ...args], { MNEMO_DATA_DIR: dataDir, LOG_LEVEL: "warn" });
+  runMnemo(["admin", ...args], { MNEMO_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...dbEnv() });
 
-describe("the server process", () => {
+// Each test spawns several real processes one after another: on a loaded shared machine a
+// start-up alone can take tens of seconds.
+describe("the server process", { timeout: 180_000 }, () => {
   let firstKey = "";
   let base = "";
 

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../rest/app.js";
+import { systemCtx } from "../src/context.js";
 import { createDb } from "../src/db/db.js";
+import { writeMemories } from "../src/memories/write.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 import {
   type JwksServer,
@@ -11,6 +13,7 @@ import {
   signToken,
   startJwksServer,
 } from "./helpers/jwks-server.js";
+import { callErr, callOk, httpClient } from "./helpers/mcp-client.js";
 
 let svc: TestService;
 let jwks: JwksServer;
@@ -139,5 +142,78 @@ describe("service keys", () => {
     expect(r.status).toBe(404);
     expect(r.body.detail.code).toBe("key_not_found");
     expect((await svc.request("GET", "/v1/auth/service-keys", { key: b.key })).status).toBe(200);
+  });
+
+  it("a key minted from user_1's token acts only for user_1 (REST and MCP)", async () => {
+    const org = newIdpOrg();
+    const mint = async (sub: string) =>
+      (await svc.request("POST", "/v1/auth/generate-service-key", asJwt(await signToken(k1, { org, sub }))))
+        .body;
+    const one = await mint("user_1");
+    const two = await mint("user_2");
+    const ingest = (key: string, user: string) =>
+      svc.request("POST", "/v1/memories", {
+        key,
+        body: {
+          user_id: user,
+          conv_id: "c",
+          messages: [{ role: "user", content: `I am ${user} and I like tea.` }],
+        },
+      });
+    expect((await ingest(two.key, "user_2")).status).toBe(202);
+    expect((await ingest(one.key, "user_1")).status).toBe(202);
+    await writeMemories(systemCtx(svc.deps, org, "seed"), [
+      { type: "fact", text: "user_2 likes tea", user_id: "user_2" },
+      { type: "fact", text: "user_1 likes tea", user_id: "user_1" },
+    ]);
+
+    // The four probes of the report: list, search, ingest as user_2, revoke user_2's key.
+    const list = await svc.request("GET", "/v1/memories?user_id=user_2", { key: one.key });
+    expect(list.status).toBe(403);
+    expect(list.body.detail.code).toBe("user_mismatch");
+    const own = await svc.request("GET", "/v1/memories", { key: one.key });
+    expect(own.body.data.length).toBeGreaterThan(0);
+    expect(own.body.data.every((m: { user_id: string }) => m.user_id === "user_1")).toBe(true);
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key: one.key,
+      body: { query: "tea", user_id: "user_2" },
+    });
+    expect(search.status).toBe(403);
+    const asTwo = await ingest(one.key, "user_2");
+    expect(asTwo.status).toBe(403);
+    expect(asTwo.body.detail.code).toBe("user_mismatch");
+    const revoke = await svc.request("DELETE", `/v1/auth/service-keys/${two.id}`, { key: one.key });
+    expect(revoke.status).toBe(404);
+    expect(revoke.body.detail.code).toBe("key_not_found");
+    expect((await svc.request("GET", "/v1/auth/service-keys", { key: two.key })).status).toBe(200);
+    const listed = await svc.request("GET", "/v1/auth/service-keys", { key: one.key });
+    expect(listed.body.data.map((k: { id: string }) => k.id)).toEqual([one.id]);
+
+    // The same over MCP: the key's user is the default, another one is refused.
+    const client = await httpClient({
+      url: "http://mnemo.test/mcp",
+      app: svc.app,
+      headers: { "x-api-key": one.key },
+    });
+    try {
+      const { tools } = await client.listTools();
+      const mine = await callOk(client, tools, "list_memories", {});
+      expect(mine.structured.data.length).toBeGreaterThan(0);
+      expect(mine.structured.data.every((m: { user_id: string }) => m.user_id === "user_1")).toBe(true);
+      expect(await callErr(client, "search_memory", { query: "tea", user_id: "user_2" })).toMatch(
+        /user_mismatch/,
+      );
+      expect(await callErr(client, "list_memories", { user_id: "user_2" })).toMatch(/user_mismatch/);
+      expect(await callErr(client, "add_memory", { user_id: "user_2", text: "x", wait: false })).toMatch(
+        /user_mismatch/,
+      );
+      const added = await callOk(client, tools, "add_memory", { text: "I like green tea.", wait: false });
+      const { rows } = await svc.deps.db.query("SELECT request FROM ingest_jobs WHERE id = $1", [
+        added.structured.id,
+      ]);
+      expect(rows[0].request.user_id).toBe("user_1");
+    } finally {
+      await client.close();
+    }
   });
 });

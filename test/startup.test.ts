@@ -39,7 +39,9 @@ describe("configuration", () => {
   });
 });
 
-describe("database start-up", () => {
+// Each test spawns several real processes one after another: on a loaded shared machine a
+// start-up alone can take tens of seconds.
+describe("database start-up", { timeout: 180_000 }, () => {
   it("refuses a PostgreSQL without pgvector, saying how to install it", async () => {
     const bare = await startBareDatabase({ vector: false });
     cleanups.push(bare.stop);
@@ -61,7 +63,7 @@ describe("database start-up", () => {
     );
     cleanups.push(() => Promise.all(procs.map((p) => p.kill())));
     await Promise.all(procs.map((p) => p.waitFor(/"msg":"ready"/)));
-    const { rows } = await bare.db.query<{ version: number; n: number }>(
+    const { rows } = await bare.query<{ version: number; n: number }>(
       "SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version",
     );
     expect(rows.map((r) => r.version)).toEqual(loadMigrations().map((m) => m.version));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
+import { identifiersFromAction } from "../src/identifiers/identifiers.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
-import { extractIdentifiers } from "../src/trigger/extract.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 
@@ -29,7 +29,7 @@ const lesson = (text: string, trigger_entities: string[], extra: Partial<MemoryI
 
 describe("identifier extraction", () => {
   it("pulls paths, base names, qualified names, identifiers, error classes, commands and flags", () => {
-    const ids = extractIdentifiers({
+    const ids = identifiersFromAction({
       tool: "bash",
       args: {
         command: "git push --force origin main && pytest -x tests/test_api.py",
@@ -78,7 +78,7 @@ describe("identifier extraction", () => {
   });
 
   it("finds nothing in plain prose", () => {
-    expect(extractIdentifiers({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
+    expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
   });
 });
 
@@ -194,7 +194,21 @@ describe("trigger matching", () => {
     expect(nul.status).toBe(200);
     const tooLong = await trigger(key, { user_id: "u", entities: ["x"], namespace: "n".repeat(257) });
     expect(tooLong.status).toBe(422);
-    expect(Array.isArray(tooLong.body.detail)).toBe(true);
+    expect(tooLong.body.detail).toEqual({
+      code: "namespace_too_long",
+      message: expect.any(String),
+      field: "namespace",
+    });
+    expect(tooLong.body.error.details.issues[0].loc).toEqual(["body", "namespace"]);
+    const task = await trigger(key, { user_id: "u", entities: ["x"], task: "t".repeat(2001) });
+    expect(task.body.detail).toMatchObject({ code: "task_too_long", field: "task" });
+    const include = await trigger(key, { user_id: "u", entities: ["x"], include: ["lesson", "fact"] });
+    expect(include.status).toBe(422);
+    expect(include.body.detail).toMatchObject({ code: "unsupported_include_option", field: "include[1]" });
+    expect(include.body.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "unsupported_include_option",
+    });
   });
 });
 

@@ -4,11 +4,19 @@ import { systemCtx } from "../src/context.js";
 import { hitRateLimit } from "../src/db/rate-limits.js";
 import { writeMemories } from "../src/memories/write.js";
 import { recordUsage } from "../src/usage/record.js";
+import { UsageSchema } from "../src/wire/usage.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService({ workers: false });
+  svc = await startTestService({
+    workers: false,
+    env: {
+      MNEMO_RATE_TIERS: JSON.stringify({
+        capped: { per_minute: 100, per_day: null, messages_per_month: 1000, searches_per_month: 50 },
+      }),
+    },
+  });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -50,20 +58,49 @@ describe("usage", () => {
     const { rows } = await db.query("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS today");
     const today: string = rows[0].today;
     expect(u.object).toBe("usage");
+    expect(UsageSchema.strict().safeParse(u).error).toBeUndefined();
     expect(u.org_id).toBe(orgId);
-    expect(u.period).toEqual({
+    expect(u.period).toMatchObject({
       month: today.slice(0, 7),
       start: `${today.slice(0, 7)}-01`,
       end: expect.stringMatching(new RegExp(`^${today.slice(0, 7)}-(28|29|30|31)$`)),
     });
+    // The hosted shape beside ours.
+    expect(u.period).toEqual({
+      key: today.slice(0, 7),
+      type: "calendar_month",
+      month: today.slice(0, 7),
+      start: `${today.slice(0, 7)}-01`,
+      end: expect.stringMatching(new RegExp(`^${today.slice(0, 7)}-(28|29|30|31)$`)),
+    });
+    expect(u.as_of.slice(0, 10)).toBe(today);
+    expect(new Date(u.as_of).toISOString()).toBe(u.as_of);
+    const nextMonth = new Date(`${today.slice(0, 7)}-01T00:00:00.000Z`);
+    nextMonth.setUTCMonth(nextMonth.getUTCMonth() + 1);
+    expect(u.quota).toEqual({
+      rate_limit_req_per_min: 600,
+      monthly: {
+        period_key: today.slice(0, 7),
+        resets_at: nextMonth.toISOString(),
+        messages_ingested: { used: 7, limit: null },
+        searches: { used: 4, limit: null },
+      },
+    });
     expect(u.tier).toBe("default");
     expect(u.limits).toEqual({ requests_per_minute: 600, requests_per_day: 50_000 });
     expect(u.operations).toEqual({ messages_ingested: 7, searches: 4, requests: 7 });
+    expect(u.storage).toMatchObject({
+      memories_active: 3,
+      episodes_active: 2,
+      artifacts_active: 1,
+      directives_active: 1,
+    });
     expect(u.storage).toEqual({
       memories_active: 3,
       episodes_active: 2,
       artifacts_active: 1,
       directives_active: 1,
+      as_of: u.as_of,
     });
     expect(u.daily).toEqual([{ date: today, messages_ingested: 7, searches: 4, requests: 7 }]);
     const byKey = Object.fromEntries(
@@ -78,11 +115,39 @@ describe("usage", () => {
       name: "second",
     });
     expect(byKey.null).toMatchObject({ searches: 1, requests: 0 });
+    // Hosted fields: the stored SHA-256 hex of the key, its display prefix, when it was last used.
+    const { rows: stored } = await db.query(
+      "SELECT id, key_hash, prefix, last_used_at FROM api_keys WHERE org_id = $1",
+      [orgId],
+    );
+    const hashOf = Object.fromEntries(stored.map((k: any) => [k.id, k]));
+    expect(byKey[key1Id].api_key_hash).toBe(hashOf[key1Id].key_hash);
+    expect(byKey[key1Id].api_key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(byKey[key1Id].first_n).toBe(hashOf[key1Id].prefix);
+    expect(key.startsWith(byKey[key1Id].first_n)).toBe(true);
+    expect(byKey[key1Id].last_used_at).toBe(hashOf[key1Id].last_used_at?.toISOString() ?? null);
+    expect(Object.keys(byKey[key1Id]).sort()).toEqual(
+      [
+        "api_key_hash",
+        "first_n",
+        "name",
+        "messages_ingested",
+        "searches",
+        "requests",
+        "last_used_at",
+        "api_key_id",
+        "kind",
+        "display",
+      ].sort(),
+    );
+    expect(byKey.null).toMatchObject({ api_key_hash: null, first_n: null, last_used_at: null });
 
     // Without the flags: no breakdowns. Another organisation sees none of this.
     const plain = await svc.request("GET", "/v1/usage", { key });
-    expect(plain.body.daily).toBeUndefined();
-    expect(plain.body.by_api_key).toBeUndefined();
+    // Absent breakdowns are null (hosted shape), never omitted.
+    expect(plain.body.daily).toBeNull();
+    expect(plain.body.by_api_key).toBeNull();
+    expect(plain.body).toHaveProperty("daily", null);
     const other = await svc.newOrg();
     const theirs = await svc.request("GET", "/v1/usage", { key: other.key });
     expect(theirs.body.operations).toEqual({ messages_ingested: 0, searches: 0, requests: 1 });
@@ -105,7 +170,18 @@ describe("usage", () => {
       expect(hit.admitted).toBe(true);
     }
     const jan = await svc.request("GET", "/v1/usage?month=2030-01&daily=true", { key });
-    expect(jan.body.period).toEqual({ month: "2030-01", start: "2030-01-01", end: "2030-01-31" });
+    expect(jan.body.period).toMatchObject({ month: "2030-01", start: "2030-01-01", end: "2030-01-31" });
+    expect(jan.body.period).toEqual({
+      key: "2030-01",
+      type: "calendar_month",
+      month: "2030-01",
+      start: "2030-01-01",
+      end: "2030-01-31",
+    });
+    expect(jan.body.quota.monthly).toMatchObject({
+      period_key: "2030-01",
+      resets_at: "2030-02-01T00:00:00.000Z",
+    });
     expect(jan.body.operations.requests).toBe(1);
     expect(jan.body.daily).toEqual([{ date: "2030-01-31", messages_ingested: 0, searches: 0, requests: 1 }]);
     const feb = await svc.request("GET", "/v1/usage?month=2030-02&daily=1", { key });
@@ -113,7 +189,8 @@ describe("usage", () => {
     expect(feb.body.daily).toEqual([{ date: "2030-02-01", messages_ingested: 0, searches: 0, requests: 2 }]);
     const bad = await svc.request("GET", "/v1/usage?month=2030-13", { key });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail[0].loc).toEqual(["query", "month"]);
+    expect(bad.body.detail).toEqual({ code: "invalid_month", message: expect.any(String), field: "month" });
+    expect(bad.body.error.details.issues[0].loc).toEqual(["query", "month"]);
   });
 
   it("counts concurrent updates exactly (no lost increments)", async () => {
@@ -135,5 +212,60 @@ describe("usage", () => {
     expect(r.body.tier).toBe("unlimited");
     expect(r.body.limits).toEqual({ requests_per_minute: null, requests_per_day: null });
     expect(r.body.operations.requests).toBe(2);
+    expect(r.body.quota.rate_limit_req_per_min).toBeNull();
+    expect(r.body.quota.monthly.messages_ingested).toEqual({ used: 0, limit: null });
+  });
+
+  it("reports a tier's monthly caps in quota.monthly", async () => {
+    const o = await createOrg(svc.deps.db, { name: "capped", tier: "capped" });
+    const keyId = await keyIdOf(o.api_key);
+    await recordUsage(svc.deps.db, { orgId: o.org_id, keyId, messages: 12, searches: 3 });
+    const r = await svc.request("GET", "/v1/usage", { key: o.api_key });
+    expect(r.body.tier).toBe("capped");
+    expect(r.body.quota.rate_limit_req_per_min).toBe(100);
+    expect(r.body.quota.monthly.messages_ingested).toEqual({ used: 12, limit: 1000 });
+    expect(r.body.quota.monthly.searches).toEqual({ used: 3, limit: 50 });
+  });
+
+  it("enforces the monthly caps: 429 monthly_quota_exceeded until the month resets", async () => {
+    const o = await createOrg(svc.deps.db, { name: "capped2", tier: "capped" });
+    const keyId = await keyIdOf(o.api_key);
+    await recordUsage(svc.deps.db, { orgId: o.org_id, keyId, messages: 998, searches: 49 });
+    const turn = (content: string) => ({ role: "user", content });
+    const body = (n: number) => ({
+      user_id: "u",
+      conv_id: "c",
+      messages: Array.from({ length: n }, () => turn("hi")),
+    });
+    // 998 + 3 > 1000: refused, and nothing was counted; 998 + 2 fits exactly.
+    const over = await svc.request("POST", "/v1/memories", { key: o.api_key, body: body(3) });
+    expect(over.status).toBe(429);
+    expect(over.body.detail.code).toBe("monthly_quota_exceeded");
+    expect(over.body.error).toMatchObject({ type: "rate_limit_error", code: "monthly_quota_exceeded" });
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await svc.request("POST", "/v1/memories", { key: o.api_key, body: body(2) })).status).toBe(202);
+    expect((await svc.request("POST", "/v1/memories", { key: o.api_key, body: body(1) })).status).toBe(429);
+    // One search left of 50, then refused; trigger counts as a search too.
+    const search = () =>
+      svc.request("POST", "/v1/memories/search", {
+        key: o.api_key,
+        body: { query: "tea", user_id: "u", mode: "retrieve" },
+      });
+    expect((await search()).status).toBe(200);
+    const refused = await search();
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail.code).toBe("monthly_quota_exceeded");
+    const trig = await svc.request("POST", "/v1/memories/trigger", {
+      key: o.api_key,
+      body: { entities: ["npm"], user_id: "u", mode: "retrieve" },
+    });
+    expect(trig.body.detail.code).toBe("monthly_quota_exceeded");
+    const usage = await svc.request("GET", "/v1/usage", { key: o.api_key });
+    expect(usage.body.quota.monthly.messages_ingested).toEqual({ used: 1000, limit: 1000 });
+    expect(usage.body.quota.monthly.searches).toEqual({ used: 50, limit: 50 });
+    // Another tier without caps is never refused.
+    const free = await svc.newOrg();
+    await recordUsage(svc.deps.db, { orgId: free.orgId, keyId: null, messages: 10_000_000 });
+    expect((await svc.request("POST", "/v1/memories", { key: free.key, body: body(1) })).status).toBe(202);
   });
 });

@@ -87,12 +87,14 @@ describe("webhook config", () => {
     const empty = await put({ url: URL_A, events: [] });
     expect(empty.status).toBe(422);
     expect(empty.body.detail.code).toBe("invalid_request");
+    expect(empty.body.detail.field).toBe("events");
     const unknown = await put({ url: URL_A, events: ["memory.deleted"] });
     expect(unknown.status).toBe(422);
     expect(unknown.body.detail[0].loc).toEqual(["body", "events", "0"]);
     const missing = await put({ events: null });
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0]).toMatchObject({ loc: ["body", "url"], type: "missing" });
+    expect(missing.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
     for (const url of [
       "http://8.8.8.8/",
       "https://169.254.169.254/",
@@ -103,6 +105,8 @@ describe("webhook config", () => {
       const r = await put({ url });
       expect(r.status, url).toBe(422);
       expect(r.body.detail.code, url).toBe("invalid_webhook_url");
+      expect(r.body.detail.field, url).toBe("url");
+      expect(r.body.error.code, url).toBe("invalid_webhook_url");
     }
     expect((await svc.request("GET", "/v1/webhooks", { key })).status).toBe(404);
     const nulls = await put({ url: URL_A, events: null }, `?org_id=${orgId}`);

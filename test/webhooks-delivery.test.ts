@@ -156,6 +156,8 @@ describe("webhook delivery", () => {
     expect(hits).toHaveLength(2);
     expect(hits[0]!.raw.equals(hits[1]!.raw)).toBe(true);
     expect(hits[0]!.headers["x-webhook-id"]).toBe(hits[1]!.headers["x-webhook-id"]);
+    // The attempt is recorded before pg-boss completes its job: wait for that, then nothing is left.
+    await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
     expect(await pendingJobs(ev.jobId)).toBe(0);
   });
 

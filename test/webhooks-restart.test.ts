@@ -7,6 +7,7 @@ import { type Runtime, startRuntime } from "../src/runtime.js";
 import { enqueueJobWebhook } from "../src/webhooks/enqueue.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
+import { onServer } from "./helpers/test-db.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
 // Polls gently: every poll is an authenticated request (and rate-limit write) on a shared machine.
@@ -41,7 +42,10 @@ async function startWorker(): Promise<Runtime> {
     loadConfig({ ...env, MNEMO_DATA_DIR: "/nonexistent" }),
     silentLogger(),
     { api: false, worker: true },
-    { opened: { db, connectionString: svc.connectionString, kind: "embedded" }, listen: false },
+    {
+      opened: { db, connectionString: svc.connectionString, kind: onServer() ? "external" : "attached" },
+      listen: false,
+    },
   );
 }
 

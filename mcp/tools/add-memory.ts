@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { IngestJobSchema } from "../../src/wire/ingest.js";
 import { ToolFailure } from "../errors.js";
 import { jobText } from "../render.js";
-import { agentId, appId, JobOut, namespace, userId } from "../schemas.js";
+import { agentId, appId, namespace, userId } from "../schemas.js";
 import { defineTool, writeScope } from "../tool.js";
 
 const Message = z.object({
@@ -11,7 +12,7 @@ const Message = z.object({
   date: z.string().nullable().optional().describe("When it was said (optional)."),
 });
 
-export const addMemory = defineTool({
+export const addMemoryTool = defineTool({
   name: "add_memory",
   title: "Remember a conversation",
   description:
@@ -48,6 +49,13 @@ export const addMemory = defineTool({
       .boolean()
       .optional()
       .describe("True to also store code, documents and other structured objects as artifacts."),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "Optional JSON object stored on every memory this call writes, filterable later as metadata.<key> " +
+          "(search_memory and list_memories `filters`). At most 64 keys and 16 KB.",
+      ),
     wait: z
       .boolean()
       .default(true)
@@ -55,7 +63,7 @@ export const addMemory = defineTool({
         "Wait for extraction to finish (up to the server's bound). False returns the job id at once.",
       ),
   },
-  output: JobOut,
+  output: IngestJobSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args, env) {
     const scope = writeScope(args, env.scope);
@@ -70,14 +78,16 @@ export const addMemory = defineTool({
     const body = {
       messages,
       ...scope,
+      user_id: scope.user_id,
       conv_id: args.conv_id ?? `mcp_${randomUUID()}`,
       ...(args.group_ids ? { group_ids: args.group_ids } : {}),
       ...(ns ? { namespace: ns } : {}),
       ...(args.outcome ? { outcome: args.outcome } : {}),
       ...(args.agentic !== undefined ? { agentic: args.agentic } : {}),
       ...(args.extract_artifacts !== undefined ? { extract_artifacts: args.extract_artifacts } : {}),
+      ...(args.metadata ? { metadata: args.metadata } : {}),
     };
-    const { body: job } = await env.client.ingest(body, args.wait);
+    const job = await env.service.ingest(body, { wait: args.wait });
     return { structured: job, text: jobText(job) };
   },
 });

@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { GroupSchema } from "../../src/wire/groups.js";
 import { groupLine } from "../render.js";
-import { GroupOut } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
-export const createGroup = defineTool({
+export const createGroupTool = defineTool({
   name: "create_group",
   title: "Create a group",
   description:
@@ -18,10 +18,10 @@ export const createGroup = defineTool({
       .optional()
       .describe("What belongs in the group. Omit for a catch-all."),
   },
-  output: GroupOut,
+  output: GroupSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args, env) {
-    const g = await env.client.createGroup({
+    const g = await env.service.createGroup({
       name: args.name,
       ...(args.prompt ? { prompt: args.prompt } : {}),
     });

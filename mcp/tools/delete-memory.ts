@@ -2,7 +2,7 @@ import { z } from "zod";
 import { memoryId } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
-export const deleteMemory = defineTool({
+export const deleteMemoryTool = defineTool({
   name: "delete_memory",
   title: "Delete a memory",
   description:
@@ -11,7 +11,7 @@ export const deleteMemory = defineTool({
   output: z.object({ id: z.string(), deleted: z.literal(true) }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
-    await env.client.deleteMemory(args.memory_id);
+    await env.service.deleteMemory(args.memory_id);
     return { structured: { id: args.memory_id, deleted: true }, text: `Deleted memory ${args.memory_id}.` };
   },
 });

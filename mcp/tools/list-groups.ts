@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { GroupListSchema } from "../../src/wire/groups.js";
 import { groupLine } from "../render.js";
-import { GroupListOut } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
-export const listGroups = defineTool({
+export const listGroupsTool = defineTool({
   name: "list_groups",
   title: "List groups",
   description:
@@ -12,11 +12,13 @@ export const listGroups = defineTool({
   input: {
     include_archived: z.boolean().default(false).describe("True to include archived groups."),
   },
-  output: GroupListOut,
+  output: GroupListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
-    const out = await env.client.listGroups(args.include_archived);
-    const rows = (out.data ?? []) as Record<string, unknown>[];
-    return { structured: out, text: rows.length ? rows.map(groupLine).join("\n") : "No groups." };
+    const out = await env.service.listGroups({ includeArchived: args.include_archived });
+    return {
+      structured: out,
+      text: out.data.length ? out.data.map(groupLine).join("\n") : "No groups.",
+    };
   },
 });

@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { MemoryListSchema } from "../../src/wire/memories.js";
+import { listFromVariant, scopedFilters } from "../filters.js";
 import { memoryList } from "../render.js";
-import { agentId, appId, MemoryListOut, userId } from "../schemas.js";
+import { agentId, appId, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
 
-export const listMemories = defineTool({
+export const listMemoriesTool = defineTool({
   name: "list_memories",
   title: "List memories",
   description:
@@ -21,12 +23,39 @@ export const listMemories = defineTool({
     cursor: z.string().optional().describe("next_cursor from the previous page."),
     order: z.enum(["created_at_desc", "created_at_asc"]).optional().describe("Default newest first."),
     full_content: z.boolean().optional().describe("True to include artifacts' full bodies."),
+    filters: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'Optional filter language, e.g. {"metadata.project": "apollo", "type": {"$in": ["fact", "episode"]}} ' +
+          "(operators $eq $ne $in $nin $exists $gt $gte $lt $lte $between, AND/OR/NOT). With filters the page " +
+          "size is at most 100, the order newest first, and a next page needs the same filters with the cursor.",
+      ),
   },
-  output: MemoryListOut,
+  output: MemoryListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
+    if (args.filters) {
+      const exact: Record<string, unknown>[] = [];
+      if (args.conv_id) exact.push({ conv_id: args.conv_id });
+      if (args.group_id) exact.push({ group_ids: args.group_id });
+      if (args.type) exact.push({ type: args.type });
+      const given = exact.length ? { AND: [...exact, args.filters] } : args.filters;
+      const out = listFromVariant(
+        await env.service.listFiltered({
+          filters: scopedFilters(args, given, env.scope),
+          limit: args.limit,
+          ...(args.cursor ? { cursor: args.cursor } : {}),
+          ...(args.full_content ? { include: ["full_content"] } : {}),
+        }),
+      );
+      const more = out.has_more
+        ? `\nMore: call again with the same filters and cursor ${out.next_cursor}`
+        : "";
+      return { structured: out, text: memoryList(out.data, "No memories.") + more };
+    }
     const scope = readScope({ ...args, ...(args.group_id ? { group_ids: [args.group_id] } : {}) }, env.scope);
-    const out = await env.client.listMemories({
+    const out = await env.service.listMemories({
       user_id: scope.user_id,
       agent_id: scope.agent_id,
       app_id: scope.app_id,
@@ -38,8 +67,7 @@ export const listMemories = defineTool({
       order: args.order,
       include: args.full_content ? "full_content" : undefined,
     });
-    const rows = (out.data ?? []) as Record<string, unknown>[];
     const more = out.has_more ? `\nMore: call again with cursor ${out.next_cursor}` : "";
-    return { structured: out, text: memoryList(rows, "No memories.") + more };
+    return { structured: out, text: memoryList(out.data, "No memories.") + more };
   },
 });

@@ -1,21 +1,22 @@
+import { MemoryListSchema } from "../../src/wire/memories.js";
 import { memoryList } from "../render.js";
-import { MemoryListOut, memoryId } from "../schemas.js";
+import { memoryId } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
-export const memoryRevisions = defineTool({
+export const memoryRevisionsTool = defineTool({
   name: "memory_revisions",
   title: "Show a memory's history",
   description:
     "Show how a memory changed over time, oldest first: for a fact, the facts it superseded and those that " +
     "superseded it; for an artifact, its versions.",
   input: { memory_id: memoryId },
-  output: MemoryListOut,
+  output: MemoryListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
-    const out = await env.client.revisions(args.memory_id);
+    const out = await env.service.memoryRevisions(args.memory_id);
     return {
       structured: out,
-      text: memoryList((out.data ?? []) as Record<string, unknown>[], "No revisions."),
+      text: memoryList(out.data, "No revisions."),
     };
   },
 });

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { memoryList } from "../render.js";
-import { agentId, appId, groupIds, namespace, SearchOut, userId } from "../schemas.js";
+import { SearchResultSchema } from "../../src/wire/search.js";
+import { searchText } from "../render.js";
+import { agentId, appId, groupIds, namespace, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
 
-export const recallDirectives = defineTool({
+export const recallDirectivesTool = defineTool({
   name: "recall_directives",
   title: "Recall lessons and procedures",
   description:
@@ -34,7 +35,7 @@ export const recallDirectives = defineTool({
     app_id: appId,
     group_ids: groupIds,
   },
-  output: SearchOut,
+  output: SearchResultSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
     const ns = args.namespace ?? env.scope.namespace;
@@ -57,12 +58,7 @@ export const recallDirectives = defineTool({
       mode: args.mode,
       ...readScope(args, env.scope),
     };
-    const out = await env.client.trigger(body);
-    const rows = (out.data ?? []) as Record<string, unknown>[];
-    const text =
-      args.mode === "compose" && typeof out.context === "string" && out.context.trim()
-        ? out.context
-        : memoryList(rows, "No lessons or procedures apply.");
-    return { structured: out, text };
+    const out = await env.service.trigger(body);
+    return { structured: out, text: searchText(out, "No lessons or procedures apply.") };
   },
 });

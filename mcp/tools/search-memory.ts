@@ -1,9 +1,11 @@
 import { z } from "zod";
-import { memoryList } from "../render.js";
-import { agentId, appId, groupIds, SearchOut, userId } from "../schemas.js";
+import { SearchResultSchema } from "../../src/wire/search.js";
+import { scopedFilters, searchFromVariant } from "../filters.js";
+import { searchText } from "../render.js";
+import { agentId, appId, groupIds, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
 
-export const searchMemory = defineTool({
+export const searchMemoryTool = defineTool({
   name: "search_memory",
   title: "Search memories",
   description:
@@ -25,10 +27,33 @@ export const searchMemory = defineTool({
       .default("compose")
       .describe("compose: a markdown context block; retrieve: the raw ranked list."),
     limit: z.number().int().min(1).max(100).optional().describe("How many memories at most (default 20)."),
+    filters: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'Optional narrowing, e.g. {"metadata.topic": "travel", "created_at": {"$gte": "2026-01-01"}}. Operators: ' +
+          "$eq $ne $in $nin $exists $gt $gte $lt $lte $between; combine with AND/OR (arrays) and NOT. Fields: " +
+          "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at, " +
+          "metadata.<key>. With filters, compose needs user_id and conv_id pinned in them; otherwise the ranked list is returned.",
+      ),
   },
-  output: SearchOut,
+  output: SearchResultSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
+    if (args.filters) {
+      const filters = scopedFilters(args, args.filters, env.scope);
+      const flat = JSON.stringify(filters);
+      const canCompose = args.mode === "compose" && flat.includes('"user_id"') && flat.includes('"conv_id"');
+      const out = searchFromVariant(
+        await env.service.searchFiltered({
+          query: args.query,
+          filters,
+          ...(args.limit ? { limit: args.limit } : {}),
+          ...(canCompose ? { include: ["context_prompt"] } : {}),
+        }),
+      );
+      return { structured: out, text: searchText(out, "No memories matched.") };
+    }
     const body = {
       query: args.query,
       ...readScope(args, env.scope),
@@ -36,12 +61,7 @@ export const searchMemory = defineTool({
       ...(args.include ? { include: args.include } : {}),
       ...(args.limit ? { limit: args.limit } : {}),
     };
-    const out = await env.client.search(body);
-    const rows = (out.data ?? []) as Record<string, unknown>[];
-    const text =
-      args.mode === "compose" && typeof out.context === "string" && out.context.trim()
-        ? out.context
-        : memoryList(rows, "No memories matched.");
-    return { structured: out, text };
+    const out = await env.service.search(body);
+    return { structured: out, text: searchText(out, "No memories matched.") };
   },
 });

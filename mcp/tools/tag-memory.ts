@@ -1,9 +1,10 @@
 import { z } from "zod";
+import { MemorySchema } from "../../src/wire/memories.js";
 import { memoryLine } from "../render.js";
-import { MemoryOut, memoryId } from "../schemas.js";
+import { memoryId } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
-export const tagMemory = defineTool({
+export const tagMemoryTool = defineTool({
   name: "tag_memory",
   title: "Share or unshare a memory",
   description:
@@ -14,16 +15,16 @@ export const tagMemory = defineTool({
     add_group_ids: z.array(z.string()).optional().describe("Group ids to add."),
     remove_group_ids: z.array(z.string()).optional().describe("Group ids to remove."),
   },
-  output: MemoryOut,
+  output: MemorySchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
-    const m = await env.client.patchMemory(args.memory_id, {
+    const m = await env.service.tagMemory(args.memory_id, {
       ...(args.add_group_ids ? { add_group_ids: args.add_group_ids } : {}),
       ...(args.remove_group_ids ? { remove_group_ids: args.remove_group_ids } : {}),
     });
     return {
       structured: m,
-      text: `Tags now: ${(m.group_ids as string[] | undefined)?.join(", ") || "(none)"}\n${memoryLine(m)}`,
+      text: `Tags now: ${m.group_ids.join(", ") || "(none)"}\n${memoryLine(m)}`,
     };
   },
 });

@@ -1,9 +1,10 @@
 import { z } from "zod";
+import { GroupSchema } from "../../src/wire/groups.js";
 import { groupLine } from "../render.js";
-import { GroupOut, groupId } from "../schemas.js";
+import { groupId } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
-export const updateGroup = defineTool({
+export const updateGroupTool = defineTool({
   name: "update_group",
   title: "Update a group",
   description:
@@ -15,11 +16,11 @@ export const updateGroup = defineTool({
     prompt: z.string().min(1).max(2000).optional().describe("New prompt; a prompt cannot be removed."),
     status: z.enum(["active", "archived"]).optional().describe("'active' un-archives; 'archived' archives."),
   },
-  output: GroupOut,
+  output: GroupSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
     const { group_id, ...patch } = args;
-    const g = await env.client.updateGroup(group_id, patch);
+    const g = await env.service.updateGroup(group_id, patch);
     return { structured: g, text: `Updated group:\n${groupLine(g)}` };
   },
 });

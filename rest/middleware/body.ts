@@ -31,7 +31,15 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
     const chunks: Uint8Array[] = [];
     let size = 0;
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        // The client went away or Node's request time-out closed the connection mid-body; the
+        // time-out's 408 is already on the wire (rest/serve.ts), so this is a 4xx, not a 500.
+        throw new CoreError("request_timeout", "The request body did not arrive in full.", { cause: err });
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {

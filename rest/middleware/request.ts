@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { Deps } from "../../src/context.js";
 import type { AppEnv } from "../types.js";
+import { routeTemplate } from "./metrics.js";
 
 const SAFE_ID = /^[\w.:@/+=-]{1,200}$/;
 
@@ -21,6 +22,7 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     log.info(
       {
         method: c.req.method,
+        route: routeTemplate(c),
         path: c.req.path,
         status: c.res.status,
         durationMs: Math.round((performance.now() - started) * 10) / 10,

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { isMigrated } from "../../src/db/migrate.js";
+import { json } from "../schemas.js";
 import type { App } from "../types.js";
 
 const Health = z.object({ status: z.string() }).openapi("Health");
@@ -12,7 +13,7 @@ export function registerHealthRoutes(app: App) {
       tags: ["health"],
       summary: "Process is up",
       security: [],
-      responses: { 200: { description: "Up", content: { "application/json": { schema: Health } } } },
+      responses: { 200: { description: "Up", ...json(Health) } },
     }),
     (c) => c.json({ status: "ok" }, 200),
   );
@@ -24,8 +25,8 @@ export function registerHealthRoutes(app: App) {
       summary: "Database reachable and migrated",
       security: [],
       responses: {
-        200: { description: "Ready", content: { "application/json": { schema: Health } } },
-        503: { description: "Not ready", content: { "application/json": { schema: Health } } },
+        200: { description: "Ready", ...json(Health) },
+        503: { description: "Not ready", ...json(Health) },
       },
     }),
     async (c) => {

@@ -1,68 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getIngestJob } from "../../src/ingest/get-job.js";
+import { listIngestJobs } from "../../src/ingest/list-jobs.js";
 import { submitIngest } from "../../src/ingest/submit.js";
-import { DateTime, errorResponses, LooseText, Str } from "../schemas.js";
+import { QueryBool } from "../../src/wire/common.js";
+import {
+  IngestJobListSchema,
+  IngestJobSchema,
+  IngestRequestSchema,
+  ListIngestJobsQuery,
+} from "../../src/wire/ingest.js";
+import { errorResponses, json } from "../schemas.js";
 import type { App } from "../types.js";
-
-const Message = z
-  .looseObject({
-    role: Str().openapi({ example: "user" }),
-    content: LooseText().openapi({ example: "I moved to Lisbon last month." }),
-    date: Str().nullish().openapi({ example: "1:56 pm on 8 May, 2023" }),
-    dia_id: Str().nullish().openapi({ example: "D1:3" }),
-  })
-  .openapi("Message");
-
-export const IngestRequest = z
-  .object({
-    messages: z.array(Message),
-    user_id: Str().min(1),
-    conv_id: Str().min(1),
-    agent_id: Str().nullish(),
-    app_id: Str().nullish(),
-    outcome: z.enum(["resolved", "failed"]).nullish(),
-    timestamp_format: Str().nullish().openapi({ example: "%I:%M %p on %d %B, %Y" }),
-    extract_artifacts: z.boolean().default(false),
-    agentic: z.boolean().default(false),
-    namespace: Str().max(256).nullish(),
-    group_ids: z.array(Str()).default([]),
-  })
-  .openapi("IngestRequest");
-
-const MemoryRef = z.object({ id: z.string(), type: z.string(), text: z.string() }).openapi("MemoryRef");
-
-const IngestResult = z
-  .object({
-    object: z.literal("ingest_result"),
-    memories_created: z.array(MemoryRef),
-    memories_updated: z.array(MemoryRef),
-    memories_superseded_by: z.record(z.string(), z.string()).openapi({
-      description: "old fact id -> the new fact id that supersedes it",
-    }),
-    stage_timings: z.record(z.string(), z.number()).openapi({
-      description: "Seconds per stage: queue_wait, extract, embed, dedup, classify, store, total",
-    }),
-    ignored_group_ids: z.array(z.string()),
-  })
-  .openapi("IngestResult");
-
-const IngestJobError = z
-  .object({ type: z.string(), code: z.string(), message: z.string() })
-  .openapi("IngestJobError");
-
-export const IngestJob = z
-  .object({
-    id: z.string().openapi({ example: "job_0123456789abcdef0123456789abcdef" }),
-    object: z.literal("ingest_job"),
-    status: z.enum(["pending", "running", "succeeded", "failed"]),
-    created_at: DateTime,
-    updated_at: DateTime,
-    result: IngestResult.nullable(),
-    error: IngestJobError.nullable(),
-  })
-  .openapi("IngestJob");
-
-const jobContent = { "application/json": { schema: IngestJob } };
 
 export function registerIngestRoutes(app: App) {
   app.openapi(
@@ -73,29 +21,65 @@ export function registerIngestRoutes(app: App) {
       summary: "Ingest chat turns (extraction runs as a background job)",
       request: {
         query: z.object({
-          wait: z
-            .enum(["true", "false", "1", "0"])
-            .optional()
-            .openapi({ description: "Hold up to the wait window for the terminal job" }),
+          wait: QueryBool.openapi({ description: "Hold up to the wait window for the terminal job" }),
         }),
-        body: { required: true, content: { "application/json": { schema: IngestRequest } } },
+        body: { required: true, ...json(IngestRequestSchema) },
       },
       responses: {
         200: {
           description: "wait=true: the job finished in the window (succeeded or failed)",
-          content: jobContent,
+          ...json(IngestJobSchema),
         },
-        202: { description: "The job, pending", content: jobContent },
-        ...errorResponses({ 400: ["invalid_messages"], 422: ["invalid_request"] }, { body: true }),
+        202: { description: "The job, pending", ...json(IngestJobSchema) },
+        ...errorResponses(
+          {
+            400: ["invalid_messages"],
+            422: [
+              "missing_user_id",
+              "missing_conv_id",
+              "namespace_too_long",
+              "invalid_request",
+              "too_many_messages",
+              "invalid_metadata",
+            ],
+          },
+          { body: true },
+        ),
       },
     }),
     async (c) => {
-      const { wait } = c.req.valid("query");
       const out = await submitIngest({
         ctx: c.get("ctx"),
-        input: { request: c.req.valid("json"), wait: wait === "true" || wait === "1" },
+        input: { request: c.req.valid("json"), wait: c.req.valid("query").wait },
       });
-      return out.terminal ? c.json(out.job as never, 200) : c.json(out.job as never, 202);
+      return out.terminal ? c.json(out.job, 200) : c.json(out.job, 202);
+    },
+  );
+
+  // Registered before GET /v1/memories/{memory_id}, which would otherwise take "jobs" for an id.
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/memories/jobs",
+      tags: ["memories"],
+      summary: "List recent ingest jobs, newest first",
+      description:
+        "Jobs are kept for MNEMO_JOB_RETENTION_HOURS after they finish. Keyset-paginated with `next_cursor`.",
+      request: { query: ListIngestJobsQuery },
+      responses: {
+        200: { description: "A page of jobs", ...json(IngestJobListSchema) },
+        ...errorResponses({ 422: ["cursor_mismatch", "invalid_request"] }),
+      },
+    }),
+    async (c) => {
+      const q = c.req.valid("query");
+      return c.json(
+        await listIngestJobs({
+          ctx: c.get("ctx"),
+          input: { limit: q.limit, cursor: q.cursor ?? null, status: q.status ?? null },
+        }),
+        200,
+      );
     },
   );
 
@@ -107,14 +91,11 @@ export function registerIngestRoutes(app: App) {
       summary: "Read an ingest job",
       request: { params: z.object({ job_id: z.string() }) },
       responses: {
-        200: { description: "The job", content: jobContent },
+        200: { description: "The job", ...json(IngestJobSchema) },
         ...errorResponses({ 404: ["job_not_found"] }),
       },
     }),
     async (c) =>
-      c.json(
-        (await getIngestJob({ ctx: c.get("ctx"), input: { jobId: c.req.valid("param").job_id } })) as never,
-        200,
-      ),
+      c.json(await getIngestJob({ ctx: c.get("ctx"), input: { jobId: c.req.valid("param").job_id } }), 200),
   );
 }

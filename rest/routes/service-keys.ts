@@ -2,46 +2,13 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { generateServiceKey } from "../../src/service-keys/generate.js";
 import { listServiceKeys } from "../../src/service-keys/list.js";
 import { revokeServiceKey } from "../../src/service-keys/revoke.js";
-import { errorResponses, Str } from "../schemas.js";
+import {
+  GenerateServiceKeyRequest,
+  NewServiceKeySchema,
+  ServiceKeyListSchema,
+} from "../../src/wire/service-keys.js";
+import { errorResponses, json } from "../schemas.js";
 import type { App } from "../types.js";
-
-const GenerateServiceKeyRequest = z
-  .object({ name: Str().min(1).max(120).nullish().openapi({ example: "ci-pipeline" }) })
-  .openapi("GenerateServiceKeyRequest");
-
-const NewServiceKey = z
-  .object({
-    object: z.literal("service_key"),
-    id: z.string(),
-    key: z.string().openapi({ description: "The full key. Shown only in this response." }),
-    prefix: z.string(),
-    last_four: z.string(),
-    org_id: z.string(),
-    user_id: z.string().nullable(),
-    name: z.string().nullable(),
-    created_at: z.string().openapi({ format: "date-time" }),
-  })
-  .openapi("NewServiceKey");
-
-const ServiceKey = z
-  .object({
-    object: z.literal("service_key"),
-    id: z.string(),
-    name: z.string().nullable(),
-    kind: z.enum(["api", "service"]),
-    prefix: z.string(),
-    last_four: z.string(),
-    display: z.string().openapi({ example: "mnemo_...x9Qa" }),
-    org_id: z.string(),
-    user_id: z.string().nullable(),
-    created_at: z.string().openapi({ format: "date-time" }),
-    last_used_at: z.string().nullable().openapi({ format: "date-time" }),
-  })
-  .openapi("ServiceKey");
-
-const ServiceKeyList = z
-  .object({ object: z.literal("list"), data: z.array(ServiceKey), has_more: z.boolean() })
-  .openapi("ServiceKeyList");
 
 export function registerServiceKeyRoutes(app: App) {
   app.openapi(
@@ -55,11 +22,11 @@ export function registerServiceKeyRoutes(app: App) {
         "organisation; the full key appears only in this response. An API key as credential is 401.",
       security: [{ BearerAuth: [] }],
       request: {
-        body: { content: { "application/json": { schema: GenerateServiceKeyRequest } }, required: false },
+        body: { ...json(GenerateServiceKeyRequest), required: false },
       },
       responses: {
-        201: { description: "The new key", content: { "application/json": { schema: NewServiceKey } } },
-        ...errorResponses({}, { body: true }),
+        201: { description: "The new key", ...json(NewServiceKeySchema) },
+        ...errorResponses({ 422: ["empty_name", "name_too_long"] }, { body: true }),
       },
     }),
     async (c) => {
@@ -76,10 +43,7 @@ export function registerServiceKeyRoutes(app: App) {
       tags: ["auth"],
       summary: "List the organisation's keys (masked)",
       responses: {
-        200: {
-          description: "Keys that still work",
-          content: { "application/json": { schema: ServiceKeyList } },
-        },
+        200: { description: "Keys that still work", ...json(ServiceKeyListSchema) },
         ...errorResponses(),
       },
     }),

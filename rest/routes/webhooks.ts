@@ -1,75 +1,46 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { removeWebhook } from "../../src/webhooks/delete.js";
 import { getWebhook } from "../../src/webhooks/get.js";
 import { listWebhookDeliveries } from "../../src/webhooks/list-deliveries.js";
-import { WEBHOOK_EVENTS } from "../../src/webhooks/model.js";
 import { putWebhook } from "../../src/webhooks/put.js";
-import { DateTime, errorResponses, Str } from "../schemas.js";
+import {
+  DeliveryListSchema,
+  LearningCompletedEventSchema,
+  LearningFailedEventSchema,
+  ListDeliveriesQuery,
+  PutWebhookQuery,
+  PutWebhookRequest,
+  WebhookSchema,
+} from "../../src/wire/webhooks.js";
+import { errorResponses, json } from "../schemas.js";
 import type { App } from "../types.js";
 
-const EventName = z.enum(WEBHOOK_EVENTS).openapi("WebhookEventName");
-
-const Webhook = z
-  .object({
-    object: z.literal("webhook"),
-    url: z.string(),
-    events: z.array(EventName),
-    enabled: z.boolean(),
-    secret: z.string().openapi({
-      description: "Full `whsec_` value only when freshly minted; otherwise prefix, mask and last four.",
-      example: "whsec_************************a1B2",
-    }),
-    created_at: DateTime,
-    updated_at: DateTime,
-  })
-  .openapi("Webhook");
-
-const PutWebhookBody = z
-  .object({
-    url: Str().min(1).max(2048).openapi({ example: "https://example.com/hooks/mnemo" }),
-    events: z.array(EventName).nullish().openapi({ description: "Omit or null for all events; not empty." }),
-    enabled: z.boolean().optional().openapi({ description: "Default true." }),
-  })
-  .openapi("PutWebhook");
-
-const queryBool = z
-  .enum(["true", "false", "1", "0"])
-  .optional()
-  .transform((v) => v === "true" || v === "1");
-
-const Delivery = z
-  .object({
-    object: z.literal("webhook_delivery"),
-    id: z.string(),
-    event_id: z.string().openapi({ description: "Stable per event; sent as X-Webhook-Id." }),
-    event: z.string(),
-    job_id: z.string().nullable(),
-    url: z.string(),
-    attempt: z.number().int(),
-    outcome: z.enum(["delivered", "retrying", "failed"]),
-    status_code: z.number().int().nullable(),
-    error: z.string().nullable(),
-    duration_ms: z.number().int().nullable(),
-    next_attempt_at: DateTime.nullable(),
-    created_at: DateTime,
-  })
-  .openapi("WebhookDelivery");
-
-const DeliveryList = z
-  .object({
-    object: z.literal("list"),
-    data: z.array(Delivery),
-    has_more: z.boolean(),
-    next_cursor: z.string().nullable(),
-  })
-  .openapi("WebhookDeliveryList");
-
-const json = <T>(schema: T, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
+/** The two deliveries, published under the document's `webhooks` (OpenAPI 3.1). */
+function registerWebhookEvents(app: App) {
+  const headers = {
+    description:
+      "Headers: `X-Webhook-Event` (the event name), `X-Webhook-Id` (stable per event), " +
+      "`X-Webhook-Signature` (`sha256=` + hex HMAC-SHA256 of the raw body, keyed by the secret).",
+  };
+  for (const [name, schema] of [
+    ["memory.learning.completed", LearningCompletedEventSchema],
+    ["memory.learning.failed", LearningFailedEventSchema],
+  ] as const) {
+    app.openAPIRegistry.registerWebhook({
+      method: "post",
+      path: name,
+      summary: `${name}: sent to the organisation's webhook URL`,
+      ...headers,
+      request: { body: { required: true, ...json(schema) } },
+      responses: {
+        200: { description: "Any 2xx acknowledges; other answers are retried, 4xx (not 408/429) are not." },
+      },
+    });
+  }
+}
 
 export function registerWebhookRoutes(app: App) {
+  registerWebhookEvents(app);
   app.openapi(
     createRoute({
       method: "put",
@@ -77,11 +48,11 @@ export function registerWebhookRoutes(app: App) {
       tags: ["webhooks"],
       summary: "Create or replace the organisation's webhook",
       request: {
-        query: z.object({ rotate_secret: queryBool, org_id: z.string().optional() }),
-        body: { required: true, content: { "application/json": { schema: PutWebhookBody } } },
+        query: PutWebhookQuery,
+        body: { required: true, ...json(PutWebhookRequest) },
       },
       responses: {
-        200: json(Webhook, "The webhook; the secret in full only when just minted"),
+        200: { description: "The webhook; the secret in full only when just minted", ...json(WebhookSchema) },
         ...errorResponses({ 422: ["invalid_webhook_url", "invalid_request"] }, { body: true }),
       },
     }),
@@ -109,7 +80,7 @@ export function registerWebhookRoutes(app: App) {
       tags: ["webhooks"],
       summary: "The organisation's webhook (secret masked)",
       responses: {
-        200: json(Webhook, "The webhook"),
+        200: { description: "The webhook", ...json(WebhookSchema) },
         ...errorResponses({ 404: ["webhook_not_found"] }),
       },
     }),
@@ -136,15 +107,10 @@ export function registerWebhookRoutes(app: App) {
       path: "/v1/webhooks/deliveries",
       tags: ["webhooks"],
       summary: "Recent delivery attempts, newest first",
-      request: {
-        query: z.object({
-          limit: z.coerce.number().int().min(1).max(100).default(20),
-          cursor: z.string().max(1000).optional(),
-        }),
-      },
+      request: { query: ListDeliveriesQuery },
       responses: {
-        200: json(DeliveryList, "A page of attempts"),
-        ...errorResponses({ 422: ["invalid_request", "cursor_mismatch"] }),
+        200: { description: "A page of attempts", ...json(DeliveryListSchema) },
+        ...errorResponses({ 422: ["invalid_limit", "cursor_mismatch"] }),
       },
     }),
     async (c) => {

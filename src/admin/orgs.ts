@@ -1,7 +1,7 @@
 import { createApiKey, keyView } from "../auth/keys.js";
 import { listApiKeys, revokeApiKey } from "../db/api-keys.js";
 import type { Db } from "../db/db.js";
-import { getOrg, insertOrg } from "../db/orgs.js";
+import { getOrg, insertOrg, setOrgIdpLink } from "../db/orgs.js";
 import { CoreError } from "../errors.js";
 import { newOrgId } from "../ids.js";
 
@@ -38,4 +38,20 @@ export async function revokeKey(db: Db, keyId: string) {
   const row = await revokeApiKey(db, keyId);
   if (!row) throw new CoreError("key_not_found", `API key ${keyId} does not exist.`);
   return keyView(row);
+}
+
+/**
+ * Lets identity-provider tokens naming this organisation enter it (`linked` true), or stops them
+ * (`linked` false). Organisations created from tokens need no link; unlinking one has no effect.
+ */
+export async function linkOrg(db: Db, input: { orgId: string; linked: boolean }) {
+  const org = await setOrgIdpLink(db, input.orgId, input.linked);
+  if (!org) throw new CoreError("not_found", `Organisation ${input.orgId} does not exist.`);
+  return {
+    org_id: org.id,
+    name: org.name,
+    origin: org.origin,
+    idp_linked_at: org.idp_linked_at?.toISOString() ?? null,
+    tokens_may_enter: org.origin === "identity_provider" || org.idp_linked_at !== null,
+  };
 }

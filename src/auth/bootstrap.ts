@@ -1,5 +1,6 @@
-import { findKeyByHash } from "../db/api-keys.js";
+import { findKeyByHash, unrevokeApiKey } from "../db/api-keys.js";
 import type { Db } from "../db/db.js";
+import { lockBootstrap } from "../db/locks.js";
 import { countOrgs, insertOrgIfMissing } from "../db/orgs.js";
 import { createApiKey, hashApiKey } from "./keys.js";
 
@@ -13,14 +14,13 @@ export const DEFAULT_ORG_ID = "org_default";
 export async function bootstrap(db: Db, bootstrapKey?: string): Promise<{ createdKey?: string }> {
   return db.tx(async (tx) => {
     // Serialise concurrent first starts so only one prints a key.
-    await tx.query("SELECT pg_advisory_xact_lock(7236002)");
+    await lockBootstrap(tx);
     const empty = (await countOrgs(tx)) === 0;
     await insertOrgIfMissing(tx, { id: DEFAULT_ORG_ID, name: "default" });
     if (bootstrapKey) {
       const existing = await findKeyByHash(tx, hashApiKey(bootstrapKey));
       if (!existing) await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "bootstrap", key: bootstrapKey });
-      else if (existing.revoked_at)
-        await tx.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [existing.id]);
+      else if (existing.revoked_at) await unrevokeApiKey(tx, existing.id);
       return {};
     }
     if (!empty) return {};

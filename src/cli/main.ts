@@ -1,12 +1,19 @@
+import readline from "node:readline";
 import { parseArgs } from "node:util";
 import { runStdio } from "../../mcp/stdio.js";
-import { createKey, createOrg, listKeys, revokeKey } from "../admin/orgs.js";
+import { exportOrg } from "../admin/export.js";
+import { importOrg } from "../admin/import.js";
+import { migrateTo } from "../admin/migrate-to.js";
+import { createKey, createOrg, linkOrg, listKeys, revokeKey } from "../admin/orgs.js";
+import { progress } from "../admin/progress.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase, StartupError } from "../db/open.js";
 import { CoreError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
+import { createProviders } from "../providers/index.js";
 import { startRuntime } from "../runtime.js";
+import { loadServerSecret } from "../secret.js";
 
 const USAGE = `mnemo: long-term memory service for AI agents
 
@@ -20,6 +27,10 @@ Usage:
       create-key --org ORG_ID [--name NAME] [--user USER_ID] [--json]
       list-keys --org ORG_ID [--json]
       revoke-key KEY_ID [--json]
+      link-org --org ORG_ID [--unlink] [--json]   let identity-provider tokens enter ORG_ID
+      export --org ORG_ID [--user USER_ID] > org.jsonl
+      import --org ORG_ID [--format mnemo|mem0] < org.jsonl
+      migrate-to --target postgres://...   (embedded data directory -> PostgreSQL)
 
 Configuration is read from the environment; see the README.`;
 
@@ -34,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
   const log = createLogger({
     level: stdioMode ? "warn" : config.LOG_LEVEL,
     stream: stdioMode ? "stderr" : "stdout",
+    format: config.LOG_FORMAT,
   });
 
   switch (command) {
@@ -66,15 +78,32 @@ async function serveRoles(
     );
   }
   log.info({ roles }, "ready");
+  // Every signal is handled (a second SIGTERM, from a process manager and from npm forwarding
+  // the same one, must not cut the graceful stop short): the first starts it, later ones are noted.
   await new Promise<void>((resolve) => {
-    const onSignal = (sig: string) => {
-      log.info({ signal: sig }, "shutting down");
+    let received = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (received) {
+        log.info({ signal }, "already shutting down");
+        return;
+      }
+      received = true;
+      log.info({ signal }, "shutting down");
       resolve();
     };
-    process.once("SIGTERM", () => onSignal("SIGTERM"));
-    process.once("SIGINT", () => onSignal("SIGINT"));
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+    process.on("SIGHUP", onSignal);
   });
+  // A stop that hangs past its time-out (and a margin) must still end the process.
+  setTimeout(() => {
+    log.error("shutdown did not finish in time; exiting");
+    process.exit(1);
+  }, config.MNEMO_SHUTDOWN_TIMEOUT_MS + 15_000).unref();
   await rt.stop();
+  log.flush();
+  // Handles nobody owns (a keep-alive agent, a stray timer) must not keep a stopped server alive.
+  setTimeout(() => process.exit(0), 200).unref();
   return 0;
 }
 
@@ -88,18 +117,68 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
       org: { type: "string" },
       tier: { type: "string" },
       user: { type: "string" },
+      format: { type: "string", default: "mnemo" },
+      target: { type: "string" },
       json: { type: "boolean", default: false },
+      unlink: { type: "boolean", default: false },
     },
   });
   const need = (v: string | undefined, flag: string) => {
     if (!v) throw new CoreError("invalid_request", `admin ${sub}: ${flag} is required`);
     return v;
   };
-  const { db } = await openDatabase(config, log);
+  if (sub === "migrate-to") {
+    const report = await migrateTo(config, log, { target: need(values.target, "--target") });
+    process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : `${report.instructions}\n`);
+    return 0;
+  }
+  const { db } = await openDatabase(config, log, { transient: true });
   try {
     await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
     let out: unknown;
     switch (sub) {
+      case "export": {
+        const embedder = createProviders(config).embedder;
+        let bar: ReturnType<typeof progress> | undefined;
+        const done = await exportOrg(
+          db,
+          embedder,
+          { orgId: need(values.org, "--org"), userId: values.user },
+          writeLine,
+          (total) => {
+            bar = progress("export: memories", total);
+            return (n) => bar?.add(n);
+          },
+        );
+        bar?.done(`(${done.groups} groups${done.webhook ? ", webhook" : ""})`);
+        return 0;
+      }
+      case "import": {
+        const format = values.format;
+        if (format !== "mnemo" && format !== "mem0")
+          throw new CoreError("invalid_request", "admin import: --format is mnemo or mem0");
+        const { key } = await loadServerSecret(db, config.MNEMO_SECRET_KEY);
+        const bar = progress("import: lines");
+        const report = await importOrg(
+          { db, embedder: createProviders(config).embedder, secret: key },
+          { orgId: need(values.org, "--org"), format },
+          stdinLines(),
+          () => bar.add(),
+        );
+        bar.done();
+        for (const b of report.bad) process.stderr.write(`line ${b.line}: ${b.error}\n`);
+        if (report.webhookSecret)
+          process.stderr.write(
+            `webhook imported with a NEW signing secret (exports never carry one); give it to the receiver:\n  ${report.webhookSecret}\n`,
+          );
+        const { webhookSecret: _secret, bad, ...summary } = report;
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify({ ...summary, bad })}\n`
+            : `${formatHuman({ ...summary, bad: bad.length })}\n`,
+        );
+        return bad.length ? 1 : 0;
+      }
       case "create-org":
         out = await createOrg(db, {
           name: need(values.name, "--name"),
@@ -119,6 +198,9 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
       case "revoke-key":
         out = await revokeKey(db, need(positionals[0], "KEY_ID"));
         break;
+      case "link-org":
+        out = await linkOrg(db, { orgId: need(values.org, "--org"), linked: !values.unlink });
+        break;
       default:
         process.stderr.write(`unknown admin command '${sub ?? ""}'\n\n${USAGE}\n`);
         return 2;
@@ -131,21 +213,40 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
   }
 }
 
+/**
+ * stdin line by line. The readline interface is made only when the import starts iterating: lines
+ * it reads before anyone iterates are dropped (and its close with them, leaving a for-await hung).
+ */
+async function* stdinLines(): AsyncGenerator<string> {
+  yield* readline.createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+}
+
+/** One line to stdout, waiting when the pipe is full (an export can be larger than memory). */
+function writeLine(line: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.stdout.write(`${line}\n`)) resolve();
+    else process.stdout.once("drain", () => resolve());
+  });
+}
+
 function formatHuman(out: unknown): string {
   if (Array.isArray(out)) {
     if (out.length === 0) return "(none)";
     return out
       .map((o) =>
         Object.entries(o as object)
-          .map(([k, v]) => `${k}: ${v ?? "-"}`)
+          .map(([k, v]) => `${k}: ${show(v)}`)
           .join("  "),
       )
       .join("\n");
   }
   return Object.entries(out as object)
-    .map(([k, v]) => `${k}: ${v ?? "-"}`)
+    .map(([k, v]) => `${k}: ${show(v)}`)
     .join("\n");
 }
+
+const show = (v: unknown) =>
+  v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v);
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -46,11 +46,17 @@ export async function findActiveKeyByHash(
   return rows[0];
 }
 
-/** An organisation's keys that still work (service-key listing), oldest first. */
-export async function listActiveApiKeys(db: Queryable, orgId: string): Promise<ApiKeyRow[]> {
+/** An organisation's keys that still work (service-key listing), oldest first; `userId` narrows. */
+export async function listActiveApiKeys(
+  db: Queryable,
+  orgId: string,
+  userId: string | null = null,
+): Promise<ApiKeyRow[]> {
   const { rows } = await db.query<ApiKeyRow>(
-    `SELECT ${COLS} FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`,
-    [orgId],
+    `SELECT ${COLS} FROM api_keys
+     WHERE org_id = $1 AND revoked_at IS NULL AND ($2::text IS NULL OR user_id = $2)
+     ORDER BY created_at, id`,
+    [orgId, userId],
   );
   return rows;
 }
@@ -68,18 +74,28 @@ export async function listApiKeys(db: Queryable, orgId: string): Promise<ApiKeyR
   return rows;
 }
 
-/** Revokes a key; `orgId` narrows to one organisation when given. Returns whether a key changed. */
+/**
+ * Revokes a key; `orgId` narrows to one organisation and `userId` to one user's keys when given.
+ * Returns the key, or undefined when none matched.
+ */
 export async function revokeApiKey(
   db: Queryable,
   keyId: string,
   orgId?: string,
+  userId: string | null = null,
 ): Promise<ApiKeyRow | undefined> {
   const { rows } = await db.query<ApiKeyRow>(
     `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-     WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) RETURNING ${COLS}`,
-    [keyId, orgId ?? null],
+     WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) AND ($3::text IS NULL OR user_id = $3)
+     RETURNING ${COLS}`,
+    [keyId, orgId ?? null, userId],
   );
   return rows[0];
+}
+
+/** Makes a revoked key valid again (the bootstrap key of a scripted deployment). */
+export async function unrevokeApiKey(db: Queryable, keyId: string): Promise<void> {
+  await db.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [keyId]);
 }
 
 /** Best-effort, at most once a minute per key, so hot keys do not write on every request. */

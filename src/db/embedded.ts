@@ -1,45 +1,75 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
-import { PgliteWireServer } from "./pglite-server.js";
+import { Worker } from "node:worker_threads";
+import { type DirLock, tryLockDir } from "./dir-lock.js";
+import type { FromWorker, ToWorker, WorkerInput } from "./pglite-worker.js";
 
 /**
  * The embedded database: PGlite (PostgreSQL in WebAssembly, with pgvector) persisted in a data
- * directory and served over the Postgres wire protocol, so that `pg`, pg-boss and `psql` all
- * speak to it as to a server. Only one process may open a data directory; the serving process
- * records its address in `server.json` so that other processes (the admin CLI) connect to it.
+ * directory, run in its own worker thread and served over the Postgres wire protocol on a Unix
+ * socket, so that `pg`, pg-boss and `psql` all speak to it as to a server.
+ *
+ * One process owns a data directory: the one holding its lock (dir-lock.ts). Only the owner
+ * opens PGlite, creates the socket and removes it; it records itself in `server.json`. Every
+ * other process attaches to the owner through the socket, or, when the owner never comes up,
+ * refuses to start, naming the owner's PID.
  */
 export interface EmbeddedServer {
   connectionString: string;
-  /** The database itself (dumps for test templates). */
-  pglite: PGlite;
   /** How a human reaches it with psql. */
   psqlHint: string;
+  /** A gzipped dump of the whole database (test templates). */
+  dump(): Promise<Blob>;
+  /** Closes the socket and the database, then releases the directory. Idempotent. */
   stop(): Promise<void>;
 }
 
 const SERVER_FILE = "server.json";
+const SOCKET_NAME = ".s.PGSQL.5432";
 
-interface ServerRecord {
+/** What the owner of a data directory records about itself. */
+export interface OwnerRecord {
   pid: number;
   socketDir?: string;
-  host?: string;
-  port?: number;
+  /** A short-lived owner (an admin command): servers wait for it to finish instead of attaching. */
+  transient?: boolean;
 }
 
-function connectionStringFor(rec: ServerRecord): string {
-  if (rec.socketDir)
-    return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(rec.socketDir)}`;
-  return `postgresql://postgres@${rec.host}:${rec.port}/postgres`;
+export class DirectoryInUse extends Error {
+  override name = "DirectoryInUse";
+  constructor(
+    readonly dataDir: string,
+    readonly ownerPid: number | undefined,
+  ) {
+    super(
+      `the data directory ${dataDir} is in use by another process` +
+        `${ownerPid ? ` (PID ${ownerPid})` : ""}, which is not serving it; ` +
+        "stop that process or set MNEMO_DATA_DIR to another directory",
+    );
+  }
 }
 
-function canConnect(rec: ServerRecord): Promise<boolean> {
+/**
+ * Where the socket lives: in the data directory, unless that path is too long for a Unix socket
+ * address (sun_path, 104-108 bytes), then in a private directory under the system temp dir
+ * named after the data directory, so the address is the same for every process and restart.
+ */
+export function socketDirFor(dataDir: string): string {
+  if (Buffer.byteLength(path.join(dataDir, SOCKET_NAME)) < 100) return dataDir;
+  const hash = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
+  return path.join(os.tmpdir(), `mnemo-${hash}`);
+}
+
+function connectionStringFor(socketDir: string): string {
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`;
+}
+
+function canConnect(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const sock = rec.socketDir
-      ? net.connect(path.join(rec.socketDir, ".s.PGSQL.5432"))
-      : net.connect(rec.port ?? 0, rec.host ?? "127.0.0.1");
+    const sock = net.connect(socketPath);
     const done = (ok: boolean) => {
       sock.destroy();
       resolve(ok);
@@ -50,30 +80,88 @@ function canConnect(rec: ServerRecord): Promise<boolean> {
   });
 }
 
-/** The address of a server already serving this data directory, if one is up. */
-export async function findRunningServer(dataDir: string): Promise<string | undefined> {
-  const file = path.join(dataDir, SERVER_FILE);
-  if (!existsSync(file)) return undefined;
+export function readOwnerRecord(dataDir: string): OwnerRecord | undefined {
   try {
-    const rec = JSON.parse(readFileSync(file, "utf8")) as ServerRecord;
-    if (await canConnect(rec)) return connectionStringFor(rec);
+    return JSON.parse(readFileSync(path.join(dataDir, SERVER_FILE), "utf8")) as OwnerRecord;
   } catch {
-    // unreadable record: treat as stale
+    return undefined;
   }
+}
+
+function resolveDir(dataDir: string): string {
+  const dir = path.resolve(dataDir);
+  mkdirSync(dir, { recursive: true });
+  return realpathSync(dir);
+}
+
+export type OwnedOrAttached =
+  | { kind: "embedded"; server: EmbeddedServer; connectionString: string }
+  | { kind: "attached"; connectionString: string; ownerPid: number };
+
+/**
+ * Becomes the owner of the data directory, or attaches to the process that owns it. While the
+ * owner is still starting (lock held, socket not up yet) this waits, up to `waitMs`; a
+ * `transient` owner (an admin command) is waited for rather than attached to by a long-running
+ * process, which would otherwise lose its database a second later.
+ */
+export async function ownOrAttach(options: {
+  dataDir: string;
+  maxConnections: number;
+  /** This process is itself short-lived (admin commands). */
+  transient?: boolean;
+  waitMs?: number;
+  onCrash?: (err: Error) => void;
+}): Promise<OwnedOrAttached> {
+  const dataDir = resolveDir(options.dataDir);
+  const deadline = Date.now() + (options.waitMs ?? 60_000);
+  for (;;) {
+    const lock = tryLockDir(dataDir);
+    if (lock) {
+      const server = await startEmbedded({
+        dataDir,
+        maxConnections: options.maxConnections,
+        lock,
+        ...(options.transient ? { transient: true } : {}),
+        ...(options.onCrash ? { onCrash: options.onCrash } : {}),
+      });
+      return { kind: "embedded", server, connectionString: server.connectionString };
+    }
+    const rec = readOwnerRecord(dataDir);
+    if (rec?.socketDir && (options.transient || !rec.transient)) {
+      if (await canConnect(path.join(rec.socketDir, SOCKET_NAME))) {
+        return { kind: "attached", connectionString: connectionStringFor(rec.socketDir), ownerPid: rec.pid };
+      }
+    }
+    if (Date.now() > deadline) throw new DirectoryInUse(dataDir, rec?.pid);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The connection string of the owner serving this directory right now, if any. */
+export async function findRunningServer(dataDir: string): Promise<string | undefined> {
+  const rec = readOwnerRecord(path.resolve(dataDir));
+  if (rec?.socketDir && (await canConnect(path.join(rec.socketDir, SOCKET_NAME))))
+    return connectionStringFor(rec.socketDir);
   return undefined;
 }
 
-export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob): Promise<PGlite> {
-  return PGlite.create({
-    ...(dataDir ? { dataDir } : {}),
-    ...(loadDataDir ? { loadDataDir } : {}),
-    extensions: { vector },
-  });
+function workerEntry(): { url: URL; execArgv: string[] | undefined } {
+  // Compiled (dist/): the worker is plain JavaScript. From source (tsx, vitest): TypeScript,
+  // loaded through tsx in the worker unless this process already runs under it.
+  if (!import.meta.url.endsWith(".ts"))
+    return { url: new URL("./pglite-worker.js", import.meta.url), execArgv: undefined };
+  const underTsx = process.execArgv.some((a) => a.includes("tsx"));
+  return {
+    url: new URL("./pglite-worker.ts", import.meta.url),
+    execArgv: underTsx ? undefined : [...process.execArgv, "--import", "tsx"],
+  };
 }
 
 /**
- * Opens the data directory and serves it. `maxConnections` must cover every pool that will
- * connect (API, workers, pg-boss, admin); the socket server resets connections past it.
+ * Opens the data directory as its owner and serves it. Takes the directory's lock unless one is
+ * given (and throws DirectoryInUse when another holds it). `maxConnections` must cover every pool
+ * that will connect (API, workers, pg-boss, attached processes); the server resets connections
+ * past it.
  */
 export async function startEmbedded(options: {
   dataDir: string;
@@ -81,40 +169,99 @@ export async function startEmbedded(options: {
   loadDataDir?: Blob;
   /** Keep the data only in memory (tests that load a template). */
   inMemory?: boolean;
+  lock?: DirLock;
+  transient?: boolean;
+  /** Called if the database thread dies while serving. */
+  onCrash?: (err: Error) => void;
 }): Promise<EmbeddedServer> {
-  const dataDir = path.resolve(options.dataDir);
-  mkdirSync(dataDir, { recursive: true });
-  const pgDir = path.join(dataDir, "pgdata");
-  const db = await openPglite(options.inMemory ? undefined : pgDir, options.loadDataDir);
+  const dataDir = resolveDir(options.dataDir);
+  const lock = options.lock ?? tryLockDir(dataDir);
+  if (!lock) throw new DirectoryInUse(dataDir, readOwnerRecord(dataDir)?.pid);
+  try {
+    const socketDir = socketDirFor(dataDir);
+    mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+    const socketPath = path.join(socketDir, SOCKET_NAME);
+    // We hold the lock, so a socket left here is a dead owner's: nobody else creates one.
+    rmSync(socketPath, { force: true });
+    const record: OwnerRecord = { pid: process.pid, ...(options.transient ? { transient: true } : {}) };
+    writeFileSync(path.join(dataDir, SERVER_FILE), JSON.stringify(record));
 
-  // A Unix socket keeps the database private to this user; its path must fit sun_path (107
-  // bytes), so a deep data directory falls back to a loopback port.
-  const socketPath = path.join(dataDir, ".s.PGSQL.5432");
-  const useSocket = Buffer.byteLength(socketPath) < 100;
-  if (useSocket && existsSync(socketPath)) rmSync(socketPath);
-  const server = new PgliteWireServer(db, options.maxConnections);
-  const address = await server.listen(useSocket ? { path: socketPath } : { host: "127.0.0.1", port: 0 });
-  const rec: ServerRecord =
-    typeof address === "string"
-      ? { pid: process.pid, socketDir: dataDir }
-      : { pid: process.pid, host: address.address, port: address.port };
-  writeFileSync(path.join(dataDir, SERVER_FILE), JSON.stringify(rec));
-  const psqlHint = rec.socketDir
-    ? `psql -h ${rec.socketDir} -U postgres`
-    : `psql -h ${rec.host} -p ${rec.port} -U postgres`;
+    const loadDataDir = options.loadDataDir ? await options.loadDataDir.arrayBuffer() : undefined;
+    const input: WorkerInput = {
+      ...(options.inMemory ? {} : { pgDir: path.join(dataDir, "pgdata") }),
+      ...(loadDataDir ? { loadDataDir } : {}),
+      maxConnections: options.maxConnections,
+      listen: { path: socketPath },
+    };
+    const entry = workerEntry();
+    const worker = new Worker(entry.url, {
+      workerData: input,
+      transferList: loadDataDir ? [loadDataDir] : [],
+      ...(entry.execArgv ? { execArgv: entry.execArgv } : {}),
+    });
 
-  let stopped = false;
-  return {
-    connectionString: connectionStringFor(rec),
-    pglite: db,
-    psqlHint,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await server.close();
-      rmSync(path.join(dataDir, SERVER_FILE), { force: true });
-      // A clean close flushes PGlite's files, so nothing written is lost.
-      await db.close();
-    },
-  };
+    let stopped = false;
+    let stoppedResolve: () => void = () => {};
+    const stoppedMsg = new Promise<void>((r) => {
+      stoppedResolve = r;
+    });
+    const dumps = new Map<number, (b: Blob) => void>();
+    let nextDump = 0;
+    await new Promise<void>((resolve, reject) => {
+      let ready = false;
+      worker.on("message", (m: FromWorker) => {
+        if (m.type === "ready") {
+          ready = true;
+          resolve();
+        } else if (m.type === "failed") {
+          const err = new Error(`the embedded database failed: ${m.message}`);
+          if (ready) options.onCrash?.(err);
+          else reject(err);
+        } else if (m.type === "dump") {
+          dumps.get(m.id)?.(new Blob([m.data]));
+          dumps.delete(m.id);
+        } else if (m.type === "stopped") stoppedResolve();
+      });
+      worker.on("error", (err) => {
+        if (!ready) reject(err);
+        else if (!stopped) options.onCrash?.(err);
+      });
+      worker.on("exit", (code) => {
+        stoppedResolve();
+        if (!ready) reject(new Error(`the embedded database thread exited (${code}) while starting`));
+        else if (!stopped) options.onCrash?.(new Error(`the embedded database thread exited (${code})`));
+      });
+    });
+
+    const rec: OwnerRecord = { ...record, socketDir };
+    writeFileSync(path.join(dataDir, SERVER_FILE), JSON.stringify(rec));
+    let stopping: Promise<void> | undefined;
+    return {
+      connectionString: connectionStringFor(socketDir),
+      psqlHint: `psql -h ${socketDir} -U postgres`,
+      dump() {
+        const id = nextDump++;
+        return new Promise<Blob>((resolve) => {
+          dumps.set(id, resolve);
+          worker.postMessage({ type: "dump", id } satisfies ToWorker);
+        });
+      },
+      stop() {
+        stopping ??= (async () => {
+          stopped = true;
+          worker.postMessage({ type: "stop" } satisfies ToWorker);
+          await stoppedMsg;
+          await worker.terminate();
+          rmSync(path.join(dataDir, SERVER_FILE), { force: true });
+          if (socketDir !== dataDir) rmSync(socketDir, { recursive: true, force: true });
+          // Last: the next owner may open the files only once they are closed.
+          lock.release();
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
 }

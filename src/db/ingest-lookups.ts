@@ -1,4 +1,5 @@
 import type { Queryable } from "./db.js";
+import type { MemoryType } from "./memory-row.js";
 
 /** Reads and touches on memories that the ingest pipeline needs (dedup, supersede, versions). */
 
@@ -74,7 +75,7 @@ export async function sameDirective(
   return rows[0];
 }
 
-export type Touched = { id: string; type: string; text: string };
+export type Touched = { id: string; type: MemoryType; text: string };
 
 /** A restated fact: bump `updated_at` and add the new source turns. */
 export async function touchFact(

@@ -41,9 +41,31 @@ export async function findJob(db: Queryable, orgId: string, id: string): Promise
   return rows[0];
 }
 
-export async function findJobById(db: Queryable, id: string): Promise<JobRow | undefined> {
-  const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM ingest_jobs WHERE id = $1`, [id]);
-  return rows[0];
+/** The organisation's jobs, newest first; `after` is the (created_at, id) of the previous page's last. */
+export async function listJobRows(
+  db: Queryable,
+  orgId: string,
+  q: {
+    limit: number;
+    after: { createdAt: string; id: string } | null;
+    status: JobStatus | null;
+    /** Only this user's jobs (a credential confined to a user). */
+    userId: string | null;
+  },
+): Promise<(JobRow & { cursor_ts: string })[]> {
+  const { rows } = await db.query<JobRow & { cursor_ts: string }>(
+    `SELECT ${JOB_COLUMNS},
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_ts
+       FROM ingest_jobs
+      WHERE org_id = $1
+        AND ($2::text IS NULL OR status = $2)
+        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
+        AND ($6::text IS NULL OR request->>'user_id' = $6)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $5::int`,
+    [orgId, q.status, q.after?.createdAt ?? null, q.after?.id ?? null, q.limit, q.userId],
+  );
+  return rows;
 }
 
 /**
@@ -61,16 +83,26 @@ export async function claimJob(db: Queryable, id: string): Promise<JobRow | unde
   return rows[0];
 }
 
-/** Records the terminal state; only a running job can finish, so a stale attempt changes nothing. */
+/** The NOTIFY channel on which a job's terminal state is announced (payload: the job id). */
+export const JOB_FINISHED_CHANNEL = "mnemo_job_finished";
+
+/**
+ * Records the terminal state; only a running job can finish, so a stale attempt changes nothing.
+ * The same statement sends a NOTIFY on JOB_FINISHED_CHANNEL, delivered when the caller's
+ * transaction commits (never for a rolled-back one), which ends `wait=true` holds in any process.
+ */
 export async function finishJob(
   db: Queryable,
   id: string,
   outcome: { status: "succeeded"; result: object } | { status: "failed"; error: object },
 ): Promise<JobRow | undefined> {
   const { rows } = await db.query<JobRow>(
-    `UPDATE ingest_jobs SET status = $2, result = $3::jsonb, error = $4::jsonb, finished_at = now(), updated_at = now()
-     WHERE id = $1 AND status = 'running'
-     RETURNING ${JOB_COLUMNS}`,
+    `WITH done AS (
+       UPDATE ingest_jobs SET status = $2, result = $3::jsonb, error = $4::jsonb, finished_at = now(), updated_at = now()
+        WHERE id = $1 AND status = 'running'
+        RETURNING ${JOB_COLUMNS}
+     ), wake AS (SELECT pg_notify('${JOB_FINISHED_CHANNEL}', done.id) FROM done)
+     SELECT done.* FROM done, (SELECT count(*) FROM wake) AS woken`,
     [
       id,
       outcome.status,

@@ -1,5 +1,7 @@
-import { MEMORY_COLUMNS, type MemoryRow, type MemoryType } from "../memories/model.js";
+import { UUID_RE } from "../ids.js";
 import type { Queryable } from "./db.js";
+import { type FilterNode, filterSql } from "./filter-sql.js";
+import { MEMORY_COLUMNS, type MemoryRow, type MemoryType } from "./memory-row.js";
 
 export interface NewMemoryRow {
   id: string;
@@ -13,6 +15,7 @@ export interface NewMemoryRow {
   group_ids?: string[];
   categories?: string[];
   details?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
   status?: "active" | "superseded" | null;
   supersedes?: string | null;
   namespace?: string | null;
@@ -46,6 +49,7 @@ export async function insertMemoryRows(db: Queryable, rows: NewMemoryRow[]): Pro
     group_ids: r.group_ids ?? [],
     categories: r.categories ?? [],
     details: r.details ?? {},
+    metadata: r.metadata ?? {},
     status: r.status ?? (r.type === "fact" ? "active" : null),
     supersedes: r.supersedes ?? null,
     namespace: r.namespace ?? null,
@@ -60,14 +64,14 @@ export async function insertMemoryRows(db: Queryable, rows: NewMemoryRow[]): Pro
   }));
   const { rows: inserted } = await db.query<MemoryRow>(
     `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories,
-       details, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id,
+       details, metadata, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id,
        write_key, embedding, created_at, updated_at)
      SELECT x.id, x.org_id, x.type, x.text, x.user_id, x.agent_id, x.conv_id, x.app_id, x.group_ids, x.categories,
-       x.details, x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
+       x.details, x.metadata, x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
        x.content_hash, x.job_id, x.write_key, x.embedding::vector,
        coalesce(x.created_at, now()), coalesce(x.created_at, now())
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, org_id text, type text, text text, user_id text,
-       agent_id text, conv_id text, app_id text, group_ids text[], categories text[], details jsonb, status text,
+       agent_id text, conv_id text, app_id text, group_ids text[], categories text[], details jsonb, metadata jsonb, status text,
        supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
        content_hash text, job_id text, write_key text, embedding text, created_at timestamptz)
      ON CONFLICT (job_id, write_key) WHERE job_id IS NOT NULL DO NOTHING
@@ -92,6 +96,10 @@ export interface ListMemoryQuery {
   convId?: string | null | undefined;
   appId?: string | null | undefined;
   groupId?: string | null | undefined;
+  /** Facts' status; rows of other types count as active. */
+  status?: "active" | "superseded" | null | undefined;
+  /** A checked filter tree (the variant list forms). */
+  filter?: FilterNode | undefined;
   order: "created_at_desc" | "created_at_asc";
   /** Keyset position: rows strictly after it in the order. */
   after?: { createdAt: string; id: string } | undefined;
@@ -126,6 +134,11 @@ export function listMemoryQuery(q: ListMemoryQuery): { text: string; values: unk
     values.push([q.groupId]);
     where.push(`group_ids @> $${values.length}::text[]`);
   }
+  if (q.status) {
+    values.push(q.status);
+    where.push(`coalesce(status, 'active') = $${values.length}`);
+  }
+  if (q.filter) where.push(filterSql(q.filter, values, "m"));
   const desc = q.order === "created_at_desc";
   if (q.after) {
     values.push(q.after.createdAt, q.after.id);
@@ -135,7 +148,7 @@ export function listMemoryQuery(q: ListMemoryQuery): { text: string; values: unk
   values.push(q.limit);
   const dir = desc ? "DESC" : "ASC";
   return {
-    text: `SELECT ${MEMORY_COLUMNS}, ${CURSOR_TS} AS cursor_ts FROM memories
+    text: `SELECT ${MEMORY_COLUMNS}, ${CURSOR_TS} AS cursor_ts FROM memories m
      WHERE ${where.join(" AND ")}
      ORDER BY created_at ${dir}, id ${dir}
      LIMIT $${values.length}`,
@@ -145,15 +158,27 @@ export function listMemoryQuery(q: ListMemoryQuery): { text: string; values: unk
 
 export const FIND_BY_ID_SQL = `SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = $2::uuid AND org_id = $1`;
 
-const UUID_TEXT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * One memory of the organisation by id, through the primary key: unknown, malformed and foreign
  * ids are all simply absent.
  */
 export async function findMemory(db: Queryable, orgId: string, id: string): Promise<MemoryRow | undefined> {
-  if (!UUID_TEXT_RE.test(id)) return undefined;
+  if (!UUID_RE.test(id)) return undefined;
   const { rows } = await db.query<MemoryRow>(FIND_BY_ID_SQL, [orgId, id]);
+  return rows[0];
+}
+
+/** Whether the memory has an embedding, and the ingest job that wrote it (console inspection). */
+export async function memoryProvenance(
+  db: Queryable,
+  orgId: string,
+  id: string,
+): Promise<{ has_embedding: boolean; job_id: string | null } | undefined> {
+  if (!UUID_RE.test(id)) return undefined;
+  const { rows } = await db.query<{ has_embedding: boolean; job_id: string | null }>(
+    "SELECT embedding IS NOT NULL AS has_embedding, job_id FROM memories WHERE id = $2::uuid AND org_id = $1",
+    [orgId, id],
+  );
   return rows[0];
 }
 
@@ -181,7 +206,7 @@ export async function patchMemoryGroupIds(
   id: string,
   patch: { add: string[]; remove: string[]; maxTags: number },
 ): Promise<GroupPatchOutcome> {
-  if (!UUID_TEXT_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false };
+  if (!UUID_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false };
   const { rows } = await db.query<{ invalid: string[]; count: number; updated: boolean }>(
     `WITH target AS (
        SELECT id, group_ids FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE
@@ -219,7 +244,7 @@ export async function patchMemoryGroupIds(
 
 /** Hard delete; true when a row of the organisation was removed. */
 export async function deleteMemoryRow(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  if (!UUID_TEXT_RE.test(id)) return false;
+  if (!UUID_RE.test(id)) return false;
   const { rowCount } = await db.query("DELETE FROM memories WHERE id = $2::uuid AND org_id = $1", [
     orgId,
     id,
@@ -275,7 +300,42 @@ export async function artifactVersionRows(
        AND (id = $3::uuid OR (details->>'root_id') = $2)
      ORDER BY CASE WHEN jsonb_typeof(details->'version') = 'number' THEN (details->>'version')::numeric END
               NULLS FIRST, created_at, id`,
-    [orgId, rootId, UUID_TEXT_RE.test(rootId) ? rootId : null],
+    [orgId, rootId, UUID_RE.test(rootId) ? rootId : null],
   );
   return rows;
+}
+
+// ---- variant forms (issue 14): count, row lock, metadata write ----
+
+/** How many rows the list query matches, all pages (same WHERE, no keyset position). */
+export async function countMemoryRows(
+  db: Queryable,
+  q: Omit<ListMemoryQuery, "after" | "limit">,
+): Promise<number> {
+  const { text, values } = listMemoryQuery({ ...q, limit: 1 });
+  const where = text.slice(text.indexOf("WHERE"), text.indexOf("ORDER BY"));
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM memories m ${where}`,
+    values.slice(0, -1),
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** One memory, locked for the rest of the transaction (read-modify-write of metadata or text). */
+export async function lockMemory(db: Queryable, orgId: string, id: string): Promise<MemoryRow | undefined> {
+  if (!UUID_RE.test(id)) return undefined;
+  const { rows } = await db.query<MemoryRow>(`${FIND_BY_ID_SQL} FOR UPDATE`, [orgId, id]);
+  return rows[0];
+}
+
+export async function setMemoryMetadata(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  await db.query(
+    "UPDATE memories SET metadata = $3::jsonb, updated_at = now() WHERE id = $2::uuid AND org_id = $1",
+    [orgId, id, JSON.stringify(metadata)],
+  );
 }

@@ -1,12 +1,15 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Db } from "./db.js";
+import { lockMigrations } from "./locks.js";
 import { StartupError } from "./open.js";
 
-const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../sql");
-// Any constant shared by every Mnemo process; serialises concurrent migrators.
-const MIGRATION_LOCK = 7_236_001;
+// sql/ at the package root: two levels up from src/db/, three from the compiled dist/src/db/.
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SQL_DIR = [path.resolve(here, "../../sql"), path.resolve(here, "../../../sql")].find((d) =>
+  existsSync(d),
+)!;
 
 export interface Migration {
   version: number;
@@ -30,7 +33,7 @@ export function loadMigrations(dir = SQL_DIR): Migration[] {
 export async function migrate(db: Db, options: { embeddingDim: number }): Promise<{ applied: string[] }> {
   await db
     .tx(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await lockMigrations(tx);
       await tx.query("CREATE EXTENSION IF NOT EXISTS vector");
       await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY,
@@ -46,7 +49,7 @@ export async function migrate(db: Db, options: { embeddingDim: number }): Promis
   const applied: string[] = [];
   for (const m of loadMigrations()) {
     const done = await db.tx(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await lockMigrations(tx);
       const seen = await tx.query("SELECT 1 FROM schema_migrations WHERE version = $1", [m.version]);
       if (seen.rowCount) return false;
       await tx.query(m.sql.replaceAll("{{EMBEDDING_DIM}}", String(options.embeddingDim)));

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { createDb, type Db } from "./db.js";
-import { findRunningServer, startEmbedded } from "./embedded.js";
+import { DirectoryInUse, ownOrAttach } from "./embedded.js";
 
 export class StartupError extends Error {
   override name = "StartupError";
@@ -15,10 +15,15 @@ export interface OpenedDatabase {
 }
 
 /**
- * Connects to `DATABASE_URL`, or else to the embedded database: attached to the process already
- * serving the data directory if one is, otherwise opened and served by this process.
+ * Connects to `DATABASE_URL`, or else to the embedded database: opened and served by this process
+ * when it can take the data directory's lock, otherwise attached to the process that holds it.
+ * `transient` marks a short-lived process (admin commands): long-running ones never attach to it.
  */
-export async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase> {
+export async function openDatabase(
+  config: Config,
+  log: Logger,
+  options: { transient?: boolean } = {},
+): Promise<OpenedDatabase> {
   const poolSize = config.MNEMO_DB_POOL_SIZE;
   if (config.DATABASE_URL) {
     const db = createDb(config.DATABASE_URL, poolSize);
@@ -31,16 +36,37 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenedD
     await requireVector(db);
     return { db, connectionString: config.DATABASE_URL, kind: "external" };
   }
-  const running = await findRunningServer(config.MNEMO_DATA_DIR);
-  if (running) {
+  // Room for this pool, pg-boss's and those of attached processes (api, worker, admin): a
+  // connection to the wire server is only a socket, they all share one database session.
+  let opened: Awaited<ReturnType<typeof ownOrAttach>>;
+  try {
+    opened = await ownOrAttach({
+      dataDir: config.MNEMO_DATA_DIR,
+      maxConnections: poolSize * 2 + 200,
+      waitMs: config.MNEMO_OWNER_WAIT_MS,
+      ...(options.transient ? { transient: true } : {}),
+      onCrash: (err) => {
+        // The database of this process is gone: nothing it does from here on can be stored.
+        log.fatal({ err }, "the embedded database stopped unexpectedly");
+        process.exit(1);
+      },
+    });
+  } catch (err) {
+    if (err instanceof DirectoryInUse) throw new StartupError(err.message);
+    throw err;
+  }
+  if (opened.kind === "attached") {
     log.info(
-      { dataDir: config.MNEMO_DATA_DIR },
+      { dataDir: config.MNEMO_DATA_DIR, ownerPid: opened.ownerPid },
       "attaching to the embedded database served by another process",
     );
-    return { db: createDb(running, poolSize), connectionString: running, kind: "attached" };
+    return {
+      db: createDb(opened.connectionString, poolSize),
+      connectionString: opened.connectionString,
+      kind: "attached",
+    };
   }
-  // Room for this process's pool, pg-boss's pool and a few attached processes (admin, mcp).
-  const embedded = await startEmbedded({ dataDir: config.MNEMO_DATA_DIR, maxConnections: poolSize * 2 + 20 });
+  const embedded = opened.server;
   log.info({ dataDir: config.MNEMO_DATA_DIR, psql: embedded.psqlHint }, "embedded database ready");
   const db = createDb(embedded.connectionString, poolSize, () => embedded.stop());
   return { db, connectionString: embedded.connectionString, kind: "embedded" };

@@ -4,37 +4,53 @@ export interface OrgRow {
   id: string;
   name: string;
   tier: string;
+  /** `identity_provider` when a token created it, else `operator`. */
+  origin: "operator" | "identity_provider";
+  /** Set when the operator allowed identity-provider tokens into an operator organisation. */
+  idp_linked_at: Date | null;
   created_at: Date;
 }
+
+const ORG_COLS = "id, name, tier, origin, idp_linked_at, created_at";
 
 export async function insertOrg(
   db: Queryable,
   org: { id: string; name: string; tier?: string },
 ): Promise<OrgRow> {
   const { rows } = await db.query<OrgRow>(
-    "INSERT INTO organisations (id, name, tier) VALUES ($1, $2, $3) RETURNING id, name, tier, created_at",
+    `INSERT INTO organisations (id, name, tier) VALUES ($1, $2, $3) RETURNING ${ORG_COLS}`,
     [org.id, org.name, org.tier ?? "default"],
   );
   return rows[0]!;
 }
 
-export async function insertOrgIfMissing(db: Queryable, org: { id: string; name: string }): Promise<boolean> {
+export async function insertOrgIfMissing(
+  db: Queryable,
+  org: { id: string; name: string; origin?: OrgRow["origin"] },
+): Promise<boolean> {
   const { rowCount } = await db.query(
-    "INSERT INTO organisations (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
-    [org.id, org.name],
+    "INSERT INTO organisations (id, name, origin) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+    [org.id, org.name, org.origin ?? "operator"],
   );
   return rowCount === 1;
 }
 
 export async function getOrg(db: Queryable, id: string): Promise<OrgRow | undefined> {
-  const { rows } = await db.query<OrgRow>(
-    "SELECT id, name, tier, created_at FROM organisations WHERE id = $1",
-    [id],
-  );
+  const { rows } = await db.query<OrgRow>(`SELECT ${ORG_COLS} FROM organisations WHERE id = $1`, [id]);
   return rows[0];
 }
 
 export async function countOrgs(db: Queryable): Promise<number> {
   const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM organisations");
   return rows[0]!.n;
+}
+
+/** Lets identity-provider tokens into an organisation (or, with `linked` false, no longer). */
+export async function setOrgIdpLink(db: Queryable, id: string, linked: boolean): Promise<OrgRow | undefined> {
+  const { rows } = await db.query<OrgRow>(
+    `UPDATE organisations SET idp_linked_at = CASE WHEN $2::boolean THEN coalesce(idp_linked_at, now()) END
+     WHERE id = $1 RETURNING ${ORG_COLS}`,
+    [id, linked],
+  );
+  return rows[0];
 }

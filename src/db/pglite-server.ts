@@ -10,6 +10,11 @@ import type { PGlite } from "@electric-sql/pglite";
  * client's messages are grouped into batches that end at Sync, simple Query, Flush or Terminate,
  * and each batch runs without interleaving. While a connection holds a transaction open, only its
  * batches run; a connection that goes away mid-transaction is rolled back.
+ *
+ * LISTEN/NOTIFY: the one session delivers every notification into the output of whichever
+ * connection's statement is running, usually the notifier's. The server records which channels
+ * each connection asked for (`LISTEN name` as a simple query), takes NotificationResponse
+ * messages out of the output stream, and sends each to the connections listening on its channel.
  */
 export class PgliteWireServer {
   private server: net.Server | undefined;
@@ -137,25 +142,42 @@ export class PgliteWireServer {
 
   private async run(conn: Conn, batch: Buffer[]) {
     await this.db.runExclusive(async () => {
+      // Only while someone listens does the output need reading message by message.
+      const router = this.listening()
+        ? new NotificationRouter(conn, (ch) => this.listenersOf(ch))
+        : undefined;
       for (const msg of batch) {
         if (msg[0] === 0x58 /* X: Terminate */) {
           conn.socket.end();
           continue;
         }
+        if (msg[0] === 0x51 /* Q: simple query */) trackListen(conn, msg);
         await this.db.execProtocolRawStream(new Uint8Array(msg), {
           // `data` is a view into PGlite's memory, reused for the next chunk; a socket that is
           // not draining queues what it is given, so the bytes are copied first.
           onRawData: (data) => {
-            if (!conn.closed && data.length) conn.socket.write(Buffer.from(data));
+            if (!data.length) return;
+            if (router) router.push(data);
+            else if (!conn.closed) conn.socket.write(Buffer.from(data));
           },
         });
       }
     });
   }
 
+  private listening(): boolean {
+    for (const c of this.conns) if (c.channels?.size) return true;
+    return false;
+  }
+
+  private listenersOf(channel: string): Conn[] {
+    return [...this.conns].filter((c) => !c.closed && (c.channels?.has(channel) || c.channels?.has("*")));
+  }
+
   private async rollbackOrphan() {
     if (this.running && this.owner && !this.owner.closed) return;
     this.owner = undefined;
+    if (this.db.closed) return; // a socket closing after the database did
     if (this.db.isInTransaction()) await this.db.exec("ROLLBACK").catch(() => {});
     this.pump();
   }
@@ -168,4 +190,91 @@ interface Conn {
   started: boolean;
   closed: boolean;
   chain: Promise<void>;
+  /** Channels this connection LISTENs on. */
+  channels?: Set<string>;
+}
+
+const LISTEN_RE = /^\s*(LISTEN|UNLISTEN)\s+("(?:[^"]|"")+"|[A-Za-z_][\w$]*|\*)\s*;?\s*$/i;
+
+/** Records `LISTEN x` / `UNLISTEN x` / `UNLISTEN *` sent by a connection as a simple query. */
+function trackListen(conn: Conn, msg: Buffer) {
+  const sql = msg.toString("utf8", 5, msg.length - 1);
+  const m = LISTEN_RE.exec(sql);
+  if (!m) return;
+  const raw = m[2]!;
+  const channel = raw.startsWith('"') ? raw.slice(1, -1).replaceAll('""', '"') : raw.toLowerCase();
+  conn.channels ??= new Set();
+  if (m[1]!.toUpperCase() === "LISTEN") conn.channels.add(channel);
+  else if (channel === "*") conn.channels.clear();
+  else conn.channels.delete(channel);
+}
+
+/**
+ * Splits one connection's output stream into backend messages (type byte, int32 length), passes
+ * every message but NotificationResponse ('A') through to that connection, and sends each 'A' to
+ * the connections listening on its channel. Messages may straddle chunks.
+ */
+class NotificationRouter {
+  private readonly header = Buffer.alloc(5);
+  private headerLen = 0;
+  /** Body bytes of the current message still to come. */
+  private remaining = 0;
+  /** The notification being collected, when the current message is one. */
+  private note: Buffer[] | undefined;
+
+  constructor(
+    private readonly conn: Conn,
+    private readonly listenersOf: (channel: string) => Conn[],
+  ) {}
+
+  push(data: Uint8Array) {
+    const out: Buffer[] = [];
+    let runStart = -1; // start of the current run of pass-through bytes in `data`
+    const endRun = (at: number) => {
+      if (runStart >= 0 && at > runStart) out.push(Buffer.from(data.subarray(runStart, at)));
+      runStart = -1;
+    };
+    let pos = 0;
+    while (pos < data.length) {
+      if (this.remaining > 0) {
+        const n = Math.min(this.remaining, data.length - pos);
+        if (this.note) this.note.push(Buffer.from(data.subarray(pos, pos + n)));
+        else if (runStart < 0) runStart = pos;
+        pos += n;
+        this.remaining -= n;
+        if (this.remaining === 0 && this.note) this.deliver();
+        continue;
+      }
+      const headerStart = pos;
+      const carried = this.headerLen; // header bytes that came with the previous chunk
+      while (this.headerLen < 5 && pos < data.length) this.header[this.headerLen++] = data[pos++]!;
+      if (this.headerLen < 5) {
+        endRun(headerStart);
+        break; // the rest of the header comes with the next chunk
+      }
+      this.headerLen = 0;
+      this.remaining = this.header.readInt32BE(1) - 4;
+      if (this.header[0] === 0x41 /* A: NotificationResponse */) {
+        endRun(headerStart);
+        this.note = [Buffer.from(this.header)];
+        if (this.remaining === 0) this.deliver();
+      } else if (carried > 0) {
+        out.push(Buffer.from(this.header)); // only at the start of a chunk: nothing precedes it
+      } else if (runStart < 0) {
+        runStart = headerStart;
+      }
+    }
+    endRun(pos);
+    if (out.length && !this.conn.closed)
+      this.conn.socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+  }
+
+  private deliver() {
+    const msg = Buffer.concat(this.note!);
+    this.note = undefined;
+    // Int32 length, int32 sender pid, then the channel name (NUL-terminated).
+    const end = msg.indexOf(0, 9);
+    const channel = msg.toString("utf8", 9, end);
+    for (const c of this.listenersOf(channel)) c.socket.write(msg);
+  }
 }

@@ -106,6 +106,26 @@ export async function listDeliveries(
   return rows;
 }
 
+/** Delivery attempts per UTC day since `days - 1` days ago: delivered, and not (failed or retrying). */
+export async function deliveryCountsByDay(
+  db: Queryable,
+  orgId: string,
+  days: number,
+): Promise<{ day: string; delivered: number; failed: number }[]> {
+  const { rows } = await db.query<{ day: string; delivered: number; failed: number }>(
+    `SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
+            count(w.id) FILTER (WHERE w.outcome = 'delivered')::int AS delivered,
+            count(w.id) FILTER (WHERE w.outcome <> 'delivered')::int AS failed
+       FROM generate_series((now() AT TIME ZONE 'UTC')::date - ($2::int - 1), (now() AT TIME ZONE 'UTC')::date,
+                            interval '1 day') AS d(day)
+       LEFT JOIN webhook_deliveries w
+         ON w.org_id = $1 AND (w.created_at AT TIME ZONE 'UTC')::date = d.day::date
+      GROUP BY d.day ORDER BY d.day`,
+    [orgId, days],
+  );
+  return rows;
+}
+
 /** Deletes delivery records older than `before` (retention). */
 export async function deleteDeliveriesBefore(db: Queryable, before: Date): Promise<number> {
   const { rowCount } = await db.query("DELETE FROM webhook_deliveries WHERE created_at < $1", [before]);

@@ -1,4 +1,4 @@
-import type { Ctx } from "../context.js";
+import { type Ctx, inTx } from "../context.js";
 import { countActiveGroups, insertGroup, lockOrgGroups } from "../db/groups.js";
 import { newGroupId } from "../ids.js";
 import {
@@ -25,7 +25,7 @@ export async function createGroup({ ctx, input }: { ctx: Ctx; input: CreateGroup
       : checkText("prompt", input.prompt, GROUP_PROMPT_MAX);
   const max = ctx.deps.config.MAX_GROUPS_PER_ORG;
   const orgId = ctx.principal.orgId;
-  const row = await ctx.deps.db.tx(async (tx) => {
+  const row = await inTx(ctx, async ({ db: tx }) => {
     await lockOrgGroups(tx, orgId);
     if ((await countActiveGroups(tx, orgId)) >= max) throw quotaExceeded(max);
     return insertGroup(tx, { id: newGroupId(), orgId, name, prompt });

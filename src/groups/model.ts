@@ -1,23 +1,9 @@
 import type { GroupRow } from "../db/groups.js";
 import { CoreError } from "../errors.js";
 import { GROUP_ID_RE } from "../ids.js";
+import type { Group, GroupList } from "../wire/groups.js";
 
-export interface Group {
-  id: string;
-  object: "group";
-  name: string;
-  prompt: string | null;
-  status: "active" | "archived";
-  created_at: string;
-  updated_at: string;
-}
-
-export interface GroupList {
-  object: "list";
-  data: Group[];
-  has_more: false;
-  next_cursor: null;
-}
+export type { Group, GroupList };
 
 export const GROUP_NAME_MAX = 120;
 export const GROUP_PROMPT_MAX = 2000;
@@ -44,7 +30,8 @@ export const isGroupId = (id: string) => GROUP_ID_RE.test(id);
 export function checkText(field: "name" | "prompt", value: string, max: number): string {
   const v = value.trim();
   if (v.length < 1 || v.length > max) {
-    throw new CoreError("invalid_request", `${field} must be 1 to ${max} characters (not blank).`);
+    const code = v.length < 1 ? (`empty_${field}` as const) : (`${field}_too_long` as const);
+    throw new CoreError(code, `${field} must be 1 to ${max} characters (not blank).`, { field });
   }
   return v;
 }

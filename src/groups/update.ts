@@ -1,4 +1,4 @@
-import type { Ctx } from "../context.js";
+import { type Ctx, inTx } from "../context.js";
 import { countActiveGroups, lockGroup, lockOrgGroups, updateGroupRow } from "../db/groups.js";
 import { CoreError } from "../errors.js";
 import {
@@ -31,14 +31,14 @@ export async function updateGroup({ ctx, input }: { ctx: Ctx; input: UpdateGroup
   let status: "active" | "archived" | undefined;
   if (input.status != null) {
     if (input.status !== "active" && input.status !== "archived") {
-      throw new CoreError("invalid_request", "status must be `active` or `archived`.");
+      throw new CoreError("invalid_request", "status must be `active` or `archived`.", { field: "status" });
     }
     status = input.status;
   }
   if (!isGroupId(input.id)) throw groupNotFound(input.id);
   const orgId = ctx.principal.orgId;
   const max = ctx.deps.config.MAX_GROUPS_PER_ORG;
-  const row = await ctx.deps.db.tx(async (tx) => {
+  const row = await inTx(ctx, async ({ db: tx }) => {
     // Org lock first (same order as create), only when the quota may be at stake.
     if (status === "active") await lockOrgGroups(tx, orgId);
     const current = await lockGroup(tx, orgId, input.id);

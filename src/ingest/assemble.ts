@@ -1,7 +1,7 @@
 import type { NewMemoryRow } from "../db/memories.js";
 import { sha256Hex, uuidFromSeed } from "../ids.js";
+import { normaliseText } from "../providers/local/english.js";
 import type { Extraction, Turn } from "../providers/types.js";
-import { normaliseText } from "./english.js";
 import type { StoredRequest } from "./submit.js";
 
 /** A memory row planned by a job: its write key makes a retried job write the same row. */

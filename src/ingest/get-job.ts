@@ -1,3 +1,4 @@
+import { confinedUser } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { findJob } from "../db/jobs.js";
 import { CoreError } from "../errors.js";
@@ -15,6 +16,10 @@ export async function getIngestJob({
   const row = JOB_ID_RE.test(input.jobId)
     ? await findJob(ctx.db, ctx.principal.orgId, input.jobId)
     : undefined;
-  if (!row) throw new CoreError("job_not_found", `No ingest job ${input.jobId}.`);
+  // A credential confined to a user sees only that user's jobs; others read as unknown.
+  const user = confinedUser(ctx.principal);
+  if (!row || (user !== null && row.request.user_id !== user)) {
+    throw new CoreError("job_not_found", `No ingest job ${input.jobId}.`);
+  }
   return toJobWire(row);
 }

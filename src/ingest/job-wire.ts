@@ -1,14 +1,7 @@
 import type { JobRow } from "../db/jobs.js";
+import type { IngestJob, IngestResult } from "../wire/ingest.js";
 
-export interface IngestJob {
-  id: string;
-  object: "ingest_job";
-  status: JobRow["status"];
-  created_at: string;
-  updated_at: string;
-  result: Record<string, unknown> | null;
-  error: { type: string; code: string; message: string } | null;
-}
+export type { IngestJob };
 
 /** The job's wire shape: the same fields on every read of its lifecycle. */
 export function toJobWire(row: JobRow): IngestJob {
@@ -18,7 +11,7 @@ export function toJobWire(row: JobRow): IngestJob {
     status: row.status,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-    result: row.status === "succeeded" ? row.result : null,
+    result: row.status === "succeeded" ? (row.result as IngestResult) : null,
     error: row.status === "failed" ? row.error : null,
   };
 }

@@ -19,7 +19,7 @@ export interface Reconciled {
 }
 
 /**
- * Stage 4, dedup and supersede, against the same user's active facts (DECISIONS.md): candidates
+ * Stage 4, dedup and supersede, against the same user's active facts (never another user's): candidates
  * by vector and exact hash, verdicts by the extractor's judge. Artifacts with a known title become
  * a new version of that artifact; a directive seen before is counted again instead of duplicated.
  * Reads only: the store stage re-checks exact duplicates under its lock.

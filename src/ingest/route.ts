@@ -1,6 +1,6 @@
+import { parseLooseDate } from "../dates/dates.js";
+import { strptime } from "../dates/strptime.js";
 import type { Turn } from "../providers/types.js";
-import { parseLooseDate } from "./dates.js";
-import { strptime } from "./strptime.js";
 import type { StoredRequest } from "./submit.js";
 
 const STANDARD_ROLES = new Set([

@@ -11,8 +11,14 @@ import { jobSignals } from "./signals.js";
 import { failJob, StaleAttempt, storeResult } from "./store.js";
 import type { StoredRequest } from "./submit.js";
 
-/** Attempts per job (DECISIONS.md); a job claimed more often than this fails instead of running. */
+/**
+ * Attempts per job: a job claimed more often than this fails (with its webhook) instead of running,
+ * so a job that crashes its worker cannot loop forever.
+ */
 export const MAX_ATTEMPTS = 3;
+
+/** Texts per embedder call. */
+const EMBED_SLICE = 500;
 
 /**
  * Runs one ingest job through the pipeline: route, extract, embed, dedup/supersede, classify,
@@ -21,7 +27,7 @@ export const MAX_ATTEMPTS = 3;
  */
 export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: string } }): Promise<void> {
   const { deps } = ctx;
-  const job = await claimJob(deps.db, input.jobId);
+  const job = await claimJob(ctx.db, input.jobId);
   if (!job) return; // terminal or swept: a redelivery, nothing to do
   const request = job.request as StoredRequest;
   const signal = () => {
@@ -29,9 +35,14 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     hub.emit(`finished:${job.id}`);
     hub.emit("finished"); // a webhook delivery may have been enqueued with the terminal state
   };
+  const { metrics } = deps;
   if (job.attempts > MAX_ATTEMPTS) {
+    metrics.ingestJobs.inc({ outcome: "gave_up" });
     ctx.log.error({ jobId: job.id, attempts: job.attempts }, "ingest job gave up");
-    await failJob(ctx, job, request, `Extraction did not complete after ${MAX_ATTEMPTS} attempts.`);
+    await failJob({
+      ctx,
+      input: { job, request, message: `Extraction did not complete after ${MAX_ATTEMPTS} attempts.` },
+    });
     signal();
     return;
   }
@@ -39,6 +50,7 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
   const timings: Record<string, number> = {
     queue_wait: Math.max(0, (Date.now() - job.created_at.getTime()) / 1000),
   };
+  metrics.ingestQueueWait.observe(timings.queue_wait!);
   const time = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
     const t = performance.now();
     try {
@@ -52,7 +64,7 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     const scope = { orgId: ctx.principal.orgId, userId: request.user_id, agentId: request.agent_id ?? null };
     const { path, turns } = routeTurns(request, config.MNEMO_BATCH_THRESHOLD);
     const extraction = await time("extract", async () => {
-      const known = request.agentic ? await recentFactTexts(deps.db, scope) : [];
+      const known = request.agentic ? await recentFactTexts(ctx.db, scope) : [];
       return providers.extractor.extract({
         turns,
         path,
@@ -64,25 +76,37 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     const plan = assemblePlan(job.id, scope.orgId, request, turns, extraction, job.created_at);
     const all: PlannedRow[] = [plan.episode, ...plan.facts, ...plan.artifacts, ...plan.directives];
     await time("embed", async () => {
-      const vectors = await providers.embedder.embed(all.map((r) => embeddingText(r)));
+      // In slices, giving the event loop a turn between them: a local embedder computes on this
+      // thread, and thousands of rows at once would hold every request behind it.
+      const texts = all.map((r) => embeddingText(r));
+      const vectors: number[][] = [];
+      for (let i = 0; i < texts.length; i += EMBED_SLICE) {
+        vectors.push(...(await providers.embedder.embed(texts.slice(i, i + EMBED_SLICE))));
+        await new Promise((r) => setImmediate(r));
+      }
       if (vectors.length !== all.length)
         throw new ProviderError("The embedder returned the wrong number of vectors.");
       all.forEach((r, i) => {
         r.embedding = vectors[i]!;
       });
     });
-    const rec = await time("dedup", () => reconcile(deps.db, providers.extractor, scope, plan));
+    const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
     await classifyStage(ctx, request, rec.insert, time);
-    await storeResult(ctx, job, request, rec, timings, startedAt);
+    await storeResult({ ctx, input: { job, request, rec, timings, startedAt } });
+    for (const stage of ["extract", "embed", "dedup", "classify", "store"]) {
+      if (timings[stage] !== undefined) metrics.ingestStage.observe({ stage }, timings[stage]);
+    }
+    metrics.ingestJobs.inc({ outcome: "succeeded" });
     ctx.log.info({ jobId: job.id, path, created: rec.insert.length }, "ingest job succeeded");
   } catch (err) {
     if (err instanceof StaleAttempt) return;
+    metrics.ingestJobs.inc({ outcome: "failed" });
     ctx.log.error({ err, jobId: job.id }, "ingest job failed");
     const message =
       err instanceof ProviderError
         ? err.message
         : `Extraction failed; the operator log has the cause under job ${job.id}.`;
-    await failJob(ctx, job, request, message);
+    await failJob({ ctx, input: { job, request, message } });
   }
   signal();
 }
@@ -98,7 +122,7 @@ async function classifyStage(
   rows: PlannedRow[],
   time: <T>(stage: string, fn: () => Promise<T>) => Promise<T>,
 ) {
-  const groups = (await findGroupsByIds(ctx.deps.db, ctx.principal.orgId, request.group_ids)).filter(
+  const groups = (await findGroupsByIds(ctx.db, ctx.principal.orgId, request.group_ids)).filter(
     (g) => g.status === "active",
   );
   if (groups.length === 0 || rows.length === 0) return;

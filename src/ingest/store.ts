@@ -1,4 +1,4 @@
-import type { Ctx } from "../context.js";
+import { type Ctx, inTx } from "../context.js";
 import {
   activeFactsByHash,
   markSuperseded,
@@ -7,7 +7,8 @@ import {
   touchObserved,
 } from "../db/ingest-lookups.js";
 import { finishJob, type JobRow } from "../db/jobs.js";
-import { insertMemoryRows } from "../db/memories.js";
+import { lockIngestUser } from "../db/locks.js";
+import { writeMemories } from "../memories/write.js";
 import { enqueueJobWebhook } from "../webhooks/enqueue.js";
 import type { Reconciled } from "./reconcile.js";
 import type { StoredRequest } from "./submit.js";
@@ -25,20 +26,25 @@ const ref = (r: Touched) => ({ id: r.id, type: r.type, text: r.text });
  * ingests for one user are serialised by an advisory lock, under which exact duplicates are
  * checked again (two jobs restating the same fact at once store it once).
  */
-export async function storeResult(
-  ctx: Ctx,
-  job: JobRow,
-  request: StoredRequest,
-  rec: Reconciled,
-  timings: Record<string, number>,
-  startedAt: number,
-): Promise<JobRow> {
+export async function storeResult({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: {
+    job: JobRow;
+    request: StoredRequest;
+    rec: Reconciled;
+    timings: Record<string, number>;
+    startedAt: number;
+  };
+}): Promise<JobRow> {
+  const { job, request, rec, timings, startedAt } = input;
   const orgId = ctx.principal.orgId;
   const scope = { orgId, userId: request.user_id };
-  return ctx.deps.db.tx(async (tx) => {
-    await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-      `ingest:${orgId}:${request.user_id}`,
-    ]);
+  return inTx(ctx, async (txCtx) => {
+    const tx = txCtx.db;
+    await lockIngestUser(tx, orgId, request.user_id);
     const t = performance.now();
     const newFacts = rec.insert.filter((r) => r.type === "fact" && !r.supersedes);
     const existing = new Map(
@@ -68,7 +74,11 @@ export async function storeResult(
       })),
     ];
 
-    const inserted = await insertMemoryRows(tx, insert);
+    const metadata = request.metadata ?? {};
+    const inserted = await writeMemories(
+      txCtx,
+      insert.map((r) => ({ ...r, metadata })),
+    );
     const updated = new Map<string, Touched>();
     for (const d of duplicates)
       for (const r of await touchFact(tx, orgId, d.existingId, d.eventIds)) updated.set(r.id, r);
@@ -95,7 +105,7 @@ export async function storeResult(
     };
     const done = await finishJob(tx, job.id, { status: "succeeded", result });
     if (!done) throw new StaleAttempt(job.id);
-    await enqueueJobWebhook(tx, ctx.deps, {
+    await enqueueJobWebhook(txCtx.db, ctx.deps, {
       orgId,
       jobId: job.id,
       status: "succeeded",
@@ -111,17 +121,19 @@ export async function storeResult(
 }
 
 /** Records a failed job (with its webhook) in one transaction. */
-export async function failJob(
-  ctx: Ctx,
-  job: JobRow,
-  request: StoredRequest,
-  message: string,
-): Promise<JobRow | undefined> {
+export async function failJob({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { job: JobRow; request: StoredRequest; message: string };
+}): Promise<JobRow | undefined> {
+  const { job, request, message } = input;
   const error = { type: "server_error", code: "ingest_failed", message };
-  return ctx.deps.db.tx(async (tx) => {
-    const done = await finishJob(tx, job.id, { status: "failed", error });
+  return inTx(ctx, async (txCtx) => {
+    const done = await finishJob(txCtx.db, job.id, { status: "failed", error });
     if (!done) return undefined;
-    await enqueueJobWebhook(tx, ctx.deps, {
+    await enqueueJobWebhook(txCtx.db, ctx.deps, {
       orgId: ctx.principal.orgId,
       jobId: job.id,
       status: "failed",

@@ -1,38 +1,21 @@
-import type { Ctx } from "../context.js";
+import { writeUserId } from "../auth/user-scope.js";
+import { type Ctx, inTx } from "../context.js";
 import { findGroupsByIds } from "../db/groups.js";
 import { findJob, insertJob } from "../db/jobs.js";
 import { CoreError } from "../errors.js";
 import { newJobId } from "../ids.js";
+import { ingestMetadata } from "../memories/metadata.js";
+import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
+import type { IngestMessage, IngestRequest } from "../wire/ingest.js";
 import { type IngestJob, isTerminal, toJobWire } from "./job-wire.js";
-import { jobSignals } from "./signals.js";
+import { jobSignals, stopDeadline } from "./signals.js";
 
-export const INGEST_QUEUE = "ingest";
-
-export interface IngestMessage {
-  role: string;
-  content: string;
-  date?: string | null;
-  dia_id?: string | null;
-  name?: string | null;
-}
-
-export interface IngestRequest {
-  messages: IngestMessage[];
-  user_id: string;
-  conv_id: string;
-  agent_id?: string | null;
-  app_id?: string | null;
-  outcome?: "resolved" | "failed" | null;
-  timestamp_format?: string | null;
-  extract_artifacts?: boolean;
-  agentic?: boolean;
-  namespace?: string | null;
-  group_ids?: string[];
-}
+export type { IngestMessage, IngestRequest };
 
 /** What the job row keeps: the request, with the group ids split into valid and ignored. */
-export interface StoredRequest extends Omit<IngestRequest, "group_ids"> {
+export interface StoredRequest extends Omit<IngestRequest, "group_ids" | "messages"> {
+  messages: IngestMessage[];
   group_ids: string[];
   ignored_group_ids: string[];
 }
@@ -48,23 +31,39 @@ export async function submitIngest({
   ctx: Ctx;
   input: { request: IngestRequest; wait: boolean };
 }): Promise<{ job: IngestJob; terminal: boolean }> {
-  const { request } = input;
   const { config } = ctx.deps;
-  if (request.messages.length === 0) throw new CoreError("invalid_messages", "messages must not be empty.");
+  // A credential confined to a user writes only as that user (403 user_mismatch otherwise).
+  const request = { ...input.request, user_id: writeUserId(ctx.principal, input.request.user_id) ?? "" };
+  if (request.messages.length === 0)
+    throw new CoreError("invalid_messages", "messages must not be empty.", { field: "messages" });
   if (request.messages.every((m) => !m.content.trim())) {
-    throw new CoreError("invalid_messages", "Every message is blank; send at least one turn with content.");
+    throw new CoreError("invalid_messages", "Every message is blank; send at least one turn with content.", {
+      field: "messages",
+    });
+  }
+  if (request.messages.length > config.MNEMO_MAX_MESSAGES_PER_INGEST) {
+    throw new CoreError(
+      "too_many_messages",
+      `At most ${config.MNEMO_MAX_MESSAGES_PER_INGEST} messages may be sent with one ingest ` +
+        `(got ${request.messages.length}); split the conversation into several ingests.`,
+      { field: "messages" },
+    );
   }
   const requested = [...new Set(request.group_ids ?? [])];
   if ((request.group_ids ?? []).length > config.MAX_GROUP_IDS_PER_INGEST) {
     throw new CoreError(
       "invalid_request",
       `At most ${config.MAX_GROUP_IDS_PER_INGEST} group_ids may be sent with one ingest.`,
+      { field: "group_ids" },
     );
   }
+  await checkMonthlyQuota(ctx, { messages: request.messages.length });
+  const metadata = ingestMetadata(request.metadata);
   const found = await findGroupsByIds(ctx.db, ctx.principal.orgId, requested);
   const active = new Set(found.filter((g) => g.status === "active").map((g) => g.id));
   const stored: StoredRequest = {
     ...request,
+    metadata,
     messages: request.messages.map((m) => ({
       role: m.role,
       content: m.content,
@@ -77,7 +76,7 @@ export async function submitIngest({
   };
 
   const jobId = newJobId();
-  const row = await ctx.deps.db.tx(async (tx) => {
+  const row = await inTx(ctx, async ({ db: tx }) => {
     const job = await insertJob(tx, {
       id: jobId,
       orgId: ctx.principal.orgId,
@@ -85,7 +84,7 @@ export async function submitIngest({
       request: stored,
     });
     await ctx.deps.queue.send(
-      INGEST_QUEUE,
+      "ingest",
       { jobId, orgId: ctx.principal.orgId, requestId: ctx.requestId },
       { db: tx, expireInSeconds: config.MNEMO_JOB_EXPIRE_SECONDS },
     );
@@ -106,26 +105,32 @@ export async function submitIngest({
 }
 
 /**
- * Waits for the job to become terminal: woken by the in-process signal when this process ran it,
- * with a slow fallback poll (1 s) for deployments where another process does.
+ * Waits for the job to become terminal: woken by the signal for this job, raised in-process when
+ * this process ran it and relayed from LISTEN/NOTIFY when another did, with a slow fallback poll
+ * (1 s) for a missed notification or a database that cannot deliver them. A shutdown shortens
+ * the window so the request is answered (202, pending) before the server closes.
  */
 async function waitForTerminal(ctx: Ctx, jobId: string, windowMs: number) {
   const signals = jobSignals(ctx.deps);
   const deadline = Date.now() + windowMs;
   for (;;) {
-    const row = await findJob(ctx.deps.db, ctx.principal.orgId, jobId);
+    const row = await findJob(ctx.db, ctx.principal.orgId, jobId);
     if (!row) return undefined;
     if (isTerminal(row.status)) return row;
-    const left = deadline - Date.now();
+    const left = Math.min(deadline, stopDeadline(ctx.deps)) - Date.now();
     if (left <= 0) return undefined;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         signals.off(`finished:${jobId}`, done);
+        signals.off("recheck", done);
+        signals.off("stopping", done);
         resolve();
       };
       const timer = setTimeout(done, Math.min(1000, left));
       signals.on(`finished:${jobId}`, done);
+      signals.on("recheck", done);
+      signals.on("stopping", done);
     });
   }
 }

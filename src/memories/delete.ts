@@ -1,5 +1,6 @@
+import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
-import { deleteMemoryRow } from "../db/memories.js";
+import { deleteMemoryRow, findMemory } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { memoryNotFound } from "./get.js";
 
@@ -9,6 +10,11 @@ import { memoryNotFound } from "./get.js";
  */
 export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<void> {
   let deleted: boolean;
+  if (confinedUser(ctx.principal) !== null) {
+    // user_id is immutable, so checking the owner first cannot race with a change of owner.
+    const row = await findMemory(ctx.db, ctx.principal.orgId, input.id);
+    if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
+  }
   try {
     deleted = await deleteMemoryRow(ctx.db, ctx.principal.orgId, input.id);
   } catch (err) {

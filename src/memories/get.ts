@@ -1,3 +1,4 @@
+import { mayReadRow } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { findMemory } from "../db/memories.js";
 import { CoreError } from "../errors.js";
@@ -10,6 +11,6 @@ export const memoryNotFound = (id: string) =>
 /** The full row; artifacts always carry `details.full_content`. */
 export async function getMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<Memory> {
   const row = await findMemory(ctx.db, ctx.principal.orgId, input.id);
-  if (!row) throw memoryNotFound(input.id);
+  if (!row || !mayReadRow(ctx.principal, row)) throw memoryNotFound(input.id);
   return toWire(row, { fullContent: true });
 }

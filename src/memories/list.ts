@@ -1,11 +1,10 @@
+import { readUserId } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { decodeCursor, encodeCursor, type ListOrder } from "../cursor.js";
 import { listMemoryRows } from "../db/memories.js";
 import { CoreError } from "../errors.js";
-import { CONTENT_TYPES, type Memory, type MemoryType, toWire } from "./model.js";
-
-export const LIST_LIMIT_MAX = 500;
-export const LIST_LIMIT_DEFAULT = 50;
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type MemoryList } from "../wire/memories.js";
+import { CONTENT_TYPES, type MemoryType, toWire } from "./model.js";
 
 export interface ListMemoriesInput {
   user_id?: string | null | undefined;
@@ -15,6 +14,8 @@ export interface ListMemoriesInput {
   group_id?: string | null | undefined;
   /** One type; default fact, artifact and episode (directives only when asked for by type). */
   type?: MemoryType | null | undefined;
+  /** `active` or `superseded` (facts' status; other types are active); default both. */
+  status?: "active" | "superseded" | null | undefined;
   cursor?: string | null | undefined;
   limit?: number | undefined;
   order?: ListOrder | undefined;
@@ -22,12 +23,7 @@ export interface ListMemoriesInput {
   fullContent?: boolean | undefined;
 }
 
-export interface MemoryList {
-  object: "list";
-  data: Memory[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
+export type { MemoryList };
 
 /**
  * Keyset pagination on (created_at, id): the cursor holds the last row's exact position, so rows
@@ -43,7 +39,9 @@ export async function listMemories({
 }): Promise<MemoryList> {
   const limit = input.limit ?? LIST_LIMIT_DEFAULT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-    throw new CoreError("invalid_request", `limit must be an integer from 1 to ${LIST_LIMIT_MAX}.`);
+    throw new CoreError("invalid_limit", `limit must be an integer from 1 to ${LIST_LIMIT_MAX}.`, {
+      field: "limit",
+    });
   }
   const order = input.order ?? "created_at_desc";
   const orgId = ctx.principal.orgId;
@@ -51,11 +49,13 @@ export async function listMemories({
   const rows = await listMemoryRows(ctx.db, {
     orgId,
     types: input.type ? [input.type] : CONTENT_TYPES,
-    userId: input.user_id,
+    // Confined credentials: their own rows, or a group's rows when a group is named.
+    userId: readUserId(ctx.principal, input.user_id, { groupRead: Boolean(input.group_id) }),
     agentId: input.agent_id,
     convId: input.conv_id,
     appId: input.app_id,
     groupId: input.group_id,
+    status: input.status,
     order,
     after,
     limit: limit + 1,

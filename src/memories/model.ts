@@ -1,66 +1,19 @@
+import { MEMORY_TYPES, type MemoryRow, type MemoryType } from "../db/memory-row.js";
+
 /**
- * The memory row as stored and as sent on the wire. Row-to-wire mapping lives here and only here,
- * so list, get, search, trigger, ingest results and MCP all render a memory the same way.
+ * The memory as sent on the wire (the stored row is src/db/memory-row.ts). Row-to-wire mapping
+ * lives here and only here, so list, get, search, trigger, ingest results and MCP all render a
+ * memory the same way.
  */
-export const MEMORY_TYPES = ["fact", "artifact", "episode", "lesson", "procedure"] as const;
-export type MemoryType = (typeof MEMORY_TYPES)[number];
+
+export { MEMORY_TYPES, type MemoryType };
 export const CONTENT_TYPES = ["fact", "artifact", "episode"] as const;
 export const DIRECTIVE_TYPES = ["lesson", "procedure"] as const;
 export type DirectiveType = (typeof DIRECTIVE_TYPES)[number];
 
-export interface MemoryRow {
-  id: string;
-  org_id: string;
-  type: MemoryType;
-  text: string;
-  user_id: string | null;
-  agent_id: string | null;
-  conv_id: string | null;
-  app_id: string | null;
-  group_ids: string[];
-  categories: string[];
-  details: Record<string, unknown>;
-  status: "active" | "superseded" | null;
-  supersedes: string | null;
-  namespace: string | null;
-  trigger_entities: string[];
-  outcome: "resolved" | "failed" | null;
-  full_content: string | null;
-  content_hash: string | null;
-  job_id: string | null;
-  write_key: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { Memory } from "../wire/memories.js";
 
-/** Every column but the embedding and the text-search vector (never sent, rarely needed). */
-export const MEMORY_COLUMNS =
-  "id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, status, " +
-  "supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id, write_key, " +
-  "created_at, updated_at";
-
-/** The same list qualified with a table alias, for joins. */
-export const memoryColumnsAs = (alias: string) =>
-  MEMORY_COLUMNS.split(", ")
-    .map((c) => `${alias}.${c}`)
-    .join(", ");
-
-export interface Memory {
-  id: string;
-  object: "memory";
-  type: MemoryType;
-  text: string;
-  user_id: string | null;
-  agent_id: string | null;
-  conv_id: string | null;
-  app_id: string | null;
-  group_ids: string[];
-  categories: string[];
-  score: number | null;
-  created_at: string | null;
-  updated_at: string | null;
-  details: Record<string, unknown>;
-}
+export type { Memory };
 
 export interface WireOptions {
   /** Fill `details.full_content` on artifacts (get-by-id always; list and search on request). */
@@ -86,6 +39,7 @@ export function toWire(row: MemoryRow, options: WireOptions = {}): Memory {
     score: options.score ?? null,
     created_at: row.created_at?.toISOString() ?? null,
     updated_at: row.updated_at?.toISOString() ?? null,
+    metadata: row.metadata ?? {},
     details: detailsFor(row, options),
   };
 }

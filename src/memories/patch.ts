@@ -1,3 +1,4 @@
+import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { findMemory, patchMemoryGroupIds } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
@@ -42,16 +43,24 @@ export async function patchMemoryGroups({
   }
   const orgId = ctx.principal.orgId;
   const max = ctx.deps.config.MAX_GROUP_IDS_PER_INGEST;
+  if (confinedUser(ctx.principal) !== null) {
+    // Only the user's own rows; user_id is immutable, so the check cannot race with the write.
+    const owned = await findMemory(ctx.db, orgId, input.id);
+    if (!owned || !mayWriteRow(ctx.principal, owned)) throw memoryNotFound(input.id);
+  }
   try {
     const outcome = await patchMemoryGroupIds(ctx.db, orgId, input.id, { add, remove, maxTags: max });
     if (!outcome.found) throw memoryNotFound(input.id);
     if (outcome.invalid.length > 0) {
-      throw new CoreError("invalid_group_ids", `Unknown or archived group ids: ${quoted(outcome.invalid)}.`);
+      throw new CoreError("invalid_group_ids", `Unknown or archived group ids: ${quoted(outcome.invalid)}.`, {
+        field: "add_group_ids",
+      });
     }
     if (outcome.count > max) {
       throw new CoreError(
         "invalid_request",
         `A memory can carry at most ${max} group ids (MAX_GROUP_IDS_PER_INGEST); this patch would leave ${outcome.count}.`,
+        { field: "add_group_ids" },
       );
     }
     const row = await findMemory(ctx.db, orgId, input.id);

@@ -1,8 +1,10 @@
+import { mayReadRow } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { artifactVersionRows, factChainRows, findMemory } from "../db/memories.js";
+import type { MemoryRow } from "../db/memory-row.js";
 import { memoryNotFound } from "./get.js";
 import type { MemoryList } from "./list.js";
-import { type MemoryRow, toWire } from "./model.js";
+import { toWire } from "./model.js";
 
 /**
  * The revision chain of a memory, oldest first, in one page. Facts: the supersede chain through
@@ -18,7 +20,7 @@ export async function listRevisions({
 }): Promise<MemoryList> {
   const orgId = ctx.principal.orgId;
   const row = await findMemory(ctx.db, orgId, input.id);
-  if (!row) throw memoryNotFound(input.id);
+  if (!row || !mayReadRow(ctx.principal, row)) throw memoryNotFound(input.id);
   let rows: MemoryRow[];
   if (row.type === "fact") {
     rows = await factChainRows(ctx.db, orgId, row.id);
@@ -31,6 +33,8 @@ export async function listRevisions({
   } else {
     rows = [row];
   }
+  // A chain can cross users (a shared row superseded by a personal one): show only readable rows.
+  rows = rows.filter((r) => mayReadRow(ctx.principal, r));
   return {
     object: "list",
     data: rows.map((r) => toWire(r, { fullContent: true })),

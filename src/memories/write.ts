@@ -1,9 +1,12 @@
 import type { Ctx } from "../context.js";
 import { insertMemoryRows, type NewMemoryRow } from "../db/memories.js";
+import type { MemoryRow } from "../db/memory-row.js";
 import { newMemoryId } from "../ids.js";
-import type { MemoryRow } from "./model.js";
 
 export type MemoryInput = Omit<NewMemoryRow, "id" | "org_id"> & { id?: string };
+
+/** Rows per INSERT statement. */
+export const WRITE_CHUNK_ROWS = 200;
 
 /**
  * The core write: stores memories for the caller's organisation, embedding any row that comes
@@ -18,10 +21,13 @@ export async function writeMemories(ctx: Ctx, inputs: MemoryInput[]): Promise<Me
       m.embedding = vectors[i]!;
     });
   }
-  return insertMemoryRows(
-    ctx.db,
-    inputs.map((m) => ({ ...m, id: m.id ?? newMemoryId(), org_id: ctx.principal.orgId })),
-  );
+  // In bounded statements: one INSERT of thousands of rows holds the database (and a payload
+  // of that size) for its whole length; chunks keep each statement short.
+  const rows = inputs.map((m) => ({ ...m, id: m.id ?? newMemoryId(), org_id: ctx.principal.orgId }));
+  const out: MemoryRow[] = [];
+  for (let i = 0; i < rows.length; i += WRITE_CHUNK_ROWS)
+    out.push(...(await insertMemoryRows(ctx.db, rows.slice(i, i + WRITE_CHUNK_ROWS))));
+  return out;
 }
 
 /** What a memory's vector is computed from: its text, plus an artifact's title. */

@@ -1,7 +1,7 @@
 import { type Config, llmConfigured } from "../config.js";
-import { createLocalClassifier } from "../ingest/local-classifier.js";
-import { createLocalExtractor } from "../ingest/local-extractor.js";
-import { createLocalEmbedder } from "./local-embedder.js";
+import { createLocalClassifier } from "./local/classifier.js";
+import { createLocalEmbedder } from "./local/embedder.js";
+import { createLocalExtractor } from "./local/extractor.js";
 import { createOpenAIProviders } from "./openai.js";
 import type { Providers } from "./types.js";
 

@@ -2,7 +2,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, embedMany, NoObjectGeneratedError, RetryError } from "ai";
 import { z } from "zod";
 import type { Config } from "../config.js";
-import { extractIdentifiers } from "../ingest/entities.js";
+import { identifiersFromText } from "../identifiers/identifiers.js";
 import { generateStructured } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
@@ -259,7 +259,7 @@ function normaliseExtraction(
       : [],
     directives: out.directives.map((d) => {
       // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
-      const own = extractIdentifiers([d.text, ...(d.steps ?? [])].join("\n"));
+      const own = identifiersFromText([d.text, ...(d.steps ?? [])].join("\n"));
       const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || d.text.includes(e));
       return {
         type: d.type,

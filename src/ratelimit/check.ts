@@ -1,9 +1,10 @@
+import type { Config } from "../config.js";
 import type { Principal } from "../context.js";
 import type { Queryable } from "../db/db.js";
-import { hitRateLimit } from "../db/rate-limits.js";
+import { hitRateLimit, type RateHitRow, type TierTable } from "../db/rate-limits.js";
 import { CoreError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { isUnlimited, type TierLimits } from "./tiers.js";
+import { isUnlimited, resolveTier, type TierLimits } from "./tiers.js";
 
 export interface RateDecision {
   /** Headers for the response (empty for an unlimited tier or when the limiter failed open). */
@@ -45,6 +46,14 @@ export async function checkRateLimit(input: {
     log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
     return { headers: {} };
   }
+  return rateDecision(tier, hit);
+}
+
+/**
+ * The verdict on a counted request: RateLimit headers for the response, or a 429
+ * (`rate_limited` or `daily_cap_exceeded`, with Retry-After) thrown when a limit was reached.
+ */
+export function rateDecision(tier: TierLimits, hit: RateHitRow): RateDecision {
   if (isUnlimited(tier)) return { headers: {} };
   const now = hit.seen_at.getTime();
   const minuteReset = Math.max(1, Math.ceil((hit.minute_start.getTime() + 60_000 - now) / 1000));
@@ -76,4 +85,17 @@ export async function checkRateLimit(input: {
       : `Rate limit of ${tier.perMinute} requests per minute reached for this credential.`,
     { headers: { ...headers, "RateLimit-Reset": String(retryAfter), "Retry-After": String(retryAfter) } },
   );
+}
+
+/** Every configured tier's limits (and the fallback of an unknown name), for the folded key statement. */
+export function tierTable(config: Pick<Config, "MNEMO_RATE_TIERS">): TierTable {
+  const names = [...new Set(["default", "unlimited", ...Object.keys(config.MNEMO_RATE_TIERS)])];
+  const tiers = names.map((n) => resolveTier(config, n));
+  const fallback = resolveTier(config, "\u0000unknown");
+  return {
+    names,
+    perMinute: tiers.map((t) => t.perMinute),
+    perDay: tiers.map((t) => t.perDay),
+    fallback: { perMinute: fallback.perMinute, perDay: fallback.perDay },
+  };
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Ctx } from "../context.js";
-import type { MemoryRow, MemoryType } from "../memories/model.js";
+import type { MemoryRow, MemoryType } from "../db/memory-row.js";
 import { generateStructured } from "../providers/structured.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */

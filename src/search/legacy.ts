@@ -1,10 +1,10 @@
 /**
- * Legacy search shapes (4.8 rule 8), translated in this one place before validation, so the
+ * Legacy search shapes (older clients' requests keep working), translated in this one place before validation, so the
  * schema and the verb only ever see the current shape:
  * - `filters.user_id` is lifted to the root when the root has none; other filter keys are dropped;
  * - `mode` `rows` reads as `retrieve`, `context` as `compose`;
  * - `include` `context_prompt` sets compose mode and is dropped; `full_content` stays (it opts in
- *   to artifact bodies, 2.1) but is never a corpus.
+ *   to artifact bodies) but is never a corpus.
  */
 export function translateLegacySearch(body: unknown): unknown {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return body;

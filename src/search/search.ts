@@ -1,18 +1,21 @@
-import type { Ctx } from "../context.js";
-import { directivesByKeys, memoriesByIds, nearestMemories, textMatches } from "../db/memory-search.js";
-import { CoreError, isCoreError } from "../errors.js";
+import { type Ctx, inTx } from "../context.js";
+import type { MemoryRow } from "../db/memory-row.js";
 import {
-  CONTENT_TYPES,
-  DIRECTIVE_TYPES,
-  type Memory,
-  type MemoryRow,
-  type MemoryType,
-  toWire,
-} from "../memories/model.js";
-import { extractIdentifiers, matchedOn } from "../trigger/extract.js";
+  directivesByKeys,
+  hnswSettings,
+  hybridSearch,
+  memoriesByIds,
+  textMatches,
+} from "../db/memory-search.js";
+import { CoreError, isCoreError } from "../errors.js";
+import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
+import type { FilterNode } from "../memories/filters.js";
+import { CONTENT_TYPES, DIRECTIVE_TYPES, type MemoryType, toWire } from "../memories/model.js";
+import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
+import type { SearchResult } from "../wire/search.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
-import { fuseScores, vectorWeight } from "./fuse.js";
+import { vectorWeight } from "./fuse.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { elapsed } from "./timing.js";
 
@@ -23,22 +26,17 @@ export interface SearchInput extends Scope {
   mode?: "retrieve" | "compose" | undefined;
   include?: SearchInclude[] | undefined;
   limit?: number | undefined;
+  /** A checked filter tree (variant search), ANDed with the scope; it may be what pins the scope. */
+  filter?: FilterNode | undefined;
 }
 
-export interface SearchResult {
-  object: "search";
-  mode: "retrieve" | "compose";
-  data: Memory[];
-  context: string | null;
-  context_selection_applied: boolean;
-  stage_timings: Record<string, number>;
-}
+export type { SearchResult };
 
 /** Directive rows that lead a search asking for them: at most this many. */
 const MAX_LEADING_DIRECTIVES = 10;
 
 /**
- * Hybrid search (4.8): nearest neighbours and full-text matches within the scope, fused by rank;
+ * Hybrid search: nearest neighbours and full-text matches within the scope, fused by rank;
  * directives asked for lead with a null score; under compose, a context block on top.
  */
 export async function searchMemories({
@@ -48,7 +46,8 @@ export async function searchMemories({
   ctx: Ctx;
   input: SearchInput;
 }): Promise<SearchResult> {
-  const scope = resolveScope(ctx.principal.orgId, input);
+  const scope = resolveScope(ctx.principal, input, input.filter);
+  await checkMonthlyQuota(ctx, { searches: 1 });
   const mode = input.mode ?? "compose";
   const limit = input.limit ?? 20;
   const include = input.include?.filter((t) => t !== "full_content") ?? [];
@@ -64,44 +63,43 @@ export async function searchMemories({
     const [vector] = contentTypes.length ? await ctx.deps.providers.embedder.embed([input.query]) : [];
     if (vector) timings.embed = elapsed(t);
 
-    // One short transaction for every statement: the iterative-scan settings are SET LOCAL (on the
-    // embedded database all connections share one session), and the rows read agree with each other.
+    // One short transaction: BEGIN with the iterative-scan settings (SET LOCAL: on the embedded
+    // database all connections share one session), the hybrid statement (candidates, fusion, rows
+    // and the usage count at once), COMMIT. Directives, when asked for, read in the same snapshot.
     t = performance.now();
     const pool = Math.min(400, Math.max(50, limit * 4));
-    let rerankStart = 0;
-    const { directives, ranked } = await ctx.deps.db.tx(async (tx) => {
-      const vectorHits = vector ? await nearestMemories(tx, scope, contentTypes, vector, pool) : [];
-      const textHits = contentTypes.length
-        ? await textMatches(tx, scope, contentTypes, input.query, pool)
-        : [];
-      const directives = directiveTypes.length
-        ? await leadingDirectives(tx, scope, directiveTypes, input.query)
-        : [];
-      timings.retrieve = elapsed(t);
-      rerankStart = performance.now();
-      const fused = fuseScores([
-        { candidates: vectorHits, weight: vectorWeight(ctx.deps.providers.embedder.name) },
-        { candidates: textHits, weight: 1 },
-      ]).slice(0, limit);
-      const byId = new Map(
-        (
-          await memoriesByIds(
-            tx,
-            scope.orgId,
-            fused.map((f) => f.id),
-          )
-        ).map((r) => [r.id, r]),
-      );
-      const ranked = fused.flatMap((f) => {
-        const row = byId.get(f.id);
-        return row ? [{ row, score: f.score }] : [];
-      });
-      return { directives, ranked };
-    });
-    t = rerankStart;
-    timings.rerank = elapsed(t);
+    const weight = vectorWeight(ctx.deps.providers.embedder.name);
+    let counted = false;
+    const { directives, ranked } = await inTx(
+      ctx,
+      async ({ db: tx }) => {
+        const directives = directiveTypes.length
+          ? await leadingDirectives(tx, scope, directiveTypes, input.query)
+          : [];
+        let ranked: { row: MemoryRow; score: number }[] = [];
+        if (vector) {
+          ranked = await hybridSearch(tx, {
+            scope,
+            types: contentTypes,
+            query: input.query,
+            vector,
+            pool,
+            limit,
+            vectorWeight: weight,
+            usage: { keyId: ctx.principal.keyId },
+          });
+          counted = true;
+        }
+        return { directives, ranked };
+      },
+      { settings: hnswSettings(pool) },
+    );
+    timings.retrieve = elapsed(t);
 
+    // Fusion ran inside the retrieve statement; rerank is what is left: the ranked list assembled.
+    t = performance.now();
     const rows: MemoryRow[] = [...directives.map((d) => d.row), ...ranked.map((r) => r.row)];
+    timings.rerank = elapsed(t);
     let context: string | null = null;
     let applied = false;
     if (mode === "compose") {
@@ -114,8 +112,11 @@ export async function searchMemories({
       timings.compose = elapsed(t);
     }
 
-    await recordUsage(ctx.deps.db, { orgId: scope.orgId, keyId: ctx.principal.keyId, searches: 1 });
+    if (!counted) {
+      await recordUsage(ctx.db, { orgId: scope.orgId, keyId: ctx.principal.keyId, searches: 1 });
+    }
     timings.total = elapsed(started);
+    ctx.deps.metrics.searchDuration.observe(timings.total);
     return {
       object: "search",
       mode,
@@ -143,7 +144,7 @@ async function leadingDirectives(
   types: readonly MemoryType[],
   query: string,
 ): Promise<{ row: MemoryRow; matchedOn: string[] }[]> {
-  const identifiers = extractIdentifiers({ output: query });
+  const identifiers = identifiersFromAction({ output: query });
   const keyed = await directivesByKeys(tx, scope, types, identifiers, null, MAX_LEADING_DIRECTIVES);
   const ids = new Set(identifiers);
   const out = keyed.map((row) => ({ row, matchedOn: matchedOn(row.trigger_entities, ids) }));

@@ -1,12 +1,19 @@
 import { createApiKey } from "../auth/keys.js";
 import type { Ctx } from "../context.js";
 import { CoreError } from "../errors.js";
+import type { NewServiceKey } from "../wire/service-keys.js";
 
 /**
  * Mints a service key for the signed-in user of an identity-provider JWT. Only a JWT may mint: an
  * API key minting keys would let a leaked key outlive its own revocation.
  */
-export async function generateServiceKey({ ctx, input }: { ctx: Ctx; input: { name?: string | undefined } }) {
+export async function generateServiceKey({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { name?: string | undefined };
+}): Promise<NewServiceKey> {
   const p = ctx.principal;
   if (p.via !== "jwt") {
     throw new CoreError(

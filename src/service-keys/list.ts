@@ -1,9 +1,11 @@
 import { maskKey } from "../auth/keys.js";
+import { confinedUser } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { type ApiKeyRow, listActiveApiKeys } from "../db/api-keys.js";
+import type { ServiceKey, ServiceKeyList } from "../wire/service-keys.js";
 
 /** A key as listed: masked (prefix and last four), never the key or its hash. */
-export function serviceKeyView(row: ApiKeyRow) {
+export function serviceKeyView(row: ApiKeyRow): ServiceKey {
   return {
     object: "service_key" as const,
     id: row.id,
@@ -19,8 +21,11 @@ export function serviceKeyView(row: ApiKeyRow) {
   };
 }
 
-/** The caller's organisation's keys that still work (service keys and operator-made API keys). */
-export async function listServiceKeys({ ctx }: { ctx: Ctx; input?: undefined }) {
-  const rows = await listActiveApiKeys(ctx.db, ctx.principal.orgId);
+/**
+ * The keys that still work: the whole organisation's (service keys and operator-made API keys) for
+ * an organisation-wide credential, only the user's own for a credential confined to a user.
+ */
+export async function listServiceKeys({ ctx }: { ctx: Ctx; input?: undefined }): Promise<ServiceKeyList> {
+  const rows = await listActiveApiKeys(ctx.db, ctx.principal.orgId, confinedUser(ctx.principal));
   return { object: "list" as const, data: rows.map(serviceKeyView), has_more: false };
 }

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Ctx } from "../context.js";
-import type { MemoryRow } from "../memories/model.js";
+import type { MemoryRow } from "../db/memory-row.js";
+import { COMMON_WORDS } from "../identifiers/common-words.js";
 import { generateStructured } from "../providers/structured.js";
-import { COMMON_WORDS } from "./common-words.js";
 
 export interface Verdict {
   keep: boolean;
@@ -36,7 +36,7 @@ function directiveText(row: MemoryRow): string {
 }
 
 /**
- * The gate without a model (DECISIONS.md): the share of the task's content words that the
+ * The gate without a language model: the share of the task's content words that the
  * directive (text, steps, trigger entities) also uses, plus the matched identifiers the task
  * names. With no task there is nothing to gate against: every match is kept, at middling
  * confidence. Unverified directives (no outcome) are held a little less confidently.

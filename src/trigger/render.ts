@@ -1,4 +1,4 @@
-import type { MemoryRow } from "../memories/model.js";
+import type { MemoryRow } from "../db/memory-row.js";
 import type { Verdict } from "./gate.js";
 
 /**

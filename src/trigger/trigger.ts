@@ -1,12 +1,17 @@
 import type { Ctx } from "../context.js";
 import { directivesByKeys } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
+import {
+  type ActionContext,
+  identifiersFromAction,
+  matchedOn,
+  normaliseEntities,
+} from "../identifiers/identifiers.js";
 import { DIRECTIVE_TYPES, type DirectiveType, type Memory, toWire } from "../memories/model.js";
 import { resolveScope, type Scope } from "../search/scope.js";
 import type { SearchResult } from "../search/search.js";
 import { elapsed } from "../search/timing.js";
-import { recordUsage } from "../usage/record.js";
-import { type ActionContext, extractIdentifiers, matchedOn, normaliseEntities } from "./extract.js";
+import { checkMonthlyQuota } from "../usage/quota.js";
 import { type GateItem, lexicalVerdict, modelVerdicts, type Verdict } from "./gate.js";
 import { renderDirectives } from "./render.js";
 
@@ -23,7 +28,7 @@ export interface TriggerInput extends Scope {
 const MAX_MATCHES = 20;
 
 /**
- * Symbol-triggered recall (4.9): identifiers from the tool call (or as given) matched exactly
+ * Symbol-triggered recall: identifiers from the tool call (or as given) matched exactly
  * against directives' trigger entities; under compose, a relevance gate against the task.
  */
 export async function triggerDirectives({
@@ -37,7 +42,8 @@ export async function triggerDirectives({
   if (!action && !input.entities) {
     throw new CoreError("missing_trigger", "Supply `action` (the tool call) or `entities`.");
   }
-  const scope = resolveScope(ctx.principal.orgId, input);
+  const scope = resolveScope(ctx.principal, input);
+  await checkMonthlyQuota(ctx, { searches: 1 });
   const mode = input.mode ?? "compose";
   const types = input.include?.length
     ? DIRECTIVE_TYPES.filter((t) => input.include!.includes(t))
@@ -46,17 +52,21 @@ export async function triggerDirectives({
   const started = performance.now();
   try {
     let t = performance.now();
-    const identifiers = input.entities ? normaliseEntities(input.entities) : extractIdentifiers(action ?? {});
+    const identifiers = input.entities
+      ? normaliseEntities(input.entities)
+      : identifiersFromAction(action ?? {});
     timings.extract_entities = elapsed(t);
 
     t = performance.now();
     const rows = await directivesByKeys(
-      ctx.deps.db,
+      ctx.db,
       scope,
       types,
       identifiers,
       input.namespace ?? null,
       MAX_MATCHES,
+      // The search is counted in the same statement (no round trip of its own).
+      { keyId: ctx.principal.keyId },
     );
     const idSet = new Set(identifiers);
     const items: GateItem[] = rows
@@ -96,8 +106,8 @@ export async function triggerDirectives({
       data = items.map((i) => toWire(i.row, { directive: { matched_on: i.matchedOn } }));
     }
 
-    await recordUsage(ctx.deps.db, { orgId: scope.orgId, keyId: ctx.principal.keyId, searches: 1 });
     timings.total = elapsed(started);
+    ctx.deps.metrics.triggerDuration.observe(timings.total);
     return {
       object: "search",
       mode,

@@ -1,9 +1,12 @@
 import { maskKey } from "../auth/keys.js";
+import { confinedUser } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
+import { listApiKeys } from "../db/api-keys.js";
 import { getOrg } from "../db/orgs.js";
 import { monthBounds, storageCounts, usageByDay, usageByKey, usageTotals } from "../db/usage.js";
 import { CoreError } from "../errors.js";
 import { resolveTier } from "../ratelimit/tiers.js";
+import type { Usage } from "../wire/usage.js";
 
 export interface GetUsageInput {
   /** YYYY-MM; the current UTC month when absent. */
@@ -13,10 +16,10 @@ export interface GetUsageInput {
 }
 
 /** The caller's organisation's usage for a calendar month, its stored rows, tier and limits. */
-export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput }) {
+export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput }): Promise<Usage> {
   const orgId = ctx.principal.orgId;
   if (input.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(input.month)) {
-    throw new CoreError("invalid_request", "month must be YYYY-MM.");
+    throw new CoreError("invalid_month", "month must be YYYY-MM.", { field: "month" });
   }
   const org = await getOrg(ctx.db, orgId);
   if (!org) throw new CoreError("unauthorized", "The organisation of this credential no longer exists.");
@@ -28,6 +31,14 @@ export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput 
     input.daily ? usageByDay(ctx.db, orgId, period.start, period.end) : undefined,
     input.byApiKey ? usageByKey(ctx.db, orgId, period.start, period.end) : undefined,
   ]);
+  // A credential confined to a user sees the per-key lines of its own user's keys only (and the
+  // line of requests made with no key, identity-provider tokens, which names no key).
+  const user = confinedUser(ctx.principal);
+  const ownKeys =
+    byKey && user !== null
+      ? new Set((await listApiKeys(ctx.db, orgId)).filter((k) => k.user_id === user).map((k) => k.id))
+      : undefined;
+  const keyLines = ownKeys ? byKey?.filter((k) => k.key_id === "" || ownKeys.has(k.key_id)) : byKey;
   const counts = (r: { messages_ingested: number; searches: number; requests: number }) => ({
     messages_ingested: r.messages_ingested,
     searches: r.searches,
@@ -36,22 +47,39 @@ export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput 
   return {
     object: "usage" as const,
     org_id: orgId,
-    period,
+    as_of: period.as_of,
+    period: {
+      key: period.month,
+      type: "calendar_month",
+      month: period.month,
+      start: period.start,
+      end: period.end,
+    },
     tier: tier.name,
     limits: { requests_per_minute: tier.perMinute, requests_per_day: tier.perDay },
     operations: counts(totals),
-    storage,
-    ...(daily ? { daily: daily.map((d) => ({ date: d.date, ...counts(d) })) } : {}),
-    ...(byKey
-      ? {
-          by_api_key: byKey.map((k) => ({
-            api_key_id: k.key_id === "" ? null : k.key_id,
-            name: k.name,
-            kind: k.kind,
-            display: k.prefix && k.last_four ? maskKey(k.prefix, k.last_four) : null,
-            ...counts(k),
-          })),
-        }
-      : {}),
+    storage: { ...storage, as_of: period.as_of },
+    quota: {
+      rate_limit_req_per_min: tier.perMinute,
+      monthly: {
+        period_key: period.month,
+        resets_at: period.resets_at,
+        messages_ingested: { used: totals.messages_ingested, limit: tier.messagesPerMonth },
+        searches: { used: totals.searches, limit: tier.searchesPerMonth },
+      },
+    },
+    daily: daily ? daily.map((d) => ({ date: d.date, ...counts(d) })) : null,
+    by_api_key: keyLines
+      ? keyLines.map((k) => ({
+          api_key_hash: k.key_hash,
+          first_n: k.prefix,
+          name: k.name,
+          ...counts(k),
+          last_used_at: k.last_used_at,
+          api_key_id: k.key_id === "" ? null : k.key_id,
+          kind: k.kind,
+          display: k.prefix && k.last_four ? maskKey(k.prefix, k.last_four) : null,
+        }))
+      : null,
   };
 }

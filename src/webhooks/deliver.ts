@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { request } from "undici";
-import type { Ctx } from "../context.js";
+import type { DeliveryJobData } from "../../jobs/queues.js";
+import { type Ctx, inTx } from "../context.js";
 import { findWebhook, insertDelivery } from "../db/webhooks.js";
-import { type DeliveryJobData, WEBHOOK_QUEUE } from "./enqueue.js";
+import { deliveryExpirySeconds } from "./enqueue.js";
 import { decryptSecret, signBody } from "./secrets.js";
 import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
 
@@ -38,9 +39,9 @@ export async function deliverWebhook({
 }): Promise<AttemptResult> {
   const { config } = ctx.deps;
   const hook = await findWebhook(ctx.db, input.orgId);
-  if (!hook) return skip(ctx, "webhook removed");
-  if (!hook.enabled) return skip(ctx, "webhook disabled");
-  if (!hook.events.includes(input.event)) return skip(ctx, "event no longer subscribed");
+  if (!hook) return skip(ctx, input, "webhook removed");
+  if (!hook.enabled) return skip(ctx, input, "webhook disabled");
+  if (!hook.events.includes(input.event)) return skip(ctx, input, "event no longer subscribed");
 
   const secret = decryptSecret(ctx.deps.secret, input.orgId, hook.secret_enc);
   const started = performance.now();
@@ -59,7 +60,7 @@ export async function deliverWebhook({
     : 0;
   const outcome = ok ? "delivered" : more ? "retrying" : "failed";
 
-  await ctx.deps.db.tx(async (tx) => {
+  await inTx(ctx, async ({ db: tx }) => {
     await insertDelivery(tx, {
       id: randomUUID(),
       org_id: input.orgId,
@@ -76,9 +77,14 @@ export async function deliverWebhook({
     });
     if (more) {
       const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
-      await ctx.deps.queue.send(WEBHOOK_QUEUE, next, { db: tx, startAfterSeconds: delay });
+      await ctx.deps.queue.send("webhook-delivery", next, {
+        db: tx,
+        startAfterSeconds: delay,
+        expireInSeconds: deliveryExpirySeconds(config.MNEMO_WEBHOOK_TIMEOUT_MS),
+      });
     }
   });
+  ctx.deps.metrics.webhookDeliveries.inc({ outcome, attempt: String(input.attempt) });
   ctx.log[ok ? "info" : "warn"](
     {
       eventId: input.eventId,
@@ -92,7 +98,8 @@ export async function deliverWebhook({
   return { outcome, statusCode: sent.statusCode, error: sent.error };
 }
 
-function skip(ctx: Ctx, reason: string): AttemptResult {
+function skip(ctx: Ctx, input: DeliveryJobData, reason: string): AttemptResult {
+  ctx.deps.metrics.webhookDeliveries.inc({ outcome: "skipped", attempt: String(input.attempt) });
   ctx.log.info({ reason }, "webhook delivery dropped");
   return { outcome: "skipped", reason };
 }

@@ -1,6 +1,8 @@
+import { requireOrgWide } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
 import { listDeliveries } from "../db/webhooks.js";
+import type { DeliveryList } from "../wire/webhooks.js";
 import { type DeliveryWire, deliveryToWire } from "./model.js";
 
 const CURSOR_BINDING = "webhook_deliveries";
@@ -11,7 +13,14 @@ export interface ListDeliveriesInput {
 }
 
 /** Recent delivery attempts of the caller's organisation, newest first, cursor-paginated. */
-export async function listWebhookDeliveries({ ctx, input }: { ctx: Ctx; input: ListDeliveriesInput }) {
+export async function listWebhookDeliveries({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: ListDeliveriesInput;
+}): Promise<DeliveryList> {
+  requireOrgWide(ctx.principal, "Listing webhook deliveries");
   const orgId = ctx.principal.orgId;
   const pos = input.cursor ? decodeCursor(ctx.deps.secret, orgId, CURSOR_BINDING, input.cursor) : null;
   const rows = await listDeliveries(ctx.db, orgId, input.limit + 1, pos && { ts: pos.createdAt, id: pos.id });

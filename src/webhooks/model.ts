@@ -1,18 +1,11 @@
 import type { DeliveryRow, WebhookRow } from "../db/webhooks.js";
+import type { Delivery, Webhook } from "../wire/webhooks.js";
 import { maskSecret } from "./secrets.js";
 
 export const WEBHOOK_EVENTS = ["memory.learning.completed", "memory.learning.failed"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
-export interface WebhookWire {
-  object: "webhook";
-  url: string;
-  events: WebhookEvent[];
-  enabled: boolean;
-  secret: string;
-  created_at: string;
-  updated_at: string;
-}
+export type WebhookWire = Webhook;
 
 /** Row to wire. The secret is masked unless `freshSecret` (just minted) is given. */
 export function webhookToWire(row: WebhookRow, freshSecret?: string): WebhookWire {
@@ -27,21 +20,7 @@ export function webhookToWire(row: WebhookRow, freshSecret?: string): WebhookWir
   };
 }
 
-export interface DeliveryWire {
-  object: "webhook_delivery";
-  id: string;
-  event_id: string;
-  event: string;
-  job_id: string | null;
-  url: string;
-  attempt: number;
-  outcome: DeliveryRow["outcome"];
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number | null;
-  next_attempt_at: string | null;
-  created_at: string;
-}
+export type DeliveryWire = Delivery;
 
 export function deliveryToWire(row: DeliveryRow): DeliveryWire {
   return {

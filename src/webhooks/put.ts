@@ -1,3 +1,4 @@
+import { requireOrgWide } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { findWebhook, upsertWebhook } from "../db/webhooks.js";
 import { CoreError } from "../errors.js";
@@ -29,12 +30,15 @@ export async function putWebhook({
   /** Injected by tests; the system resolver otherwise. */
   resolve?: Resolver;
 }): Promise<WebhookWire> {
+  requireOrgWide(ctx.principal, "Configuring the webhook");
   const orgId = ctx.principal.orgId;
   if (input.orgId != null && input.orgId !== orgId) {
     throw new CoreError("org_mismatch", "org_id does not match the credential's organisation.");
   }
   if (input.events && input.events.length === 0) {
-    throw new CoreError("invalid_request", "events must not be empty; omit it or send null for all events.");
+    throw new CoreError("invalid_request", "events must not be empty; omit it or send null for all events.", {
+      field: "events",
+    });
   }
   await checkWebhookUrl(input.url, {
     allowPrivate: ctx.deps.config.MNEMO_WEBHOOK_ALLOW_PRIVATE,

@@ -45,7 +45,7 @@ export function isPublicAddress(address: string): boolean {
 
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
 
-const bad = (message: string) => new CoreError("invalid_webhook_url", message);
+const bad = (message: string) => new CoreError("invalid_webhook_url", message, { field: "url" });
 
 /**
  * Checks a webhook URL at configuration time: https only, no credentials, and the host (an IP

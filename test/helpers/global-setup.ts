@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,12 +9,30 @@ import { startEmbedded } from "../../src/db/embedded.js";
 import { migrate } from "../../src/db/migrate.js";
 import { silentLogger } from "../../src/logger.js";
 import { TEST_EMBEDDING_DIM } from "./constants.js";
+import { ensureNativeServer } from "./native-pg.js";
+import { databaseUrl, dropDatabase, onMaintenance, TEST_DB_PREFIX } from "./test-db.js";
 
 /**
- * Builds one migrated database (our schema and pg-boss's) and dumps it; every test file loads
- * that dump into its own in-memory PGlite in well under a second.
+ * Builds one migrated database (our schema and pg-boss's) per run. On the embedded database it is
+ * dumped, and every test service loads that dump into its own in-memory PGlite in well under a
+ * second. With MNEMO_TEST_DATABASE_URL it is a template database on that server, and every test
+ * service gets a `CREATE DATABASE ... TEMPLATE` copy (test/helpers/test-db.ts).
  */
 export default async function setup(project: TestProject) {
+  const runId = `${process.pid}_${randomBytes(3).toString("hex")}`;
+  project.provide("testRunId", runId);
+  const serverUrl = process.env.MNEMO_TEST_DATABASE_URL;
+  if (serverUrl !== undefined) {
+    if (!serverUrl) {
+      throw new Error(
+        "MNEMO_TEST_DATABASE_URL is empty: set it (or DATABASE_URL for `npm run test:pg`) to a PostgreSQL server with pgvector",
+      );
+    }
+    return setupServer(project, serverUrl, runId);
+  }
+  project.provide("testServerUrl", "");
+  project.provide("testTemplateDb", "");
+  await ensureNativeServer();
   const dir = path.join(os.tmpdir(), `mnemo-test-template-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   const server = await startEmbedded({ dataDir: dir, maxConnections: 20, inMemory: true });
@@ -22,11 +41,42 @@ export default async function setup(project: TestProject) {
   const boss = await startBoss(server.connectionString, silentLogger(), { schedule: false });
   await boss.stop({ graceful: false });
   await db.pool.end();
-  const dump = await server.pglite.dumpDataDir("gzip");
+  const dump = await server.dump();
   const file = path.join(dir, "template.tar.gz");
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await server.stop();
   project.provide("templatePath", file);
+}
+
+async function setupServer(project: TestProject, serverUrl: string, runId: string) {
+  const template = `${TEST_DB_PREFIX}${runId}_template`;
+  await onMaintenance(serverUrl, (c) => c.query(`CREATE DATABASE "${template}" TEMPLATE template0`));
+  const url = databaseUrl(serverUrl, template);
+  const db = createDb(url, 4);
+  await migrate(db, { embeddingDim: TEST_EMBEDDING_DIM });
+  const boss = await startBoss(url, silentLogger(), { schedule: false });
+  await boss.stop({ graceful: false, close: true });
+  await db.pool.end();
+  // Nothing may stay connected to a template while it is copied.
+  await onMaintenance(serverUrl, (c) =>
+    c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [template]),
+  );
+  project.provide("testServerUrl", serverUrl);
+  project.provide("testTemplateDb", template);
+  project.provide("templatePath", "");
+  const { hostname, port } = new URL(serverUrl);
+  console.log(
+    `test databases: PostgreSQL server at ${hostname || "localhost"}:${port || 5432} (template ${template})`,
+  );
+  return async () => {
+    // Every database of this run: the template and any copy a crashed test file left behind.
+    const { rows } = await onMaintenance(serverUrl, (c) =>
+      c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [
+        `${TEST_DB_PREFIX}${runId}_`,
+      ]),
+    );
+    for (const r of rows) await dropDatabase(serverUrl, r.datname);
+  };
 }
 
 declare module "vitest" {

@@ -8,9 +8,11 @@ import { loadConfig } from "../../src/config.js";
 import type { Deps } from "../../src/context.js";
 import { createDb } from "../../src/db/db.js";
 import { startEmbedded } from "../../src/db/embedded.js";
-import { silentLogger } from "../../src/logger.js";
+import type { OpenedDatabase } from "../../src/db/open.js";
+import { type Logger, silentLogger } from "../../src/logger.js";
 import { type Runtime, startRuntime } from "../../src/runtime.js";
 import { TEST_EMBEDDING_DIM } from "./constants.js";
+import { createTestDatabase, onServer } from "./test-db.js";
 
 export interface TestService {
   app: App;
@@ -38,42 +40,34 @@ export interface TestResponse {
 }
 
 /**
- * A whole service on its own in-memory copy of the migrated template database: the real
- * runtime (migrations, bootstrap, pg-boss, providers, app), without binding a port.
+ * A whole service on its own copy of the migrated template database: the real runtime
+ * (migrations, bootstrap, pg-boss, providers, app), without binding a port. The copy is an
+ * in-memory PGlite, or with MNEMO_TEST_DATABASE_URL a database of its own on that server.
  */
 export async function startTestService(
-  options: { env?: Record<string, string>; workers?: boolean } = {},
+  options: { env?: Record<string, string>; workers?: boolean; log?: Logger } = {},
 ): Promise<TestService> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "mn-"));
-  const template = new Blob([readFileSync(inject("templatePath"))]);
-  const embedded = await startEmbedded({
-    dataDir: dir,
-    maxConnections: 60,
-    inMemory: true,
-    loadDataDir: template,
-  });
   const config = loadConfig({
     LOG_LEVEL: "silent",
     MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM),
     MNEMO_DATA_DIR: dir,
     ...options.env,
   });
-  const db = createDb(embedded.connectionString, config.MNEMO_DB_POOL_SIZE, async () => {
-    await embedded.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const opened = await openTestDatabase(dir, config.MNEMO_DB_POOL_SIZE);
   const runtime = await startRuntime(
     config,
-    silentLogger(),
+    options.log ?? silentLogger(),
     { api: true, worker: options.workers ?? true },
-    { opened: { db, connectionString: embedded.connectionString, kind: "embedded" }, listen: false },
+    { opened, listen: false },
   );
+  const connectionString = opened.connectionString;
   const app = runtime.app!;
   return {
     app,
     deps: runtime.deps,
     runtime,
-    connectionString: embedded.connectionString,
+    connectionString,
     async newOrg(name = "test") {
       const o = await createOrg(runtime.deps.db, { name });
       return { orgId: o.org_id, key: o.api_key };
@@ -98,6 +92,30 @@ export async function startTestService(
     },
     stop: () => runtime.stop(),
   };
+}
+
+/** A fresh copy of the template: in-memory PGlite served over the wire, or a server database. */
+async function openTestDatabase(dir: string, poolSize: number): Promise<OpenedDatabase> {
+  if (onServer()) {
+    const copy = await createTestDatabase();
+    const db = createDb(copy.url, poolSize, async () => {
+      await copy.drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return { db, connectionString: copy.url, kind: "external" };
+  }
+  const template = new Blob([readFileSync(inject("templatePath"))]);
+  const embedded = await startEmbedded({
+    dataDir: dir,
+    maxConnections: 60,
+    inMemory: true,
+    loadDataDir: template,
+  });
+  const db = createDb(embedded.connectionString, poolSize, async () => {
+    await embedded.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { db, connectionString: embedded.connectionString, kind: "embedded" };
 }
 
 /** Polls `check` until it returns a truthy value (conditions, never fixed sleeps). */

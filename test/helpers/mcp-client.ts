@@ -69,4 +69,5 @@ export const TOOL_NAMES = [
   "update_group",
   "archive_group",
   "tag_memory",
+  "update_memory",
 ];

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { findRunningServer } from "../../src/db/embedded.js";
+import { createTestDatabase, onServer } from "./test-db.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-const TSX_CLI = path.join(ROOT, "node_modules/tsx/dist/cli.mjs");
 /** tsx's launcher, for clients that spawn the binary themselves (the MCP SDK's stdio transport). */
 export const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 
@@ -43,13 +44,21 @@ export interface MnemoProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs the real entry point (`src/cli/main.ts`) on this Node, as `npm start` would. */
-export function spawnMnemo(args: string[], env: Record<string, string | undefined>): MnemoProcess {
-  const child = spawn(process.execPath, [TSX_CLI, "src/cli/main.ts", ...args], {
+/**
+ * Runs the real entry point (`src/cli/main.ts`) on this Node, loaded through tsx's hooks in the
+ * same process (no tsx launcher in between), so that signals reach the server itself.
+ */
+export function spawnMnemo(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { direct?: boolean; stdin?: string } = {},
+): MnemoProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
     cwd: ROOT,
     env: childEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin);
   let out = "";
   let err = "";
   const listeners = new Set<() => void>();
@@ -67,7 +76,7 @@ export function spawnMnemo(args: string[], env: Record<string, string | undefine
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitFor(re, timeoutMs = 60_000) {
+    waitFor(re, timeoutMs = 150_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = (out + err).match(re);
@@ -103,8 +112,12 @@ export function spawnMnemo(args: string[], env: Record<string, string | undefine
 }
 
 /** Runs the CLI to completion and returns its output. */
-export async function runMnemo(args: string[], env: Record<string, string | undefined>) {
-  const p = spawnMnemo(args, env);
+export async function runMnemo(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { stdin?: string } = {},
+) {
+  const p = spawnMnemo(args, env, options);
   const code = await p.exited;
   return { code, stdout: p.stdout(), stderr: p.stderr() };
 }
@@ -113,35 +126,47 @@ export interface ServerProcess {
   url: string;
   key: string;
   dataDir: string;
+  /** The database the server runs on (a server database, or the embedded one it serves). */
+  databaseUrl: string;
   process: MnemoProcess;
   stop(): Promise<void>;
 }
 
-/** The real binary (`mnemo serve`) on a temp data dir and a free port, with a known bootstrap key. */
+/**
+ * The real binary (`mnemo serve`) on a free port, with a known bootstrap key: on a fresh data
+ * directory, or with MNEMO_TEST_DATABASE_URL on a fresh copy of the template database there.
+ */
 export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-proc-"));
   const port = await freePort();
   const key = `mnemo_test_${Math.random().toString(36).slice(2)}_bootstrap_key`;
+  const serverDb = onServer() ? await createTestDatabase() : undefined;
   const p = spawnMnemo(["serve"], {
     PORT: String(port),
     HOST: "127.0.0.1",
     MNEMO_DATA_DIR: dataDir,
     MNEMO_BOOTSTRAP_API_KEY: key,
+    ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
     ...env,
   });
   try {
     await p.waitFor(/"msg":"ready"/);
   } catch (err) {
     await p.kill("SIGKILL");
+    await serverDb?.drop();
     throw err;
   }
+  const databaseUrl = serverDb?.url ?? (await findRunningServer(dataDir));
+  if (!databaseUrl) throw new Error("the server process records no database address");
   return {
     url: `http://127.0.0.1:${port}`,
     key,
     dataDir,
+    databaseUrl,
     process: p,
     async stop() {
       await p.kill("SIGTERM");
+      await serverDb?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

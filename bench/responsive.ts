@@ -1,0 +1,194 @@
+/**
+ * Does the service stay responsive under a big job? A real `mnemo serve` process on a fresh
+ * embedded data directory (or DATABASE_URL when set), spoken to over HTTP from this process:
+ *   1. /healthz latency, polled back to back, while one 5,000-message ingest job runs;
+ *   2. search latency at 20 concurrent clients over the memories that job stored.
+ *   npm run bench:responsive [-- --messages 5000 --clients 20 --queries 400]
+ * Targets (issue 13): /healthz p99 <= 50 ms during the job; search p95 <= 60 ms.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { call, percentile } from "./lib.js";
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? (process.argv[i + 1] ?? def) : def;
+};
+const MESSAGES = Number(arg("messages", "5000"));
+const CLIENTS = Number(arg("clients", "20"));
+const QUERIES = Number(arg("queries", "400"));
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+const cities = ["Lisbon", "Porto", "Oslo", "Kyoto", "Lima", "Quito", "Dakar", "Hanoi", "Tunis", "Perth"];
+const foods = [
+  "green tea",
+  "ramen",
+  "olives",
+  "figs",
+  "mango",
+  "rye bread",
+  "kimchi",
+  "tofu",
+  "dates",
+  "okra",
+];
+const hobbies = ["climbing", "chess", "rowing", "pottery", "birding", "sailing", "judo", "origami", "tango"];
+function message(i: number) {
+  const c = cities[i % cities.length];
+  const f = foods[(i * 7) % foods.length];
+  const h = hobbies[(i * 3) % hobbies.length];
+  const forms = [
+    `I moved to ${c} in ${1990 + (i % 30)} and I still live there.`,
+    `My favourite food is ${f}, especially on day ${i}.`,
+    `I have been doing ${h} every week since ${2000 + (i % 20)}.`,
+    `My colleague number ${i} works in ${c} on the ${h} project.`,
+    `Remind me that the meeting ${i} is about ${f} supplies.`,
+  ];
+  return { role: i % 2 ? "assistant" : "user", content: forms[i % forms.length]! };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const stats = (ms: number[]) =>
+  `n=${ms.length} p50 ${percentile(ms, 50).toFixed(1)} ms, p95 ${percentile(ms, 95).toFixed(1)} ms, ` +
+  `p99 ${percentile(ms, 99).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms`;
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-resp-"));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    ...process.env,
+    MNEMO_DATA_DIR: dir,
+    PORT: String(port),
+    LOG_LEVEL: "warn",
+    MNEMO_BOOTSTRAP_API_KEY: "mnemo_bench_responsive_bootstrap_key",
+  };
+  const server = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const stop = async () => {
+    if (server.exitCode === null) {
+      server.kill("SIGTERM");
+      await new Promise((r) => server.once("exit", r));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (;;) {
+      const ok = await fetch(`${url}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ok) break;
+      if (server.exitCode !== null) throw new Error("server exited");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // An unlimited organisation (the admin CLI attaches to the server's database).
+    const admin = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "src/cli/main.ts",
+        "admin",
+        "create-org",
+        "--name",
+        "bench",
+        "--tier",
+        "unlimited",
+        "--json",
+      ],
+      { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let out = "";
+    admin.stdout!.on("data", (d) => {
+      out += d;
+    });
+    await new Promise((r) => admin.once("exit", r));
+    const key = (JSON.parse(out) as { api_key: string }).api_key;
+    const db = process.env.DATABASE_URL ? "PostgreSQL (DATABASE_URL)" : "embedded (PGlite)";
+
+    // 1. /healthz while a big job runs.
+    const body = {
+      user_id: "user-0",
+      conv_id: "conv-big",
+      messages: Array.from({ length: MESSAGES }, (_, i) => message(i)),
+    };
+    process.stderr.write(`ingesting ${MESSAGES} messages (${JSON.stringify(body).length} bytes)...\n`);
+    const health: number[] = [];
+    let running = true;
+    const poller = (async () => {
+      while (running) {
+        const t = performance.now();
+        await fetch(`${url}/healthz`).then((r) => r.text());
+        health.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const t0 = performance.now();
+    const accepted = await call(url, key, "POST", "/v1/memories", body);
+    const acceptMs = performance.now() - t0;
+    let job = accepted;
+    while (job.status === "pending" || job.status === "running") {
+      await new Promise((r) => setTimeout(r, 250));
+      job = await call(url, key, "GET", `/v1/memories/jobs/${accepted.id}`);
+    }
+    const jobMs = performance.now() - t0;
+    running = false;
+    await poller;
+    if (job.status !== "succeeded") throw new Error(`job ${job.status}: ${JSON.stringify(job.error)}`);
+
+    // 2. Search at CLIENTS concurrent clients.
+    const queries = [...cities, ...foods, ...hobbies].map((w) => `what about ${w}?`);
+    const search: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < QUERIES) {
+          const i = next++;
+          const t = performance.now();
+          await call(url, key, "POST", "/v1/memories/search", {
+            query: queries[i % queries.length],
+            user_id: "user-0",
+            mode: "retrieve",
+          });
+          search.push(performance.now() - t);
+        }
+      }),
+    );
+
+    const timings = job.result.stage_timings as Record<string, number>;
+    process.stdout.write(
+      `\ndatabase: ${db}\n` +
+        `ingest of ${MESSAGES} messages: accepted in ${acceptMs.toFixed(0)} ms, terminal after ${(jobMs / 1000).toFixed(1)} s, ` +
+        `${job.result.memories_created.length} memories created; stages (s): ` +
+        `${Object.entries(timings)
+          .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+          .join(", ")}\n` +
+        `/healthz during the job: ${stats(health)}   (target p99 <= 50 ms)\n` +
+        `search (mode=retrieve, ${CLIENTS} concurrent clients): ${stats(search)}   (target p95 <= 60 ms)\n`,
+    );
+  } finally {
+    await stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

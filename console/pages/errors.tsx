@@ -1,0 +1,29 @@
+import { isCoreError } from "../../src/errors.js";
+import { Notice, PageHead } from "../components.js";
+import { Layout } from "../layout.js";
+import { type Ctx, chrome, page } from "../render.js";
+
+/** The console's one error mapper: a page with the core error's message (never internals). */
+export function renderError(c: Ctx, err: unknown): Promise<Response> {
+  const core = isCoreError(err) ? err : null;
+  const status = core?.status ?? 500;
+  if (status >= 500) c.get("log")?.error({ err: core?.cause ?? err }, "console request failed");
+  const message =
+    status >= 500 || !core
+      ? `Something went wrong on our side. Quote request id ${c.get("requestId") ?? "(none)"} to the operator.`
+      : core.message;
+  for (const [k, v] of Object.entries(core?.headers ?? {})) c.header(k, v);
+  const title =
+    status === 404 ? "Not found" : status === 429 ? "Slow down" : status === 403 ? "Refused" : "Error";
+  return page(
+    c,
+    <Layout title={title} chrome={chrome(c)}>
+      <PageHead title={title} />
+      <Notice kind="error">{message}</Notice>
+      <p>
+        <a href="/console/memories">Back to memories</a>
+      </p>
+    </Layout>,
+    status,
+  );
+}

@@ -1,0 +1,165 @@
+import { CoreError, isCoreError } from "../../src/errors.js";
+import { archiveGroup } from "../../src/groups/archive.js";
+import { createGroup } from "../../src/groups/create.js";
+import { listGroups } from "../../src/groups/list.js";
+import { GROUP_NAME_MAX, GROUP_PROMPT_MAX } from "../../src/groups/model.js";
+import { updateGroup } from "../../src/groups/update.js";
+import { Card, Empty, Notice, PageHead, Status, Time } from "../components.js";
+import { Csrf, Layout } from "../layout.js";
+import { type Ctx, chrome, formOf, page } from "../render.js";
+import type { ConsoleApp } from "../types.js";
+
+async function groupsPage(
+  c: Ctx,
+  notice?: { kind: "ok" | "error"; text: string },
+  draft?: Record<string, string>,
+) {
+  const groups = await listGroups({ ctx: c.get("ctx"), input: { includeArchived: true } });
+  const csrf = c.get("csrf");
+  return page(
+    c,
+    <Layout title="Groups" chrome={chrome(c)} section="groups">
+      <PageHead
+        title="Groups"
+        lead="Groups tag memories across users. A prompted group tags only what its prompt describes; a catch-all group tags every ingest that names it."
+      />
+      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
+      <form method="post" action="/console/groups" class="card stack" aria-label="Create a group">
+        <h2>New group</h2>
+        <Csrf token={csrf} />
+        <div class="field wide">
+          <label for="g-name">Name</label>
+          <input id="g-name" name="name" required maxlength={GROUP_NAME_MAX} value={draft?.name ?? ""} />
+        </div>
+        <div class="field wide">
+          <label for="g-prompt">Prompt (optional: leave empty for a catch-all group)</label>
+          <textarea id="g-prompt" name="prompt" rows={2} maxlength={GROUP_PROMPT_MAX}>
+            {draft?.prompt ?? ""}
+          </textarea>
+        </div>
+        <div>
+          <button type="submit" class="btn primary">
+            Create group
+          </button>
+        </div>
+      </form>
+      {groups.data.length === 0 ? (
+        <Empty title="No groups yet.">
+          Create one above, then tag memories with it or name it in an ingest.
+        </Empty>
+      ) : (
+        <div class="stack">
+          {groups.data.map((g) => (
+            <Card>
+              <div class="group-head">
+                <h2>{g.name}</h2>
+                <Status value={g.status} />
+                <span class="mono small muted">{g.id}</span>
+                <span class="small muted">
+                  created <Time iso={g.created_at} />
+                </span>
+              </div>
+              <form method="post" action={`/console/groups/${g.id}`} class="stack">
+                <Csrf token={csrf} />
+                <div class="row">
+                  <div class="field">
+                    <label for={`n-${g.id}`}>Name</label>
+                    <input id={`n-${g.id}`} name="name" value={g.name} maxlength={GROUP_NAME_MAX} required />
+                  </div>
+                  <div class="field wide">
+                    <label for={`p-${g.id}`}>Prompt</label>
+                    <textarea
+                      id={`p-${g.id}`}
+                      name="prompt"
+                      rows={2}
+                      maxlength={GROUP_PROMPT_MAX}
+                      placeholder="catch-all"
+                    >
+                      {g.prompt ?? ""}
+                    </textarea>
+                  </div>
+                </div>
+                <div class="inline">
+                  <button type="submit" class="btn small">
+                    Save
+                  </button>
+                  <a class="btn ghost small" href={`/console/memories?group_id=${encodeURIComponent(g.id)}`}>
+                    Its memories
+                  </a>
+                </div>
+              </form>
+              <form method="post" action={`/console/groups/${g.id}/status`} class="inline end">
+                <Csrf token={csrf} />
+                <input type="hidden" name="status" value={g.status === "active" ? "archived" : "active"} />
+                <button
+                  type="submit"
+                  class={g.status === "active" ? "btn ghost small danger-text" : "btn ghost small"}
+                >
+                  {g.status === "active" ? "Archive" : "Restore"}
+                </button>
+              </form>
+            </Card>
+          ))}
+        </div>
+      )}
+    </Layout>,
+    notice?.kind === "error" ? 422 : 200,
+  );
+}
+
+async function attempt(c: Ctx, run: () => Promise<string>, draft?: Record<string, string>) {
+  try {
+    return groupsPage(c, { kind: "ok", text: await run() });
+  } catch (err) {
+    if (isCoreError(err) && err.status < 500 && err.status !== 404) {
+      return groupsPage(c, { kind: "error", text: err.message }, draft);
+    }
+    throw err;
+  }
+}
+
+export function registerGroupPages(app: ConsoleApp) {
+  app.get("/groups", (c) => groupsPage(c));
+
+  app.post("/groups", async (c) => {
+    const f = await formOf(c);
+    return attempt(
+      c,
+      async () => {
+        const g = await createGroup({
+          ctx: c.get("ctx"),
+          input: { name: f.name ?? "", prompt: f.prompt ?? null },
+        });
+        return `Group “${g.name}” created.`;
+      },
+      f,
+    );
+  });
+
+  app.post("/groups/:id", async (c) => {
+    const f = await formOf(c);
+    return attempt(c, async () => {
+      // A prompt can be set or changed but never removed (the API has no "no prompt").
+      const g = await updateGroup({
+        ctx: c.get("ctx"),
+        input: { id: c.req.param("id"), name: f.name ?? null, prompt: f.prompt ?? null },
+      });
+      return `Group “${g.name}” saved.`;
+    });
+  });
+
+  app.post("/groups/:id/status", async (c) => {
+    const f = await formOf(c);
+    const ctx = c.get("ctx");
+    const id = c.req.param("id");
+    return attempt(c, async () => {
+      if (f.status === "archived") {
+        const g = await archiveGroup({ ctx, input: { id } });
+        return `Group “${g.name}” archived: it no longer tags new ingests; its memories stay searchable.`;
+      }
+      if (f.status !== "active") throw new CoreError("invalid_request", "status must be active or archived.");
+      const g = await updateGroup({ ctx, input: { id, status: "active" } });
+      return `Group “${g.name}” restored.`;
+    });
+  });
+}

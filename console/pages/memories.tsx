@@ -1,0 +1,444 @@
+import type { FC } from "hono/jsx";
+import { isCoreError } from "../../src/errors.js";
+import { listGroups } from "../../src/groups/list.js";
+import type { Group } from "../../src/groups/model.js";
+import { deleteMemory } from "../../src/memories/delete.js";
+import { inspectMemory } from "../../src/memories/inspect.js";
+import { type ListMemoriesInput, listMemories } from "../../src/memories/list.js";
+import { MEMORY_TYPES, type Memory, type MemoryType } from "../../src/memories/model.js";
+import { patchMemoryGroups } from "../../src/memories/patch.js";
+import { listRevisions } from "../../src/memories/revisions.js";
+import { AXIS_LABELS, Badge, Card, Empty, Json, Notice, PageHead, Status, Time } from "../components.js";
+import { Csrf, Layout } from "../layout.js";
+import { type Ctx, chrome, formOf, isHtmx, page, queryOf } from "../render.js";
+import type { ConsoleApp } from "../types.js";
+
+const PAGE_SIZE = 25;
+const FILTERS = ["type", "status", "user_id", "agent_id", "conv_id", "app_id", "group_id", "order"] as const;
+
+const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[]): T | undefined =>
+  v !== undefined && (allowed as readonly string[]).includes(v) ? (v as T) : undefined;
+
+const href = (params: Record<string, string | undefined>) => {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  const s = q.toString();
+  return `/console/memories${s ? `?${s}` : ""}`;
+};
+
+const groupName = (groups: Group[], id: string) => groups.find((g) => g.id === id)?.name;
+
+const Tags: FC<{ memory: Memory; groups: Group[]; csrf: string; error?: string }> = ({
+  memory,
+  groups,
+  csrf,
+  error,
+}) => {
+  const addable = groups.filter((g) => g.status === "active" && !memory.group_ids.includes(g.id));
+  const action = `/console/memories/${memory.id}/tags`;
+  return (
+    <section class="card" id="tags">
+      <h2>Groups</h2>
+      {error ? <Notice kind="error">{error}</Notice> : null}
+      {memory.group_ids.length === 0 ? (
+        <p class="muted">Not tagged with any group.</p>
+      ) : (
+        <ul class="tags">
+          {memory.group_ids.map((g) => (
+            <li>
+              <span class="tag">{groupName(groups, g) ?? g}</span>
+              <form method="post" action={action} hx-post={action} hx-target="#tags" hx-swap="outerHTML">
+                <Csrf token={csrf} />
+                <input type="hidden" name="remove" value={g} />
+                <button
+                  type="submit"
+                  class="btn ghost small"
+                  aria-label={`Remove group ${groupName(groups, g) ?? g}`}
+                >
+                  Remove
+                </button>
+              </form>
+            </li>
+          ))}
+        </ul>
+      )}
+      {addable.length > 0 ? (
+        <form
+          method="post"
+          action={action}
+          hx-post={action}
+          hx-target="#tags"
+          hx-swap="outerHTML"
+          class="inline"
+        >
+          <Csrf token={csrf} />
+          <label for="add-group">Add to group</label>
+          <select id="add-group" name="add">
+            {addable.map((g) => (
+              <option value={g.id}>{g.name}</option>
+            ))}
+          </select>
+          <button type="submit" class="btn small">
+            Add
+          </button>
+        </form>
+      ) : (
+        <p class="muted small">
+          {groups.length === 0 ? (
+            <>
+              No groups yet: <a href="/console/groups">create one</a> to tag memories.
+            </>
+          ) : (
+            "Every active group is already on this memory."
+          )}
+        </p>
+      )}
+    </section>
+  );
+};
+
+const Filters: FC<{ q: Record<string, string>; groups: Group[] }> = ({ q, groups }) => (
+  <form method="get" action="/console/memories" class="filters" aria-label="Filter memories">
+    <div class="field">
+      <label for="f-type">Type</label>
+      <select id="f-type" name="type">
+        <option value="">all but directives</option>
+        {MEMORY_TYPES.map((t) => (
+          <option value={t} selected={q.type === t}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </div>
+    <div class="field">
+      <label for="f-status">Status</label>
+      <select id="f-status" name="status">
+        <option value="">any</option>
+        <option value="active" selected={q.status === "active"}>
+          active only
+        </option>
+        <option value="superseded" selected={q.status === "superseded"}>
+          superseded only
+        </option>
+      </select>
+    </div>
+    {(["user_id", "agent_id", "conv_id", "app_id"] as const).map((k) => (
+      <div class="field">
+        <label for={`f-${k}`}>{AXIS_LABELS[k]}</label>
+        <input id={`f-${k}`} name={k} value={q[k] ?? ""} placeholder="any" />
+      </div>
+    ))}
+    <div class="field">
+      <label for="f-group">Group</label>
+      <select id="f-group" name="group_id">
+        <option value="">any</option>
+        {groups.map((g) => (
+          <option value={g.id} selected={q.group_id === g.id}>
+            {g.status === "archived" ? `${g.name} (archived)` : g.name}
+          </option>
+        ))}
+      </select>
+    </div>
+    <div class="field">
+      <label for="f-order">Order</label>
+      <select id="f-order" name="order">
+        <option value="created_at_desc">newest first</option>
+        <option value="created_at_asc" selected={q.order === "created_at_asc"}>
+          oldest first
+        </option>
+      </select>
+    </div>
+    <div class="field buttons">
+      <button type="submit" class="btn primary">
+        Apply
+      </button>
+      <a class="btn ghost" href="/console/memories">
+        Clear
+      </a>
+    </div>
+  </form>
+);
+
+const excerpt = (s: string, n = 180) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+const MemoryRows: FC<{ rows: Memory[]; groups: Group[] }> = ({ rows, groups }) => (
+  <div class="table-wrap">
+    <table class="rows">
+      <thead>
+        <tr>
+          <th scope="col">Memory</th>
+          <th scope="col">Type</th>
+          <th scope="col" class="hide-sm">
+            User · conversation
+          </th>
+          <th scope="col" class="hide-sm">
+            Groups
+          </th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((m) => (
+          <tr>
+            <td class="text">
+              <a href={`/console/memories/${m.id}`}>{excerpt(m.text)}</a>
+            </td>
+            <td>
+              <Badge tone={m.type}>{m.type}</Badge>
+              {m.details.status === "superseded" ? <Status value="superseded" /> : null}
+            </td>
+            <td class="mono small hide-sm">
+              {m.user_id ?? "—"}
+              {m.conv_id ? <span class="muted"> · {m.conv_id}</span> : null}
+            </td>
+            <td class="hide-sm">
+              {m.group_ids.map((g) => (
+                <span class="tag">{groupName(groups, g) ?? g}</span>
+              ))}
+            </td>
+            <td class="nowrap">
+              <Time iso={m.created_at} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
+);
+
+async function memoryPage(c: Ctx, id: string, tagError?: string) {
+  const ctx = c.get("ctx");
+  const [found, revisions, groups] = await Promise.all([
+    inspectMemory({ ctx, input: { id } }),
+    listRevisions({ ctx, input: { id } }),
+    listGroups({ ctx, input: { includeArchived: true } }),
+  ]);
+  const m = found.memory;
+  const { full_content, ...details } = m.details as Record<string, unknown>;
+  return page(
+    c,
+    <Layout title="Memory" chrome={chrome(c)} section="memories">
+      <p class="crumbs">
+        <a href="/console/memories">Memories</a> / <span class="mono">{m.id}</span>
+      </p>
+      <PageHead title={`${m.type[0]!.toUpperCase()}${m.type.slice(1)}`}>
+        <a class="btn danger" href={`/console/memories/${m.id}/delete`}>
+          Delete…
+        </a>
+      </PageHead>
+      <div class="grid two">
+        <div class="stack">
+          <Card title="Text">
+            <p class="memory-text" id="memory-text">
+              {m.text}
+            </p>
+            {typeof full_content === "string" ? (
+              <details>
+                <summary>Full content ({full_content.length} characters)</summary>
+                <pre class="json">
+                  <code>{full_content}</code>
+                </pre>
+              </details>
+            ) : null}
+          </Card>
+          <Card title="Details">
+            <Json value={details} />
+          </Card>
+          <Card title={`Revisions (${revisions.data.length})`} id="revisions">
+            {revisions.data.length <= 1 ? (
+              <p class="muted">No other revisions: this memory was never superseded or versioned.</p>
+            ) : null}
+            <ol class="chain">
+              {revisions.data.map((r) => (
+                <li class={r.id === m.id ? "current" : undefined}>
+                  <div class="chain-head">
+                    {r.id === m.id ? (
+                      <strong>This memory</strong>
+                    ) : (
+                      <a href={`/console/memories/${r.id}`}>{r.id.slice(0, 8)}</a>
+                    )}
+                    <Time iso={r.created_at} />
+                    {typeof r.details.status === "string" ? <Status value={r.details.status} /> : null}
+                    {typeof r.details.version === "number" ? <Badge>v{r.details.version}</Badge> : null}
+                  </div>
+                  <p>{excerpt(r.text, 240)}</p>
+                </li>
+              ))}
+            </ol>
+          </Card>
+        </div>
+        <div class="stack">
+          <Card title="About">
+            <dl class="kv">
+              <dt>Type</dt>
+              <dd>
+                <Badge tone={m.type}>{m.type}</Badge>
+              </dd>
+              <dt>Embedding</dt>
+              <dd id="embedding">
+                {found.has_embedding ? <Badge tone="ok">present</Badge> : <Badge tone="warn">missing</Badge>}
+              </dd>
+              <dt>Written by</dt>
+              <dd>
+                {found.job_id ? (
+                  <a class="mono" href={`/console/ingest/jobs/${found.job_id}`}>
+                    {found.job_id}
+                  </a>
+                ) : (
+                  <span class="muted">no job (written directly)</span>
+                )}
+              </dd>
+              {(["user_id", "agent_id", "conv_id", "app_id"] as const).map((k) => (
+                <>
+                  <dt>{AXIS_LABELS[k]}</dt>
+                  <dd class="mono">{m[k] ?? <span class="muted">—</span>}</dd>
+                </>
+              ))}
+              <dt>Categories</dt>
+              <dd>{m.categories.length ? m.categories.join(", ") : <span class="muted">—</span>}</dd>
+              <dt>Created</dt>
+              <dd>
+                <Time iso={m.created_at} />
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <Time iso={m.updated_at} />
+              </dd>
+            </dl>
+          </Card>
+          <Tags memory={m} groups={groups.data} csrf={c.get("csrf")} error={tagError} />
+        </div>
+      </div>
+    </Layout>,
+    tagError ? 422 : 200,
+  );
+}
+
+export function registerMemoryPages(app: ConsoleApp) {
+  app.get("/memories", async (c) => {
+    const q = queryOf(c);
+    const ctx = c.get("ctx");
+    const input: ListMemoriesInput = {
+      type: oneOf(q.type, MEMORY_TYPES) as MemoryType | undefined,
+      status: oneOf(q.status, ["active", "superseded"] as const),
+      user_id: q.user_id,
+      agent_id: q.agent_id,
+      conv_id: q.conv_id,
+      app_id: q.app_id,
+      group_id: q.group_id,
+      order: oneOf(q.order, ["created_at_desc", "created_at_asc"] as const),
+      cursor: q.cursor,
+      limit: PAGE_SIZE,
+    };
+    const [list, groups] = await Promise.all([
+      listMemories({ ctx, input }),
+      listGroups({ ctx, input: { includeArchived: true } }),
+    ]);
+    const filters = Object.fromEntries(FILTERS.map((k) => [k, q[k]]));
+    const filtered = FILTERS.some((k) => k !== "order" && q[k]);
+    return page(
+      c,
+      <Layout title="Memories" chrome={chrome(c)} section="memories">
+        <PageHead title="Memories" lead="What this organisation remembers, newest first unless you choose." />
+        {q.deleted ? <Notice kind="ok">The memory was deleted.</Notice> : null}
+        <Filters q={q} groups={groups.data} />
+        {list.data.length === 0 ? (
+          q.cursor ? (
+            <Empty title="No more memories.">
+              <a href={href(filters)}>Back to the first page</a>
+            </Empty>
+          ) : filtered ? (
+            <Empty title="No memory matches these filters.">
+              <a href="/console/memories">Clear the filters</a> or widen them.
+            </Empty>
+          ) : (
+            <Empty title="Nothing remembered yet.">
+              <a href="/console/ingest">Ingest a conversation</a> (or <code>POST /v1/memories</code>) and the
+              facts extracted from it appear here.
+            </Empty>
+          )
+        ) : (
+          <>
+            <MemoryRows rows={list.data} groups={groups.data} />
+            <nav class="pager" aria-label="Pages">
+              {q.cursor ? <a href={href(filters)}>← First page</a> : <span />}
+              <span class="muted small">{list.data.length} shown</span>
+              {list.next_cursor ? (
+                <a href={href({ ...filters, cursor: list.next_cursor })} rel="next">
+                  Next page →
+                </a>
+              ) : (
+                <span />
+              )}
+            </nav>
+          </>
+        )}
+      </Layout>,
+    );
+  });
+
+  app.get("/memories/:id", (c) => memoryPage(c, c.req.param("id")));
+
+  app.post("/memories/:id/tags", async (c) => {
+    const id = c.req.param("id");
+    const form = await formOf(c);
+    const ctx = c.get("ctx");
+    let error: string | undefined;
+    try {
+      await patchMemoryGroups({
+        ctx,
+        input: {
+          id,
+          add_group_ids: form.add ? [form.add] : null,
+          remove_group_ids: form.remove ? [form.remove] : null,
+        },
+      });
+    } catch (err) {
+      if (!isCoreError(err) || err.status >= 500 || err.status === 404) throw err;
+      error = err.message;
+    }
+    if (!isHtmx(c)) return error ? memoryPage(c, id, error) : c.redirect(`/console/memories/${id}#tags`, 303);
+    const [found, groups] = await Promise.all([
+      inspectMemory({ ctx, input: { id } }),
+      listGroups({ ctx, input: { includeArchived: true } }),
+    ]);
+    return page(
+      c,
+      <Tags memory={found.memory} groups={groups.data} csrf={c.get("csrf")} error={error} />,
+      200,
+      true,
+    );
+  });
+
+  app.get("/memories/:id/delete", async (c) => {
+    const id = c.req.param("id");
+    const { memory } = await inspectMemory({ ctx: c.get("ctx"), input: { id } });
+    return page(
+      c,
+      <Layout title="Delete memory" chrome={chrome(c)} section="memories">
+        <PageHead title="Delete this memory?" />
+        <Card>
+          <p class="memory-text">{memory.text}</p>
+          <p>
+            Deleting is permanent: the memory stops appearing in lists, search and context blocks. Facts that
+            it superseded keep their own history.
+          </p>
+          <form method="post" action={`/console/memories/${memory.id}/delete`} class="inline">
+            <Csrf token={c.get("csrf")} />
+            <button type="submit" class="btn danger">
+              Delete permanently
+            </button>
+            <a class="btn ghost" href={`/console/memories/${memory.id}`}>
+              Keep it
+            </a>
+          </form>
+        </Card>
+      </Layout>,
+    );
+  });
+
+  app.post("/memories/:id/delete", async (c) => {
+    await deleteMemory({ ctx: c.get("ctx"), input: { id: c.req.param("id") } });
+    return c.redirect("/console/memories?deleted=1", 303);
+  });
+}

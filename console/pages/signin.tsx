@@ -1,0 +1,120 @@
+import { randomBytes } from "node:crypto";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { Deps } from "../../src/context.js";
+import { isCoreError } from "../../src/errors.js";
+import { csrfMatches, signIn, signOut } from "../../src/sessions/sessions.js";
+import { Notice } from "../components.js";
+import { isHttps, SESSION_COOKIE, setSessionCookie } from "../cookies.js";
+import { Layout } from "../layout.js";
+import { type Ctx, page } from "../render.js";
+import type { ConsoleApp } from "../types.js";
+
+/** Before sign-in there is no session to hold a form token: a random cookie is echoed by the form. */
+const PRE_COOKIE = "mnemo_signin";
+
+const SignIn = ({
+  css,
+  token,
+  error,
+  notice,
+}: {
+  css: string;
+  token: string;
+  error?: string;
+  notice?: string;
+}) => (
+  <Layout title="Sign in" chrome={null} css={css}>
+    <div class="signin">
+      <p class="brand big">
+        <span class="logo" aria-hidden="true">
+          m
+        </span>
+        Mnemo console
+      </p>
+      <h1>Sign in</h1>
+      <p class="lead">
+        Use an API key or a service key of your organisation. The key stays on the server: your browser only
+        keeps a session cookie.
+      </p>
+      {error ? <Notice kind="error">{error}</Notice> : null}
+      {notice ? <Notice kind="ok">{notice}</Notice> : null}
+      <form method="post" action="/console/signin" class="stack">
+        <input type="hidden" name="_csrf" value={token} />
+        <label for="key">API key</label>
+        <input
+          id="key"
+          name="key"
+          type="password"
+          autocomplete="current-password"
+          required
+          autofocus
+          placeholder="mnemo_..."
+        />
+        <button type="submit" class="btn primary">
+          Sign in
+        </button>
+      </form>
+      <p class="muted small">
+        No key yet? An operator makes one with <code>mnemo admin create-key --org ORG_ID</code>; a user signed
+        in with your identity provider mints a service key with <code>POST /v1/auth/service-keys</code>.
+      </p>
+    </div>
+  </Layout>
+);
+
+function preToken(c: Ctx, deps: Deps): string {
+  const existing = getCookie(c, PRE_COOKIE);
+  if (existing && /^[\w-]{32}$/.test(existing)) return existing;
+  const token = randomBytes(24).toString("base64url");
+  setCookie(c, PRE_COOKIE, token, {
+    path: "/console",
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: isHttps(deps, c.req.url, c.req.header("x-forwarded-proto")),
+    maxAge: 3600,
+  });
+  return token;
+}
+
+export function registerSignInPages(app: ConsoleApp, deps: Deps) {
+  app.get("/signin", (c) =>
+    page(
+      c,
+      <SignIn
+        css={c.get("assets").css}
+        token={preToken(c, deps)}
+        notice={c.req.query("signed_out") ? "You are signed out." : undefined}
+      />,
+    ),
+  );
+
+  app.post("/signin", async (c) => {
+    const form = await c.req.parseBody();
+    const cookie = getCookie(c, PRE_COOKIE);
+    if (!cookie || !csrfMatches(cookie, typeof form._csrf === "string" ? form._csrf : undefined)) {
+      return page(
+        c,
+        <SignIn css={c.get("assets").css} token={preToken(c, deps)} error="The form expired. Try again." />,
+        403,
+      );
+    }
+    try {
+      const s = await signIn(deps, typeof form.key === "string" ? form.key : "");
+      setSessionCookie(c, deps, s.cookie, s.expiresAt);
+      deleteCookie(c, PRE_COOKIE, { path: "/console" });
+      return c.redirect("/console/memories", 303);
+    } catch (err) {
+      if (!isCoreError(err) || err.status >= 500) throw err;
+      return page(c, <SignIn css={c.get("assets").css} token={cookie} error={err.message} />, err.status);
+    }
+  });
+}
+
+/** Registered behind the session check, so signing out needs the session's form token. */
+export function registerSignOut(app: ConsoleApp, deps: Deps) {
+  app.post("/signout", async (c) => {
+    await signOut(deps, getCookie(c, SESSION_COOKIE));
+    deleteCookie(c, SESSION_COOKIE, { path: "/console" });
+    return c.redirect("/console/signin?signed_out=1", 303);
+  });
+}

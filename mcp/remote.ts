@@ -1,0 +1,135 @@
+import { randomUUID } from "node:crypto";
+import type { z } from "zod";
+import { CoreError, ERROR_STATUS, type ErrorCode } from "../src/errors.js";
+import { type FieldIssue, issuesMessage } from "../src/wire/common.js";
+import { GroupListSchema, GroupSchema } from "../src/wire/groups.js";
+import { IngestJobSchema } from "../src/wire/ingest.js";
+import { MemoryListSchema, MemorySchema } from "../src/wire/memories.js";
+import { SearchResultSchema } from "../src/wire/search.js";
+import { VariantListSchema, VariantMemorySchema, VariantSearchResultSchema } from "../src/wire/variant.js";
+import { internalError, type MemoryService, UnreachableError } from "./port.js";
+
+type Query = Record<string, unknown>;
+
+/**
+ * The tools' port over HTTP to a running server (`MNEMO_URL`), with the caller's credential.
+ * Every call sends its own request id, so a 5xx answer names one the operator can find in the
+ * server's log; error envelopes become `CoreError`s again.
+ */
+export function remoteService(options: {
+  baseUrl: string;
+  headers: Record<string, string>;
+  timeoutMs?: number;
+}): MemoryService {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  /**
+   * One REST call. A 2xx body is read through its wire schema (`answer`): a field a newer server
+   * adds is dropped rather than breaking the tool's output schema.
+   */
+  const call = async <S extends z.ZodType>(
+    method: string,
+    path: string,
+    answer: S | null,
+    opts: { query?: Query; body?: unknown } = {},
+  ): Promise<z.output<S>> => {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(opts.query ?? {})) {
+      if (v !== undefined && v !== null) qs.set(k, String(v));
+    }
+    const requestId = `mcp-${randomUUID()}`;
+    const headers: Record<string, string> = {
+      ...options.headers,
+      accept: "application/json",
+      "x-request-id": requestId,
+    };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] = "application/json";
+    }
+    let res: Response;
+    try {
+      res = await fetch(`${base}${path}${qs.size ? `?${qs}` : ""}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      });
+    } catch (err) {
+      throw new UnreachableError(`Could not reach the Mnemo service: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    // An empty or non-JSON body reads as no body.
+    const parsed: unknown = await res.json().catch(() => undefined);
+    if (res.ok) {
+      if (!answer) return undefined as z.output<S>;
+      const checked = answer.safeParse(parsed);
+      if (checked.success) return checked.data;
+      throw new Error(`Unexpected answer from ${method} ${path}: ${checked.error.message}`);
+    }
+    throw fromEnvelope(res, parsed, res.headers.get("x-request-id") ?? requestId);
+  };
+
+  const enc = encodeURIComponent;
+  return {
+    ingest: (request, { wait }) =>
+      call("POST", "/v1/memories", IngestJobSchema, { body: request, query: { wait: wait || undefined } }),
+    getIngestJob: (id) => call("GET", `/v1/memories/jobs/${enc(id)}`, IngestJobSchema),
+    search: (request) => call("POST", "/v1/memories/search", SearchResultSchema, { body: request }),
+    trigger: (request) => call("POST", "/v1/memories/trigger", SearchResultSchema, { body: request }),
+    listMemories: (query) => call("GET", "/v1/memories", MemoryListSchema, { query: { ...query } }),
+    getMemory: (id) => call("GET", `/v1/memories/${enc(id)}`, MemorySchema),
+    deleteMemory: async (id) => {
+      await call("DELETE", `/v1/memories/${enc(id)}`, null);
+    },
+    memoryRevisions: (id) => call("GET", `/v1/memories/${enc(id)}/revisions`, MemoryListSchema),
+    tagMemory: (id, patch) => call("PATCH", `/v1/memories/${enc(id)}`, MemorySchema, { body: patch }),
+    searchFiltered: (request) =>
+      call("POST", "/v1/memories/search/", VariantSearchResultSchema, { body: request }),
+    listFiltered: (request) => call("POST", "/v1/memories/", VariantListSchema, { body: request }),
+    updateMemory: (id, patch) =>
+      call("PATCH", `/v1/memories/${enc(id)}/`, VariantMemorySchema, { body: patch }),
+    listGroups: ({ includeArchived }) =>
+      call("GET", "/v1/groups", GroupListSchema, {
+        query: { include_archived: includeArchived || undefined },
+      }),
+    createGroup: (request) => call("POST", "/v1/groups", GroupSchema, { body: request }),
+    updateGroup: (id, patch) => call("PATCH", `/v1/groups/${enc(id)}`, GroupSchema, { body: patch }),
+    archiveGroup: (id) => call("DELETE", `/v1/groups/${enc(id)}`, GroupSchema),
+  };
+}
+
+const isCode = (code: unknown): code is ErrorCode => typeof code === "string" && code in ERROR_STATUS;
+
+/** A REST error answer as the `CoreError` the server raised (field failures as `invalid_request`). */
+function fromEnvelope(res: Response, body: unknown, requestId: string): CoreError {
+  const fallback: ErrorCode =
+    res.status >= 500 ? "server_error" : res.status === 404 ? "not_found" : "invalid_request";
+  if (res.status >= 500) {
+    const code = (body as { detail?: { code?: unknown } } | undefined)?.detail?.code;
+    return internalError(isCode(code) ? code : fallback, requestId);
+  }
+  const detail = (body as { detail?: unknown } | undefined)?.detail;
+  if (Array.isArray(detail)) {
+    const issues: FieldIssue[] = detail.map((d) => ({
+      loc: Array.isArray(d?.loc) ? d.loc.map(String) : [],
+      msg: String(d?.msg ?? "invalid"),
+      type: String(d?.type ?? "invalid"),
+    }));
+    return new CoreError("invalid_request", issuesMessage(issues));
+  }
+  // `detail` (the spec's envelope) first; the hosted `error` object when a server sends only that.
+  const coded = [detail, (body as { error?: unknown } | undefined)?.error].find(
+    (d) => d && typeof d === "object" && "code" in d,
+  );
+  if (coded) {
+    const d = coded as { code: unknown; message?: unknown; field?: unknown };
+    const retryAfter = res.headers.get("retry-after");
+    return new CoreError(isCode(d.code) ? d.code : fallback, String(d.message ?? ""), {
+      ...(retryAfter ? { headers: { "Retry-After": retryAfter } } : {}),
+      ...(typeof d.field === "string" ? { field: d.field } : {}),
+    });
+  }
+  return new CoreError(fallback, `HTTP ${res.status}`);
+}

@@ -1,0 +1,276 @@
+import { z } from "zod";
+import type { Db } from "../db/db.js";
+import { getOrg, insertOrg } from "../db/orgs.js";
+import {
+  type ExportGroup,
+  type ExportMemory,
+  foreignIds,
+  importGroups,
+  importMemories,
+  importWebhook,
+} from "../db/transfer.js";
+import { CoreError } from "../errors.js";
+import { MEMORY_TYPES } from "../memories/model.js";
+import { embeddingText } from "../memories/write.js";
+import type { Embedder } from "../providers/types.js";
+import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
+import { EXPORT_FORMAT } from "./export.js";
+import { mem0Items } from "./mem0.js";
+
+const BATCH = 200;
+const ORG_ID = /^[\w.-]{1,100}$/;
+
+const when = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "not a date-time");
+const nstr = z.string().nullable();
+const Header = z.object({
+  kind: z.literal("header"),
+  format: z.literal(EXPORT_FORMAT),
+  version: z.literal(1),
+  org: z.object({ id: z.string(), name: z.string(), tier: z.string() }),
+  user_id: nstr,
+  embedding: z.object({ dim: z.number().int().positive(), embedder: z.string() }),
+});
+const Group = z.object({
+  kind: z.literal("group"),
+  id: z.string().min(1).max(200),
+  name: z.string().min(1),
+  prompt: nstr,
+  status: z.enum(["active", "archived"]),
+  created_at: when,
+  updated_at: when,
+});
+const Memory = z.object({
+  kind: z.literal("memory"),
+  id: z.uuid(),
+  type: z.enum(MEMORY_TYPES),
+  text: z.string().min(1),
+  user_id: nstr,
+  agent_id: nstr,
+  conv_id: nstr,
+  app_id: nstr,
+  group_ids: z.array(z.string()),
+  categories: z.array(z.string()),
+  details: z.record(z.string(), z.unknown()),
+  status: z.enum(["active", "superseded"]).nullable(),
+  supersedes: z.uuid().nullable(),
+  namespace: nstr,
+  trigger_entities: z.array(z.string()),
+  outcome: z.enum(["resolved", "failed"]).nullable(),
+  full_content: nstr,
+  content_hash: nstr,
+  job_id: nstr,
+  write_key: nstr,
+  embedding: z.array(z.number().finite()).nullable(),
+  created_at: when,
+  updated_at: when,
+});
+const Webhook = z.object({
+  kind: z.literal("webhook"),
+  url: z.url(),
+  events: z.array(z.string()),
+  enabled: z.boolean(),
+  created_at: when,
+  updated_at: when,
+});
+const Line = z.discriminatedUnion("kind", [Header, Group, Memory, Webhook]);
+
+export interface ImportReport {
+  lines: number;
+  groups: { imported: number; existing: number };
+  memories: { imported: number; existing: number; reembedded: number };
+  webhook: "created" | "kept existing" | "none";
+  /** A signing secret minted for an imported webhook (exports never carry one): shown once. */
+  webhookSecret?: string;
+  organisationCreated: boolean;
+  bad: Array<{ line: number; error: string }>;
+}
+
+export interface ImportDeps {
+  db: Db;
+  embedder: Embedder;
+  /** Server key, to encrypt a minted webhook secret. */
+  secret: Buffer;
+}
+
+/**
+ * Imports an export (or a mem0 export) into one organisation. Idempotent by id: rows whose id is
+ * already there are left alone. Vectors are kept when the file's embedder and dimension match the
+ * target's, else recomputed. Each bad line is reported by number and skipped; lines go in by
+ * batches, each in one transaction, so a batch that fails writes nothing and the others still land.
+ */
+export async function importOrg(
+  deps: ImportDeps,
+  input: { orgId: string; format: "mnemo" | "mem0" },
+  lines: AsyncIterable<string>,
+  onLine: () => void = () => {},
+): Promise<ImportReport> {
+  if (!ORG_ID.test(input.orgId))
+    throw new CoreError("invalid_request", `'${input.orgId}' is not an organisation id.`);
+  const report: ImportReport = {
+    lines: 0,
+    groups: { imported: 0, existing: 0 },
+    memories: { imported: 0, existing: 0, reembedded: 0 },
+    webhook: "none",
+    organisationCreated: false,
+    bad: [],
+  };
+  const { db, embedder } = deps;
+  let org = await getOrg(db, input.orgId);
+  let keepVectors = false;
+  let groups: Array<{ line: number; row: ExportGroup }> = [];
+  let memories: Array<{ line: number; row: ExportMemory }> = [];
+
+  const ensureOrg = async (header?: z.infer<typeof Header>) => {
+    if (org) return;
+    const same = header?.org.id === input.orgId;
+    org = await insertOrg(db, {
+      id: input.orgId,
+      name: same ? header!.org.name : input.orgId,
+      ...(same ? { tier: header!.org.tier } : {}),
+    });
+    report.organisationCreated = true;
+  };
+
+  const flush = async () => {
+    if (groups.length === 0 && memories.length === 0) return;
+    await ensureOrg();
+    const orgId = input.orgId;
+    const batchGroups = groups;
+    const batchMemories = memories;
+    groups = [];
+    memories = [];
+    const first = Math.min(...[...batchGroups, ...batchMemories].map((x) => x.line));
+    const last = Math.max(...[...batchGroups, ...batchMemories].map((x) => x.line));
+    try {
+      // Vectors first, outside the transaction: a model call may be slow.
+      const stale = batchMemories.filter(
+        (m) => !keepVectors || !m.row.embedding || m.row.embedding.length !== embedder.dim,
+      );
+      if (stale.length) {
+        const vectors = await embedder.embed(stale.map((m) => embeddingText(m.row)));
+        stale.forEach((m, i) => {
+          m.row.embedding = vectors[i]!;
+        });
+        report.memories.reembedded += stale.length;
+      }
+      const [g, m] = await db.tx(async (tx) => [
+        await importGroups(
+          tx,
+          orgId,
+          batchGroups.map((x) => x.row),
+        ),
+        await importMemories(
+          tx,
+          orgId,
+          batchMemories.map((x) => x.row),
+        ),
+      ]);
+      report.groups.imported += g;
+      report.groups.existing += batchGroups.length - g;
+      report.memories.imported += m;
+      report.memories.existing += batchMemories.length - m;
+      if (g < batchGroups.length || m < batchMemories.length) {
+        const taken = [
+          ...(await foreignIds(
+            db,
+            "groups",
+            orgId,
+            batchGroups.map((x) => x.row.id),
+          )),
+          ...(await foreignIds(
+            db,
+            "memories",
+            orgId,
+            batchMemories.map((x) => x.row.id),
+          )),
+        ];
+        const lineOf = new Map([...batchGroups, ...batchMemories].map((x) => [x.row.id, x.line]));
+        for (const id of taken) {
+          report.bad.push({ line: lineOf.get(id) ?? 0, error: `id ${id} belongs to another organisation` });
+          if (batchMemories.some((x) => x.row.id === id)) report.memories.existing--;
+          else report.groups.existing--;
+        }
+      }
+    } catch (err) {
+      report.bad.push({
+        line: first,
+        error: `lines ${first}-${last}: batch not written (${(err as Error).message})`,
+      });
+    }
+  };
+
+  const source = input.format === "mem0" ? mem0Items(lines, input.orgId) : parseLines(lines);
+  for await (const item of source) {
+    report.lines = item.line;
+    onLine();
+    if ("error" in item) {
+      report.bad.push({ line: item.line, error: item.error });
+      continue;
+    }
+    if (input.format === "mem0") {
+      memories.push({ line: item.line, row: item.value as ExportMemory });
+    } else {
+      const parsed = Line.safeParse(item.value);
+      if (!parsed.success) {
+        report.bad.push({ line: item.line, error: describe(parsed.error) });
+        continue;
+      }
+      const v = parsed.data;
+      if (v.kind === "header") {
+        if (item.line !== 1) {
+          report.bad.push({ line: item.line, error: "a header is only allowed on line 1" });
+          continue;
+        }
+        keepVectors = v.embedding.dim === embedder.dim && v.embedding.embedder === embedder.name;
+        await ensureOrg(v);
+      } else if (v.kind === "group") {
+        const { kind: _, ...row } = v;
+        groups.push({ line: item.line, row });
+      } else if (v.kind === "memory") {
+        const { kind: _, ...row } = v;
+        memories.push({ line: item.line, row });
+      } else {
+        await flush();
+        await ensureOrg();
+        const plain = mintSecret();
+        const created = await importWebhook(db, input.orgId, {
+          url: v.url,
+          events: v.events,
+          enabled: v.enabled,
+          created_at: v.created_at,
+          updated_at: v.updated_at,
+          secret_enc: encryptSecret(deps.secret, input.orgId, plain),
+          secret_last_four: plain.slice(-4),
+        });
+        report.webhook = created ? "created" : "kept existing";
+        if (created) report.webhookSecret = plain;
+      }
+    }
+    if (groups.length + memories.length >= BATCH) await flush();
+  }
+  await flush();
+  return report;
+}
+
+/** JSON lines, numbered from 1; blank lines are skipped, unparsable ones reported. */
+async function* parseLines(
+  lines: AsyncIterable<string>,
+): AsyncGenerator<{ line: number; value: unknown } | { line: number; error: string }> {
+  let n = 0;
+  for await (const raw of lines) {
+    n++;
+    if (!raw.trim()) continue;
+    try {
+      yield { line: n, value: JSON.parse(raw) };
+    } catch {
+      yield { line: n, error: "not valid JSON" };
+    }
+  }
+}
+
+function describe(err: z.ZodError): string {
+  return err.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join(".") || "line"}: ${i.message}`)
+    .join("; ");
+}

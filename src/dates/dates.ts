@@ -1,0 +1,105 @@
+import { strptime } from "./strptime.js";
+
+const MONTH_NAMES = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+const DAY_NAMES = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+
+// Formats seen in chat exports (LoCoMo writes "1:56 pm on 8 May, 2023"), tried when the request
+// gave no timestamp_format or on the live path, only to resolve relative dates inside the text.
+const LOOSE_FORMATS = [
+  "%I:%M %p on %d %B, %Y",
+  "%I:%M %p on %d %B %Y",
+  "%d %B, %Y",
+  "%d %B %Y",
+  "%B %d, %Y",
+  "%d %b %Y",
+  "%b %d, %Y",
+  "%Y-%m-%d",
+  "%Y/%m/%d",
+];
+
+/** A message date in one of the loose formats above (or ISO 8601), else null. */
+export function parseLooseDate(raw: string): Date | null {
+  const s = raw.trim();
+  if (/^\d{4}-\d{2}-\d{2}(T|\s|$)/.test(s)) {
+    const t = Date.parse(s);
+    if (!Number.isNaN(t)) return new Date(t);
+  }
+  for (const f of LOOSE_FORMATS) {
+    const d = strptime(s, f);
+    if (d) return d;
+  }
+  return null;
+}
+
+export const formatDay = (d: Date) =>
+  `${d.getUTCDate()} ${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+const formatMonth = (d: Date) => `${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+
+const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
+const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
+const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6 };
+
+/**
+ * Appends the absolute date after relative expressions ("yesterday" becomes
+ * "yesterday (7 May 2023)"), computed from the message date, so a fact keeps its meaning when
+ * read months later.
+ */
+export function resolveRelativeDates(text: string, at: Date | null): string {
+  if (!at) return text;
+  const rules: Array<[RegExp, (m: RegExpExecArray) => string | null]> = [
+    [/\byesterday\b/i, () => formatDay(addDays(at, -1))],
+    [/\btoday\b|\btonight\b|\bthis morning\b|\bthis evening\b/i, () => formatDay(at)],
+    [/\btomorrow\b/i, () => formatDay(addDays(at, 1))],
+    [/\blast week\b/i, () => `the week before ${formatDay(at)}`],
+    [/\bnext week\b/i, () => `the week after ${formatDay(at)}`],
+    [/\blast month\b/i, () => formatMonth(addMonths(at, -1))],
+    [/\bnext month\b/i, () => formatMonth(addMonths(at, 1))],
+    [/\bthis month\b/i, () => formatMonth(at)],
+    [/\blast year\b/i, () => String(at.getUTCFullYear() - 1)],
+    [/\bnext year\b/i, () => String(at.getUTCFullYear() + 1)],
+    [/\bthis year\b/i, () => String(at.getUTCFullYear())],
+    [
+      /\b(a|an|one|two|three|four|five|six|\d+) (day|week|month|year)s? ago\b/i,
+      (m) => {
+        const n = NUMBERS[m[1]!.toLowerCase()] ?? Number(m[1]);
+        const unit = m[2]!.toLowerCase();
+        if (unit === "day") return formatDay(addDays(at, -n));
+        if (unit === "week") return `the week of ${formatDay(addDays(at, -7 * n))}`;
+        if (unit === "month") return formatMonth(addMonths(at, -n));
+        return String(at.getUTCFullYear() - n);
+      },
+    ],
+    [
+      /\blast (sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/i,
+      (m) => {
+        const target = DAY_NAMES.indexOf(m[1]!.toLowerCase());
+        let diff = (at.getUTCDay() - target + 7) % 7;
+        if (diff === 0) diff = 7;
+        return formatDay(addDays(at, -diff));
+      },
+    ],
+  ];
+  let out = text;
+  for (const [re, fn] of rules) {
+    const m = re.exec(out);
+    if (!m) continue;
+    const abs = fn(m);
+    if (!abs) continue;
+    const end = m.index + m[0].length;
+    out = `${out.slice(0, end)} (${abs})${out.slice(end)}`;
+  }
+  return out;
+}

@@ -1,0 +1,135 @@
+/**
+ * The filter language's checked tree (built by src/memories/filters.ts) and its compilation to a
+ * SQL boolean expression. Values are always appended to `params` and referenced as `$n` with a
+ * cast; identifiers come only from the constant column lists below, never from input (a metadata
+ * key is a value: `metadata -> $n::text`).
+ *
+ * An atom may yield NULL (an absent column value); NULL reads as false everywhere: AND/OR keep
+ * that meaning under Kleene logic, and NOT wraps its operand in `coalesce(…, false)`.
+ */
+export const TEXT_COLUMNS = ["user_id", "agent_id", "conv_id", "app_id", "type", "status"] as const;
+export const ARRAY_COLUMNS = ["categories", "group_ids"] as const;
+export const DATE_COLUMNS = ["created_at", "updated_at"] as const;
+
+export type FilterField =
+  | { kind: "text"; column: (typeof TEXT_COLUMNS)[number] }
+  | { kind: "array"; column: (typeof ARRAY_COLUMNS)[number] }
+  | { kind: "date"; column: (typeof DATE_COLUMNS)[number] }
+  | { kind: "meta"; key: string };
+
+/** A JSON scalar operand (dates arrive as normalised ISO strings). */
+export type Scalar = string | number | boolean | null;
+
+export type FilterNode =
+  | { op: "and" | "or"; nodes: FilterNode[] }
+  | { op: "not"; node: FilterNode }
+  | { op: "eq" | "ne"; field: FilterField; value: Scalar }
+  | { op: "in" | "nin"; field: FilterField; values: Scalar[] }
+  | { op: "exists"; field: FilterField; value: boolean }
+  | { op: "gt" | "gte" | "lt" | "lte"; field: FilterField; value: string | number }
+  | { op: "between"; field: FilterField; lo: string | number; hi: string | number };
+
+const CMP = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/** The SQL boolean expression for `node` over the table alias `alias` (a constant). */
+export function filterSql(node: FilterNode, params: unknown[], alias = "m"): string {
+  const p = (v: unknown, cast: string) => {
+    params.push(v);
+    return `$${params.length}::${cast}`;
+  };
+  switch (node.op) {
+    case "and":
+    case "or":
+      if (node.nodes.length === 0) return node.op === "and" ? "TRUE" : "FALSE";
+      return `(${node.nodes.map((n) => filterSql(n, params, alias)).join(node.op === "and" ? " AND " : " OR ")})`;
+    case "not":
+      return `(NOT coalesce(${filterSql(node.node, params, alias)}, false))`;
+  }
+  const f = node.field;
+  if (f.kind === "text") {
+    const col = `${alias}.${f.column}`;
+    switch (node.op) {
+      case "eq":
+        return node.value === null ? `(${col} IS NULL)` : `(${col} = ${p(node.value, "text")})`;
+      case "ne":
+        return node.value === null
+          ? `(${col} IS NOT NULL)`
+          : `(${col} IS DISTINCT FROM ${p(node.value, "text")})`;
+      case "in":
+        return `(${col} = ANY(${p(node.values, "text[]")}))`;
+      case "nin":
+        return `(NOT coalesce(${col} = ANY(${p(node.values, "text[]")}), false))`;
+      case "exists":
+        return node.value ? `(${col} IS NOT NULL)` : `(${col} IS NULL)`;
+      case "between":
+        return `(${col} COLLATE "C" BETWEEN ${p(node.lo, "text")} AND ${p(node.hi, "text")})`;
+      default:
+        return `(${col} COLLATE "C" ${CMP[node.op]} ${p(node.value, "text")})`;
+    }
+  }
+  if (f.kind === "array") {
+    const col = `${alias}.${f.column}`;
+    switch (node.op) {
+      case "eq":
+        return `(${col} @> ${p([node.value], "text[]")})`;
+      case "ne":
+        return `(NOT (${col} @> ${p([node.value], "text[]")}))`;
+      case "in":
+        return `(${col} && ${p(node.values, "text[]")})`;
+      case "nin":
+        return `(NOT (${col} && ${p(node.values, "text[]")}))`;
+      case "exists":
+        return node.value ? `(cardinality(${col}) > 0)` : `(cardinality(${col}) = 0)`;
+      default:
+        throw new Error(`filter: ${node.op} on an array column`);
+    }
+  }
+  if (f.kind === "date") {
+    const col = `${alias}.${f.column}`;
+    switch (node.op) {
+      case "eq":
+        return `(${col} = ${p(node.value, "timestamptz")})`;
+      case "ne":
+        return `(${col} <> ${p(node.value, "timestamptz")})`;
+      case "in":
+        return `(${col} = ANY(${p(node.values, "timestamptz[]")}))`;
+      case "nin":
+        return `(NOT coalesce(${col} = ANY(${p(node.values, "timestamptz[]")}), false))`;
+      case "exists":
+        return node.value ? "TRUE" : "FALSE";
+      case "between":
+        return `(${col} BETWEEN ${p(node.lo, "timestamptz")} AND ${p(node.hi, "timestamptz")})`;
+      default:
+        return `(${col} ${CMP[node.op]} ${p(node.value, "timestamptz")})`;
+    }
+  }
+  const md = `${alias}.metadata`;
+  const val = () => `(${md} -> ${p(f.key, "text")})`;
+  switch (node.op) {
+    case "eq":
+      // containment of a scalar under the key is equality with it, and the GIN index serves it
+      return `(${md} @> ${p(JSON.stringify({ [f.key]: node.value }), "jsonb")})`;
+    case "ne":
+      return `(${val()} IS DISTINCT FROM ${p(JSON.stringify(node.value), "jsonb")})`;
+    case "in":
+    case "nin": {
+      // one containment per value, ORed: each is a GIN probe (a BitmapOr), where `= ANY` would scan
+      const any = node.values.length
+        ? `(${node.values.map((v) => `${md} @> ${p(JSON.stringify({ [f.key]: v }), "jsonb")}`).join(" OR ")})`
+        : "FALSE";
+      return node.op === "in" ? any : `(NOT ${any})`;
+    }
+    case "exists":
+      return node.value ? `(${md} ? ${p(f.key, "text")})` : `(NOT (${md} ? ${p(f.key, "text")}))`;
+    default: {
+      const numeric = typeof (node.op === "between" ? node.lo : node.value) === "number";
+      const key = p(f.key, "text");
+      const typed = numeric
+        ? `(CASE WHEN jsonb_typeof(${md} -> ${key}) = 'number' THEN (${md} ->> ${key})::numeric END)`
+        : `((CASE WHEN jsonb_typeof(${md} -> ${key}) = 'string' THEN ${md} ->> ${key} END) COLLATE "C")`;
+      const cast = numeric ? "numeric" : "text";
+      if (node.op === "between") return `(${typed} BETWEEN ${p(node.lo, cast)} AND ${p(node.hi, cast)})`;
+      return `(${typed} ${CMP[node.op]} ${p(node.value, cast)})`;
+    }
+  }
+}

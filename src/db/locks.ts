@@ -1,0 +1,32 @@
+import type { Queryable } from "./db.js";
+
+/**
+ * Every advisory lock the service takes, in one place so that no two uses share an id by accident.
+ * All are transaction-level: they are released when the transaction ends, so a crashed process
+ * never leaves one held. The constants are shared by every Mnemo process. One more lives in SQL:
+ * the full-text statistics trigger (sql/065_bm25_sparse.sql) takes the two-key form
+ * `pg_advisory_xact_lock(hashtext('mnemo_text_stats:' || org), shard)`, a space of its own (the
+ * one-key locks here never meet it).
+ */
+const LOCK = {
+  /** Concurrent migrators apply each migration exactly once. */
+  migrations: 7_236_001,
+  /** Concurrent first starts create the default organisation's key only once. */
+  bootstrap: 7_236_002,
+} as const;
+
+export const lockMigrations = async (tx: Queryable) => {
+  await tx.query("SELECT pg_advisory_xact_lock($1)", [LOCK.migrations]);
+};
+
+export const lockBootstrap = async (tx: Queryable) => {
+  await tx.query("SELECT pg_advisory_xact_lock($1)", [LOCK.bootstrap]);
+};
+
+/**
+ * Serialises the ingest stores of one user: keyed by a 64-bit hash of organisation and user (a
+ * chance collision with another key only makes two stores wait for each other).
+ */
+export const lockIngestUser = async (tx: Queryable, orgId: string, userId: string) => {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`ingest:${orgId}:${userId}`]);
+};

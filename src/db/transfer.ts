@@ -1,0 +1,172 @@
+import type { Queryable } from "./db.js";
+import type { MemoryType } from "./memory-row.js";
+
+/**
+ * Queries behind `admin export` and `admin import`: an organisation's rows in a stable order with
+ * timestamps at full precision (UTC, microseconds) and embeddings as arrays, and inserts that keep
+ * ids and skip rows whose id is already there (a second import changes nothing).
+ */
+
+const ts = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export interface ExportGroup {
+  id: string;
+  name: string;
+  prompt: string | null;
+  status: "active" | "archived";
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ExportMemory {
+  id: string;
+  type: MemoryType;
+  text: string;
+  user_id: string | null;
+  agent_id: string | null;
+  conv_id: string | null;
+  app_id: string | null;
+  group_ids: string[];
+  categories: string[];
+  details: Record<string, unknown>;
+  status: string | null;
+  supersedes: string | null;
+  namespace: string | null;
+  trigger_entities: string[];
+  outcome: string | null;
+  full_content: string | null;
+  content_hash: string | null;
+  job_id: string | null;
+  write_key: string | null;
+  embedding: number[] | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ExportWebhook {
+  url: string;
+  events: string[];
+  enabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export async function exportGroups(db: Queryable, orgId: string): Promise<ExportGroup[]> {
+  const { rows } = await db.query<ExportGroup>(
+    `SELECT id, name, prompt, status, ${ts("created_at")} AS created_at, ${ts("updated_at")} AS updated_at
+     FROM groups WHERE org_id = $1 ORDER BY created_at, id`,
+    [orgId],
+  );
+  return rows;
+}
+
+export async function exportWebhook(db: Queryable, orgId: string): Promise<ExportWebhook | undefined> {
+  const { rows } = await db.query<ExportWebhook>(
+    `SELECT url, events, enabled, ${ts("created_at")} AS created_at, ${ts("updated_at")} AS updated_at
+     FROM webhooks WHERE org_id = $1`,
+    [orgId],
+  );
+  return rows[0];
+}
+
+export async function countMemories(db: Queryable, orgId: string, userId: string | null): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND ($2::text IS NULL OR user_id = $2)",
+    [orgId, userId],
+  );
+  return rows[0]!.n;
+}
+
+/** One page of memories in (created_at, id) order, after the keyset position `after`. */
+export async function exportMemoriesPage(
+  db: Queryable,
+  input: { orgId: string; userId: string | null; after: { at: string; id: string } | null; limit: number },
+): Promise<ExportMemory[]> {
+  const { rows } = await db.query<ExportMemory & { embedding: string | null }>(
+    `SELECT id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, status,
+       supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id, write_key,
+       embedding::text AS embedding, ${ts("created_at")} AS created_at, ${ts("updated_at")} AS updated_at
+     FROM memories
+     WHERE org_id = $1 AND ($2::text IS NULL OR user_id = $2)
+       AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
+     ORDER BY created_at, id
+     LIMIT $5`,
+    [input.orgId, input.userId, input.after?.at ?? null, input.after?.id ?? null, input.limit],
+  );
+  return rows.map((r) => ({ ...r, embedding: r.embedding ? (JSON.parse(r.embedding) as number[]) : null }));
+}
+
+/** Inserts groups keeping their ids; returns how many were new. */
+export async function importGroups(db: Queryable, orgId: string, groups: ExportGroup[]): Promise<number> {
+  if (groups.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `INSERT INTO groups (id, org_id, name, prompt, status, created_at, updated_at)
+     SELECT x.id, $2, x.name, x.prompt, x.status, x.created_at, x.updated_at
+     FROM jsonb_to_recordset($1::jsonb) AS x(id text, name text, prompt text, status text,
+       created_at timestamptz, updated_at timestamptz)
+     ON CONFLICT DO NOTHING`,
+    [JSON.stringify(groups), orgId],
+  );
+  return rowCount ?? 0;
+}
+
+/** Inserts memories keeping ids, embeddings and timestamps; returns how many were new. */
+export async function importMemories(db: Queryable, orgId: string, rows: ExportMemory[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const payload = rows.map((r) => ({ ...r, embedding: r.embedding ? `[${r.embedding.join(",")}]` : null }));
+  const { rowCount } = await db.query(
+    `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories,
+       details, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id,
+       write_key, embedding, created_at, updated_at)
+     SELECT x.id, $2, x.type, x.text, x.user_id, x.agent_id, x.conv_id, x.app_id, x.group_ids, x.categories,
+       x.details, x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
+       x.content_hash, x.job_id, x.write_key, x.embedding::vector, x.created_at, x.updated_at
+     FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, type text, text text, user_id text, agent_id text,
+       conv_id text, app_id text, group_ids text[], categories text[], details jsonb, status text,
+       supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
+       content_hash text, job_id text, write_key text, embedding text, created_at timestamptz,
+       updated_at timestamptz)
+     ON CONFLICT DO NOTHING`,
+    [JSON.stringify(payload), orgId],
+  );
+  return rowCount ?? 0;
+}
+
+/** Of `ids`, those that exist under another organisation (an import cannot take them over). */
+export async function foreignIds(
+  db: Queryable,
+  table: "groups" | "memories",
+  orgId: string,
+  ids: string[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const cast = table === "memories" ? "uuid" : "text";
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id::text AS id FROM ${table} WHERE id = ANY($1::${cast}[]) AND org_id <> $2`,
+    [ids, orgId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Creates the organisation's webhook from an export unless it already has one; true if created. */
+export async function importWebhook(
+  db: Queryable,
+  orgId: string,
+  hook: ExportWebhook & { secret_enc: string; secret_last_four: string },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO webhooks (org_id, url, events, enabled, secret_enc, secret_last_four, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (org_id) DO NOTHING`,
+    [
+      orgId,
+      hook.url,
+      hook.events,
+      hook.enabled,
+      hook.secret_enc,
+      hook.secret_last_four,
+      hook.created_at,
+      hook.updated_at,
+    ],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -1,0 +1,90 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { clientErrorHandler, httpServerOptions } from "../rest/serve.js";
+import type { App } from "../rest/types.js";
+import type { Config } from "./config.js";
+import type { Logger } from "./logger.js";
+
+export interface HttpServer {
+  url: string;
+  server: Server;
+  /**
+   * Stops serving: from this moment every new request, on a new or a kept-alive connection, is
+   * answered 503 with `Connection: close`; requests in flight finish (their responses also close
+   * the connection) until `deadline` (epoch ms), after which the remaining connections are cut.
+   * Resolves when no connection is left. Idempotent.
+   */
+  drain(deadline: number): Promise<void>;
+}
+
+const SHUTTING_DOWN = JSON.stringify({
+  detail: { code: "service_unavailable", message: "The server is shutting down; retry shortly." },
+});
+
+/**
+ * Serves the app over HTTP with the request time-outs and client-error answers of rest/serve.ts
+ * and a graceful drain (see HttpServer.drain).
+ */
+export async function startHttpServer(app: App, config: Config, log: Logger): Promise<HttpServer> {
+  let draining = false;
+  const fetch = async (req: Request, env: unknown): Promise<Response> => {
+    if (draining) {
+      return new Response(SHUTTING_DOWN, {
+        status: 503,
+        headers: { "content-type": "application/json", connection: "close", "retry-after": "1" },
+      });
+    }
+    const res = await app.fetch(req, env as never);
+    if (!draining) return res;
+    // Finished while stopping: the client must not reuse this connection.
+    const headers = new Headers(res.headers);
+    headers.set("connection", "close");
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+  };
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve(
+      { fetch, port: config.PORT, hostname: config.HOST, serverOptions: httpServerOptions(config) },
+      () => resolve(s as Server),
+    );
+  });
+  server.on("clientError", clientErrorHandler(log));
+  let active = 0;
+  let onIdle: (() => void) | undefined;
+  server.on("request", (_req, res) => {
+    active++;
+    res.once("close", () => {
+      active--;
+      if (active === 0) onIdle?.();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+
+  let drained: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${addr.port}`,
+    server,
+    drain(deadline) {
+      drained ??= (async () => {
+        draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        if (active > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+            onIdle = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+        // Keep-alive connections between requests, and whatever is still running past the
+        // deadline.
+        server.closeAllConnections();
+        await closed;
+      })();
+      return drained;
+    },
+  };
+}

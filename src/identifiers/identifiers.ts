@@ -1,0 +1,164 @@
+import { COMMON_WORDS } from "./common-words.js";
+
+/**
+ * Identifier extraction, shared by trigger (what a tool call names) and ingest (what a directive is
+ * triggered by), so a directive is stored with precisely the identifiers a tool call can produce.
+ */
+
+/** The in-flight tool call: tool name, its arguments and its output, each optional. */
+export interface ActionContext {
+  tool?: string | null | undefined;
+  args?: Record<string, unknown> | null | undefined;
+  output?: string | null | undefined;
+}
+
+// Bounds on one call: the hook runs before every tool call, and outputs can be megabytes.
+const MAX_SCAN_CHARS = 32_000;
+const MAX_IDENTIFIERS = 512;
+const MAX_DEPTH = 12;
+
+/** Keys whose string values are shell commands: their first word is a command name. */
+const COMMAND_KEYS = /^(cmd|command|commands|script|shell|exec|run)$/i;
+/** Tools whose arguments are shell commands. */
+const SHELL_TOOL = /(bash|shell|terminal|exec|command|run_?cmd|sh)$/i;
+
+const SPLIT = /[\s"'`()[\]{}<>,;=|&!?*$#\u0000]+/;
+const FLAG = /^--?[A-Za-z][\w-]*$/;
+const PATH = /^(?:[A-Za-z]:)?[~.\w@+-]*(?:[/\\][\w.@+-]+)+[/\\]?$/;
+const FILE_NAME = /^[\w+-]+(?:\.[\w+-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+const QUALIFIED = /^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+$/;
+const SNAKE = /^_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*$/;
+const CAMEL = /^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$/;
+const PASCAL = /^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$/;
+const WITH_DIGITS = /^[A-Za-z][A-Za-z-]*\d[\w-]*$/;
+const CONSTANT = /^[A-Z][A-Z0-9]*_?[A-Z0-9_]{2,}$/;
+const KEBAB_TOOL = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$/;
+
+/** A single word shaped like code: snake_case, camelCase, PascalCase, with digits, CONSTANT_CASE. */
+export function isIdentifierWord(w: string): boolean {
+  if (w.length < 3 || COMMON_WORDS.has(w.toLowerCase())) return false;
+  return (
+    SNAKE.test(w) ||
+    CAMEL.test(w) ||
+    PASCAL.test(w) ||
+    WITH_DIGITS.test(w) ||
+    CONSTANT.test(w) ||
+    KEBAB_TOOL.test(w)
+  );
+}
+
+const baseName = (p: string) => p.replace(/[/\\]+$/, "").replace(/^.*[/\\]/, "");
+
+/** Identifiers in one token (already split on whitespace and punctuation). */
+function fromToken(raw: string, out: Set<string>) {
+  // Trailing sentence punctuation and a `:line:col` suffix are not part of the name.
+  const token = raw
+    .replace(/^[.:]+(?=[^./\\])/, "")
+    .replace(/[.:,]+$/, "")
+    .replace(/:\d+(?::\d+)?$/, "");
+  if (token.length < 2 || /^[a-z]+:\/\//i.test(raw)) return;
+  if (FLAG.test(token)) {
+    if (token.length > 2 || /^-[A-Za-z]$/.test(token)) out.add(token);
+    return;
+  }
+  if (PATH.test(token) && /[/\\]/.test(token)) {
+    out.add(token);
+    const base = baseName(token);
+    if (base && base !== "." && base !== ".." && !COMMON_WORDS.has(base.toLowerCase())) out.add(base);
+    return;
+  }
+  if (FILE_NAME.test(token) && !/^\d/.test(token) && !QUALIFIED.test(token)) {
+    out.add(token);
+    return;
+  }
+  if (QUALIFIED.test(token)) {
+    out.add(token);
+    const last = token.split(/\.|::/).pop()!;
+    if (isIdentifierWord(last)) out.add(last);
+    return;
+  }
+  if (isIdentifierWord(token)) out.add(token);
+}
+
+/** Identifiers in free text; `commandLike` also takes each command's first word (`npm`, `pytest`). */
+function identifiersInText(text: string, out: Set<string>, commandLike = false) {
+  const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
+  if (commandLike) {
+    for (const segment of scanned.split(/&&|\|\||[|;\n]/)) {
+      const first = segment.trim().split(/\s+/)[0] ?? "";
+      const cmd = baseName(first);
+      if (/^[A-Za-z][\w.+-]*$/.test(cmd) && !COMMON_WORDS.has(cmd.toLowerCase())) out.add(cmd);
+    }
+  }
+  for (const token of scanned.split(SPLIT)) {
+    if (out.size >= MAX_IDENTIFIERS) return;
+    if (token) fromToken(token, out);
+  }
+}
+
+/**
+ * A string is read as a command line when it sits under a command-like key, or is a direct
+ * argument of a shell tool; deeper prose is not, so its first word never passes for a command.
+ */
+function walk(value: unknown, out: Set<string>, commandLike: boolean, depth: number, shellTool = false) {
+  if (depth > MAX_DEPTH || out.size >= MAX_IDENTIFIERS) return;
+  if (typeof value === "string") identifiersInText(value, out, commandLike);
+  else if (Array.isArray(value)) for (const v of value) walk(v, out, commandLike, depth + 1);
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const direct = shellTool && depth === 0 && typeof v === "string";
+      walk(v, out, commandLike || direct || COMMAND_KEYS.test(k), depth + 1);
+    }
+  }
+}
+
+/**
+ * The greppable identifiers of a tool call: the tool name, every
+ * string inside `args` (walked recursively) and `output` — file paths and their base names, dotted
+ * and `::` qualified names, snake/camel/Pascal case and digit-bearing identifiers, error class
+ * names, command names and flags. Common words never count.
+ */
+export function identifiersFromAction(action: ActionContext): string[] {
+  const out = new Set<string>();
+  const tool = action.tool?.replace(/\u0000/g, "").trim();
+  if (tool) {
+    out.add(tool);
+    identifiersInText(tool, out);
+  }
+  const shell = !!tool && SHELL_TOOL.test(tool);
+  if (action.args) walk(action.args, out, false, 0, shell);
+  if (action.output) identifiersInText(action.output, out);
+  return [...out];
+}
+
+/**
+ * The identifiers of free text, by the same rules as a tool call's: what ingest stores as a
+ * directive's trigger entities. A backticked span with spaces is a command line: its command name
+ * counts too (`npm run build` gives `npm`).
+ */
+export function identifiersFromText(text: string): string[] {
+  const found = new Set<string>();
+  for (const m of text.matchAll(/`([^`\n]+)`/g)) identifiersInText(m[1]!, found, true);
+  identifiersInText(text, found);
+  return [...found];
+}
+
+/** Pre-extracted entities, as given (trimmed, deduplicated), plus the base names of paths. */
+export function normaliseEntities(entities: string[]): string[] {
+  const out = new Set<string>();
+  for (const e of entities) {
+    const t = e.trim();
+    if (!t) continue;
+    out.add(t);
+    if (/[/\\]/.test(t)) {
+      const base = baseName(t);
+      if (base) out.add(base);
+    }
+  }
+  return [...out];
+}
+
+/** Which of a directive's trigger entities a set of identifiers hit (exact, or a path by base name). */
+export function matchedOn(triggerEntities: string[], identifiers: Set<string>): string[] {
+  return triggerEntities.filter((e) => identifiers.has(e) || identifiers.has(baseName(e)));
+}

@@ -1,0 +1,236 @@
+import {
+  ARRAY_COLUMNS,
+  DATE_COLUMNS,
+  type FilterField,
+  type FilterNode,
+  type Scalar,
+  TEXT_COLUMNS,
+} from "../db/filter-sql.js";
+import { CoreError } from "../errors.js";
+import { IDENT_MAX } from "../wire/common.js";
+
+/**
+ * The filter language of the variant search and list forms (spec 4.12): equality, `$eq`, `$ne`,
+ * `$in`, `$nin`, `$exists`, `$gt`, `$gte`, `$lt`, `$lte`, `$between`, and `AND`, `OR`, `NOT`
+ * (nesting allowed) over the scope axes, `type`, `status`, `categories`, `group_ids`,
+ * `created_at`/`updated_at` (ISO 8601) and `metadata.<key>` (a bare unknown key means metadata).
+ * `parseFilters` checks the whole tree and returns it as a `FilterNode` (compiled to SQL by
+ * src/db/filter-sql.ts); anything it cannot read is a 422 `invalid_filters` naming its path.
+ */
+
+export type { FilterNode };
+
+export const FILTER_MAX_DEPTH = 8;
+export const FILTER_MAX_NODES = 100;
+export const FILTER_MAX_LIST = 100;
+export const FILTER_MAX_STRING = 1000;
+
+const OPS = ["$eq", "$ne", "$in", "$nin", "$exists", "$gt", "$gte", "$lt", "$lte", "$between"] as const;
+type Op = (typeof OPS)[number];
+/** The axes a filter must pin (like search's scope): equality or `$in` on one of them. */
+const SCOPE_AXES = new Set(["user_id", "agent_id", "app_id"]);
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const DATE_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+
+class Walker {
+  nodes = 0;
+
+  fail(path: string, message: string): never {
+    throw new CoreError("invalid_filters", `${path}: ${message}`, { field: path });
+  }
+
+  count(path: string) {
+    this.nodes += 1;
+    if (this.nodes > FILTER_MAX_NODES) {
+      this.fail(path, `the filter has more than ${FILTER_MAX_NODES} conditions`);
+    }
+  }
+
+  object(value: unknown, path: string, depth: number): FilterNode {
+    if (depth > FILTER_MAX_DEPTH) this.fail(path, `nesting deeper than ${FILTER_MAX_DEPTH} levels`);
+    if (!isPlainObject(value)) this.fail(path, "expected an object of conditions");
+    const nodes: FilterNode[] = [];
+    for (const [key, v] of Object.entries(value)) {
+      const at = `${path}.${key}`;
+      if (key === "AND" || key === "OR") {
+        if (!Array.isArray(v) || v.length === 0) this.fail(at, "expected a non-empty array of filters");
+        if (v.length > FILTER_MAX_LIST) this.fail(at, `at most ${FILTER_MAX_LIST} filters`);
+        this.count(at);
+        nodes.push({
+          op: key === "AND" ? "and" : "or",
+          nodes: v.map((item, i) => this.object(item, `${at}[${i}]`, depth + 1)),
+        });
+      } else if (key === "NOT") {
+        this.count(at);
+        nodes.push({ op: "not", node: this.object(v, at, depth + 1) });
+      } else if (key.startsWith("$")) {
+        this.fail(at, `unknown operator \`${key}\` (operators go under a field: {"field": {"$gte": …}})`);
+      } else {
+        nodes.push(this.condition(fieldOf(key, at, this), v, at));
+      }
+    }
+    return nodes.length === 1 ? nodes[0]! : { op: "and", nodes };
+  }
+
+  condition(field: FilterField, value: unknown, path: string): FilterNode {
+    if (!isPlainObject(value)) {
+      this.count(path);
+      return { op: "eq", field, value: this.scalar(field, value, path, "$eq") };
+    }
+    const keys = Object.keys(value);
+    if (keys.length === 0) this.fail(path, "expected at least one operator");
+    const nodes = keys.map((k) => this.operator(field, k, value[k], `${path}.${k}`));
+    return nodes.length === 1 ? nodes[0]! : { op: "and", nodes };
+  }
+
+  operator(field: FilterField, op: string, value: unknown, path: string): FilterNode {
+    if (!(OPS as readonly string[]).includes(op)) {
+      this.fail(path, `unknown operator \`${op}\`; use one of ${OPS.join(", ")}`);
+    }
+    this.count(path);
+    const o = op as Op;
+    switch (o) {
+      case "$eq":
+      case "$ne":
+        return { op: o === "$eq" ? "eq" : "ne", field, value: this.scalar(field, value, path, o) };
+      case "$in":
+      case "$nin": {
+        if (!Array.isArray(value)) this.fail(path, "expected an array");
+        if (value.length > FILTER_MAX_LIST) this.fail(path, `at most ${FILTER_MAX_LIST} values`);
+        const values = value.map((v, i) => this.scalar(field, v, `${path}[${i}]`, o));
+        return { op: o === "$in" ? "in" : "nin", field, values };
+      }
+      case "$exists":
+        if (typeof value !== "boolean") this.fail(path, "expected true or false");
+        return { op: "exists", field, value };
+      case "$between": {
+        if (field.kind === "array") this.fail(path, `${o} does not apply to a list field`);
+        if (!Array.isArray(value) || value.length !== 2) this.fail(path, "expected [low, high]");
+        const lo = this.ordered(field, value[0], `${path}[0]`);
+        const hi = this.ordered(field, value[1], `${path}[1]`);
+        if (typeof lo !== typeof hi) this.fail(path, "low and high must be of the same type");
+        return { op: "between", field, lo, hi };
+      }
+      default: {
+        if (field.kind === "array") this.fail(path, `${o} does not apply to a list field`);
+        const v = this.ordered(field, value, path);
+        return { op: o.slice(1) as "gt" | "gte" | "lt" | "lte", field, value: v };
+      }
+    }
+  }
+
+  /** An operand of a comparison: a string or number for metadata, a date for dates, a string otherwise. */
+  ordered(field: FilterField, value: unknown, path: string): string | number {
+    if (field.kind === "date") return this.date(value, path);
+    if (field.kind === "meta" && typeof value === "number") return this.number(value, path);
+    if (typeof value !== "string") {
+      this.fail(path, field.kind === "meta" ? "expected a string or a number" : "expected a string");
+    }
+    return this.string(value, path, field.kind === "meta" ? FILTER_MAX_STRING : IDENT_MAX);
+  }
+
+  scalar(field: FilterField, value: unknown, path: string, op: string): Scalar {
+    if (field.kind === "date") return this.date(value, path);
+    if (field.kind === "meta") {
+      if (value === null || typeof value === "boolean") return value;
+      if (typeof value === "number") return this.number(value, path);
+      if (typeof value === "string") return this.string(value, path);
+      this.fail(path, "expected a string, number, boolean or null");
+    }
+    if (value === null && field.kind === "text" && (op === "$eq" || op === "$ne")) return null;
+    if (typeof value !== "string") {
+      this.fail(
+        path,
+        Array.isArray(value) ? "expected a string (use $in for a list of values)" : "expected a string",
+      );
+    }
+    return this.string(value, path, IDENT_MAX);
+  }
+
+  /** A string operand: identifier columns are held to the identifier limit, metadata values to FILTER_MAX_STRING. */
+  string(value: string, path: string, max = FILTER_MAX_STRING): string {
+    if (value.length > max) this.fail(path, `at most ${max} characters`);
+    if (value.includes("\u0000") || LONE_SURROGATE.test(value)) {
+      this.fail(path, "NUL characters and unpaired surrogates are not allowed");
+    }
+    return value;
+  }
+
+  number(value: number, path: string): number {
+    if (!Number.isFinite(value)) this.fail(path, "expected a finite number");
+    return value;
+  }
+
+  date(value: unknown, path: string): string {
+    const ms = typeof value === "string" && DATE_RE.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(ms)) {
+      this.fail(path, "expected an ISO 8601 date (2026-01-31, or a time with Z or an offset)");
+    }
+    return new Date(ms).toISOString();
+  }
+}
+
+function fieldOf(key: string, path: string, w: Walker): FilterField {
+  if ((TEXT_COLUMNS as readonly string[]).includes(key)) {
+    return { kind: "text", column: key as (typeof TEXT_COLUMNS)[number] };
+  }
+  if ((ARRAY_COLUMNS as readonly string[]).includes(key)) {
+    return { kind: "array", column: key as (typeof ARRAY_COLUMNS)[number] };
+  }
+  if ((DATE_COLUMNS as readonly string[]).includes(key)) {
+    return { kind: "date", column: key as (typeof DATE_COLUMNS)[number] };
+  }
+  const metaKey = key.startsWith("metadata.") ? key.slice("metadata.".length) : key;
+  if (metaKey === "" || key === "metadata") w.fail(path, "name a metadata key: `metadata.<key>`");
+  w.string(metaKey, path);
+  return { kind: "meta", key: metaKey };
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Checks a filter tree; `path` names it in error messages (`filters`). */
+export function parseFilters(value: unknown, path = "filters"): FilterNode {
+  return new Walker().object(value, path, 1);
+}
+
+/**
+ * Whether every row the filter can match is pinned to one scope axis: an equality or `$in` on
+ * `user_id`, `agent_id`, `app_id` or `group_ids`, in the top-level conjunction or in every branch
+ * of an OR. A NOT never pins.
+ */
+export function pinsScope(node: FilterNode): boolean {
+  switch (node.op) {
+    case "and":
+      return node.nodes.some(pinsScope);
+    case "or":
+      return node.nodes.length > 0 && node.nodes.every(pinsScope);
+    case "not":
+      return false;
+    case "eq":
+      return isAxis(node.field) && node.value !== null;
+    case "in":
+      return isAxis(node.field) && node.values.length > 0;
+    default:
+      return false;
+  }
+}
+
+const isAxis = (f: FilterField) =>
+  (f.kind === "text" && SCOPE_AXES.has(f.column)) || (f.kind === "array" && f.column === "group_ids");
+
+/** The value an equality in the top-level conjunction pins `column` to, if any (context_prompt needs user and conversation). */
+export function pinnedValue(node: FilterNode, column: (typeof TEXT_COLUMNS)[number]): string | undefined {
+  if (node.op === "and") {
+    for (const n of node.nodes) {
+      const v = pinnedValue(n, column);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  }
+  if (node.op === "eq" && node.field.kind === "text" && node.field.column === column) {
+    return typeof node.value === "string" ? node.value : undefined;
+  }
+  return undefined;
+}

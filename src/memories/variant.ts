@@ -1,0 +1,224 @@
+import { mayWriteRow, readUserId } from "../auth/user-scope.js";
+import { type Ctx, inTx } from "../context.js";
+import { decodeCursor, encodeCursor } from "../cursor.js";
+import type { FilterNode } from "../db/filter-sql.js";
+import { markSuperseded } from "../db/ingest-lookups.js";
+import { countMemoryRows, listMemoryRows, lockMemory, setMemoryMetadata } from "../db/memories.js";
+import { MEMORY_TYPES, type MemoryType } from "../db/memory-row.js";
+import { CoreError } from "../errors.js";
+import { factHash } from "../ingest/assemble.js";
+import type { Memory } from "../wire/memories.js";
+import {
+  VARIANT_LIST_LIMIT_DEFAULT,
+  type VariantList,
+  type VariantMemory,
+  type VariantPatchRequest,
+} from "../wire/variant.js";
+import { parseFilters, pinsScope } from "./filters.js";
+import { getMemory, memoryNotFound } from "./get.js";
+import { mergeMetadata } from "./metadata.js";
+import { toWire } from "./model.js";
+import { patchMemoryGroups } from "./patch.js";
+import { writeMemories } from "./write.js";
+
+/** A memory in the variant shape: `memory` instead of `text`. */
+export function toVariant(m: Memory): VariantMemory {
+  const { text, ...rest } = m;
+  return { ...rest, memory: text };
+}
+
+// Cursors of the variant list: sealed like every list cursor, bound to their direction.
+const NEXT = "variant:created_at_desc:next";
+const PREV = "variant:created_at_desc:prev";
+
+export interface VariantListInput {
+  filters?: unknown;
+  /** Exact-match shortcuts (GET query), ANDed with the filters. */
+  user_id?: string | undefined;
+  agent_id?: string | undefined;
+  conv_id?: string | undefined;
+  app_id?: string | undefined;
+  type?: MemoryType | undefined;
+  limit?: number | undefined;
+  cursor?: string | null | undefined;
+  fullContent?: boolean | undefined;
+}
+
+/**
+ * The list form `{count, next, previous, results}`, newest first. `next` and `previous` are keyset
+ * cursors on (created_at, id) either way from the page; a filter must pin a scope axis, like search.
+ */
+export async function listVariant({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: VariantListInput;
+}): Promise<VariantList> {
+  const limit = input.limit ?? VARIANT_LIST_LIMIT_DEFAULT;
+  const orgId = ctx.principal.orgId;
+  let filter: FilterNode | undefined;
+  if (input.filters !== undefined && input.filters !== null) {
+    filter = parseFilters(input.filters);
+    if (!pinsScope(filter)) {
+      throw new CoreError(
+        "missing_scope",
+        "filters must pin a scope axis (an equality or $in on user_id, agent_id, app_id or group_ids).",
+      );
+    }
+  }
+  const base = {
+    orgId,
+    types: input.type ? [input.type] : MEMORY_TYPES,
+    // A credential confined to a user lists only that user's rows (another user_id is 403).
+    userId: readUserId(ctx.principal, input.user_id),
+    agentId: input.agent_id,
+    convId: input.conv_id,
+    appId: input.app_id,
+    filter,
+  };
+  let direction: "next" | "prev" = "next";
+  let after: { createdAt: string; id: string } | undefined;
+  if (input.cursor) {
+    try {
+      after = decodeCursor(ctx.deps.secret, orgId, NEXT, input.cursor);
+    } catch {
+      after = decodeCursor(ctx.deps.secret, orgId, PREV, input.cursor);
+      direction = "prev";
+    }
+  }
+  const rows = await listMemoryRows(ctx.db, {
+    ...base,
+    order: direction === "next" ? "created_at_desc" : "created_at_asc",
+    after,
+    limit: limit + 1,
+  });
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  if (direction === "prev") page.reverse();
+  const first = page[0];
+  const last = page.at(-1);
+  const seal = (order: string, r: { cursor_ts: string; id: string }) =>
+    encodeCursor(ctx.deps.secret, orgId, order, { createdAt: r.cursor_ts, id: r.id });
+  const hasNext = direction === "next" ? more : after !== undefined;
+  const hasPrev = direction === "prev" ? more : after !== undefined;
+  const count = await countMemoryRows(ctx.db, { ...base, order: "created_at_desc" });
+  return {
+    count,
+    next: hasNext && last ? seal(NEXT, last) : null,
+    previous: hasPrev && first ? seal(PREV, first) : null,
+    results: page.map((r) => toVariant(toWire(r, { fullContent: input.fullContent ?? false }))),
+  };
+}
+
+const IMMUTABLE = new Set([
+  "id",
+  "object",
+  "type",
+  "memory",
+  "user_id",
+  "agent_id",
+  "conv_id",
+  "app_id",
+  "categories",
+  "created_at",
+  "updated_at",
+  "details",
+  "score",
+  "status",
+  "supersedes",
+]);
+
+/**
+ * The variant PATCH: `text` supersedes a fact (the new active row points back through
+ * `supersedes`, the old one becomes superseded and keeps its history); `metadata` is merged onto the
+ * row (keys never deleted); group tags as in the main PATCH. Returns the memory as it now stands
+ * (the new fact after a text change).
+ */
+export async function patchVariant({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { id: string; patch: VariantPatchRequest };
+}): Promise<VariantMemory> {
+  const { text, metadata, add_group_ids, remove_group_ids, ...other } = input.patch;
+  const named = Object.keys(other);
+  const immutable = named.find((k) => IMMUTABLE.has(k));
+  if (immutable) {
+    throw new CoreError("immutable_field", `${immutable} cannot be changed after ingest.`, {
+      field: immutable,
+    });
+  }
+  if (named.length) {
+    throw new CoreError(
+      "invalid_request",
+      `Unknown field ${named[0]}; a PATCH takes text, metadata, add_group_ids and remove_group_ids.`,
+    );
+  }
+  const groups = (add_group_ids?.length ?? 0) + (remove_group_ids?.length ?? 0) > 0;
+  if (text === undefined && metadata === undefined && !groups) {
+    throw new CoreError("empty_patch", "Send text, metadata, add_group_ids or remove_group_ids.");
+  }
+  if (text !== undefined && !text.trim()) {
+    throw new CoreError("empty_text_field", "text must not be empty or blank.", { field: "text" });
+  }
+  const orgId = ctx.principal.orgId;
+  let id = input.id;
+  // Group tags first (validated and written atomically): a text change then carries them over.
+  if (groups) {
+    if (text !== undefined) {
+      const current = await getMemory({ ctx, input: { id } });
+      if (current.type !== "fact") throw textOnNonFact(current.type);
+    }
+    await patchMemoryGroups({ ctx, input: { id, add_group_ids, remove_group_ids } });
+  }
+  if (text !== undefined || metadata !== undefined) {
+    id = await inTx(ctx, async (txCtx) => {
+      const row = await lockMemory(txCtx.db, orgId, input.id);
+      if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
+      const merged = metadata ? mergeMetadata(row.metadata ?? {}, metadata) : row.metadata;
+      if (text === undefined) {
+        await setMemoryMetadata(txCtx.db, orgId, row.id, merged);
+        return row.id;
+      }
+      if (row.type !== "fact") throw textOnNonFact(row.type);
+      if (row.status === "superseded") {
+        throw new CoreError(
+          "invalid_request",
+          "This fact is already superseded; patch the active fact of its chain (see /revisions).",
+        );
+      }
+      const [created] = await writeMemories(txCtx, [
+        {
+          type: "fact",
+          text: text.trim(),
+          user_id: row.user_id,
+          agent_id: row.agent_id,
+          conv_id: row.conv_id,
+          app_id: row.app_id,
+          group_ids: row.group_ids,
+          categories: row.categories,
+          details: row.details,
+          metadata: merged,
+          supersedes: row.id,
+          status: "active",
+          content_hash: factHash(text),
+        },
+      ]);
+      await markSuperseded(txCtx.db, orgId, [row.id]);
+      ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
+      return created!.id;
+    });
+  }
+  return toVariant(await getMemory({ ctx, input: { id } }));
+}
+
+const textOnNonFact = (type: string) =>
+  new CoreError(
+    "immutable_field",
+    `text of a ${type} cannot change; only facts are superseded by a new text.`,
+    {
+      field: "text",
+    },
+  );

@@ -1,0 +1,92 @@
+import type { ExtractedArtifact, Turn } from "../types.js";
+import { splitSentences } from "./english.js";
+
+/**
+ * Artifacts by rule: fenced code blocks, JSON objects and long structured markdown. On the agentic
+ * path, tool turns that carry file content count too. The title is what versions hang on, so it
+ * prefers a stable name: a file name, then a declared function or class, then the language.
+ */
+const FENCE = /```([^\n`]*)\n([\s\S]*?)```/g;
+const FILE_NAME =
+  /(?:[\w.-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|js|jsx|py|json|ya?ml|toml|md|sql|sh|go|rs|java|rb|css|html|c|cpp|h)\b/;
+const DECLARED =
+  /\b(?:function|def|class|interface|struct|fn|func|const|let|var|type|CREATE TABLE)\s+([A-Za-z_][\w.]*)/i;
+
+export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArtifact[] {
+  const out: ExtractedArtifact[] = [];
+  for (const turn of turns) {
+    if (turn.role === "tool" && !agentic) continue;
+    let found = false;
+    for (const m of turn.content.matchAll(FENCE)) {
+      found = true;
+      const info = m[1]!.trim();
+      const body = m[2]!.replace(/\s+$/, "");
+      if (!body.trim()) continue;
+      const before = turn.content.slice(0, m.index);
+      const lang = info.split(/\s+/)[0] || "text";
+      const file =
+        /(?:title|file(?:name)?)=["']?([^"'\s]+)/.exec(info)?.[1] ??
+        FILE_NAME.exec(info)?.[0] ??
+        FILE_NAME.exec(before.split("\n").slice(-2).join(" "))?.[0];
+      const declared = DECLARED.exec(body)?.[1];
+      const title = file ?? (declared ? `${declared} (${lang})` : `${lang} snippet`);
+      const rationale = splitSentences(before).pop() ?? null;
+      out.push({
+        title,
+        summary: rationale ? `${title}: ${rationale}`.slice(0, 300) : title,
+        rationale,
+        content: body,
+        source_event_ids: [turn.eventId],
+      });
+    }
+    if (found) continue;
+    const content = turn.content.trim();
+    const json = tryJson(content);
+    if (json && content.length >= 80) {
+      const title =
+        typeof json.title === "string"
+          ? json.title
+          : typeof json.name === "string"
+            ? json.name
+            : "JSON document";
+      out.push({
+        title,
+        summary: `${title} (JSON document)`,
+        rationale: null,
+        content,
+        source_event_ids: [turn.eventId],
+      });
+      continue;
+    }
+    const lines = content.split("\n");
+    const structured = lines.filter((l) => /^\s*(#{1,6}\s|[-*]\s|\d+[.)]\s|\|)/.test(l)).length;
+    if (lines.length >= 8 && structured >= 5) {
+      const heading = lines
+        .find((l) => /^#{1,6}\s/.test(l))
+        ?.replace(/^#+\s*/, "")
+        .trim();
+      const title = heading ?? (turn.role === "tool" ? "Tool output document" : "Document");
+      out.push({ title, summary: title, rationale: null, content, source_event_ids: [turn.eventId] });
+    } else if (agentic && turn.role === "tool" && FILE_NAME.test(lines[0] ?? "") && lines.length >= 5) {
+      const title = FILE_NAME.exec(lines[0]!)![0];
+      out.push({
+        title,
+        summary: `${title} (from a tool call)`,
+        rationale: null,
+        content,
+        source_event_ids: [turn.eventId],
+      });
+    }
+  }
+  return out;
+}
+
+function tryJson(s: string): Record<string, unknown> | null {
+  if (!s.startsWith("{")) return null;
+  try {
+    const v = JSON.parse(s);
+    return v && typeof v === "object" && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,51 @@
+import { identifiersFromText } from "../../identifiers/identifiers.js";
+import type { Classification, Classifier, ClassifyItem } from "../types.js";
+import { contentWords, stem } from "./english.js";
+
+/**
+ * The rule-based classifier, used when no language model is configured: health, family,
+ * finances, credentials and contact details are personal; content about work, tools, code,
+ * products or shared knowledge is shareable; anything else is personal (if unsure, personal).
+ * Prompted groups match by overlap between the memory's words and the group's criterion.
+ */
+const PERSONAL =
+  /\b(health|doctor|hospital|sick|illness|diagnos\w*|medication|medicine|therapy|therapist|allerg\w*|pregnan\w*|surgery|depress\w*|anxiety|wife|husband|son|daughter|mother|mom|mum|father|dad|sister|brother|kids|children|family|boyfriend|girlfriend|divorce|salary|debt|loan|mortgage|bank account|credit card|income|tax return|savings|password|passcode|api key|secret|token|ssn|social security|pin code|phone number|email address|home address|address is|lives at|birthday|date of birth)\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+?\d[\d ()-]{7,}\d/i;
+const SHAREABLE =
+  /\b(project|team|company|customer|client|product|release|deploy\w*|build|tests?|ci|pipeline|server|service|database|api|endpoint|repo(sitory)?|code|bug|feature|docs?|documentation|library|framework|config\w*|meeting|roadmap|design|architecture|process|policy|convention|style guide|standard|incident|migration|version)\b/i;
+
+// Words that phrase a criterion rather than name its subject.
+const PROMPT_STOP = new Set(
+  "anything everything related relating relevant about memories memory facts fact information info stuff topics topic concerning regarding include includes including mentions mention discussing discussion".split(
+    " ",
+  ),
+);
+
+export function classifyLocally(
+  item: ClassifyItem,
+  groups: Array<{ id: string; prompt: string }>,
+): Classification {
+  if (PERSONAL.test(item.text)) return { verdict: "personal", matched_group_ids: [] };
+  const technical =
+    item.type === "lesson" ||
+    item.type === "procedure" ||
+    item.type === "artifact" ||
+    SHAREABLE.test(item.text) ||
+    identifiersFromText(item.text).length > 0;
+  if (!technical) return { verdict: "personal", matched_group_ids: [] };
+  const words = new Set(contentWords(item.text).map(stem));
+  const matched = groups
+    .filter((g) =>
+      contentWords(g.prompt)
+        .filter((w) => !PROMPT_STOP.has(w))
+        .some((w) => words.has(stem(w))),
+    )
+    .map((g) => g.id);
+  return { verdict: "shareable", matched_group_ids: matched };
+}
+
+export function createLocalClassifier(): Classifier {
+  return {
+    name: "local-rules",
+    classify: async (items, groups) => items.map((i) => classifyLocally(i, groups)),
+  };
+}

@@ -1,0 +1,96 @@
+import { identifiersFromText } from "../../identifiers/identifiers.js";
+import type { ExtractedDirective, Turn } from "../types.js";
+import { splitSentences, stripInterjections } from "./english.js";
+
+/**
+ * Directives by rule: explicit rules ("always/never/make sure/don't ..."), corrections after the
+ * assistant's turn, error-then-fix patterns, and numbered steps (procedures).
+ */
+const RULE =
+  /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use)\b/i;
+const RULE_ANYWHERE = /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't)\b/i;
+const CORRECTION = /^(no|nope|actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*/i;
+const ERROR = /\b([A-Z]\w*(?:Error|Exception)|error:|failed|traceback|panic:|ENOENT|EACCES|ECONNREFUSED)\b/;
+const FIX =
+  /\b(fix(ed)?|solved|resolved|the (issue|problem|cause|fix) (was|is)|works now|turned out|solution (was|is)|workaround)\b/i;
+const STEP = /^\s*(\d+)[.)]\s+(.+)$/;
+
+export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
+  const out: ExtractedDirective[] = [];
+  const seen = new Set<string>();
+  const push = (d: ExtractedDirective) => {
+    const key = `${d.type}:${d.text.toLowerCase()}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(d);
+  };
+
+  let lastError: { text: string; entities: string[]; eventId: string } | null = null;
+  turns.forEach((turn, i) => {
+    const prev = turns[i - 1];
+    // numbered steps: a procedure
+    const lines = turn.content.split("\n");
+    const steps = lines.map((l) => STEP.exec(l)?.[2]?.trim()).filter((s): s is string => !!s);
+    if (steps.length >= 2) {
+      const firstStep = lines.findIndex((l) => STEP.test(l));
+      const heading =
+        lines
+          .slice(0, firstStep)
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .pop()
+          ?.replace(/[:.]$/, "") ?? "Procedure";
+      const entities = identifiersFromText([heading, ...steps].join("\n"));
+      push({
+        type: "procedure",
+        text: `${heading}:\n${steps.map((s, k) => `${k + 1}. ${s}`).join("\n")}`,
+        steps,
+        trigger_entities: entities,
+        source_event_ids: [turn.eventId],
+      });
+    }
+
+    if (ERROR.test(turn.content)) {
+      const line = turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content;
+      lastError = {
+        text: line.trim().slice(0, 200),
+        entities: identifiersFromText(line),
+        eventId: turn.eventId,
+      };
+    }
+
+    for (const raw of splitSentences(turn.content)) {
+      const sentence = stripInterjections(raw);
+      if (sentence.endsWith("?") || sentence.length < 8) continue;
+      const ids = identifiersFromText(sentence);
+      // A rule without an exact identifier could never be triggered: keep only those with one.
+      const isCorrection = CORRECTION.test(sentence) && prev !== undefined && prev.role !== turn.role;
+      const isRule = RULE.test(sentence) || RULE_ANYWHERE.test(sentence);
+      if (ids.length > 0 && (isCorrection || isRule)) {
+        const text = isCorrection ? sentence.replace(CORRECTION, "") : sentence;
+        push({
+          type: "lesson",
+          text: text.charAt(0).toUpperCase() + text.slice(1),
+          steps: null,
+          trigger_entities: ids,
+          source_event_ids: [turn.eventId],
+        });
+      }
+      const err = lastError as { text: string; entities: string[]; eventId: string } | null;
+      if (err && err.eventId !== turn.eventId && FIX.test(sentence)) {
+        const entities = [...new Set([...err.entities, ...ids])];
+        if (entities.length) {
+          push({
+            type: "lesson",
+            text: `When "${err.text}" occurs: ${sentence}`,
+            steps: null,
+            trigger_entities: entities,
+            source_event_ids: [err.eventId, turn.eventId],
+          });
+          lastError = null;
+        }
+      }
+    }
+  });
+  return out;
+}

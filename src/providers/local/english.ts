@@ -1,0 +1,233 @@
+import type { FactType } from "../types.js";
+
+/** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
+
+export function splitSentences(text: string): string[] {
+  const flat = text
+    .replace(/```[\s\S]*?```/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!flat) return [];
+  // A sentence ends at . ! ? followed by space and a capital, quote or digit; abbreviations such
+  // as "e.g." and "Dr." stay inside, and so do dots inside names ("invoice.ts").
+  const out: string[] = [];
+  let buf = "";
+  for (const part of flat.split(/(?<=[.!?])\s+(?=["'([A-Z0-9])/)) {
+    buf = buf ? `${buf} ${part}` : part;
+    if (/\b(e\.g|i\.e|Dr|Mr|Mrs|Ms|St|vs|etc)\.$/i.test(buf)) continue;
+    out.push(buf.trim());
+    buf = "";
+  }
+  if (buf.trim()) out.push(buf.trim());
+  return out;
+}
+
+/**
+ * Function words and chat filler: they carry no topic. The one stopword list of the local
+ * providers: the extractor's content words and the embedder's features both leave them out (left
+ * in, they dominate the cosine of short texts; hashed features cannot learn IDF).
+ */
+export const STOPWORDS = new Set(
+  `a an the and or but if then so of to in on at by for with from as is am are was were be been being it
+  its this that these those i me my mine we us our you your he him his she her they them their there
+  here what which who whom whose when where why how do does did done have has had having not no yes
+  just very really also too can could will would shall should may might must about into over under up
+  down out off again more most some any all each every other such only own same than both few lot lots
+  much many get got gonna wanna like well said says oh hey hi hello yeah yep ok okay thanks thank
+  please sure one thing things above after because before below between doing during further hers
+  herself himself itself myself nor now once ours theirs through until while yours yourself`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
+/**
+ * The one stemmer of the local providers: a light suffix strip so that "paints", "painted" and
+ * "painting" share a stem.
+ */
+export function stem(w: string): string {
+  if (w.length <= 4) return w;
+  for (const suffix of ["ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "ly", "s"]) {
+    if (w.endsWith(suffix) && w.length - suffix.length >= 3) {
+      return suffix === "ies" ? `${w.slice(0, -3)}y` : w.slice(0, -suffix.length);
+    }
+  }
+  return w;
+}
+
+export const contentWords = (s: string) =>
+  (s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).filter(
+    (w) => w.length > 2 && !STOPWORDS.has(w),
+  );
+
+const PLEASANTRY =
+  /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
+const LEADING_INTERJECTION =
+  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|haha|lol|gosh|thanks|thank you)(\s+[A-Z][a-z]+)?[,!.]+\s*)+/i;
+
+/** Whether a sentence says something worth keeping as a fact. */
+export function isSubstantive(sentence: string): boolean {
+  const s = sentence.trim();
+  if (s.endsWith("?")) return false;
+  if (PLEASANTRY.test(s) && contentWords(s).length < 4) return false;
+  return contentWords(s).length >= 2 && s.split(/\s+/).length >= 4;
+}
+
+export const stripInterjections = (s: string) => s.replace(LEADING_INTERJECTION, "").trim();
+
+const MODALS = new Set([
+  "can",
+  "could",
+  "will",
+  "would",
+  "should",
+  "might",
+  "must",
+  "may",
+  "shall",
+  "was",
+  "had",
+  "did",
+  "didn't",
+  "don't",
+  "can't",
+  "won't",
+  "wouldn't",
+  "couldn't",
+  "shouldn't",
+  "wasn't",
+]);
+const ADVERBS = new Set(
+  "really just also never always still recently finally actually usually often sometimes already totally definitely absolutely even truly honestly probably currently mostly only".split(
+    " ",
+  ),
+);
+const IRREGULAR_PAST = new Set(
+  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore".split(
+    " ",
+  ),
+);
+
+const NON_VERBS = new Set("and or but to the a an in at on so too as of for with is if".split(" "));
+
+function thirdPersonVerb(v: string): string {
+  const w = v.toLowerCase();
+  if (MODALS.has(w) || IRREGULAR_PAST.has(w) || /ed$/.test(w)) return v;
+  if (w === "have") return "has";
+  if (w === "do") return "does";
+  if (w === "go") return "goes";
+  if (w === "don't") return "doesn't";
+  if (/(s|sh|ch|x|z|o)$/.test(w)) return `${v}es`;
+  if (/[^aeiou]y$/.test(w)) return `${v.slice(0, -1)}ies`;
+  return `${v}s`;
+}
+
+/**
+ * First-person statements become third-person facts about the speaker:
+ * "I went to a support group" -> "Caroline went to a support group".
+ */
+export function toThirdPerson(sentence: string, name: string): string {
+  let s = sentence;
+  const poss = `${name}'s`;
+  s = s.replace(/\bI'm\b|\bI am\b/g, `${name} is`);
+  s = s.replace(/\bI've\b/g, `${name} has`);
+  s = s.replace(/\bI'd\b/g, `${name} would`);
+  s = s.replace(/\bI'll\b/g, `${name} will`);
+  s = s.replace(
+    /\bI (was|will|would|can|could|should|might|must|had|did|didn't|can't|won't|couldn't)\b/g,
+    `${name} $1`,
+  );
+  // "I <adverb>? <verb>": conjugate the verb for the third person.
+  s = s.replace(/\bI ((?:[a-z]+ )?)([a-z']+)\b/g, (_m, adv: string, verb: string) => {
+    const a = adv.trim();
+    if (NON_VERBS.has(a) || (!a && NON_VERBS.has(verb))) return `${name} ${adv}${verb}`;
+    if (a && ADVERBS.has(a)) return `${name} ${a} ${thirdPersonVerb(verb)}`;
+    if (a) return `${name} ${thirdPersonVerb(a)} ${verb}`;
+    return `${name} ${thirdPersonVerb(verb)}`;
+  });
+  s = s.replace(/\bI\b/g, name);
+  s = s.replace(/\b[Mm]yself\b/g, "themselves");
+  s = s.replace(/\b[Mm]ine\b/g, poss);
+  let first = true;
+  s = s.replace(/\b[Mm]y\b/g, () => {
+    const r = first ? poss : "their";
+    first = false;
+    return r;
+  });
+  s = s.replace(/\bme\b/g, name);
+  s = s.replace(/\b[Ww]e're\b/g, `${name} and others are`);
+  s = s.replace(/\b[Ww]e've\b/g, `${name} and others have`);
+  s = s.replace(/\b[Ww]e\b/g, `${name} and others`);
+  s = s.replace(/\b[Oo]ur\b/g, poss);
+  s = s.replace(/\bus\b/g, `${name} and others`);
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+const TYPE_RULES: Array<[FactType, RegExp]> = [
+  [
+    "preference",
+    /\b(like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|dislike|favou?rite|fan of|into)\b/i,
+  ],
+  [
+    "plan",
+    /\b(will|going to|gonna|plan|plans|planning|intend|want to|wants to|hope to|next (week|month|year)|tomorrow|thinking (of|about))\b/i,
+  ],
+  [
+    "relationship",
+    /\b(wife|husband|partner|son|daughter|mother|mom|mum|father|dad|sister|brother|friend|friends|boyfriend|girlfriend|married|kids|children|family|cousin|aunt|uncle|grand\w+|colleague|boss|neighbou?r)\b/i,
+  ],
+  ["opinion", /\b(think|thinks|believe|believes|feel|feels|opinion|reckon|in my view)\b/i],
+  ["skill", /\b(can|know how|good at|skilled|learn(ed|ing)? (to|how)|speak|speaks|fluent)\b/i],
+  [
+    "event",
+    /\b(went|visited|attended|met|saw|got|did|took|made|started|finished|joined|moved|yesterday|last|ago)\b|\b\w+ed\b/i,
+  ],
+  ["attribute", /\b(am|is|are|i'm|work(s|ed)? (as|at|for)|live(s|d)? in|born|years old|name is|from)\b/i],
+];
+
+export function factTypeOf(sentence: string): FactType {
+  for (const [t, re] of TYPE_RULES) if (re.test(sentence)) return t;
+  return "other";
+}
+
+const CATEGORY_RULES: Array<[string, RegExp]> = [
+  [
+    "work",
+    /\b(work|job|career|office|boss|colleague|company|project|meeting|client|salary|hired|promotion)\b/i,
+  ],
+  [
+    "family",
+    /\b(wife|husband|son|daughter|mother|mom|mum|father|dad|sister|brother|kids|children|family|parents?)\b/i,
+  ],
+  [
+    "health",
+    /\b(health|doctor|hospital|sick|ill|allerg\w*|medication|therapy|diagnos\w*|pain|injur\w*|surgery)\b/i,
+  ],
+  [
+    "hobbies",
+    /\b(hobby|painting|drawing|reading|books?|camping|hiking|gaming|games|guitar|piano|photograph\w*|garden\w*|pottery|knitting)\b/i,
+  ],
+  [
+    "food",
+    /\b(food|eat|eats|ate|cook\w*|recipe|restaurant|dinner|lunch|breakfast|coffee|tea|vegan|vegetarian)\b/i,
+  ],
+  ["travel", /\b(travel\w*|trip|flight|vacation|holiday|visit\w*|abroad|beach|city|country)\b/i],
+  ["finance", /\b(money|bank|loan|debt|budget|invest\w*|savings|mortgage|rent|salary|paid)\b/i],
+  ["education", /\b(school|college|university|class|course|degree|study|studying|exam|teacher|student)\b/i],
+  ["relationships", /\b(friend\w*|partner|boyfriend|girlfriend|dating|married|wedding|relationship)\b/i],
+  [
+    "technology",
+    /\b(code|software|app|computer|api|database|server|deploy\w*|bug|programming|python|typescript)\b/i,
+  ],
+  ["pets", /\b(dog|dogs|cat|cats|pet|pets|puppy|kitten)\b/i],
+  ["sports", /\b(run|running|marathon|gym|football|soccer|tennis|swim\w*|yoga|cycling|sport\w*)\b/i],
+  ["music", /\b(music|song|songs|concert|band|sing\w*|album)\b/i],
+  ["art", /\b(art|artist|paint\w*|museum|gallery|sculpt\w*)\b/i],
+  ["community", /\b(support group|volunteer\w*|charity|community|lgbtq\w*|activis\w*|pride)\b/i],
+];
+
+export function categoriesOf(sentence: string): string[] {
+  return CATEGORY_RULES.filter(([, re]) => re.test(sentence)).map(([c]) => c);
+}
+
+/** Normalised text for hashing: lower case, words only. */
+export const normaliseText = (s: string) => (s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");

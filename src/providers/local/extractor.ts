@@ -1,0 +1,274 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { formatDay, resolveRelativeDates } from "../../dates/dates.js";
+import { identifiersFromText } from "../../identifiers/identifiers.js";
+import type {
+  ExtractedFact,
+  ExtractInput,
+  Extraction,
+  Extractor,
+  JudgeCase,
+  JudgeVerdict,
+  Turn,
+} from "../types.js";
+import { extractArtifacts } from "./artifacts.js";
+import { extractDirectives } from "./directives.js";
+import {
+  categoriesOf,
+  contentWords,
+  factTypeOf,
+  isSubstantive,
+  normaliseText,
+  splitSentences,
+  stripInterjections,
+  toThirdPerson,
+} from "./english.js";
+
+/**
+ * The deterministic extractor: no network, no model. Facts keep the specific content of each turn
+ * (names, dates, places, objects) so retrieval can find the turn again through
+ * `source_event_ids`. `delayMs` is a test-only slow-down (MNEMO_TEST_EXTRACT_DELAY_MS).
+ */
+export function createLocalExtractor(options: { delayMs?: number } = {}): Extractor {
+  return {
+    name: "local",
+    async extract(input) {
+      if (options.delayMs) await sleep(options.delayMs);
+      return extractLocally(input);
+    },
+    judge: async (cases) => cases.map(judgeLocally),
+  };
+}
+
+const NOISE_LINE =
+  /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
+
+export function extractLocally(input: ExtractInput): Extraction {
+  const known = new Set(input.known.map(normaliseText));
+  const facts: ExtractedFact[] = [];
+  const seen = new Set<string>();
+  for (const turn of input.turns) {
+    if (turn.role === "tool" || turn.role === "system") continue; // tool output is not a claim
+    const name = speakerName(turn);
+    const other = counterpart(input.turns, turn);
+    let content = turn.content;
+    if (input.agentic)
+      content = content
+        .split("\n")
+        .filter((l) => !NOISE_LINE.test(l))
+        .join("\n");
+    // One fact per turn, holding every substantive sentence of it: a turn is what a reader asks
+    // about, and its sentences explain each other ("We went camping. The kids loved the
+    // meteor shower." answers "where did they see the meteor shower?" only together). Split into
+    // sentence facts, one turn also filled several search slots with near-copies of one source.
+    const parts: string[] = [];
+    const attributes: string[] = [];
+    for (const raw of splitSentences(content)) {
+      const sentence = stripInterjections(raw);
+      if (!isSubstantive(sentence)) continue;
+      // The assistant's own offers ("I can help with that") say nothing about anyone.
+      if (!turn.speaker && turn.role === "assistant" && /^(I|I'm|I'll|I'd|Let me|Here)\b/.test(sentence))
+        continue;
+      let text = toThirdPerson(sentence, name);
+      if (other) text = secondToThird(text, other);
+      parts.push(text);
+      if (slotOf(text)) attributes.push(text);
+    }
+    if (parts.length === 0) continue;
+    // A single-valued attribute inside a longer turn ("Ana moved to Berlin.") also stands alone, so
+    // a later change of that attribute supersedes it without hiding the rest of the turn.
+    const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
+    // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
+    // says what it is about, so it travels with the turn's fact as context.
+    const asked = questionAnswered(input.turns, turn, name);
+    if (asked) texts[0] = `${texts[0]} (answering: ${asked})`;
+    // The day the message carried leads the fact: a fact read later keeps its time, and questions
+    // that name one ("what did Ana do in May 2023?") find it by full text.
+    const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
+    for (let text of texts) {
+      // Say whose statement it is when the text does not name them ("X said: ...").
+      if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
+      if (day) text = `On ${day}, ${text}`;
+      text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
+      if (text.length > 1000) text = `${text.slice(0, 997)}...`;
+      const key = normaliseText(text);
+      if (seen.has(key) || known.has(key)) continue;
+      seen.add(key);
+      facts.push({
+        text,
+        fact_type: factTypeOf(text),
+        categories: categoriesOf(text),
+        source_role: turn.role,
+        source_event_ids: [turn.eventId],
+      });
+    }
+  }
+  const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
+  const directives = extractDirectives(input.turns);
+  return { facts, episode: episodeFor(input, facts), artifacts, directives };
+}
+
+/**
+ * The questions the previous turn asked this speaker, in the third person ("What got you into
+ * running?" becomes "What got Ana into running?"), or null when it asked none or was their own.
+ */
+function questionAnswered(turns: Turn[], turn: Turn, me: string): string | null {
+  const prev = turns[turn.index - 1];
+  if (!prev || prev.role === "tool" || prev.role === "system" || speakerName(prev) === me) return null;
+  const asker = speakerName(prev);
+  const questions = splitSentences(prev.content)
+    .map(stripInterjections)
+    .filter((q) => q.endsWith("?") && contentWords(q).length > 0);
+  if (!questions.length) return null;
+  return questions.map((q) => secondToThird(toThirdPerson(q, asker), me)).join(" ");
+}
+
+function speakerName(turn: Turn): string {
+  if (turn.speaker) return turn.speaker;
+  // Lower case: the name also stands mid-sentence ("... and the user works as a nurse");
+  // toThirdPerson capitalises a sentence's first letter.
+  if (turn.role === "user") return "the user";
+  if (turn.role === "assistant") return "the assistant";
+  return turn.role;
+}
+
+/** The other party of a two-way chat: the nearest turn with a different speaker. */
+function counterpart(turns: Turn[], turn: Turn): string | null {
+  const me = speakerName(turn);
+  const near = [...turns.slice(0, turn.index).reverse(), ...turns.slice(turn.index + 1)];
+  const t = near.find((x) => x.role !== "tool" && x.role !== "system" && speakerName(x) !== me);
+  return t ? speakerName(t) : null;
+}
+
+function secondToThird(s: string, name: string): string {
+  const out = s
+    .replace(/\b([Dd])o you\b/g, (_m, d: string) => `${d}oes ${name}`)
+    .replace(/\b([Dd])on't you\b/g, (_m, d: string) => `${d}oesn't ${name}`)
+    .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
+    .replace(/\b[Yy]ou were\b/g, `${name} was`)
+    .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
+    .replace(/\b[Yy]ou'd\b/g, `${name} would`)
+    .replace(/\b[Yy]ou'll\b/g, `${name} will`)
+    .replace(/\b[Yy]our\b/g, `${name}'s`)
+    .replace(/\b[Yy]ourself\b/g, "themselves")
+    .replace(/\b[Yy]ou\b/g, name);
+  return out.charAt(0).toUpperCase() + out.slice(1);
+}
+
+function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["episode"] {
+  const speakers = [...new Set(input.turns.filter((t) => t.role !== "tool").map(speakerName))];
+  const freq = new Map<string, number>();
+  for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
+  const names = new Set(speakers.flatMap((s) => contentWords(s).flatMap((w) => [w, `${w}'s`])));
+  const topics = [...freq.entries()]
+    .filter(([w, n]) => n > 1 && !names.has(w))
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, 3)
+    .map(([w]) => w);
+  // Extractive summary: the sentences that share most vocabulary with the rest, in conversation
+  // order. Sentences, not facts: a fact holds a whole turn, and three whole turns make a summary
+  // so long that it matches (and crowds out of search) half the questions about its session.
+  const sentences = facts.flatMap((f) => splitSentences(f.text));
+  const scored = sentences.map((text, i) => ({
+    i,
+    score: contentWords(text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + text.length / 80),
+  }));
+  const chosen = scored
+    .sort((a, b) => b.score - a.score)
+    .slice(0, 3)
+    .sort((a, b) => a.i - b.i);
+  const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
+  const summary = chosen.length
+    ? chosen.map((c) => sentences[c.i]!.replace(/[.!]?$/, ".")).join(" ")
+    : firstTurn.slice(0, 300);
+  const who = speakers.filter((s) => !/^The /.test(s));
+  let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
+  if (topics.length) title += ` about ${topics.join(", ")}`;
+
+  let gist: Record<string, unknown> | null = null;
+  if (input.agentic) {
+    const userTurns = input.turns.filter((t) => t.role === "user");
+    const goal = splitSentences(userTurns[0]?.content ?? "")[0] ?? null;
+    const all = input.turns.map((t) => t.content).join("\n");
+    const ids = identifiersFromText(all);
+    const errors = input.turns
+      .flatMap((t) => t.content.split("\n"))
+      .filter((l) => /\b[A-Z]\w*(Error|Exception)\b|error:/i.test(l))
+      .map((l) => l.trim().slice(0, 200))
+      .slice(0, 5);
+    const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
+    const outcome = lastAssistant ? (splitSentences(lastAssistant.content).pop() ?? null) : null;
+    gist = {
+      goal,
+      tools: [...new Set(input.turns.filter((t) => t.role === "tool" && t.speaker).map((t) => t.speaker!))],
+      files: ids.filter((i) => /[/.]\w+$/.test(i) && !/\s/.test(i)).slice(0, 20),
+      errors,
+      outcome,
+    };
+    if (goal) title = `Session: ${goal.slice(0, 100)}`;
+  }
+  return { title, summary, gist };
+}
+
+// Single-valued attributes: a new value for the same subject and slot supersedes the old one.
+const SLOTS: Array<[string, RegExp]> = [
+  [
+    "residence",
+    /^(?<s>.+?) (?:now |currently |recently )?(?:lives|is living|moved|has moved|relocated) (?:in|to) (?<v>.+)$/i,
+  ],
+  ["employer", /^(?<s>.+?) (?:now |currently )?(?:works|is working) (?:at|for) (?<v>.+)$/i],
+  ["job", /^(?<s>.+?) (?:now |currently )?works as (?<v>.+)$/i],
+  ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
+  [
+    "contact",
+    /^(?<s>.+?)'s (?:new )?(?<k>email|email address|phone number|phone|address) is (?:now )?(?<v>.+)$/i,
+  ],
+  ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
+  ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
+  ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
+];
+
+/**
+ * A fact without its context, the leading "On 8 May 2023, " and the trailing "(answering: ...)":
+ * the same claim restated another day or in reply to another question is the same claim.
+ */
+const bareClaim = (text: string) =>
+  text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: .*\)$/, "");
+
+function slotOf(text: string): { slot: string; subject: string; value: string } | null {
+  // A whole turn of several sentences is no attribute statement: its attribute sentences are
+  // stored as facts of their own, and those are what a later change supersedes.
+  const claim = bareClaim(text);
+  if (splitSentences(claim).length > 1) return null;
+  const t = claim.replace(/[.!]+$/, "").trim();
+  for (const [slot, re] of SLOTS) {
+    const m = re.exec(t);
+    if (m?.groups) {
+      return {
+        slot: `${slot}:${(m.groups.k ?? "").toLowerCase()}`,
+        subject: normaliseText(m.groups.s!),
+        value: normaliseText(m.groups.v!),
+      };
+    }
+  }
+  return null;
+}
+
+export function judgeLocally(c: JudgeCase): JudgeVerdict {
+  const norm = normaliseText(bareClaim(c.text));
+  const mine = slotOf(c.text);
+  for (const cand of c.candidates) {
+    if (normaliseText(bareClaim(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
+  }
+  if (mine) {
+    for (const cand of c.candidates) {
+      const theirs = slotOf(cand.text);
+      if (theirs && theirs.slot === mine.slot && theirs.subject === mine.subject) {
+        return theirs.value === mine.value
+          ? { verdict: "duplicate", id: cand.id }
+          : { verdict: "supersedes", id: cand.id };
+      }
+    }
+  }
+  const best = c.candidates.find((x) => x.similarity >= 0.93);
+  return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
+}

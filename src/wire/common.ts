@@ -1,0 +1,177 @@
+import { z } from "@hono/zod-openapi";
+import { CoreError, type ErrorCode } from "../errors.js";
+
+/*
+ * Fragments every wire schema shares. The schemas under src/wire/ are the one declaration of each
+ * request and response shape: the REST routes validate with them and build the OpenAPI document
+ * from them, the MCP tools use them as output schemas, and the verbs return their inferred types.
+ */
+
+export const NullableString = z.string().nullable();
+export const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-01T12:00:00.000Z" });
+
+const NUL_FREE = /^[^\u0000]*$/;
+
+/** Identifiers (user_id, conv_id, group ids, role, dates...) are at most this many characters. */
+export const IDENT_MAX = 256;
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+const LONE_SURROGATE_MSG =
+  "Lone UTF-16 surrogates (an unpaired \\ud800-\\udfff escape) are not allowed; send valid Unicode";
+
+/**
+ * A string PostgreSQL can store: a NUL character and a lone UTF-16 surrogate are field errors
+ * (identifiers, names). A lone surrogate is legal in JSON text but not in a `jsonb` value, and as
+ * `text` the driver would silently turn it into U+FFFD, so an identifier would stop matching itself.
+ */
+export const Str = () =>
+  z
+    .string()
+    .regex(NUL_FREE, "NUL characters (\\u0000) are not allowed")
+    .refine((s) => !LONE_SURROGATE.test(s), { message: LONE_SURROGATE_MSG });
+
+/** An identifier field: `Str` and at most IDENT_MAX characters (an index entry must fit a page). */
+export const Ident = () => Str().max(IDENT_MAX);
+
+/**
+ * Free text (message content, tool output): a NUL byte is noise and is dropped, and a lone
+ * surrogate (a transcript cut in the middle of an emoji) becomes U+FFFD. Never refused.
+ */
+export const LooseText = () =>
+  z.string().transform((s) => s.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\uFFFD"));
+
+/**
+ * A boolean query parameter: `true`/`1` or `false`/`0`; absent reads false. Published as
+ * `type: boolean` (query strings spell booleans as text; `1`/`0` are accepted as well).
+ */
+export const QueryBool = z
+  .enum(["true", "false", "1", "0"])
+  .optional()
+  .transform((v) => v === "true" || v === "1")
+  .openapi({ type: "boolean", default: false });
+
+/** A cursor-paginated list envelope of `item`, registered as the component `name`. */
+export const listOf = <T extends z.ZodType>(item: T, name: string) =>
+  z
+    .object({
+      object: z.literal("list"),
+      data: z.array(item),
+      has_more: z.boolean(),
+      next_cursor: z.string().nullable(),
+    })
+    .openapi(name);
+
+type Issue = z.core.$ZodIssue;
+
+/** One field failure as the REST 422 body lists it. */
+export interface FieldIssue {
+  loc: string[];
+  msg: string;
+  type: string;
+}
+
+function valueAt(data: unknown, path: PropertyKey[]): unknown {
+  let v = data;
+  for (const k of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/** One zod issue as `{loc, msg, type}`; a missing field reads `type: "missing"`, `msg: "Field required"`. */
+export function issueToDetail(target: string, issue: Issue, data: unknown): FieldIssue {
+  const loc = [target, ...issue.path.map(String)];
+  if (issue.code === "invalid_type" && valueAt(data, issue.path) === undefined) {
+    return { loc, msg: "Field required", type: "missing" };
+  }
+  return { loc, msg: issue.message, type: issue.code };
+}
+
+/** Field failures as one readable `invalid_request` message: `body.limit: Too big; body.query: ...`. */
+export const issuesMessage = (issues: FieldIssue[]) =>
+  issues.map((i) => `${i.loc.join(".") || "input"}: ${i.msg}`).join("; ");
+
+/** How one field failed, for choosing its code. */
+type FailureKind = "missing" | "too_small" | "too_big" | "other";
+
+/**
+ * The spec codes of field failures, by top-level field and how it failed (`*`: any way). A field
+ * failure not listed keeps the `[{loc, msg, type}]` form with `invalid_request`. A schema can also
+ * name the code of its own refinement with `params: {code}` (the memory PATCH's `immutable_field`).
+ */
+const FIELD_CODES: Record<string, Partial<Record<FailureKind | "*", ErrorCode>>> = {
+  limit: { "*": "invalid_limit" },
+  order: { "*": "invalid_order" },
+  include: { "*": "unsupported_include_option" },
+  mode: { "*": "invalid_mode" },
+  type: { "*": "invalid_memory_type" },
+  user_id: { missing: "missing_user_id", too_small: "missing_user_id" },
+  conv_id: { missing: "missing_conv_id", too_small: "missing_conv_id" },
+  query: { missing: "empty_query", too_small: "empty_query", too_big: "query_too_long" },
+  name: { too_small: "empty_name", too_big: "name_too_long" },
+  prompt: { too_small: "empty_prompt", too_big: "prompt_too_long" },
+  namespace: { too_big: "namespace_too_long" },
+  task: { too_big: "task_too_long" },
+  month: { "*": "invalid_month" },
+  url: { too_small: "invalid_webhook_url", too_big: "invalid_webhook_url", other: "invalid_webhook_url" },
+};
+
+/** A path as the `field` of an error: `include[1]`, `filters.user_id`. */
+export const fieldPath = (path: PropertyKey[]) =>
+  path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
+
+function failureKind(issue: Issue, data: unknown): FailureKind {
+  if (issue.code === "invalid_type") {
+    const v = valueAt(data, issue.path);
+    return v === undefined || v === null ? "missing" : "other";
+  }
+  if (issue.code === "too_small") return "too_small";
+  if (issue.code === "too_big") return "too_big";
+  return "other";
+}
+
+/** A field failure with its spec code, message and field, when one applies. */
+export interface CodedIssue {
+  code: ErrorCode;
+  message: string;
+  field: string;
+}
+
+function codeOf(issue: Issue, data: unknown): ErrorCode | undefined {
+  const own = issue.code === "custom" ? (issue.params as { code?: ErrorCode } | undefined)?.code : undefined;
+  if (own) return own;
+  const top = issue.path[0];
+  if (typeof top !== "string") return undefined;
+  const rules = FIELD_CODES[top];
+  return rules?.[failureKind(issue, data)] ?? rules?.["*"];
+}
+
+/** The first failure that has a spec code, as `{code, message, field}`; undefined when none has. */
+export function codedIssue(issues: readonly Issue[], data: unknown): CodedIssue | undefined {
+  for (const issue of issues) {
+    const code = codeOf(issue, data);
+    if (!code) continue;
+    const field = fieldPath(issue.path);
+    const detail = issueToDetail("", issue, data);
+    return { code, field, message: `${field}: ${detail.msg}` };
+  }
+  return undefined;
+}
+
+/**
+ * Checks a request against its wire schema outside HTTP (the in-process MCP tools): the same
+ * rules as the REST validation, failing with the same code (`invalid_request` when none applies)
+ * and the same field messages.
+ */
+export function parseWire<S extends z.ZodType>(schema: S, data: unknown, target = "body"): z.output<S> {
+  const result = schema.safeParse(data);
+  if (result.success) return result.data;
+  const coded = codedIssue(result.error.issues, data);
+  if (coded) throw new CoreError(coded.code, coded.message, { field: coded.field });
+  const issues = result.error.issues.map((i) => issueToDetail(target, i, data));
+  throw new CoreError("invalid_request", issuesMessage(issues));
+}

@@ -1,0 +1,52 @@
+import { z } from "@hono/zod-openapi";
+import { GROUP_NAME_MAX, GROUP_PROMPT_MAX } from "../groups/model.js";
+import { DateTime, listOf, Str } from "./common.js";
+
+export const GroupSchema = z
+  .object({
+    id: z.string().openapi({ example: "grp_0123456789abcdef0123456789abcdef" }),
+    object: z.literal("group"),
+    name: z.string(),
+    prompt: z
+      .string()
+      .nullable()
+      .openapi({ description: "Classifier criterion; null marks a catch-all group." }),
+    status: z.enum(["active", "archived"]),
+    created_at: DateTime,
+    updated_at: DateTime,
+  })
+  .openapi("Group");
+export type Group = z.infer<typeof GroupSchema>;
+
+export const GroupListSchema = listOf(GroupSchema, "GroupList");
+export type GroupList = z.infer<typeof GroupListSchema>;
+
+const Name = Str().trim().min(1).max(GROUP_NAME_MAX);
+const Prompt = Str().trim().min(1).max(GROUP_PROMPT_MAX);
+
+export const CreateGroupRequest = z
+  .object({
+    name: Name,
+    prompt: Prompt.nullable()
+      .optional()
+      .openapi({ description: "What belongs in the group. Omitted or null: a catch-all group." }),
+  })
+  .openapi("CreateGroupRequest");
+
+export const UpdateGroupRequest = z
+  .object({
+    name: Name.nullable().optional(),
+    prompt: Prompt.nullable()
+      .optional()
+      .openapi({ description: "Sets the criterion (also on a catch-all group); it can never be removed." }),
+    status: z.string().nullable().optional().openapi({
+      description: "`active` (un-archives) or `archived`; anything else is 422 `invalid_request`.",
+    }),
+  })
+  .openapi("UpdateGroupRequest");
+
+export const GroupParams = z.object({
+  group_id: z
+    .string()
+    .openapi({ param: { name: "group_id", in: "path" }, example: "grp_0123456789abcdef0123456789abcdef" }),
+});

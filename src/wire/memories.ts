@@ -1,0 +1,141 @@
+import { z } from "@hono/zod-openapi";
+import { MEMORY_TYPES } from "../memories/model.js";
+import { DateTime, Ident, listOf, Str } from "./common.js";
+
+export const LIST_LIMIT_MAX = 500;
+export const LIST_LIMIT_DEFAULT = 50;
+
+/** A memory as every surface sends it (list, get, search, trigger, ingest results, MCP). */
+export const MemorySchema = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    object: z.literal("memory"),
+    type: z.enum(MEMORY_TYPES),
+    text: z.string(),
+    user_id: z.string().nullable(),
+    agent_id: z.string().nullable(),
+    conv_id: z.string().nullable(),
+    app_id: z.string().nullable(),
+    group_ids: z.array(z.string()),
+    categories: z.array(z.string()),
+    score: z.number().nullable(),
+    created_at: DateTime.nullable(),
+    updated_at: DateTime.nullable(),
+    metadata: z.record(z.string(), z.unknown()).openapi({
+      description: "Free-form metadata sent with the ingest that wrote the memory; `{}` when none.",
+    }),
+    details: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: "Always an object; its shape depends on `type`." }),
+  })
+  .openapi("Memory");
+export type Memory = z.infer<typeof MemorySchema>;
+
+export const MemoryListSchema = listOf(MemorySchema, "MemoryList");
+export type MemoryList = z.infer<typeof MemoryListSchema>;
+
+const q = (name: string, description: string, schema: z.ZodString = Ident()) =>
+  schema.optional().openapi({ param: { name, in: "query" }, description });
+
+/** GET /v1/memories query; `include` is a comma-separated list holding at most `full_content`. */
+export const ListMemoriesQuery = z.object({
+  user_id: q("user_id", "Exact match; ANDed with the other filters."),
+  agent_id: q("agent_id", "Exact match."),
+  conv_id: q("conv_id", "Exact match."),
+  app_id: q("app_id", "Exact match."),
+  group_id: q("group_id", "Rows tagged with this group id."),
+  type: z
+    .enum(["fact", "artifact", "episode"])
+    .optional()
+    .openapi({ param: { name: "type", in: "query" }, description: "Default: all three." }),
+  status: z
+    .enum(["active", "superseded"])
+    .optional()
+    .openapi({
+      param: { name: "status", in: "query" },
+      description:
+        "Facts' status (`superseded` facts were replaced by a newer one); other types count as active. Default: both.",
+    }),
+  cursor: q("cursor", "`next_cursor` of the previous page (same organisation and order).", Str().max(4096)),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(LIST_LIMIT_MAX)
+    .default(LIST_LIMIT_DEFAULT)
+    .openapi({
+      param: { name: "limit", in: "query" },
+      type: "integer",
+      minimum: 1,
+      maximum: LIST_LIMIT_MAX,
+      default: LIST_LIMIT_DEFAULT,
+    }),
+  order: z
+    .enum(["created_at_desc", "created_at_asc"])
+    .default("created_at_desc")
+    .openapi({ param: { name: "order", in: "query" } }),
+  include: z
+    .string()
+    .optional()
+    .refine(
+      (v) =>
+        v === undefined ||
+        v
+          .split(",")
+          .map((s) => s.trim())
+          .every((s) => s === "" || s === "full_content"),
+      { message: "only `full_content` is supported" },
+    )
+    .openapi({
+      param: { name: "include", in: "query" },
+      description: "Comma-separated; only `full_content` (fills `details.full_content` on artifacts).",
+    }),
+});
+
+/** The list verb's input from a checked query: `include=full_content` becomes `fullContent`. */
+export function listMemoriesInput(query: z.output<typeof ListMemoriesQuery>) {
+  const { include, ...rest } = query;
+  return { ...rest, fullContent: (include ?? "").split(",").some((s) => s.trim() === "full_content") };
+}
+
+export const MemoryParams = z.object({
+  memory_id: z.string().openapi({ param: { name: "memory_id", in: "path" }, format: "uuid" }),
+});
+
+export const GroupIdList = z.array(Ident()).max(1000).nullable().optional();
+
+/** Fields of a memory that never change after ingest: naming one in a PATCH is 422 `immutable_field`. */
+export const IMMUTABLE_MEMORY_FIELDS = [
+  "id",
+  "object",
+  "type",
+  "text",
+  "user_id",
+  "agent_id",
+  "conv_id",
+  "app_id",
+  "created_at",
+] as const;
+
+export const MemoryGroupPatchRequest = z
+  .looseObject({
+    add_group_ids: GroupIdList.openapi({ description: "Active groups of the organisation to add." }),
+    remove_group_ids: GroupIdList.openapi({
+      description: "Tags to remove (not checked against the registry).",
+    }),
+  })
+  .superRefine((body, check) => {
+    for (const field of IMMUTABLE_MEMORY_FIELDS) {
+      if (field in body) {
+        check.addIssue({
+          code: "custom",
+          path: [field],
+          message: `${field} cannot change after ingest; only group tags can be edited here.`,
+          params: { code: "immutable_field" },
+        });
+      }
+    }
+  })
+  .openapi("MemoryGroupPatchRequest", {
+    description: `Only group tags change. Naming ${IMMUTABLE_MEMORY_FIELDS.map((f) => `\`${f}\``).join(", ")} is 422 \`immutable_field\`; other fields are ignored.`,
+  });

@@ -1,0 +1,153 @@
+import { z } from "@hono/zod-openapi";
+import { Str } from "./common.js";
+import { IngestRequestSchema } from "./ingest.js";
+import { GroupIdList, MemorySchema } from "./memories.js";
+
+/*
+ * The variant shapes of spec 4.12, served on trailing-slash paths (`/v1/memories/`, `/v1/memories/add/`,
+ * `/v1/memories/search/`, `/v1/memories/{id}/`). Items carry `memory` instead of `text`; lists are
+ * `{count, next, previous, results}`; filters use the filter language (src/memories/filters.ts).
+ */
+
+export const VARIANT_LIST_LIMIT_MAX = 100;
+export const VARIANT_LIST_LIMIT_DEFAULT = 50;
+export const VARIANT_SEARCH_LIMIT_DEFAULT = 20;
+
+export const VariantMemorySchema = MemorySchema.omit({ text: true })
+  .extend({ memory: z.string().openapi({ description: "The memory's short text (`text` elsewhere)." }) })
+  .openapi("VariantMemory");
+export type VariantMemory = z.infer<typeof VariantMemorySchema>;
+
+const Filters = z.record(z.string(), z.unknown()).openapi("Filters", {
+  description:
+    "Filter language: `{field: value}` equality, or `{field: {$eq|$ne|$in|$nin|$exists|$gt|$gte|$lt|$lte|$between: …}}`, " +
+    "combined with `AND`, `OR` (arrays) and `NOT` (an object), nested at most 8 levels and 100 conditions. Fields: " +
+    "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at (ISO 8601) and " +
+    "`metadata.<key>` (a bare unknown key means metadata). It must pin a scope axis (equality or $in on user_id, " +
+    "agent_id, app_id or group_ids). A malformed filter is 422 `invalid_filters` naming the path.",
+  example: {
+    AND: [{ user_id: "u1" }, { created_at: { $gte: "2026-01-01" } }, { "metadata.topic": "travel" }],
+  },
+});
+
+export const VariantSearchRequestSchema = z
+  .object({
+    query: Str().min(1).max(4000),
+    filters: Filters.nullish(),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(VARIANT_LIST_LIMIT_MAX)
+      .default(VARIANT_SEARCH_LIMIT_DEFAULT)
+      .openapi({ description: "1..100, default 20." }),
+    include: z
+      .array(z.enum(["full_content", "context_prompt"]))
+      .optional()
+      .openapi({
+        description:
+          "`full_content`: artifact bodies; `context_prompt`: a markdown context block under `extras.context_prompt` " +
+          "(needs `user_id` and `conv_id` in the filters).",
+      }),
+  })
+  .openapi("VariantSearchRequest");
+export type VariantSearchRequest = z.input<typeof VariantSearchRequestSchema>;
+
+export const VariantSearchResultSchema = z
+  .object({
+    results: z.array(VariantMemorySchema),
+    facts: z.array(VariantMemorySchema),
+    artifacts: z.array(VariantMemorySchema),
+    episodes: z.array(VariantMemorySchema),
+    context: z.string().nullable(),
+    mode: z.enum(["flat", "context"]),
+    extras: z
+      .object({ context_prompt: z.string(), stage_timings: z.record(z.string(), z.number()) })
+      .optional(),
+  })
+  .openapi("VariantSearchResult");
+export type VariantSearchResult = z.infer<typeof VariantSearchResultSchema>;
+
+const Limit = z.coerce.number().int().min(1).max(VARIANT_LIST_LIMIT_MAX).default(VARIANT_LIST_LIMIT_DEFAULT);
+
+export const VariantListRequestSchema = z
+  .object({
+    filters: Filters.nullish(),
+    limit: Limit.openapi({ type: "integer", description: "1..100, default 50." }),
+    cursor: Str().nullish().openapi({ description: "`next` or `previous` of an earlier page." }),
+    include: z.array(z.enum(["full_content"])).optional(),
+  })
+  .openapi("VariantListRequest");
+export type VariantListRequest = z.input<typeof VariantListRequestSchema>;
+
+const q = (name: string) =>
+  Str()
+    .optional()
+    .openapi({ param: { name, in: "query" } });
+export const VariantListQuery = z.object({
+  user_id: q("user_id"),
+  agent_id: q("agent_id"),
+  conv_id: q("conv_id"),
+  app_id: q("app_id"),
+  type: z
+    .enum(["fact", "artifact", "episode", "lesson", "procedure"])
+    .optional()
+    .openapi({ param: { name: "type", in: "query" } }),
+  limit: Limit.openapi({
+    param: { name: "limit", in: "query" },
+    type: "integer",
+    minimum: 1,
+    maximum: VARIANT_LIST_LIMIT_MAX,
+    default: VARIANT_LIST_LIMIT_DEFAULT,
+  }),
+  cursor: q("cursor"),
+});
+
+export const VariantListSchema = z
+  .object({
+    count: z.number().int().openapi({ description: "Rows matching the filters (all pages)." }),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(VariantMemorySchema),
+  })
+  .openapi("VariantList");
+export type VariantList = z.infer<typeof VariantListSchema>;
+
+export const VariantPatchRequestSchema = z
+  .looseObject({
+    text: z.string().optional().openapi({ description: "Facts only: supersedes the fact with this text." }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: "Merged onto the memory's metadata; keys are never deleted." }),
+    add_group_ids: GroupIdList,
+    remove_group_ids: GroupIdList,
+  })
+  .openapi("VariantPatchRequest");
+export type VariantPatchRequest = z.output<typeof VariantPatchRequestSchema>;
+
+export const VariantAddRequestSchema = IngestRequestSchema;
+
+const AddItem = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    memory: z.string(),
+    event: z.enum(["ADD", "UPDATE"]),
+  })
+  .openapi("VariantAddItem");
+
+export const VariantAddResultSchema = z
+  .object({
+    results: z.array(AddItem),
+    stored_facts: z.number().int(),
+    stored_artifacts: z.number().int(),
+    flush_result: z.null(),
+    mode: z.enum(["chat", "import"]),
+    status: z.enum(["pending", "running", "succeeded", "failed"]),
+    message: z.string(),
+    job_id: z.string(),
+    stage_timings: z.record(z.string(), z.number()),
+  })
+  .openapi("VariantAddResult");
+export type VariantAddResult = z.infer<typeof VariantAddResultSchema>;

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { BarChart } from "../console/components.js";
+import { Markdown } from "../console/markdown.js";
+import { parseTranscript } from "../console/transcript.js";
+
+const html = async (node: unknown) =>
+  String(await (node as { toString(): string | Promise<string> }).toString());
+
+describe("console transcript paste", () => {
+  it("reads Speaker: text lines, mapping User/Assistant and keeping names; continuation lines join", () => {
+    expect(
+      parseTranscript(
+        "User: I moved to Lisbon.\nassistant: Nice!\nCaroline: See https://x.example/a\nand more",
+      ),
+    ).toEqual([
+      { role: "user", content: "I moved to Lisbon." },
+      { role: "assistant", content: "Nice!" },
+      { role: "Caroline", content: "See https://x.example/a\nand more" },
+    ]);
+  });
+
+  it("reads a JSON array or a {messages} object as it is", () => {
+    const messages = [{ role: "user", content: "hi", date: "2023-05-08" }];
+    expect(parseTranscript(JSON.stringify(messages))).toEqual(messages);
+    expect(parseTranscript(JSON.stringify({ messages }))).toEqual(messages);
+  });
+
+  it("refuses what it cannot read with invalid_messages", () => {
+    for (const bad of ["", "   ", "[not json", '{"role": "user"}', "no speaker here"]) {
+      expect(() => parseTranscript(bad), bad).toThrowError(
+        expect.objectContaining({ code: "invalid_messages" }),
+      );
+    }
+  });
+});
+
+describe("console markdown", () => {
+  it("renders headings, lists and inline marks as elements and escapes everything else", async () => {
+    const out = await html(
+      Markdown({
+        text: '## Relevant\n\n### Facts\n- **A** <b>x</b> `c` _e_\n1. one\n2. two\n\nplain "text"',
+      }),
+    );
+    expect(out).toContain("<h3>Relevant</h3>");
+    expect(out).toContain("<h4>Facts</h4>");
+    expect(out).toContain(
+      "<ul><li><strong>A</strong> &lt;b&gt;x&lt;/b&gt; <code>c</code> <em>e</em></li></ul>",
+    );
+    expect(out).toContain("<ol><li>one</li><li>two</li></ol>");
+    expect(out).toContain("<p>plain &quot;text&quot;</p>");
+    expect(out).not.toContain("<b>");
+  });
+});
+
+describe("console charts", () => {
+  it("draws one bar per day and series, on an axis of whole-number steps", async () => {
+    const out = await html(
+      BarChart({
+        label: "x",
+        labels: ["2026-11-01", "2026-11-02", "2026-11-03"],
+        series: [
+          { name: "ok", cls: "ok", values: [0, 36, 2] },
+          { name: "bad", cls: "bad", values: [1, 0, 0] },
+        ],
+      }),
+    );
+    expect(out.match(/<rect class="bar ok"/g)).toHaveLength(3);
+    expect(out.match(/<rect class="bar bad"/g)).toHaveLength(3);
+    const ticks = [...out.matchAll(/<text class="axis"[^>]*text-anchor="end">([^<]+)</g)].map((m) => m[1]);
+    expect(ticks).toEqual(["0", "10", "20", "30", "40"]);
+    expect(out).toContain("ok: 38");
+    expect(out).not.toContain("style=");
+  });
+});

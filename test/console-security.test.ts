@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOrg } from "../src/admin/orgs.js";
+import { createApiKey } from "../src/auth/keys.js";
+import { ConsoleClient } from "./helpers/console-client.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { fact, seed } from "./memories-fixtures.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({
+    workers: false,
+    env: { MNEMO_RATE_TIERS: JSON.stringify({ tiny: { per_minute: 3, per_day: 1000 } }) },
+  });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const PAGES = [
+  "/console",
+  "/console/memories",
+  "/console/search",
+  "/console/trigger",
+  "/console/ingest",
+  "/console/groups",
+  "/console/webhook",
+  "/console/usage",
+];
+
+async function signedIn(key?: string) {
+  const org = await svc.newOrg();
+  const client = new ConsoleClient(svc.app);
+  const res = await client.signIn(key ?? org.key);
+  expect(res.status).toBe(303);
+  expect(client.csrf).toMatch(/^[\w-]{20,}$/);
+  return { ...org, client };
+}
+
+describe("console security", () => {
+  it("serves no page without a session, nor with a forged cookie", async () => {
+    const anon = new ConsoleClient(svc.app);
+    for (const path of [...PAGES, "/console/memories/00000000-0000-4000-8000-000000000000"]) {
+      const r = await anon.get(path);
+      expect(r.status, path).toBe(303);
+      expect(r.headers.get("location")).toBe("/console/signin");
+    }
+    const post = await anon.post("/console/groups", { name: "sneaky" }, { csrf: "x" });
+    expect(post.status).toBe(401);
+    anon.cookies.set("mnemo_session", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+    expect((await anon.get("/console/memories")).status).toBe(303);
+    const bad = await anon.signIn("mn_not_a_real_key_000000000000");
+    expect(bad.status).toBe(401);
+    expect(anon.cookies.has("mnemo_session")).toBe(false);
+  });
+
+  it("sets a strict session cookie and page headers, Secure over HTTPS", async () => {
+    const org = await svc.newOrg();
+    const client = new ConsoleClient(svc.app);
+    const form = await client.get("/console/signin");
+    expect(form.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(form.headers.get("content-security-policy")).not.toContain("unsafe-inline");
+    expect(form.text).not.toMatch(/<script(?![^>]*\bsrc=)/);
+    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const res = await client.post("/console/signin", { key: org.key }, { csrf: token });
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith("mnemo_session="))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Path=\/console/);
+    expect(cookie).toMatch(/Expires=/);
+    expect(cookie).not.toMatch(/Secure/);
+    expect(cookie).not.toContain(org.key);
+
+    const tls = new ConsoleClient(svc.app, "https://localhost");
+    expect((await tls.signIn(org.key)).headers.getSetCookie().join("\n")).toMatch(
+      /mnemo_session=[^;]+;.*Secure/,
+    );
+  });
+
+  it("refuses a state-changing post without the form token, with a wrong one, or from another site", async () => {
+    const { key, client } = await signedIn();
+    const groups = async () => (await svc.request("GET", "/v1/groups", { key })).body.data.length;
+    expect((await client.post("/console/groups", { name: "a" }, { csrf: null })).status).toBe(403);
+    expect((await client.post("/console/groups", { name: "b" }, { csrf: "wrong-token" })).status).toBe(403);
+    const cross = await client.post(
+      "/console/groups",
+      { name: "c" },
+      { headers: { "sec-fetch-site": "cross-site" } },
+    );
+    expect(cross.status).toBe(403);
+    expect((await client.post("/console/signout", {}, { csrf: null })).status).toBe(403);
+    expect(await groups()).toBe(0);
+    const ok = await client.post("/console/groups", { name: "d" });
+    expect(ok.status).toBe(200);
+    expect(await groups()).toBe(1);
+  });
+
+  it("answers another organisation's ids as not found and changes nothing", async () => {
+    const a = await signedIn();
+    const b = await svc.newOrg();
+    const [m] = await seed(svc, b.orgId, [fact("B's secret fact")]);
+    const g = (await svc.request("POST", "/v1/groups", { key: b.key, body: { name: "bg" } })).body
+      .id as string;
+    const job = await svc.request("POST", "/v1/memories", {
+      key: b.key,
+      body: { user_id: "u", conv_id: "c", messages: [{ role: "user", content: "I like tea." }] },
+    });
+    expect(job.status).toBe(202);
+
+    for (const path of [
+      `/console/memories/${m!.id}`,
+      `/console/memories/${m!.id}/delete`,
+      `/console/ingest/jobs/${job.body.id}`,
+      `/console/ingest/jobs/${job.body.id}/row`,
+    ]) {
+      const r = await a.client.get(path);
+      expect(r.status, path).toBe(404);
+      expect(r.text).not.toContain("B&#39;s secret fact");
+      expect(r.text).not.toContain("B's secret fact");
+    }
+    expect((await a.client.post(`/console/memories/${m!.id}/delete`)).status).toBe(404);
+    expect((await a.client.post(`/console/memories/${m!.id}/tags`, { add: g })).status).toBe(404);
+    expect((await a.client.post(`/console/groups/${g}/status`, { status: "archived" })).status).toBe(404);
+    expect((await a.client.post(`/console/groups/${g}`, { name: "taken" })).status).toBe(404);
+    expect((await svc.request("GET", `/v1/memories/${m!.id}`, { key: b.key })).status).toBe(200);
+    expect((await svc.request("GET", `/v1/groups/${g}`, { key: b.key })).body).toMatchObject({
+      name: "bg",
+      status: "active",
+    });
+    const list = await a.client.get("/console/memories");
+    expect(list.text).not.toContain("secret fact");
+  });
+
+  it("ends every session of a revoked key on its next request, and on sign-out", async () => {
+    const org = await svc.newOrg();
+    const second = await createApiKey(svc.deps.db, { orgId: org.orgId, name: "console" });
+    const client = new ConsoleClient(svc.app);
+    expect((await client.signIn(second.key)).status).toBe(303);
+    const other = new ConsoleClient(svc.app);
+    expect((await other.signIn(org.key)).status).toBe(303);
+    expect((await client.get("/console/memories")).status).toBe(200);
+
+    const revoke = await svc.request("DELETE", `/v1/auth/service-keys/${second.row.id}`, { key: org.key });
+    expect(revoke.status).toBe(204);
+    const after = await client.get("/console/memories");
+    expect(after.status).toBe(303);
+    expect(after.headers.get("location")).toBe("/console/signin");
+    client.csrf = "irrelevant";
+    expect((await client.post("/console/groups", { name: "late" })).status).toBe(401);
+
+    // The other key's session lives on, until it signs out.
+    expect((await other.get("/console/memories")).status).toBe(200);
+    const stale = other.cookieHeader;
+    expect((await other.post("/console/signout")).status).toBe(303);
+    const replay = await svc.app.request("http://localhost/console/memories", {
+      headers: { cookie: stale },
+      redirect: "manual",
+    });
+    expect(replay.status).toBe(303);
+  });
+
+  it("refuses an expired session", async () => {
+    const { orgId, client } = await signedIn();
+    expect((await client.get("/console/usage")).status).toBe(200);
+    // Time passing, on the database clock that the session check uses.
+    await svc.deps.db.query(
+      "UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE org_id = $1",
+      [orgId],
+    );
+    const r = await client.get("/console/usage");
+    expect(r.status).toBe(303);
+    expect(r.headers.get("location")).toBe("/console/signin");
+  });
+
+  it("shows HTML in memory text as text, in the list, the memory page and the search context", async () => {
+    const { orgId, client } = await signedIn();
+    const evil = `<script>alert("x")</script><img src=x onerror=alert(1)> **bold**`;
+    const [m] = await seed(svc, orgId, [fact(evil)]);
+    const escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;";
+    for (const path of ["/console/memories", `/console/memories/${m!.id}`]) {
+      const r = await client.get(path);
+      expect(r.status).toBe(200);
+      expect(r.text).toContain(escaped);
+      expect(r.text).not.toContain("<img src=x");
+      expect(r.text).not.toContain('<script>alert("x")');
+    }
+    const search = await client.post("/console/search", {
+      user_id: "u1",
+      query: "alert script",
+      mode: "compose",
+    });
+    expect(search.status).toBe(200);
+    expect(search.text).toContain("&lt;img src=x onerror=alert(1)&gt;");
+    expect(search.text).not.toContain("<img src=x");
+    expect(search.text).toContain("<strong>bold</strong>");
+  });
+
+  it("counts console requests in usage like any other request", async () => {
+    const { key, client } = await signedIn();
+    const before = (await svc.request("GET", "/v1/usage", { key })).body.operations.requests as number;
+    for (const path of ["/console/memories", "/console/groups", "/console/usage"]) {
+      expect((await client.get(path)).status).toBe(200);
+    }
+    const after = (await svc.request("GET", "/v1/usage", { key })).body.operations.requests as number;
+    // three pages and the second usage read
+    expect(after - before).toBe(4);
+  });
+
+  it("refuses NUL characters in forms and URLs with a 422 page, never a 500", async () => {
+    const { key, client } = await signedIn();
+    expect((await client.post("/console/groups", { name: "a\u0000b" })).status).toBe(422);
+    expect((await client.post("/console/search", { user_id: "u\u0000", query: "x" })).status).toBe(422);
+    expect((await client.get("/console/memories?user_id=%00")).status).toBe(422);
+    expect((await svc.request("GET", "/v1/groups", { key })).body.data).toEqual([]);
+  });
+
+  it("holds console requests to the key's rate limit", async () => {
+    const org = await createOrg(svc.deps.db, { name: "tiny", tier: "tiny" });
+    const client = new ConsoleClient(svc.app);
+    // Signing in is not counted; its first page is.
+    expect((await client.signIn(org.api_key)).status).toBe(303);
+    expect((await client.get("/console/groups")).status).toBe(200);
+    expect((await client.get("/console/usage")).status).toBe(200);
+    const over = await client.get("/console/memories");
+    expect(over.status).toBe(429);
+    expect(over.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(over.headers.get("content-type")).toContain("text/html");
+    expect(over.text).toContain("3 requests per minute");
+  });
+
+  it("answers an unknown console path with a page, not JSON", async () => {
+    const { client } = await signedIn();
+    const r = await client.get("/console/nope");
+    expect(r.status).toBe(404);
+    expect(r.headers.get("content-type")).toContain("text/html");
+  });
+});

@@ -1,0 +1,163 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { tryLockDir } from "../src/db/dir-lock.js";
+import { DirectoryInUse, startEmbedded } from "../src/db/embedded.js";
+import { freePort, type MnemoProcess, runMnemo, spawnMnemo } from "./helpers/process.js";
+
+/**
+ * One owner per data directory: only the process holding the directory's lock opens the
+ * database and creates or removes its socket; everyone else attaches through the socket.
+ */
+const dirs: string[] = [];
+const procs: MnemoProcess[] = [];
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.kill("SIGKILL")));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(path.join(os.tmpdir(), "mn-own-"));
+  dirs.push(d);
+  return d;
+};
+const KEY = "mnemo_test_owner_bootstrap_key_0001";
+
+async function serve(dataDir: string, env: Record<string, string> = {}) {
+  const port = await freePort();
+  const p = spawnMnemo(["serve"], {
+    MNEMO_DATA_DIR: dataDir,
+    PORT: String(port),
+    MNEMO_BOOTSTRAP_API_KEY: KEY,
+    MNEMO_DB_POOL_SIZE: "3",
+    ...env,
+  });
+  procs.push(p);
+  return { p, base: `http://127.0.0.1:${port}` };
+}
+
+const groupNames = async (base: string) => {
+  const r = await fetch(`${base}/v1/groups?include_archived=true`, { headers: { "x-api-key": KEY } });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { data: Array<{ name: string }> }).data.map((g) => g.name).sort();
+};
+
+/** Ten servers started at once on one directory: one owner, nine attached, none corrupting it. */
+async function tenAtOnce(dataDir: string, expectedGroups: string[]) {
+  const started = await Promise.all(Array.from({ length: 10 }, () => serve(dataDir)));
+  const outcomes = await Promise.all(
+    started.map(({ p }) =>
+      p.waitFor(/"msg":"ready"/, 120_000).then(
+        () => "ready",
+        () => "exited",
+      ),
+    ),
+  );
+  expect(outcomes).toEqual(Array(10).fill("ready"));
+  const logs = started.map(({ p }) => p.stdout());
+  expect(logs.filter((l) => l.includes('"msg":"embedded database ready"'))).toHaveLength(1);
+  expect(logs.filter((l) => l.includes('"msg":"attaching to the embedded database'))).toHaveLength(9);
+  // Every one of them reads the same database.
+  for (const { base } of started) expect(await groupNames(base)).toEqual(expectedGroups);
+  // Attached ones first (they lose their database otherwise), then the owner.
+  const owner = started.find(({ p }) => p.stdout().includes('"msg":"embedded database ready"'))!;
+  await Promise.all(started.filter((s) => s !== owner).map(({ p }) => p.kill("SIGTERM")));
+  expect(await owner.p.kill("SIGTERM")).toBe(0);
+  expect(existsSync(path.join(dataDir, "server.json"))).toBe(false);
+  expect(existsSync(path.join(dataDir, ".s.PGSQL.5432"))).toBe(false);
+
+  // The directory opens afterwards with every row intact.
+  const again = await serve(dataDir);
+  await again.p.waitFor(/"msg":"ready"/, 170_000);
+  expect(await groupNames(again.base)).toEqual(expectedGroups);
+  const keys = await runMnemo(["admin", "list-keys", "--org", "org_default", "--json"], {
+    MNEMO_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+  });
+  expect(keys.code).toBe(0);
+  expect(JSON.parse(keys.stdout)).toHaveLength(1);
+  expect(await again.p.kill("SIGTERM")).toBe(0);
+}
+
+describe("one owner per data directory", () => {
+  it("a second owner in the same process is refused while the first lives, and admitted after", async () => {
+    const dir = tempDir();
+    const first = await startEmbedded({ dataDir: dir, maxConnections: 10 });
+    expect(tryLockDir(dir)).toBeUndefined();
+    const second = startEmbedded({ dataDir: dir, maxConnections: 10 });
+    await expect(second).rejects.toBeInstanceOf(DirectoryInUse);
+    await expect(second).rejects.toThrow(new RegExp(`PID ${process.pid}`));
+    // The refused one did not touch the owner's socket.
+    expect(existsSync(path.join(dir, ".s.PGSQL.5432"))).toBe(true);
+    await first.stop();
+    const lock = tryLockDir(dir);
+    expect(lock).toBeDefined();
+    lock!.release();
+  }, 180_000);
+
+  it("ten servers started at once on a fresh directory", async () => {
+    await tenAtOnce(tempDir(), []);
+  }, 180_000);
+
+  it("ten servers started at once on a directory with data", async () => {
+    const dir = tempDir();
+    const s = await serve(dir);
+    await s.p.waitFor(/"msg":"ready"/, 170_000);
+    const names = Array.from({ length: 12 }, (_, i) => `group-${String(i).padStart(2, "0")}`);
+    for (const name of names) {
+      const r = await fetch(`${s.base}/v1/groups`, {
+        method: "POST",
+        headers: { "x-api-key": KEY, "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      });
+      expect(r.status).toBe(201);
+    }
+    expect(await s.p.kill("SIGTERM")).toBe(0);
+    await tenAtOnce(dir, names);
+  }, 180_000);
+
+  it("a server started beside an admin command keeps its socket when the command ends", async () => {
+    const dir = tempDir();
+    const adminRun = runMnemo(["admin", "create-org", "--name", "side", "--json"], {
+      MNEMO_DATA_DIR: dir,
+      LOG_LEVEL: "warn",
+      MNEMO_BOOTSTRAP_API_KEY: KEY,
+    });
+    const s = await serve(dir);
+    const done = await adminRun;
+    expect(done.code).toBe(0);
+    await s.p.waitFor(/"msg":"ready"/, 170_000);
+    // The server owns the directory now (it waited for the command instead of attaching to it).
+    expect(s.p.stdout()).toContain('"msg":"embedded database ready"');
+    expect(existsSync(path.join(dir, ".s.PGSQL.5432"))).toBe(true);
+    expect((await fetch(`${s.base}/readyz`)).status).toBe(200);
+    const org = JSON.parse(done.stdout) as { api_key: string };
+    expect((await fetch(`${s.base}/v1/groups`, { headers: { "x-api-key": org.api_key } })).status).toBe(200);
+    // An admin command run now attaches, and leaves the owner's socket in place.
+    const listed = await runMnemo(["admin", "list-keys", "--org", "org_default", "--json"], {
+      MNEMO_DATA_DIR: dir,
+      LOG_LEVEL: "warn",
+    });
+    expect(listed.code).toBe(0);
+    expect(existsSync(path.join(dir, ".s.PGSQL.5432"))).toBe(true);
+    expect((await fetch(`${s.base}/readyz`)).status).toBe(200);
+    expect(await s.p.kill("SIGTERM")).toBe(0);
+  }, 180_000);
+
+  it("refuses to start, naming the owner's PID, when the owner never serves", async () => {
+    const dir = tempDir();
+    // This test process holds the lock without serving, like an owner stuck while starting.
+    const lock = tryLockDir(dir)!;
+    writeFileSync(path.join(dir, "server.json"), JSON.stringify({ pid: process.pid }));
+    try {
+      const r = await runMnemo(["admin", "list-keys", "--org", "org_default"], {
+        MNEMO_DATA_DIR: dir,
+        MNEMO_OWNER_WAIT_MS: "500",
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`in use by another process \\(PID ${process.pid}\\)`));
+    } finally {
+      lock.release();
+    }
+  }, 180_000);
+});

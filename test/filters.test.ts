@@ -1,0 +1,247 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listMemoryRows } from "../src/db/memories.js";
+import { MEMORY_TYPES, type MemoryRow } from "../src/db/memory-row.js";
+import { isCoreError } from "../src/errors.js";
+import { FILTER_MAX_DEPTH, parseFilters, pinsScope } from "../src/memories/filters.js";
+import type { MemoryInput } from "../src/memories/write.js";
+import { evalFilter } from "./helpers/filter-eval.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { seed } from "./memories-fixtures.js";
+
+/**
+ * The filter language: its SQL (src/db/filter-sql.ts) against an in-memory evaluator of the same
+ * tree over random rows and random filters, and its 422s naming the path in the filter.
+ */
+let svc: TestService;
+let orgId: string;
+let rows: MemoryRow[];
+
+const T0 = Date.parse("2025-01-01T00:00:00.000Z");
+const DAY = 86_400_000;
+const word = fc.constantFrom("a", "b", "ab", "ba", "B", "");
+const metaValue = fc.oneof(
+  word,
+  fc.integer({ min: -3, max: 3 }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant([1]),
+  fc.constant({ x: 1 }),
+);
+const metadata = fc.dictionary(fc.constantFrom("k1", "k2", "k3"), metaValue, { maxKeys: 3 });
+const rowArb = fc.record({
+  type: fc.constantFrom("fact", "artifact", "episode", "lesson"),
+  user_id: fc.constantFrom("u1", "u2", null),
+  agent_id: fc.constantFrom("a1", null),
+  conv_id: fc.constantFrom("c1", "c2", null),
+  app_id: fc.constantFrom("p1", null),
+  categories: fc.subarray(["x", "y", "z"]),
+  group_ids: fc.subarray(["g1", "g2"]),
+  day: fc.integer({ min: 0, max: 20 }),
+  metadata,
+});
+
+beforeAll(async () => {
+  svc = await startTestService({ workers: false });
+  orgId = (await svc.newOrg("filters")).orgId;
+  const samples = fc.sample(rowArb, { numRuns: 80, seed: 1414 });
+  const inputs: MemoryInput[] = samples.map((s, i) => ({
+    type: s.type as MemoryInput["type"],
+    text: `row ${i}`,
+    user_id: s.user_id,
+    agent_id: s.agent_id,
+    conv_id: s.conv_id,
+    app_id: s.app_id,
+    categories: s.categories,
+    group_ids: s.group_ids,
+    metadata: s.metadata,
+    status: s.type === "fact" ? (i % 3 === 0 ? "superseded" : "active") : null,
+    created_at: new Date(T0 + s.day * DAY + i),
+    embedding: null,
+  }));
+  rows = await seed(svc, orgId, inputs);
+  expect(rows).toHaveLength(80);
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const iso = fc.integer({ min: -1, max: 22 }).map((d) => new Date(T0 + d * DAY).toISOString());
+const textField = fc.constantFrom("user_id", "agent_id", "conv_id", "app_id", "type", "status");
+const textValue = fc.constantFrom("u1", "u2", "a1", "c1", "c2", "p1", "fact", "episode", "active", "zz");
+const metaKey = fc.constantFrom("metadata.k1", "metadata.k2", "k3", "metadata.k4");
+const metaScalar = fc.oneof(word, fc.integer({ min: -3, max: 3 }), fc.boolean(), fc.constant(null));
+const ordered = <T>(a: fc.Arbitrary<T>) => a;
+const leaf: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
+  fc.record({ f: textField, v: fc.oneof(textValue, fc.constant(null)) }).map(({ f, v }) => ({ [f]: v })),
+  fc
+    .record({
+      f: textField,
+      op: fc.constantFrom("$eq", "$ne", "$gt", "$gte", "$lt", "$lte"),
+      v: textValue,
+    })
+    .map(({ f, op, v }) => ({ [f]: { [op]: v } })),
+  fc
+    .record({ f: textField, op: fc.constantFrom("$in", "$nin"), v: fc.array(textValue, { maxLength: 3 }) })
+    .map(({ f, op, v }) => ({ [f]: { [op]: v } })),
+  fc.record({ f: textField, v: fc.boolean() }).map(({ f, v }) => ({ [f]: { $exists: v } })),
+  fc
+    .record({ f: textField, lo: textValue, hi: textValue })
+    .map(({ f, lo, hi }) => ({ [f]: { $between: [lo, hi] } })),
+  fc
+    .record({
+      f: fc.constantFrom("categories", "group_ids"),
+      op: fc.constantFrom("$eq", "$ne", "$in", "$nin", "$exists", "="),
+      v: fc.constantFrom("x", "y", "g1", "g2"),
+      vs: fc.subarray(["x", "z", "g1", "g2"]),
+      b: fc.boolean(),
+    })
+    .map(({ f, op, v, vs, b }) =>
+      op === "=" ? { [f]: v } : { [f]: { [op]: op === "$exists" ? b : op.endsWith("in") ? vs : v } },
+    ),
+  fc
+    .record({
+      f: fc.constantFrom("created_at", "updated_at"),
+      op: fc.constantFrom("$gt", "$gte", "$lt", "$lte", "$ne", "$between", "$in"),
+      a: iso,
+      b: iso,
+    })
+    .map(({ f, op, a, b }) => ({
+      [f]: { [op]: op === "$between" ? [a < b ? a : b, a < b ? b : a] : op === "$in" ? [a, b] : a },
+    })),
+  fc
+    .record({
+      k: metaKey,
+      op: fc.constantFrom("=", "$eq", "$ne", "$in", "$nin", "$exists"),
+      v: metaScalar,
+      vs: fc.array(metaScalar, { maxLength: 3 }),
+      b: fc.boolean(),
+    })
+    .map(({ k, op, v, vs, b }) =>
+      op === "=" ? { [k]: v } : { [k]: { [op]: op === "$exists" ? b : op.endsWith("in") ? vs : v } },
+    ),
+  fc
+    .record({
+      k: metaKey,
+      op: fc.constantFrom("$gt", "$gte", "$lt", "$lte", "$between"),
+      v: ordered(fc.oneof(word, fc.integer({ min: -3, max: 3 }))),
+      w: fc.oneof(word, fc.integer({ min: -3, max: 3 })),
+    })
+    .map(({ k, op, v, w }) => ({
+      [k]: { [op]: op === "$between" ? (typeof v === typeof w ? [v, w] : [v, v]) : v },
+    })),
+);
+const tree = fc.letrec<{ node: Record<string, unknown> }>((tie) => ({
+  node: fc.oneof(
+    { maxDepth: 4, depthIdentifier: "filter" },
+    leaf,
+    fc.tuple(leaf, leaf).map(([a, b]) => ({ ...a, ...b })),
+    fc.array(tie("node"), { minLength: 1, maxLength: 2 }).map((nodes) => ({ AND: nodes })),
+    fc.array(tie("node"), { minLength: 1, maxLength: 2 }).map((nodes) => ({ OR: nodes })),
+    tie("node").map((node) => ({ NOT: node })),
+  ),
+})).node;
+
+async function sqlIds(filter: ReturnType<typeof parseFilters>): Promise<string[]> {
+  const found = await listMemoryRows(svc.deps.db, {
+    orgId,
+    types: MEMORY_TYPES,
+    filter,
+    order: "created_at_asc",
+    limit: 1000,
+  });
+  return found.map((r) => r.id).sort();
+}
+
+describe("filter language: SQL agrees with the in-memory evaluator", () => {
+  it("random filter trees over random rows", async () => {
+    let nonTrivial = 0;
+    await fc.assert(
+      fc.asyncProperty(tree, async (raw) => {
+        const filter = parseFilters(raw);
+        const expected = rows
+          .filter((r) => evalFilter(filter, r))
+          .map((r) => r.id)
+          .sort();
+        if (expected.length > 0 && expected.length < rows.length) nonTrivial += 1;
+        expect(await sqlIds(filter)).toEqual(expected);
+      }),
+      { numRuns: 300, seed: 14 },
+    );
+    // the generated filters actually split the rows, most of the time
+    expect(nonTrivial).toBeGreaterThan(100);
+  });
+
+  it("metadata values that are strings never equal numbers, and composites never equal scalars", async () => {
+    const ones = rows
+      .filter((r) => r.metadata.k1 === 1)
+      .map((r) => r.id)
+      .sort();
+    expect(await sqlIds(parseFilters({ "metadata.k1": 1 }))).toEqual(ones);
+    const arrays = rows.filter((r) => Array.isArray(r.metadata.k2));
+    expect(arrays.length).toBeGreaterThan(0);
+    const notOne = await sqlIds(parseFilters({ k2: { $ne: 1 } }));
+    for (const r of arrays) expect(notOne).toContain(r.id);
+  });
+});
+
+function refusal(raw: unknown): { code: string; message: string } {
+  try {
+    parseFilters(raw);
+  } catch (err) {
+    if (isCoreError(err)) return { code: err.code, message: err.message };
+    throw err;
+  }
+  throw new Error("accepted");
+}
+
+describe("filter language: refusals name the path", () => {
+  it.each([
+    [{ OR: [{ user_id: "u1" }, { created_at: { $gte: "yesterday" } }] }, "filters.OR[1].created_at.$gte"],
+    [{ user_id: { $regex: "u" } }, "filters.user_id.$regex"],
+    [{ $or: [] }, "filters.$or"],
+    [{ AND: [] }, "filters.AND"],
+    [{ AND: { user_id: "u1" } }, "filters.AND"],
+    [{ NOT: "u1" }, "filters.NOT"],
+    [{ user_id: ["u1", "u2"] }, "filters.user_id"],
+    [{ user_id: { $in: "u1" } }, "filters.user_id.$in"],
+    [{ user_id: { $in: ["u1", 2] } }, "filters.user_id.$in[1]"],
+    [{ categories: { $gt: "x" } }, "filters.categories.$gt"],
+    [{ "metadata.k": { $between: [1, "z"] } }, "filters.metadata.k.$between"],
+    [{ "metadata.k": { $eq: { nested: true } } }, "filters.metadata.k.$eq"],
+    [{ "metadata.k": { $gt: Number.NaN } }, "filters.metadata.k.$gt"],
+    [{ metadata: "x" }, "filters.metadata"],
+    [{ user_id: { $exists: "yes" } }, "filters.user_id.$exists"],
+    [{ user_id: {} }, "filters.user_id"],
+    [{ user_id: "a\u0000b" }, "filters.user_id"],
+    [{ user_id: "\ud800" }, "filters.user_id"],
+    [[{ user_id: "u1" }], "filters"],
+    [null, "filters"],
+  ])("%j is refused at %s", (raw, path) => {
+    const r = refusal(raw);
+    expect(r.code).toBe("invalid_filters");
+    expect(r.message.startsWith(`${path}: `), r.message).toBe(true);
+  });
+
+  it("depth and size are bounded", () => {
+    let deep: Record<string, unknown> = { user_id: "u1" };
+    for (let i = 0; i < FILTER_MAX_DEPTH + 1; i++) deep = { NOT: deep };
+    expect(refusal(deep).message).toMatch(/nesting deeper than/);
+    const wide = { AND: Array.from({ length: 60 }, (_, i) => ({ user_id: `u${i}`, app_id: "p" })) };
+    expect(refusal(wide).message).toMatch(/more than 100 conditions/);
+    expect(refusal({ user_id: { $in: Array.from({ length: 101 }, (_, i) => `u${i}`) } }).message).toMatch(
+      /at most 100 values/,
+    );
+  });
+
+  it("a filter pins the scope only through an equality or $in on a scope axis", () => {
+    expect(pinsScope(parseFilters({ user_id: "u1", type: "fact" }))).toBe(true);
+    expect(pinsScope(parseFilters({ group_ids: { $in: ["g1"] } }))).toBe(true);
+    expect(pinsScope(parseFilters({ OR: [{ user_id: "u1" }, { agent_id: "a1" }] }))).toBe(true);
+    expect(pinsScope(parseFilters({ OR: [{ user_id: "u1" }, { type: "fact" }] }))).toBe(false);
+    expect(pinsScope(parseFilters({ NOT: { user_id: "u1" } }))).toBe(false);
+    expect(pinsScope(parseFilters({ user_id: { $ne: "u1" } }))).toBe(false);
+    expect(pinsScope(parseFilters({ user_id: null }))).toBe(false);
+    expect(pinsScope(parseFilters({ conv_id: "c1", "metadata.topic": "x" }))).toBe(false);
+  });
+});

@@ -1,0 +1,178 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errorResponse } from "../rest/errors.js";
+import { requireAuth } from "../rest/middleware/auth.js";
+import { requestContext } from "../rest/middleware/request.js";
+import type { AppEnv } from "../rest/types.js";
+import { createOrg } from "../src/admin/orgs.js";
+import { hashApiKey } from "../src/auth/keys.js";
+import type { Deps } from "../src/context.js";
+import { revokeApiKey } from "../src/db/api-keys.js";
+import { createDb } from "../src/db/db.js";
+import { insertMemoryRows } from "../src/db/memories.js";
+import { hnswSettings, hybridSearch, nearestMemories, textMatches } from "../src/db/memory-search.js";
+import { findKeyAndHit } from "../src/db/rate-limits.js";
+import { newMemoryId } from "../src/ids.js";
+import { tierTable } from "../src/ratelimit/check.js";
+import { fuseScores } from "../src/search/fuse.js";
+import { resolveScope } from "../src/search/scope.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+const TIERS = { three: { per_minute: 3, per_day: 1000 } };
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ env: { MNEMO_RATE_TIERS: JSON.stringify(TIERS) }, workers: false });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const FACTS = ["fact"] as const;
+
+async function addFacts(orgId: string, texts: string[]): Promise<string[]> {
+  const rows = texts.map((text) => ({
+    id: newMemoryId(),
+    org_id: orgId,
+    type: "fact" as const,
+    text,
+    user_id: "u",
+  }));
+  await svc.deps.db.tx((tx) => insertMemoryRows(tx, rows));
+  return rows.map((r) => r.id);
+}
+
+describe("BM25 as a sparse inner product", () => {
+  it("scores a hand-computable case: IDF from the organisation's statistics, saturated term frequency", async () => {
+    const { orgId } = await svc.newOrg();
+    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    // One statement: no average length is known yet, so each row is normalised by its own length
+    // (1 - b + b * dl / dl = 1) and a term's weight is tf * 2.2 / (tf + 1.2): 1 once, 1.375 twice.
+    const [d1, d2, d3] = await addFacts(orgId, ["apple banana", "apple cherry cherry", "durian"]);
+    // N is the query's matchable rows (the sum of its terms' frequencies, 3 here), never below 20.
+    const idf = (n: number, df: number) => Math.log(1 + (Math.max(20, n) - df + 0.5) / (df + 0.5));
+    const hits = await textMatches(svc.deps.db, scope, FACTS, "apple cherry", 10);
+    expect(hits.map((h) => h.id)).toEqual([d2, d1]);
+    expect(hits[0]!.value).toBeCloseTo(idf(3, 2) * 1 + idf(3, 1) * 1.375, 5);
+    expect(hits[1]!.value).toBeCloseTo(idf(3, 2) * 1, 5);
+    expect(hits.some((h) => h.id === d3)).toBe(false);
+
+    // A later row is normalised by the organisation's average length at write time: 5 / 3.
+    const [d4] = await addFacts(orgId, ["apple"]);
+    const w4 = 2.2 / (1 + 1.2 * (0.7 + (0.3 * 1) / (5 / 3)));
+    const after = await textMatches(svc.deps.db, scope, FACTS, "apple", 10);
+    expect(after.find((h) => h.id === d4)!.value).toBeCloseTo(idf(3, 3) * w4, 5);
+
+    // Statistics follow deletes and text changes: cherry is gone, durian became apple.
+    await svc.deps.db.query("DELETE FROM memories WHERE id = $1", [d2]);
+    await svc.deps.db.query("UPDATE memories SET text = 'apple' WHERE id = $1", [d3]);
+    const { rows } = await svc.deps.db.query<{ lexeme: string; df: number }>(
+      "SELECT lexeme, sum(df)::int AS df FROM text_lexeme_stats WHERE org_id = $1 GROUP BY lexeme ORDER BY lexeme",
+      [orgId],
+    );
+    expect(rows).toEqual([
+      { lexeme: "appl", df: 3 },
+      { lexeme: "banana", df: 1 },
+      { lexeme: "cherri", df: 0 },
+      { lexeme: "durian", df: 0 },
+    ]);
+    const docs = await svc.deps.db.query<{ docs: number; len: number }>(
+      "SELECT sum(docs)::int AS docs, sum(total_len)::int AS len FROM text_doc_stats WHERE org_id = $1",
+      [orgId],
+    );
+    expect(docs.rows[0]).toEqual({ docs: 3, len: 4 });
+    expect(await textMatches(svc.deps.db, scope, FACTS, "cherry", 10)).toEqual([]);
+  });
+
+  it("fuses in SQL exactly as fuseScores does over the two candidate lists", async () => {
+    const { orgId } = await svc.newOrg();
+    const texts = Array.from(
+      { length: 40 },
+      (_, i) => `note ${i % 7} about ${["rivers", "mountains", "deserts", "forests"][i % 4]} and trip ${i}`,
+    );
+    await addFacts(orgId, texts);
+    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const query = "trip to the mountains";
+    const [vector] = await svc.deps.providers.embedder.embed([query]);
+    const pool = 30;
+    const { hybrid, vectorHits, textHits } = await svc.deps.db.tx(
+      async (tx) => ({
+        hybrid: await hybridSearch(tx, {
+          scope,
+          types: FACTS,
+          query,
+          vector: vector!,
+          pool,
+          limit: 12,
+          vectorWeight: 0.3,
+        }),
+        vectorHits: await nearestMemories(tx, scope, FACTS, vector!, pool),
+        textHits: await textMatches(tx, scope, FACTS, query, pool),
+      }),
+      { settings: hnswSettings(pool) },
+    );
+    const expected = fuseScores([
+      { candidates: vectorHits, weight: 0.3 },
+      { candidates: textHits, weight: 1 },
+    ]).slice(0, 12);
+    expect(hybrid.map((h) => h.row.id)).toEqual(expected.map((e) => e.id));
+    for (const [i, h] of hybrid.entries()) expect(h.score).toBeCloseTo(expected[i]!.score, 5);
+    expect(hybrid[0]!.row.text).toContain("mountains");
+  });
+});
+
+describe("authentication and rate limit in one statement", () => {
+  function miniApp(deps: Deps, now: () => Date) {
+    const app = new OpenAPIHono<AppEnv>();
+    app.use("*", requestContext(deps));
+    app.use("/v1/*", requireAuth(deps, { now }));
+    app.get("/v1/ping", (c) => c.json({ ok: true }));
+    app.onError((err, c) => errorResponse(c, err));
+    return app;
+  }
+
+  it("refuses a revoked key on the very next request, and counts nothing for an unknown key", async () => {
+    const org = await createOrg(svc.deps.db, { name: "revoke", tier: "three" });
+    const app = miniApp(svc.deps, () => new Date("2030-01-01T10:00:00Z"));
+    const ping = () => app.request("/v1/ping", { headers: { "x-api-key": org.api_key } });
+    expect((await ping()).status).toBe(200);
+    await revokeApiKey(svc.deps.db, org.key_id);
+    const refused = await ping();
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).detail.code).toBe("unauthorized");
+    const none = await findKeyAndHit(svc.deps.db, {
+      keyHash: hashApiKey("mnemo_no_such_key_at_all_000000000000000"),
+      tiers: tierTable(svc.deps.config),
+      count: true,
+    });
+    expect(none).toBeUndefined();
+    const { rows } = await svc.deps.db.query("SELECT day_count FROM rate_limit_counters WHERE subject = $1", [
+      org.key_id,
+    ]);
+    expect(rows).toEqual([{ day_count: 1 }]);
+  });
+
+  it("shares one key's limit between two API instances on separate connection pools", async () => {
+    const org = await createOrg(svc.deps.db, { name: "shared", tier: "three" });
+    const other = createDb(svc.connectionString, 4);
+    try {
+      const now = () => new Date("2030-01-01T11:00:30Z");
+      const apps = [miniApp(svc.deps, now), miniApp({ ...svc.deps, db: other }, now)];
+      const statuses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (async () =>
+            (await apps[i % 2]!.request("/v1/ping", { headers: { "x-api-key": org.api_key } })).status)(),
+        ),
+      );
+      expect(statuses.filter((s) => s === 200)).toHaveLength(3);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+      const { rows } = await svc.deps.db.query(
+        "SELECT day_count, minute_count FROM rate_limit_counters WHERE subject = $1",
+        [org.key_id],
+      );
+      expect(rows).toEqual([{ day_count: 3, minute_count: 3 }]);
+    } finally {
+      await other.close();
+    }
+  });
+});

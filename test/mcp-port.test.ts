@@ -1,0 +1,141 @@
+import type { AddressInfo } from "node:net";
+import { type ServerType, serve } from "@hono/node-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inProcessService } from "../mcp/in-process.js";
+import type { MemoryService } from "../mcp/port.js";
+import { remoteService } from "../mcp/remote.js";
+import { systemCtx } from "../src/context.js";
+import { CoreError } from "../src/errors.js";
+import { writeMemories } from "../src/memories/write.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+let svc: TestService;
+let http: ServerType;
+let baseUrl: string;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  http = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: svc.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+  });
+  baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => http?.close(() => resolve()));
+  await svc?.stop();
+});
+
+/** Both adapters of the tools' port for one fresh organisation. */
+async function adapters(): Promise<{ orgId: string; ports: [string, MemoryService][] }> {
+  const { orgId, key } = await svc.newOrg();
+  const ctx = systemCtx(svc.deps, orgId, "port-test-request");
+  return {
+    orgId,
+    ports: [
+      ["in-process", inProcessService(async () => ctx)],
+      ["remote", remoteService({ baseUrl, headers: { "x-api-key": key } })],
+    ],
+  };
+}
+
+async function failure(p: Promise<unknown>): Promise<CoreError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(CoreError);
+  return err as CoreError;
+}
+
+describe("the MCP tools' port: in-process and remote answer alike", () => {
+  it("answers not-found, field validation and legacy search shapes the same way", async () => {
+    const { orgId, ports } = await adapters();
+    const [seeded] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "The deploy window is Tuesday morning.", user_id: "u-port" },
+    ]);
+    for (const [name, port] of ports) {
+      const missing = await failure(port.getMemory("00000000-0000-4000-8000-000000000000"));
+      expect([name, missing.code]).toEqual([name, "memory_not_found"]);
+
+      const nul = await failure(port.search({ query: "deploy", user_id: "u\u0000x" }));
+      expect([name, nul.code]).toEqual([name, "invalid_request"]);
+      expect(nul.message).toMatch(/body\.user_id: NUL/);
+
+      const group = await failure(port.createGroup({ name: "a\u0000b" }));
+      expect([name, group.code, group.message]).toEqual([
+        name,
+        "invalid_request",
+        expect.stringMatching(/body\.name/),
+      ]);
+
+      // A field error with a spec code keeps its code and field through both adapters.
+      const empty = await failure(port.search({ query: "", user_id: "u-port" }));
+      expect([name, empty.code, empty.field]).toEqual([name, "empty_query", "query"]);
+      const limit = await failure(port.listMemories({ user_id: "u-port", limit: 0 }));
+      expect([name, limit.code, limit.field]).toEqual([name, "invalid_limit", "limit"]);
+
+      // A legacy body: the user id under `filters`, `rows` for retrieve.
+      const legacy = await port.search({
+        query: "deploy window",
+        filters: { user_id: "u-port" },
+        mode: "rows",
+      } as never);
+      expect([name, legacy.mode]).toEqual([name, "retrieve"]);
+      expect(legacy.data.map((m) => m.id)).toContain(seeded!.id);
+
+      const listed = await port.listMemories({ user_id: "u-port", limit: 5 });
+      expect(listed.data.map((m) => m.id)).toEqual([seeded!.id]);
+    }
+  });
+
+  it("turns a server-side failure into its code and a message naming only the request id", async () => {
+    const { orgId, ports } = await adapters();
+    const [m] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "stuck row", user_id: "u-port-fail" },
+    ]);
+    await svc.deps.db.query(`CREATE OR REPLACE FUNCTION port_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'disk on fire (internal detail)'; END $$`);
+    await svc.deps.db.query(
+      `CREATE TRIGGER port_refuse_delete BEFORE DELETE ON memories FOR EACH ROW
+       WHEN (OLD.id = '${m!.id}'::uuid) EXECUTE FUNCTION port_refuse_delete()`,
+    );
+    try {
+      for (const [name, port] of ports) {
+        const err = await failure(port.deleteMemory(m!.id));
+        expect([name, err.code]).toEqual([name, "delete_failed"]);
+        expect(err.message).not.toContain("disk on fire");
+        const requestId = /request id (\S+) to the operator/.exec(err.message)?.[1];
+        expect(requestId, name).toEqual(
+          name === "remote" ? expect.stringMatching(/^mcp-/) : "port-test-request",
+        );
+      }
+    } finally {
+      await svc.deps.db.query("DROP TRIGGER port_refuse_delete ON memories");
+    }
+  });
+
+  it("filtered search and list, and update_memory, answer alike (filter errors keep their path)", async () => {
+    const { orgId, ports } = await adapters();
+    const [a, b] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "Deploys happen on Tuesday.", user_id: "u-f", metadata: { team: "ops" } },
+      { type: "fact", text: "Deploys need a review.", user_id: "u-f", metadata: { team: "dev" } },
+    ]);
+    for (const [name, port] of ports) {
+      const found = await port.searchFiltered({
+        query: "deploys",
+        filters: { user_id: "u-f", "metadata.team": "ops" },
+      });
+      expect([name, found.results.map((m) => m.id)]).toEqual([name, [a!.id]]);
+      const listed = await port.listFiltered({ filters: { user_id: "u-f", team: { $in: ["dev"] } } });
+      expect([name, listed.count, listed.results.map((m) => m.id)]).toEqual([name, 1, [b!.id]]);
+      const bad = await failure(
+        port.listFiltered({ filters: { OR: [{ user_id: "u-f" }, { created_at: { $gte: "later" } }] } }),
+      );
+      expect([name, bad.code, bad.field]).toEqual([name, "invalid_filters", "filters.OR[1].created_at.$gte"]);
+      const tagged = await port.updateMemory(b!.id, { metadata: { [name]: true } });
+      expect(tagged.metadata).toMatchObject({ team: "dev", [name]: true });
+      const reserved = await failure(port.updateMemory(b!.id, { metadata: { kb_type: "x" } }));
+      expect([name, reserved.code]).toEqual([name, "reserved_field"]);
+    }
+  });
+});

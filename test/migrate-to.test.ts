@@ -1,0 +1,158 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateTo } from "../src/admin/migrate-to.js";
+import { createOrg } from "../src/admin/orgs.js";
+import { loadConfig } from "../src/config.js";
+import { createDb, type Queryable } from "../src/db/db.js";
+import { silentLogger } from "../src/logger.js";
+import { type Runtime, startRuntime } from "../src/runtime.js";
+import { decryptSecret } from "../src/webhooks/secrets.js";
+import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
+import { waitFor } from "./helpers/harness.js";
+import { createNativeDatabase } from "./helpers/native-pg.js";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "mn-mig-"));
+const env = {
+  LOG_LEVEL: "silent",
+  MNEMO_DATA_DIR: dir,
+  MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM),
+  MNEMO_WEBHOOK_ALLOW_PRIVATE: "true",
+};
+const config = loadConfig(env);
+const targets: Array<Awaited<ReturnType<typeof createNativeDatabase>>> = [];
+let key: string;
+let orgId: string;
+let webhookSecret: string;
+let pendingJob: string;
+
+async function call(rt: Runtime, method: string, p: string, body?: unknown) {
+  const res = await rt.app!.request(p, {
+    method,
+    headers: { "x-api-key": key, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const TABLES = [
+  "organisations",
+  "api_keys",
+  "groups",
+  "memories",
+  "ingest_jobs",
+  "webhooks",
+  "settings",
+  "usage_counters",
+];
+async function counts(source: string | Queryable) {
+  const db = typeof source === "string" ? createDb(source, 1) : undefined;
+  const q = db ?? (source as Queryable);
+  try {
+    const out: Record<string, number> = {};
+    for (const t of TABLES) out[t] = (await q.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n;
+    return out;
+  } finally {
+    await db?.close();
+  }
+}
+
+let sourceCounts: Record<string, number>;
+beforeAll(async () => {
+  // A populated embedded directory: memories, a group, a webhook, finished jobs.
+  const rt = await startRuntime(config, silentLogger(), { api: true, worker: true }, { listen: false });
+  try {
+    const org = await createOrg(rt.deps.db, { name: "moving" });
+    key = org.api_key;
+    orgId = org.org_id;
+    expect((await call(rt, "POST", "/v1/groups", { name: "team" })).status).toBe(201);
+    const hook = await call(rt, "PUT", "/v1/webhooks", { url: "http://127.0.0.1:9/hook" });
+    webhookSecret = hook.body.secret;
+    for (const content of ["I drink green tea every morning.", "My favourite editor is Helix."]) {
+      const r = await call(rt, "POST", "/v1/memories?wait=true", {
+        user_id: "alice",
+        conv_id: "c1",
+        messages: [{ role: "user", content }],
+      });
+      expect(r.body.status).toBe("succeeded");
+    }
+  } finally {
+    await rt.stop();
+  }
+}, 120_000);
+
+afterAll(async () => {
+  for (const t of targets) await t.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("admin migrate-to", () => {
+  it("copies from a running embedded server onto native PostgreSQL, and the target serves the same keys, data and pending jobs", async () => {
+    // An API-only process owns the directory and accepts a job no worker has run yet.
+    const running = await startRuntime(
+      config,
+      silentLogger(),
+      { api: true, worker: false },
+      { listen: false },
+    );
+    let target: Awaited<ReturnType<typeof createNativeDatabase>>;
+    try {
+      const submitted = await call(running, "POST", "/v1/memories", {
+        user_id: "alice",
+        conv_id: "c2",
+        messages: [{ role: "user", content: "I moved to Porto last spring." }],
+      });
+      expect(submitted.status).toBe(202);
+      pendingJob = submitted.body.id;
+      target = await createNativeDatabase("migrate_running");
+      targets.push(target);
+      const report = await migrateTo(config, silentLogger(), { target: target.url });
+      expect(report.jobsRequeued).toBeGreaterThanOrEqual(1);
+      expect(report.webhookSecrets).toEqual({ kept: 1, reencrypted: 0, unreadable: 0 });
+      expect(report.instructions).toContain(`DATABASE_URL=${target.url}`);
+      expect(report.instructions).toContain(`MNEMO_EMBEDDING_DIM=${TEST_EMBEDDING_DIM}`);
+      expect(report.tables.memories).toBeGreaterThan(0);
+      sourceCounts = await counts(running.deps.db);
+    } finally {
+      await running.stop();
+    }
+    expect(await counts(target.url)).toEqual(sourceCounts);
+
+    // The target, as production would run it: same key, the pending job runs, the webhook secret reads.
+    const onPg = await startRuntime(
+      loadConfig({ ...env, DATABASE_URL: target.url }),
+      silentLogger(),
+      { api: true, worker: true },
+      { listen: false },
+    );
+    try {
+      const job = await waitFor(async () => {
+        const r = await call(onPg, "GET", `/v1/memories/jobs/${pendingJob}`);
+        return r.body.status === "succeeded" ? r : undefined;
+      });
+      expect(job.status).toBe(200);
+      const search = await call(onPg, "POST", "/v1/memories/search", {
+        query: "green tea",
+        user_id: "alice",
+      });
+      expect(search.status).toBe(200);
+      expect(search.body.data.map((m: any) => m.text).join(" ")).toContain("green tea");
+      const { rows } = await onPg.deps.db.query("SELECT secret_enc FROM webhooks WHERE org_id = $1", [orgId]);
+      expect(decryptSecret(onPg.deps.secret, orgId, rows[0].secret_enc)).toBe(webhookSecret);
+    } finally {
+      await onPg.stop();
+    }
+  }, 240_000);
+
+  it("copies a stopped directory, and refuses a target that is not empty", async () => {
+    const target = await createNativeDatabase("migrate_stopped");
+    targets.push(target);
+    const report = await migrateTo(config, silentLogger(), { target: target.url });
+    expect(report.tables.memories).toBe(sourceCounts.memories);
+    const copied = await counts(target.url);
+    expect(copied.memories).toBe(sourceCounts.memories);
+    expect(copied.api_keys).toBe(sourceCounts.api_keys);
+    await expect(migrateTo(config, silentLogger(), { target: target.url })).rejects.toThrow(/not empty/);
+  }, 240_000);
+});

@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createDb } from "../src/db/db.js";
+import { startEmbedded } from "../src/db/embedded.js";
+import { waitFor } from "./helpers/harness.js";
+import { freePort, type MnemoProcess, spawnMnemo } from "./helpers/process.js";
+
+/**
+ * `npm run api` and `npm run worker` on one embedded data directory: the first to start owns it,
+ * the other attaches. Killing the owner with SIGKILL must not take the attached one down: it
+ * reports not ready while the owner is away and recovers when the owner is back.
+ */
+const KEY = "mnemo_test_owner_away_bootstrap_key_01";
+const dirs: string[] = [];
+const procs: MnemoProcess[] = [];
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.kill("SIGKILL")));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function role(name: "api" | "worker", dataDir: string, port?: number) {
+  const p = spawnMnemo([name], {
+    MNEMO_DATA_DIR: dataDir,
+    PORT: String(port ?? (await freePort())),
+    MNEMO_BOOTSTRAP_API_KEY: KEY,
+  });
+  procs.push(p);
+  await p.waitFor(/"msg":"ready"/, 170_000);
+  return p;
+}
+
+const alive = (p: MnemoProcess) => p.child.exitCode === null && p.child.signalCode === null;
+const status = (url: string, init?: RequestInit) =>
+  fetch(url, init).then(
+    (r) => r.status,
+    () => 0,
+  );
+const ingest = (base: string, text: string, wait = true) =>
+  fetch(`${base}/v1/memories?wait=${wait}`, {
+    method: "POST",
+    headers: { "x-api-key": KEY, "content-type": "application/json" },
+    body: JSON.stringify({ user_id: "u1", conv_id: "c1", messages: [{ role: "user", content: text }] }),
+  });
+
+describe("the pool outlives the database", () => {
+  it("a client held in a transaction when the server goes away fails that transaction, not the process", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-away-"));
+    dirs.push(dir);
+    const first = await startEmbedded({ dataDir: dir, maxConnections: 10, inMemory: true });
+    const db = createDb(first.connectionString, 4);
+    try {
+      const held = db.tx(async (c) => {
+        await c.query("SELECT 1");
+        // The connection dies while this client is checked out and between statements.
+        await first.stop();
+        await new Promise((r) => setTimeout(r, 300));
+        await c.query("SELECT 2");
+      });
+      await expect(held).rejects.toThrow();
+      await expect(db.query("SELECT 1")).rejects.toThrow();
+      // A new owner on the same directory: the same pool connects again.
+      const second = await startEmbedded({ dataDir: dir, maxConnections: 10, inMemory: true });
+      try {
+        await waitFor(() =>
+          db.query("SELECT 42 AS n").then(
+            (r) => r.rows[0].n === 42,
+            () => false,
+          ),
+        );
+        expect((await db.tx((c) => c.query("SELECT 7 AS n"))).rows[0].n).toBe(7);
+      } finally {
+        await db.close();
+        await second.stop();
+      }
+    } finally {
+      await db.close();
+      await first.stop();
+    }
+  }, 180_000);
+});
+
+describe("the attached process outlives the owner", () => {
+  it("api attached to a worker: 503 on /readyz while the owner is away, no exit, recovery", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-away-"));
+    dirs.push(dir);
+    const owner = await role("worker", dir);
+    const port = await freePort();
+    const api = await role("api", dir, port);
+    expect(api.stdout()).toContain("attaching to the embedded database");
+    const base = `http://127.0.0.1:${port}`;
+    expect(await status(`${base}/readyz`)).toBe(200);
+
+    // Keep the api's pool busy (checked-out clients, transactions, wait=true polls) while the
+    // owner is killed.
+    let load = true;
+    const loops = Array.from({ length: 6 }, async (_, i) => {
+      while (load) {
+        await (i % 2
+          ? ingest(base, `I like tea number ${i}.`).then((r) => r.text())
+          : status(`${base}/v1/groups`, { headers: { "x-api-key": KEY } })
+        ).catch(() => {});
+      }
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    owner.child.kill("SIGKILL");
+    await owner.exited;
+
+    await waitFor(async () => (await status(`${base}/readyz`)) === 503, { timeoutMs: 30_000 });
+    // Requests keep failing for a while, and the process stays up through it.
+    await new Promise((r) => setTimeout(r, 4000));
+    load = false;
+    await Promise.all(loops);
+    expect(alive(api)).toBe(true);
+    expect(await status(`${base}/readyz`)).toBe(503);
+    expect(api.stderr() + api.stdout()).not.toMatch(/Unhandled 'error' event|uncaught/i);
+
+    // The owner comes back; the api reconnects on its own.
+    await role("worker", dir);
+    await waitFor(async () => (await status(`${base}/readyz`)) === 200, { timeoutMs: 30_000 });
+    expect(await status(`${base}/v1/groups`, { headers: { "x-api-key": KEY } })).toBe(200);
+    const res = await ingest(base, "I live in Porto.");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("succeeded");
+    expect(alive(api)).toBe(true);
+  }, 180_000);
+
+  it("worker attached to an api: no exit while the owner is away, works jobs once it is back", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-away-"));
+    dirs.push(dir);
+    const port = await freePort();
+    const owner = await role("api", dir, port);
+    const worker = await role("worker", dir);
+    expect(worker.stdout()).toContain("attaching to the embedded database");
+    const base = `http://127.0.0.1:${port}`;
+    owner.child.kill("SIGKILL");
+    await owner.exited;
+    await new Promise((r) => setTimeout(r, 6000));
+    expect(alive(worker)).toBe(true);
+
+    await role("api", dir, port);
+    // A job accepted by the new owner is worked by the worker that survived (the api has none).
+    const res = await ingest(base, "I work as a baker.");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("succeeded");
+    expect(alive(worker)).toBe(true);
+  }, 180_000);
+});

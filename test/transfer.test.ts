@@ -1,0 +1,313 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportOrg } from "../src/admin/export.js";
+import { type ImportReport, importOrg } from "../src/admin/import.js";
+import { createDb, type Db } from "../src/db/db.js";
+import { migrate } from "../src/db/migrate.js";
+import type { Embedder } from "../src/providers/types.js";
+import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { createNativeDatabase } from "./helpers/native-pg.js";
+import { runMnemo } from "./helpers/process.js";
+
+let src: TestService;
+let dst: TestService;
+let orgId: string;
+let file: string[];
+beforeAll(async () => {
+  src = await startTestService({ env: { MNEMO_WEBHOOK_ALLOW_PRIVATE: "true" } });
+  dst = await startTestService({ workers: false });
+  const org = await src.newOrg("exported");
+  orgId = org.orgId;
+  const key = org.key;
+  const g1 = await src.request("POST", "/v1/groups", { key, body: { name: "team" } });
+  const g2 = await src.request("POST", "/v1/groups", {
+    key,
+    body: { name: "ops", prompt: "Operations runbooks" },
+  });
+  expect([g1.status, g2.status]).toEqual([201, 201]);
+  const ingest = (user: string, content: string, extra: object = {}) =>
+    src.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: user, conv_id: `c-${user}`, messages: [{ role: "user", content }], ...extra },
+    });
+  const code = (body: string) => `Here is utils.py for the adder:\n\`\`\`python\n${body}\n\`\`\``;
+  for (const r of [
+    await ingest("alice", "I drink green tea every morning. My sister lives in Lisbon.", {
+      group_ids: [g1.body.id],
+    }),
+    await ingest("bob", "I prefer dark mode in every editor."),
+    await ingest("alice", code("def add(a, b):\n    return a + b"), { extract_artifacts: true }),
+    await ingest("alice", code("def add(a, b, c=0):\n    return a + b + c"), { extract_artifacts: true }),
+  ]) {
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe("succeeded");
+  }
+  const hook = await src.request("PUT", "/v1/webhooks", { key, body: { url: "http://127.0.0.1:9/hook" } });
+  expect(hook.status).toBe(200);
+  file = await exportLines(src.deps.db, src.deps.providers.embedder, orgId);
+});
+afterAll(async () => {
+  await src?.stop();
+  await dst?.stop();
+});
+
+async function exportLines(db: Db, embedder: Embedder, org: string, userId?: string) {
+  const lines: string[] = [];
+  await exportOrg(db, embedder, { orgId: org, userId }, async (l) => {
+    lines.push(l);
+  });
+  return lines;
+}
+
+async function* iterate(lines: string[]) {
+  yield* lines;
+}
+
+const importInto = (
+  svc: { db: Db; embedder: Embedder },
+  lines: string[],
+  org = orgId,
+  format: "mnemo" | "mem0" = "mnemo",
+) =>
+  importOrg(
+    { db: svc.db, embedder: svc.embedder, secret: Buffer.alloc(32, 7) },
+    { orgId: org, format },
+    iterate(lines),
+  );
+
+describe("admin export", () => {
+  it("writes a header, groups, every memory with its embedding and revision links, and the webhook without its secret", () => {
+    const rows = file.map((l) => JSON.parse(l));
+    expect(rows[0]).toMatchObject({
+      kind: "header",
+      format: "mnemo-export",
+      org: { id: orgId, name: "exported" },
+      embedding: { dim: TEST_EMBEDDING_DIM, embedder: src.deps.providers.embedder.name },
+    });
+    expect(rows.filter((r) => r.kind === "group").map((r) => r.name)).toEqual(["team", "ops"]);
+    const memories = rows.filter((r) => r.kind === "memory");
+    expect(memories.length).toBeGreaterThanOrEqual(6);
+    for (const m of memories) expect(m.embedding).toHaveLength(TEST_EMBEDDING_DIM);
+    const v2 = memories.find((m) => m.type === "artifact" && m.details.version === 2);
+    const v1 = memories.find((m) => m.type === "artifact" && m.details.version === 1);
+    expect(v2.details.root_id).toBe(v1.id);
+    const hook = rows.at(-1);
+    expect(hook).toMatchObject({ kind: "webhook", url: "http://127.0.0.1:9/hook", enabled: true });
+    expect(JSON.stringify(rows)).not.toMatch(/secret|whsec_/);
+  });
+
+  it("limits memories to one user with --user", async () => {
+    const lines = await exportLines(src.deps.db, src.deps.providers.embedder, orgId, "bob");
+    const memories = lines.map((l) => JSON.parse(l)).filter((r) => r.kind === "memory");
+    expect(memories.length).toBeGreaterThan(0);
+    expect(memories.every((m) => m.user_id === "bob")).toBe(true);
+  });
+});
+
+describe("admin import (embedded database)", () => {
+  let first: ImportReport;
+  it("round-trips: export, import into a fresh database, export again gives the same file", async () => {
+    const target = { db: dst.deps.db, embedder: dst.deps.providers.embedder };
+    first = await importInto(target, file);
+    expect(first.bad).toEqual([]);
+    expect(first.organisationCreated).toBe(true);
+    expect(first.memories.reembedded).toBe(0);
+    expect(first.webhook).toBe("created");
+    expect(first.webhookSecret).toMatch(/^whsec_/);
+    const again = await exportLines(dst.deps.db, dst.deps.providers.embedder, orgId);
+    expect(again).toEqual(file);
+  });
+
+  it("is idempotent by id: a second import changes nothing", async () => {
+    const target = { db: dst.deps.db, embedder: dst.deps.providers.embedder };
+    const second = await importInto(target, file);
+    expect(second.memories.imported).toBe(0);
+    expect(second.memories.existing).toBe(first.memories.imported);
+    expect(second.groups.imported).toBe(0);
+    expect(second.webhook).toBe("kept existing");
+    expect(await exportLines(dst.deps.db, dst.deps.providers.embedder, orgId)).toEqual(file);
+  });
+
+  it("reports bad lines by number and imports the rest; a failed batch writes nothing", async () => {
+    const other = await dst.newOrg("other");
+    const memory = (id: string, text: string) => ({
+      ...JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!),
+      id,
+      text,
+      job_id: null,
+      write_key: null,
+    });
+    const ids = ["7d1c0000-0000-4000-8000-000000000001", "7d1c0000-0000-4000-8000-000000000002"];
+    const lines = [
+      file[0]!,
+      JSON.stringify(memory(ids[0]!, "first good one")),
+      "{not json",
+      JSON.stringify({ ...memory("x", "bad id"), id: "not-a-uuid" }),
+      JSON.stringify({ kind: "memory" }),
+      JSON.stringify(memory(ids[1]!, "second good one")),
+      JSON.stringify({ kind: "mystery" }),
+    ];
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      lines,
+      other.orgId,
+    );
+    expect(report.bad.map((b) => b.line)).toEqual([3, 4, 5, 7]);
+    expect(report.bad[1]!.error).toContain("id");
+    expect(report.memories.imported).toBe(2);
+    const { rows } = await dst.deps.db.query("SELECT text FROM memories WHERE org_id = $1 ORDER BY text", [
+      other.orgId,
+    ]);
+    expect(rows.map((r) => r.text)).toEqual(["first good one", "second good one"]);
+
+    // A batch whose insert fails (an id held by another organisation is fine; a text with a NUL
+    // byte is refused by PostgreSQL) is rolled back whole.
+    const failing = [
+      file[0]!,
+      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000003", "would be written")),
+      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000004", "nul \u0000 byte")),
+    ];
+    const failed = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      failing,
+      other.orgId,
+    );
+    expect(failed.bad).toHaveLength(1);
+    expect(failed.bad[0]!.error).toMatch(/lines 2-3: batch not written/);
+    const after = await dst.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
+      other.orgId,
+    ]);
+    expect(after.rows[0].n).toBe(2);
+  });
+
+  it("does not take over ids that belong to another organisation", async () => {
+    const other = await dst.newOrg("thief");
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      file.slice(1),
+      other.orgId,
+    );
+    expect(report.memories.imported).toBe(0);
+    expect(report.bad.length).toBeGreaterThan(0);
+    expect(report.bad[0]!.error).toContain("belongs to another organisation");
+  });
+
+  it("recomputes embeddings when the file's embedder differs", async () => {
+    const header = { ...JSON.parse(file[0]!), embedding: { dim: 1536, embedder: "text-embedding-3-small" } };
+    const foreign = [
+      JSON.stringify(header),
+      ...file.slice(1).filter((l) => l.includes('"kind":"memory"')),
+    ].map((l, i) =>
+      i === 0 ? l : l.replace(/"embedding":\[[^\]]*\]/, `"embedding":[${Array(1536).fill(0.01).join(",")}]`),
+    );
+    const other = await dst.newOrg("reembed");
+    // Fresh ids, so that these rows are new here.
+    const renamed = foreign.map((l, i) => (i === 0 ? l : l.replace(/"id":"[0-9a-f]{8}/, '"id":"abcdef01')));
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      renamed,
+      other.orgId,
+    );
+    expect(report.bad).toEqual([]);
+    expect(report.memories.reembedded).toBe(renamed.length - 1);
+    const { rows } = await dst.deps.db.query(
+      "SELECT vector_dims(embedding) AS d FROM memories WHERE org_id = $1",
+      [other.orgId],
+    );
+    expect(rows.every((r) => r.d === TEST_EMBEDDING_DIM)).toBe(true);
+  });
+
+  it("imports a mem0 export, each item a fact, idempotently", async () => {
+    const other = await dst.newOrg("mem0");
+    const doc = JSON.stringify({
+      results: [
+        {
+          id: "0b0c6f2e-3c39-4a8e-9b8e-111111111111",
+          memory: "Likes hiking in the Alps",
+          user_id: "carol",
+          agent_id: "travel-bot",
+          metadata: { source: "chat" },
+          created_at: "2024-05-01T10:00:00-07:00",
+        },
+        { id: "m-2", memory: "Is vegetarian", user_id: "carol", created_at: "2024-05-02T10:00:00Z" },
+        { memory: "" },
+      ],
+    });
+    const lines = doc.split("\n");
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      lines,
+      other.orgId,
+      "mem0",
+    );
+    expect(report.memories.imported).toBe(2);
+    expect(report.bad.map((b) => b.line)).toEqual([3]);
+    const { rows } = await dst.deps.db.query(
+      "SELECT id, type, text, user_id, agent_id, status, details, created_at FROM memories WHERE org_id = $1 ORDER BY created_at",
+      [other.orgId],
+    );
+    expect(rows.map((r) => [r.type, r.text, r.user_id, r.status])).toEqual([
+      ["fact", "Likes hiking in the Alps", "carol", "active"],
+      ["fact", "Is vegetarian", "carol", "active"],
+    ]);
+    expect(rows[0].id).toBe("0b0c6f2e-3c39-4a8e-9b8e-111111111111");
+    expect(rows[0].agent_id).toBe("travel-bot");
+    expect(rows[0].details).toMatchObject({ source: "mem0", metadata: { source: "chat" } });
+    expect(rows[0].created_at.toISOString()).toBe("2024-05-01T17:00:00.000Z");
+    // JSON lines work too, and a second import adds nothing.
+    const jsonl = (JSON.parse(doc).results as object[]).slice(0, 2).map((r) => JSON.stringify(r));
+    const again = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      jsonl,
+      other.orgId,
+      "mem0",
+    );
+    expect(again.memories).toMatchObject({ imported: 0, existing: 2 });
+  });
+});
+
+describe("admin import (native PostgreSQL)", () => {
+  it("round-trips onto native PostgreSQL and back out identically", async () => {
+    const native = await createNativeDatabase("roundtrip");
+    const db = createDb(native.url, 4);
+    try {
+      await migrate(db, { embeddingDim: TEST_EMBEDDING_DIM });
+      const embedder = src.deps.providers.embedder;
+      const report = await importInto({ db, embedder }, file);
+      expect(report.bad).toEqual([]);
+      expect(await exportLines(db, embedder, orgId)).toEqual(file);
+      const second = await importInto({ db, embedder }, file);
+      expect(second.memories.imported).toBe(0);
+      expect(await exportLines(db, embedder, orgId)).toEqual(file);
+    } finally {
+      await db.close();
+      await native.drop();
+    }
+  });
+});
+
+describe("admin export and import commands", () => {
+  it("import from stdin and export to stdout through the real entry point give back the same file", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-cli-"));
+    const env = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM) };
+    try {
+      const bad = [...file.slice(0, 2), "{oops", ...file.slice(2)].join("\n");
+      const imported = await runMnemo(["admin", "import", "--org", orgId, "--json"], env, {
+        stdin: `${bad}\n`,
+      });
+      expect(imported.stderr).toContain("line 3: not valid JSON");
+      expect(imported.stderr).toMatch(/import: lines: \d+/);
+      expect(imported.code).toBe(1); // a line was refused
+      const summary = JSON.parse(imported.stdout.trim().split("\n").at(-1)!);
+      expect(summary.memories.imported).toBe(file.filter((l) => l.includes('"kind":"memory"')).length);
+      const exported = await runMnemo(["admin", "export", "--org", orgId], env);
+      expect(exported.code).toBe(0);
+      expect(exported.stdout.trimEnd().split("\n")).toEqual(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000); // two cold starts of the CLI on a fresh embedded directory
+});

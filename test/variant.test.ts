@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { fact, seed } from "./memories-fixtures.js";
+
+/** The variant shapes of spec 4.12 on trailing-slash paths, and metadata end to end. */
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const turn = (content: string) => ({ role: "user", content });
+
+describe("POST /v1/memories/add/ and metadata on ingest", () => {
+  it("answers inline, stores metadata on every memory the job writes, drops reserved keys", async () => {
+    const { key } = await svc.newOrg();
+    const r = await svc.request("POST", "/v1/memories/add/", {
+      key,
+      body: {
+        user_id: "u1",
+        conv_id: "c1",
+        messages: [turn("I moved to Lisbon last month."), turn("I love green tea and hiking.")],
+        metadata: { topic: "life", priority: 2, tag1: "x", kb_type: "k", org_id: "evil" },
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: "succeeded", mode: "chat", flush_result: null });
+    expect(r.body.job_id).toMatch(/^job_/);
+    expect(r.body.results.length).toBeGreaterThan(0);
+    expect(r.body.stored_facts).toBe(r.body.results.filter((i: any) => i.type === "fact").length);
+    for (const item of r.body.results) {
+      expect(typeof item.memory).toBe("string");
+      expect(item.text).toBeUndefined();
+      const m = await svc.request("GET", `/v1/memories/${item.id}/`, { key });
+      expect(m.status).toBe(200);
+      expect(m.body.metadata).toEqual({ topic: "life", priority: 2 });
+      expect(m.body.memory).toBe(item.memory);
+      // the main shape shows it too
+      const main = await svc.request("GET", `/v1/memories/${item.id}`, { key });
+      expect(main.body.metadata).toEqual({ topic: "life", priority: 2 });
+    }
+  });
+
+  it("refuses oversized or unstorable metadata with a clear 422 and stores nothing", async () => {
+    const { key } = await svc.newOrg();
+    const send = (metadata: unknown) =>
+      svc.request("POST", "/v1/memories?wait=false", {
+        key,
+        body: { user_id: "u1", conv_id: "c1", messages: [turn("hello there")], metadata },
+      });
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]));
+    const r1 = await send(many);
+    expect(r1.status).toBe(422);
+    expect(r1.body.detail.code).toBe("invalid_metadata");
+    expect(r1.body.detail.message).toMatch(/at most 64 keys/);
+    const r2 = await send({ big: "x".repeat(17 * 1024) });
+    expect(r2.status).toBe(422);
+    expect(r2.body.detail.message).toMatch(/at most 16384 bytes/);
+    const r3 = await send({ bad: "a\u0000b" });
+    expect(r3.status).toBe(422);
+    expect(r3.body.detail.message).toMatch(/^metadata\.bad: /);
+    const r4 = await send(["not", "an", "object"]);
+    expect(r4.status).toBe(422);
+    // 64 keys once the reserved ones are dropped is fine
+    const ok = await send({
+      ...Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, i])),
+      tag2: 1,
+    });
+    expect(ok.status).toBe(202);
+  });
+});
+
+describe("POST /v1/memories/search/ with filters", () => {
+  it("narrows by metadata and dates, splits results by type, refuses an unpinned filter", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await seed(svc, orgId, [
+      fact("I like green tea in the morning", { metadata: { topic: "drinks" } }),
+      fact("I like black tea in the evening", { metadata: { topic: "evening" } }),
+      fact("Green tea for u2", { user_id: "u2", metadata: { topic: "drinks" } }),
+      {
+        type: "episode",
+        text: "We talked about tea",
+        user_id: "u1",
+        conv_id: "c1",
+        metadata: { topic: "drinks" },
+      },
+    ]);
+    const r = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { user_id: "u1", "metadata.topic": "drinks" } },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.mode).toBe("flat");
+    expect(r.body.results.map((m: any) => m.memory).sort()).toEqual([
+      "I like green tea in the morning",
+      "We talked about tea",
+    ]);
+    expect(r.body.facts).toHaveLength(1);
+    expect(r.body.episodes).toHaveLength(1);
+    expect(r.body.artifacts).toHaveLength(0);
+    expect(r.body.context).toBeNull();
+
+    const future = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { AND: [{ user_id: "u1" }, { created_at: { $gte: "2999-01-01" } }] } },
+    });
+    expect(future.body.results).toEqual([]);
+
+    const unpinned = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { "metadata.topic": "drinks" } },
+    });
+    expect(unpinned.status).toBe(422);
+    expect(unpinned.body.detail.code).toBe("missing_scope");
+
+    const bad = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { OR: [{ user_id: "u1" }, { created_at: { $gte: "soon" } }] } },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.code).toBe("invalid_filters");
+    expect(bad.body.detail.message).toMatch(/^filters\.OR\[1\]\.created_at\.\$gte: /);
+  });
+
+  it("context_prompt composes under extras and needs user_id and conv_id in the filters", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await seed(svc, orgId, [fact("I like green tea")]);
+    const noConv = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { user_id: "u1" }, include: ["context_prompt"] },
+    });
+    expect(noConv.status).toBe(422);
+    expect(noConv.body.detail.code).toBe("missing_conv_id");
+    const noUser = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { conv_id: "c1" }, include: ["context_prompt"] },
+    });
+    expect(noUser.body.detail.code).toBe("missing_user_id");
+    const r = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query: "tea", filters: { user_id: "u1", conv_id: "c1" }, include: ["context_prompt"] },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.mode).toBe("context");
+    expect(r.body.extras.context_prompt).toContain("green tea");
+    expect(typeof r.body.extras.stage_timings.total).toBe("number");
+  });
+});
+
+describe("list forms", () => {
+  it("GET /v1/memories/ and POST /v1/memories/ page with next and previous; the slashless routes keep their shape", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const base = Date.parse("2026-01-01T00:00:00Z");
+    await seed(
+      svc,
+      orgId,
+      Array.from({ length: 7 }, (_, i) =>
+        fact(`fact ${i}`, { created_at: new Date(base + i * 1000), metadata: { n: i } }),
+      ),
+    );
+    const p1 = await svc.request("GET", "/v1/memories/?limit=3&user_id=u1", { key });
+    expect(p1.status).toBe(200);
+    expect(p1.body.count).toBe(7);
+    expect(p1.body.previous).toBeNull();
+    expect(p1.body.results.map((m: any) => m.memory)).toEqual(["fact 6", "fact 5", "fact 4"]);
+    const p2 = await svc.request("GET", `/v1/memories/?limit=3&user_id=u1&cursor=${p1.body.next}`, { key });
+    expect(p2.body.results.map((m: any) => m.memory)).toEqual(["fact 3", "fact 2", "fact 1"]);
+    const p3 = await svc.request("GET", `/v1/memories/?limit=3&user_id=u1&cursor=${p2.body.next}`, { key });
+    expect(p3.body.results.map((m: any) => m.memory)).toEqual(["fact 0"]);
+    expect(p3.body.next).toBeNull();
+    const back = await svc.request("GET", `/v1/memories/?limit=3&user_id=u1&cursor=${p3.body.previous}`, {
+      key,
+    });
+    expect(back.body.results.map((m: any) => m.memory)).toEqual(["fact 3", "fact 2", "fact 1"]);
+    const back2 = await svc.request("GET", `/v1/memories/?limit=3&user_id=u1&cursor=${back.body.previous}`, {
+      key,
+    });
+    expect(back2.body.results.map((m: any) => m.memory)).toEqual(["fact 6", "fact 5", "fact 4"]);
+    expect(back2.body.previous).toBeNull();
+
+    const post = await svc.request("POST", "/v1/memories/", {
+      key,
+      body: { filters: { user_id: "u1", "metadata.n": { $between: [2, 4] } }, limit: 2 },
+    });
+    expect(post.status).toBe(200);
+    expect(post.body.count).toBe(3);
+    expect(post.body.results.map((m: any) => m.metadata.n)).toEqual([4, 3]);
+
+    const tooBig = await svc.request("GET", "/v1/memories/?limit=101", { key });
+    expect(tooBig.status).toBe(422);
+    const foreign = await svc.request("GET", "/v1/memories/?cursor=abc", { key });
+    expect(foreign.body.detail.code).toBe("cursor_mismatch");
+    const unpinned = await svc.request("POST", "/v1/memories/", { key, body: { filters: { type: "fact" } } });
+    expect(unpinned.body.detail.code).toBe("missing_scope");
+
+    const main = await svc.request("GET", "/v1/memories?limit=3", { key });
+    expect(main.body.object).toBe("list");
+    expect(main.body.data[0].text).toBe("fact 6");
+  });
+});
+
+describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
+  it("text supersedes a fact; metadata merges; immutable, reserved and blank are 422", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const [row, episode] = await seed(svc, orgId, [
+      fact("I live in Porto", { metadata: { a: 1 } }),
+      { type: "episode", text: "A chat", user_id: "u1", conv_id: "c1" },
+    ]);
+    const patch = (id: string, body: unknown) => svc.request("PATCH", `/v1/memories/${id}/`, { key, body });
+
+    const merged = await patch(row!.id, { metadata: { b: "two" } });
+    expect(merged.status).toBe(200);
+    expect(merged.body.metadata).toEqual({ a: 1, b: "two" });
+
+    const moved = await patch(row!.id, { text: "I live in Lisbon" });
+    expect(moved.status).toBe(200);
+    expect(moved.body.id).not.toBe(row!.id);
+    expect(moved.body.memory).toBe("I live in Lisbon");
+    expect(moved.body.details).toMatchObject({ status: "active", supersedes: row!.id });
+    expect(moved.body.metadata).toEqual({ a: 1, b: "two" });
+    const old = await svc.request("GET", `/v1/memories/${row!.id}/`, { key });
+    expect(old.body.details.status).toBe("superseded");
+    expect(old.body.memory).toBe("I live in Porto");
+    const chain = await svc.request("GET", `/v1/memories/${moved.body.id}/revisions`, { key });
+    expect(chain.body.data.map((m: any) => m.text)).toEqual(["I live in Porto", "I live in Lisbon"]);
+
+    expect((await patch(row!.id, { text: "again" })).status).toBe(422);
+    const blank = await patch(moved.body.id, { text: "   " });
+    expect(blank.body.detail.code).toBe("empty_text_field");
+    const nonFact = await patch(episode!.id, { text: "new" });
+    expect(nonFact.status).toBe(422);
+    expect(nonFact.body.detail.code).toBe("immutable_field");
+    const immutable = await patch(moved.body.id, { user_id: "u2" });
+    expect(immutable.body.detail.code).toBe("immutable_field");
+    const reserved = await patch(moved.body.id, { metadata: { tag3: "x" } });
+    expect(reserved.body.detail.code).toBe("reserved_field");
+    const empty = await patch(moved.body.id, {});
+    expect(empty.body.detail.code).toBe("empty_patch");
+
+    const del = await svc.request("DELETE", `/v1/memories/${moved.body.id}/`, { key });
+    expect(del.status).toBe(204);
+    const again = await svc.request("DELETE", `/v1/memories/${moved.body.id}/`, { key });
+    expect(again.body.detail.code).toBe("memory_not_found");
+    expect((await svc.request("GET", `/v1/memories/${moved.body.id}/`, { key })).status).toBe(404);
+  });
+});
