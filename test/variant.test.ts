@@ -147,6 +147,51 @@ describe("POST /v1/memories/search/ with filters", () => {
     expect(r.body.extras.context_prompt).toContain("green tea");
     expect(typeof r.body.extras.stage_timings.total).toBe("number");
   });
+
+  it("cursor pages down the same ranking without repeats; a cursor of another query is 422", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const teas = Array.from({ length: 7 }, (_, i) => fact(`I drink tea number ${i + 1} with friends`));
+    await seed(svc, orgId, teas);
+    const body = { query: "tea", filters: { user_id: "u1" }, limit: 3 };
+    const all = await svc.request("POST", "/v1/memories/search/", { key, body: { ...body, limit: 100 } });
+    expect(all.body.results).toHaveLength(7);
+    expect(all.body.next).toBeNull();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r: any = await svc.request("POST", "/v1/memories/search/", {
+        key,
+        body: { ...body, ...(cursor ? { cursor } : {}) },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.results.length).toBeLessThanOrEqual(3);
+      seen.push(...r.body.results.map((m: any) => m.id));
+      cursor = r.body.next;
+      pages += 1;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(all.body.results.map((m: any) => m.id));
+
+    const first = await svc.request("POST", "/v1/memories/search/", { key, body });
+    const other = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { ...body, query: "friends", cursor: first.body.next },
+    });
+    expect(other.status).toBe(422);
+    expect(other.body.detail).toMatchObject({ code: "cursor_mismatch", field: "cursor" });
+    const forged = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { ...body, cursor: "abc" },
+    });
+    expect(forged.body.detail.code).toBe("cursor_mismatch");
+    const stranger = await svc.newOrg();
+    const foreign = await svc.request("POST", "/v1/memories/search/", {
+      key: stranger.key,
+      body: { ...body, cursor: first.body.next },
+    });
+    expect(foreign.body.detail.code).toBe("cursor_mismatch");
+  });
 });
 
 describe("list forms", () => {

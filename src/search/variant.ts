@@ -1,9 +1,44 @@
+import { createHash } from "node:crypto";
 import type { Ctx } from "../context.js";
 import { CoreError } from "../errors.js";
 import { parseFilters, pinnedValue } from "../memories/filters.js";
 import { toVariant } from "../memories/variant.js";
+import { seal, unseal } from "../seal.js";
 import type { VariantSearchRequest, VariantSearchResult } from "../wire/variant.js";
 import { searchMemories } from "./search.js";
+
+/** How deep `next` cursors page into one ranking (ranked search is not a full scan of the scope). */
+export const SEARCH_CURSOR_DEPTH = 300;
+const CURSOR_PURPOSE = "mnemo:search-cursor";
+
+/** A search cursor names the page offset of one query: same organisation, query, filters and include. */
+function fingerprint(input: VariantSearchRequest): string {
+  const include = [...(input.include ?? [])].sort();
+  return createHash("sha256")
+    .update(JSON.stringify([input.query, input.filters ?? null, include]))
+    .digest("base64url");
+}
+
+function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): number {
+  const p = unseal(ctx.deps.secret, CURSOR_PURPOSE, cursor) as
+    | { v?: unknown; org?: unknown; q?: unknown; o?: unknown }
+    | undefined;
+  if (
+    p?.v !== 1 ||
+    p.org !== ctx.principal.orgId ||
+    p.q !== fingerprint(input) ||
+    !Number.isInteger(p.o) ||
+    (p.o as number) <= 0 ||
+    (p.o as number) >= SEARCH_CURSOR_DEPTH
+  ) {
+    throw new CoreError(
+      "cursor_mismatch",
+      "The cursor was not issued for this organisation, query, filters and include, or it is damaged. Restart from the first page.",
+      { field: "cursor" },
+    );
+  }
+  return p.o as number;
+}
 
 /**
  * The variant search (spec 4.12): the same hybrid search, narrowed by the filter language (which
@@ -33,27 +68,42 @@ export async function searchVariant({
       });
     }
   }
+  // `cursor` pages further down the same ranking (offset pages, up to SEARCH_CURSOR_DEPTH rows);
+  // the context block belongs to the first page only.
+  const offset = input.cursor ? openCursor(ctx, input, input.cursor) : 0;
+  const limit = input.limit ?? 20;
+  const end = Math.min(SEARCH_CURSOR_DEPTH, offset + limit);
+  const compose = contextPrompt && offset === 0;
   const out = await searchMemories({
     ctx,
     input: {
       query: input.query,
       filter,
-      mode: contextPrompt ? "compose" : "retrieve",
+      mode: compose ? "compose" : "retrieve",
       ...(include.includes("full_content") ? { include: ["full_content"] } : {}),
-      limit: input.limit ?? 20,
+      // One row past the page says whether there is a next one.
+      limit: Math.min(SEARCH_CURSOR_DEPTH, end + 1),
     },
   });
-  const results = out.data.map(toVariant);
+  const next =
+    out.data.length > end && end < SEARCH_CURSOR_DEPTH
+      ? seal(ctx.deps.secret, CURSOR_PURPOSE, {
+          v: 1,
+          org: ctx.principal.orgId,
+          q: fingerprint(input),
+          o: end,
+        })
+      : null;
+  const results = out.data.slice(offset, end).map(toVariant);
   const of = (type: string) => results.filter((m) => m.type === type);
   return {
     results,
     facts: of("fact"),
     artifacts: of("artifact"),
     episodes: of("episode"),
-    context: out.context,
-    mode: contextPrompt ? "context" : "flat",
-    ...(contextPrompt
-      ? { extras: { context_prompt: out.context ?? "", stage_timings: out.stage_timings } }
-      : {}),
+    context: compose ? out.context : null,
+    mode: compose ? "context" : "flat",
+    next,
+    ...(compose ? { extras: { context_prompt: out.context ?? "", stage_timings: out.stage_timings } } : {}),
   };
 }

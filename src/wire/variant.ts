@@ -41,6 +41,10 @@ export const VariantSearchRequestSchema = z
       .max(VARIANT_LIST_LIMIT_MAX)
       .default(VARIANT_SEARCH_LIMIT_DEFAULT)
       .openapi({ description: "1..100, default 20." }),
+    cursor: Str().nullish().openapi({
+      description:
+        "`next` of an earlier page of the same query, filters and include (else 422 `cursor_mismatch`); pages reach 300 rows deep.",
+    }),
     include: z
       .array(z.enum(["full_content", "context_prompt"]))
       .optional()
@@ -60,7 +64,13 @@ export const VariantSearchResultSchema = z
     artifacts: z.array(VariantMemorySchema),
     episodes: z.array(VariantMemorySchema),
     context: z.string().nullable(),
-    mode: z.enum(["flat", "context"]),
+    mode: z
+      .enum(["flat", "context"])
+      .openapi({ description: "`context` on the first page of a `context_prompt` search." }),
+    next: z
+      .string()
+      .nullable()
+      .openapi({ description: "Cursor of the next page of this ranking, or null on the last one." }),
     extras: z
       .object({ context_prompt: z.string(), stage_timings: z.record(z.string(), z.number()) })
       .optional(),
