@@ -289,6 +289,30 @@ describe("webhook delivery", () => {
     expect((await deliveries(org.key)).map((d) => d.outcome)).toEqual(["retrying"]);
   });
 
+  it("a delivery job run again after its event was delivered does not post twice", async () => {
+    const org = await orgWithHook();
+    const ev = await fire(org.orgId);
+    await waitFor(async () => (await deliveries(org.key)).length === 1);
+    await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
+    // What pg-boss does when a worker dies after recording the attempt but before completing the job.
+    const { rows } = await svc.deps.db.query(
+      "SELECT data FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
+      [ev.jobId],
+    );
+    expect(rows).toHaveLength(1);
+    await svc.deps.queue.send("webhook-delivery", rows[0].data);
+    await waitFor(async () => {
+      const { rows: done } = await svc.deps.db.query(
+        `SELECT count(*)::int AS n FROM pgboss.job
+          WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state = 'completed'`,
+        [ev.jobId],
+      );
+      return done[0].n === 2;
+    });
+    expect(rx.at(org.path)).toHaveLength(1);
+    expect((await deliveries(org.key)).map((d) => d.outcome)).toEqual(["delivered"]);
+  });
+
   it("a real ingest through POST /v1/memories fires memory.learning.completed", async () => {
     const org = await orgWithHook();
     const res = await svc.request("POST", "/v1/memories?wait=true", {

@@ -57,6 +57,15 @@ export async function deleteWebhook(db: Queryable, orgId: string): Promise<void>
   await db.query("DELETE FROM webhooks WHERE org_id = $1", [orgId]);
 }
 
+/** Whether an attempt of this event was already acknowledged by the receiver (and recorded). */
+export async function wasDelivered(db: Queryable, orgId: string, eventId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    "SELECT 1 FROM webhook_deliveries WHERE org_id = $1 AND event_id = $2 AND outcome = 'delivered' LIMIT 1",
+    [orgId, eventId],
+  );
+  return rows.length > 0;
+}
+
 /** `retry_in_seconds` sets next_attempt_at from the same clock as created_at (null: no retry). */
 export async function insertDelivery(
   db: Queryable,

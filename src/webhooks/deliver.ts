@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { request } from "undici";
 import type { DeliveryJobData } from "../../jobs/queues.js";
 import { type Ctx, inTx } from "../context.js";
-import { findWebhook, insertDelivery } from "../db/webhooks.js";
+import { findWebhook, insertDelivery, wasDelivered } from "../db/webhooks.js";
 import { deliveryExpirySeconds } from "./enqueue.js";
 import { decryptSecret, signBody } from "./secrets.js";
 import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
@@ -24,7 +24,7 @@ interface Sent {
 
 /**
  * One delivery attempt: re-reads the config (a webhook disabled, unsubscribed or removed since
- * the event stops here), signs the stored body with the current secret, posts it through the
+ * the event stops here) and whether the event was already delivered, signs the stored body with the current secret, posts it through the
  * address-checking dispatcher, records the attempt, and schedules the next attempt as a new,
  * persisted job in the same transaction as the record.
  */
@@ -42,6 +42,9 @@ export async function deliverWebhook({
   if (!hook) return skip(ctx, input, "webhook removed");
   if (!hook.enabled) return skip(ctx, input, "webhook disabled");
   if (!hook.events.includes(input.event)) return skip(ctx, input, "event no longer subscribed");
+  // The queue runs a job again when its worker died before completing it; if that worker had
+  // already recorded the receiver's 2xx, the event is delivered: never post it twice.
+  if (await wasDelivered(ctx.db, input.orgId, input.eventId)) return skip(ctx, input, "already delivered");
 
   const secret = decryptSecret(ctx.deps.secret, input.orgId, hook.secret_enc);
   const started = performance.now();
