@@ -74,7 +74,8 @@ const MAX_SATURATED_TF = 2.2;
  * `limit` and the limit-th of them scores above what any row matching none of the core terms
  * could score (MAX_SATURATED_TF times the IDF of every other term), the rows of the other terms
  * cannot rank and are never read: the result is the one the rare terms give, at the cost of the
- * core ones. Otherwise the rare terms are read as before.
+ * core ones. Otherwise the rows of the other rare terms that match no core term are added, which
+ * is the rare terms' candidate set without reading the core rows twice.
  * `$q` is the query text, `$types` the types and `$limit` the row count, as parameter references.
  */
 function textCtes(p: { q: string; org: string; types: string; limit: string; where: string }): string {
@@ -96,7 +97,7 @@ function textCtes(p: { q: string; org: string; types: string; limit: string; whe
      text_query AS (
        SELECT
          (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info) AS every,
-         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info WHERE rare) AS rare,
+         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info WHERE rare AND NOT core) AS extra,
          (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info WHERE core) AS core,
          (SELECT coalesce(bool_and(core OR NOT rare), true) FROM term_info) AS core_is_rare,
          (SELECT coalesce(sum(idf), 0) * ${MAX_SATURATED_TF} FROM term_info WHERE NOT core) AS rest_bound,
@@ -111,12 +112,12 @@ function textCtes(p: { q: string; org: string; types: string; limit: string; whe
             ORDER BY h.bm25 <#> tq.weights LIMIT 1 OFFSET ${p.limit}::int - 1) > tq.rest_bound * 1.0001 + 1e-6,
            false) AS yes
        FROM text_query tq),
-     rare_hits AS MATERIALIZED (
+     extra_hits AS MATERIALIZED (
        SELECT m.id, m.bm25 FROM memories m, text_query tq
-       WHERE NOT (SELECT yes FROM core_decides) AND ${rows.replace("%TSQ%", "tq.rare")} LIMIT ${MAX_TEXT_HITS}),
-     base_hits AS MATERIALIZED (
-       SELECT id, bm25 FROM core_hits WHERE (SELECT yes FROM core_decides)
-       UNION ALL SELECT id, bm25 FROM rare_hits),
+       WHERE NOT (SELECT yes FROM core_decides) AND ${rows.replace("%TSQ%", "tq.extra")}
+         AND NOT (m.tsv @@ tq.core)
+       LIMIT greatest(${MAX_TEXT_HITS} - (SELECT count(*) FROM core_hits), 0)),
+     base_hits AS MATERIALIZED (SELECT id, bm25 FROM core_hits UNION ALL SELECT id, bm25 FROM extra_hits),
      more_hits AS MATERIALIZED (
        SELECT m.id, m.bm25 FROM memories m, text_query tq
        WHERE (SELECT count(*) FROM base_hits) < ${p.limit}::int AND ${rows.replace("%TSQ%", "tq.every")}
