@@ -1,4 +1,4 @@
-import type { Queryable } from "./db.js";
+import { type Queryable, queryInOneTrip, type TxOptions } from "./db.js";
 import { MEMORY_COLUMNS, type MemoryRow, type MemoryType } from "./memory-row.js";
 import { type ResolvedScope, scopeSql } from "./scope.js";
 import { usageUpsertSql } from "./usage.js";
@@ -170,6 +170,12 @@ export interface HybridInput {
   vectorWeight: number;
   /** Counts one search in usage, in the same statement. */
   usage?: { keyId: string | null } | undefined;
+  /**
+   * The transaction's settings (hnswSettings(pool)): the statement then runs with them in one
+   * round trip (queryInOneTrip), in its own implicit transaction or the caller's open one.
+   * Without them, the caller has applied the settings.
+   */
+  settings?: TxOptions | undefined;
 }
 
 /**
@@ -197,8 +203,7 @@ export async function hybridSearch(
     params.push(input.usage.keyId ?? "");
     usage = `, counted AS (${usageUpsertSql(org, `$${params.length}`, { searches: 1 })})`;
   }
-  const { rows } = await db.query<MemoryRow & { score: number }>(
-    `WITH vector_hits AS MATERIALIZED (
+  const text = `WITH vector_hits AS MATERIALIZED (
        SELECT m.id, 1 - (m.embedding <=> $4::vector) AS value FROM memories m
        WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
        ORDER BY m.embedding <=> $4::vector LIMIT $3::int),
@@ -217,9 +222,10 @@ export async function hybridSearch(
      SELECT ${MEMORY_COLUMNS.split(", ")
        .map((c) => `m.${c}`)
        .join(", ")}, f.score FROM fused f JOIN memories m ON m.id = f.id
-     ORDER BY f.score DESC, f.id`,
-    params,
-  );
+     ORDER BY f.score DESC, f.id`;
+  const { rows } = input.settings
+    ? await queryInOneTrip<MemoryRow & { score: number }>(db, text, params, input.settings)
+    : await db.query<MemoryRow & { score: number }>(text, params);
   return rows.map(({ score, ...row }) => ({ row: row as MemoryRow, score: Number(score) }));
 }
 
