@@ -10,6 +10,7 @@ import type { Deps } from "../src/context.js";
 import { analyzeIfStale } from "../src/db/analyze.js";
 import { revokeApiKey } from "../src/db/api-keys.js";
 import { createDb, inlineParams, queryInOneTrip } from "../src/db/db.js";
+import { touchFact } from "../src/db/ingest-lookups.js";
 import { insertMemoryRows } from "../src/db/memories.js";
 import { hnswSettings, hybridSearch, nearestMemories, textMatches } from "../src/db/memory-search.js";
 import { findKeyAndHit } from "../src/db/rate-limits.js";
@@ -133,6 +134,25 @@ describe("BM25 as a sparse inner product", () => {
       settings: { settings: hnswSettings(pool) },
     });
     expect(once.map((h) => [h.row.id, h.score])).toEqual(hybrid.map((h) => [h.row.id, h.score]));
+  });
+});
+
+describe("touching a restated memory", () => {
+  it("writes no index entry (a HOT update): the row's indexed columns do not change and its page has room", async () => {
+    const { orgId } = await svc.newOrg();
+    const [id] = await addFacts(orgId, ["a fact restated later"]);
+    const hot = async () => {
+      await svc.deps.db.query("SELECT pg_stat_force_next_flush()");
+      const { rows } = await svc.deps.db.query(
+        "SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'memories'",
+      );
+      return rows[0] as { upd: number; hot: number };
+    };
+    const before = await hot();
+    for (let i = 0; i < 3; i++) await touchFact(svc.deps.db, orgId, id!, [`turn-${i}`]);
+    const after = await hot();
+    expect(after.upd - before.upd).toBe(3);
+    expect(after.hot - before.hot).toBe(3);
   });
 });
 
