@@ -1,15 +1,18 @@
 import type { PgBoss } from "pg-boss";
 import type { Deps } from "../src/context.js";
+import { analyzeIfStale } from "../src/db/analyze.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 
-/** Retention sweeps, every 10 minutes (pg-boss cron has minute granularity; one worker runs each). */
+/** Retention sweeps and, where no autovacuum runs, statistics, every 10 minutes (pg-boss cron has minute granularity; one worker runs each). */
 export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<void> {
   await boss.work("maintenance-sweep", { pollingIntervalSeconds: 30 }, async ([job]) => {
     // Every line a job writes carries its job id.
     const jobDeps = { ...deps, log: deps.log.child({ jobId: job?.id }) };
     await sweepIngestJobs({ deps: jobDeps });
     await sweepWebhookDeliveries({ deps: jobDeps });
+    // Deletes, patches and imports change rows too (see analyzeIfStale).
+    await analyzeIfStale(deps.db);
   });
   await boss.schedule("maintenance-sweep", "*/10 * * * *");
 }

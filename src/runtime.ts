@@ -7,6 +7,7 @@ import type { App } from "../rest/types.js";
 import { bootstrap } from "./auth/bootstrap.js";
 import type { Config } from "./config.js";
 import type { Deps } from "./context.js";
+import { analyzeIfStale } from "./db/analyze.js";
 import { migrate } from "./db/migrate.js";
 import { type OpenedDatabase, openDatabase } from "./db/open.js";
 import { type HttpServer, startHttpServer } from "./http-server.js";
@@ -52,6 +53,10 @@ export async function startRuntime(
     const { applied } = await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
     if (applied.length) log.info({ applied }, "migrations applied");
     const { createdKey } = await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY);
+    if (opened.kind === "embedded") {
+      // Statistics the embedded database may lack (no autovacuum there; see analyzeIfStale).
+      analyzeIfStale(db).catch((err: unknown) => log.warn({ err }, "analyze at start failed"));
+    }
     const secret = await loadServerSecret(db, config.MNEMO_SECRET_KEY);
     if (secret.source === "database" && opened.kind === "external") {
       log.warn("MNEMO_SECRET_KEY is not set: using a key stored in the database; set it in production");

@@ -7,8 +7,10 @@ import type { AppEnv } from "../rest/types.js";
 import { createOrg } from "../src/admin/orgs.js";
 import { hashApiKey } from "../src/auth/keys.js";
 import type { Deps } from "../src/context.js";
+import { analyzeIfStale } from "../src/db/analyze.js";
 import { revokeApiKey } from "../src/db/api-keys.js";
-import { createDb } from "../src/db/db.js";
+import { createDb, inlineParams, queryInOneTrip } from "../src/db/db.js";
+import { touchFact } from "../src/db/ingest-lookups.js";
 import { insertMemoryRows } from "../src/db/memories.js";
 import { hnswSettings, hybridSearch, nearestMemories, textMatches } from "../src/db/memory-search.js";
 import { findKeyAndHit } from "../src/db/rate-limits.js";
@@ -118,6 +120,92 @@ describe("BM25 as a sparse inner product", () => {
     expect(hybrid.map((h) => h.row.id)).toEqual(expected.map((e) => e.id));
     for (const [i, h] of hybrid.entries()) expect(h.score).toBeCloseTo(expected[i]!.score, 5);
     expect(hybrid[0]!.row.text).toContain("mountains");
+
+    // The same statement in one round trip (settings and inlined values as one simple query, as
+    // search runs it) gives the same rows and scores.
+    const once = await hybridSearch(svc.deps.db, {
+      scope,
+      types: FACTS,
+      query,
+      vector: vector!,
+      pool,
+      limit: 12,
+      vectorWeight: 0.3,
+      settings: { settings: hnswSettings(pool) },
+    });
+    expect(once.map((h) => [h.row.id, h.score])).toEqual(hybrid.map((h) => [h.row.id, h.score]));
+  });
+});
+
+describe("touching a restated memory", () => {
+  it("writes no index entry (a HOT update): the row's indexed columns do not change and its page has room", async () => {
+    const { orgId } = await svc.newOrg();
+    const [id] = await addFacts(orgId, ["a fact restated later"]);
+    const hot = async () => {
+      await svc.deps.db.query("SELECT pg_stat_force_next_flush()");
+      const { rows } = await svc.deps.db.query(
+        "SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'memories'",
+      );
+      return rows[0] as { upd: number; hot: number };
+    };
+    const before = await hot();
+    for (let i = 0; i < 3; i++) await touchFact(svc.deps.db, orgId, id!, [`turn-${i}`]);
+    const after = await hot();
+    expect(after.upd - before.upd).toBe(3);
+    expect(after.hot - before.hot).toBe(3);
+  });
+});
+
+describe("planner statistics", () => {
+  it("are refreshed once enough rows changed where no autovacuum runs (the embedded database)", async () => {
+    const { orgId } = await svc.newOrg();
+    await addFacts(
+      orgId,
+      Array.from({ length: 80 }, (_, i) => `statistics row ${i}`),
+    );
+    const { rows: launcher } = await svc.deps.db.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum launcher'",
+    );
+    await analyzeIfStale(svc.deps.db); // may join a run already under way
+    const analyzed = await analyzeIfStale(svc.deps.db);
+    const { rows } = await svc.deps.db.query(
+      "SELECT last_analyze, n_mod_since_analyze::int AS n FROM pg_stat_user_tables WHERE relname = 'memories'",
+    );
+    if (launcher[0].n > 0) {
+      expect(analyzed).toEqual([]); // a server's autovacuum does it
+    } else {
+      expect(rows[0].last_analyze).not.toBeNull();
+      expect(rows[0].n).toBeLessThan(50);
+    }
+  });
+});
+
+describe("one round trip with inlined values", () => {
+  it("reads every kind of value exactly as the same parameter would be read", async () => {
+    const values: unknown[] = [
+      "it's a \\ back'slash'' and $1 and -- not a comment",
+      ["a", 'b "quoted"', "c,d", "{braces}", "back\\slash", "", "NULL"],
+      [1, 2, 3],
+      42,
+      -0.125,
+      true,
+      null,
+      { k: "v'v", n: [1, 2], s: "\\" },
+      new Date("2026-01-02T03:04:05.678Z"),
+      "ünïcödé 日本 🙂",
+    ];
+    const text =
+      "SELECT $1::text AS a, $2::text[] AS b, $3::int[] AS c, $4::int AS d, $5::float8 AS e, $6::boolean AS f," +
+      " $7::text AS g, $8::jsonb AS h, $9::timestamptz AS i, $10::text AS j, '$1 -- kept' AS k -- $2 in a comment";
+    const direct = await svc.deps.db.query(text, values);
+    const inlined = await queryInOneTrip(svc.deps.db, text, values, { settings: hnswSettings(80) });
+    expect(inlined.rows).toEqual(direct.rows);
+    expect(inlineParams("SELECT $1::text", ["x"])).toBe("SELECT 'x'::text");
+    expect(() => inlineParams("SELECT $$x$$", [])).toThrow();
+    expect(() => inlineParams("SELECT $2::text", ["x"])).toThrow();
+    // The settings held for the statement only.
+    const after = await svc.deps.db.query("SELECT current_setting('hnsw.ef_search', true) AS ef");
+    expect(after.rows[0].ef).not.toBe("160");
   });
 });
 

@@ -1,4 +1,10 @@
+import { createRequire } from "node:module";
 import pg from "pg";
+
+/** node-pg's own conversion of a parameter to the text it sends (arrays, dates, JSON, ...). */
+const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
+  prepareValue(value: unknown): string | Buffer | null;
+};
 
 /** Anything that runs a parameterised statement: the pool or a client inside a transaction. */
 export interface Queryable {
@@ -37,6 +43,74 @@ export function setLocalSql(options?: TxOptions): string[] {
 /** `BEGIN` plus its SET LOCALs, one simple-protocol string (one round trip). */
 export function beginSql(options?: TxOptions): string {
   return ["BEGIN", ...setLocalSql(options)].join("; ");
+}
+
+/**
+ * `text` with its `$n` parameters replaced by literals: each value converted exactly as node-pg
+ * converts a parameter (prepareValue) and quoted with its escapeLiteral, so the server reads the
+ * same text it would have been sent as a parameter, and the statement's own casts type it. `$n`
+ * inside quoted strings or identifiers is left alone; dollar-quoted strings are refused.
+ */
+export function inlineParams(text: string, values: readonly unknown[]): string {
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      const end = text.indexOf(c, i + 1);
+      if (end < 0) throw new Error("unterminated quoted string in SQL");
+      out += text.slice(i, end + 1);
+      i = end + 1; // a doubled quote ('') reads as two adjacent strings: the same text
+      continue;
+    }
+    if (c === "-" && text[i + 1] === "-") {
+      const end = text.indexOf("\n", i);
+      const stop = end < 0 ? text.length : end;
+      out += text.slice(i, stop);
+      i = stop;
+      continue;
+    }
+    if (c === "$") {
+      const m = /^\$(\d+)/.exec(text.slice(i));
+      if (!m || /[A-Za-z0-9_]/.test(text[i - 1] ?? "")) throw new Error("unsupported $ in SQL");
+      const n = Number(m[1]);
+      if (n < 1 || n > values.length) throw new Error(`no value for $${n}`);
+      const v = prepareValue(values[n - 1]);
+      if (Buffer.isBuffer(v)) throw new Error("binary parameters cannot be inlined");
+      out += v === null ? "NULL" : pg.escapeLiteral(v);
+      i += m[0].length;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
+/**
+ * One parameterised statement with transaction settings, in ONE round trip: the SET LOCALs and the
+ * statement (its values inlined, see inlineParams) as one simple-protocol query, which the server
+ * runs as one implicit transaction. Unlike BEGIN, statement, COMMIT (three round trips), no
+ * transaction stays open between round trips: on the embedded database, where every connection
+ * shares one session and waits while another holds a transaction, the session is never held
+ * while this process is busy elsewhere. Inside a transaction already, the settings are SET LOCAL
+ * there and the statement runs as usual.
+ */
+export async function queryInOneTrip<R extends pg.QueryResultRow = any>(
+  db: Queryable,
+  text: string,
+  values: unknown[],
+  options: TxOptions,
+): Promise<pg.QueryResult<R>> {
+  const sets = setLocalSql(options);
+  if (!canBegin(db)) {
+    if (sets.length) await db.query(sets.join("; "));
+    return db.query<R>(text, values);
+  }
+  const results = (await db.query([...sets, inlineParams(text, values)].join(";\n"))) as unknown as
+    | pg.QueryResult<R>
+    | pg.QueryResult<R>[];
+  return Array.isArray(results) ? results[results.length - 1]! : results;
 }
 
 /** Whether a handle is the pool (it can begin a transaction) rather than a client inside one. */

@@ -95,6 +95,30 @@ export async function touchFact(
   return rows;
 }
 
+/**
+ * touchFact for many rows in one statement: each id's new source turns are merged first (an id
+ * may be restated twice in one job), so the result equals touching them one by one.
+ */
+export async function touchFacts(
+  db: Queryable,
+  orgId: string,
+  touches: Array<{ id: string; eventIds: string[] }>,
+): Promise<Touched[]> {
+  if (touches.length === 0) return [];
+  const merged = new Map<string, string[]>();
+  for (const t of touches) merged.set(t.id, [...(merged.get(t.id) ?? []), ...t.eventIds]);
+  const { rows } = await db.query(
+    `UPDATE memories m SET updated_at = now(),
+       details = jsonb_set(m.details, '{source_event_ids}',
+         (SELECT coalesce(jsonb_agg(DISTINCT e), '[]'::jsonb) FROM jsonb_array_elements_text(
+            coalesce(m.details->'source_event_ids', '[]'::jsonb) || x.events) AS e))
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, events jsonb)
+     WHERE m.org_id = $1 AND m.id = x.id RETURNING m.id::text, m.type, m.text`,
+    [orgId, JSON.stringify([...merged].map(([id, events]) => ({ id, events })))],
+  );
+  return rows;
+}
+
 /** Old facts replaced by new ones: status superseded, `updated_at` now. */
 export async function markSuperseded(db: Queryable, orgId: string, ids: string[]): Promise<Touched[]> {
   if (ids.length === 0) return [];

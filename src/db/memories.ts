@@ -297,7 +297,7 @@ export async function artifactVersionRows(
   const { rows } = await db.query<MemoryRow>(
     `SELECT ${MEMORY_COLUMNS} FROM memories
      WHERE org_id = $1 AND type = 'artifact'
-       AND (id = $3::uuid OR (details->>'root_id') = $2)
+       AND (id = $3::uuid OR artifact_root = $2)
      ORDER BY CASE WHEN jsonb_typeof(details->'version') = 'number' THEN (details->>'version')::numeric END
               NULLS FIRST, created_at, id`,
     [orgId, rootId, UUID_RE.test(rootId) ? rootId : null],

@@ -1,4 +1,4 @@
-import type { Queryable } from "./db.js";
+import { type Queryable, queryInOneTrip, type TxOptions } from "./db.js";
 import { MEMORY_COLUMNS, type MemoryRow, type MemoryType } from "./memory-row.js";
 import { type ResolvedScope, scopeSql } from "./scope.js";
 import { usageUpsertSql } from "./usage.js";
@@ -49,6 +49,12 @@ export async function nearestMemories(
 const RARE_TERMS_BUDGET = 3000;
 /** At most this many rows of one term set are ranked (a query made of very common words). */
 const MAX_TEXT_HITS = 5000;
+/**
+ * The most a lexeme adds to a row's BM25 vector: a saturated term frequency tf * (k1 + 1) /
+ * (tf + k1 * (...)) stays below k1 + 1 (sql/065_bm25_sparse.sql), so a row's score from a set of
+ * terms is below (k1 + 1) times the sum of their IDF weights.
+ */
+const MAX_SATURATED_TF = 2.2;
 
 /**
  * The full-text part of a statement, as CTEs ending in `text_hits(id, value)`: up to `limit` rows
@@ -57,9 +63,19 @@ const MAX_TEXT_HITS = 5000;
  * of its terms' document frequencies, at least 20, at most the organisation's documents): a term
  * counts by its rarity among the matches, as the earlier scan-every-match ranking did (on LoCoMo
  * this kept R@1 3 points above IDF over the whole organisation). The score is one sparse inner
- * product per candidate, and the
- * candidates are the rows matching the query's rarest terms (see RARE_TERMS_BUDGET), so the cost
- * follows that budget, not the number of rows matching the query's common words.
+ * product per candidate, and the candidates are the rows matching the query's rarest terms (see
+ * RARE_TERMS_BUDGET), so the cost follows that budget, not the number of rows matching the
+ * query's common words.
+ *
+ * The rare terms are the query's terms by ascending frequency while the frequency before them is
+ * under the budget, so the last one may be far more common than the budget (a 43,000-row word
+ * after 2,000 rows of rare ones), and its rows were most of the work. The core terms stop before
+ * it (those within the budget, at least the rarest); when the scope's core matches already fill
+ * `limit` and the limit-th of them scores above what any row matching none of the core terms
+ * could score (MAX_SATURATED_TF times the IDF of every other term), the rows of the other terms
+ * cannot rank and are never read: the result is the one the rare terms give, at the cost of the
+ * core ones. Otherwise the rows of the other rare terms that match no core term are added, which
+ * is the rare terms' candidate set without reading the core rows twice.
  * `$q` is the query text, `$types` the types and `$limit` the row count, as parameter references.
  */
 function textCtes(p: { q: string; org: string; types: string; limit: string; where: string }): string {
@@ -69,29 +85,47 @@ function textCtes(p: { q: string; org: string; types: string; limit: string; whe
        FROM unnest(tsvector_to_array(to_tsvector('english', ${p.q}::text))) AS l
        LEFT JOIN text_lexeme_stats s ON s.org_id = ${p.org}::text AND s.lexeme = l
        GROUP BY l),
+     term_info AS (
+       SELECT t.lexeme, t.dim,
+         ln(1 + (c.n - least(t.df, c.n) + 0.5) / (least(t.df, c.n) + 0.5)) AS idf,
+         sum(t.df) OVER w - t.df < ${RARE_TERMS_BUDGET} AS rare,
+         sum(t.df) OVER w <= ${RARE_TERMS_BUDGET} OR sum(t.df) OVER w - t.df = 0 AS core
+       FROM terms t,
+         (SELECT greatest(least((SELECT sum(docs) FROM text_doc_stats WHERE org_id = ${p.org}::text),
+            (SELECT sum(df) FROM terms)), 20)::float8 AS n) c
+       WINDOW w AS (ORDER BY t.df, t.lexeme)),
      text_query AS (
        SELECT
-         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms) AS every,
-         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
-          FROM (SELECT lexeme, df, sum(df) OVER (ORDER BY df, lexeme) AS cum FROM terms) e
-          WHERE cum - df < ${RARE_TERMS_BUDGET}) AS rare,
+         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info) AS every,
+         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info WHERE rare AND NOT core) AS extra,
+         (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM term_info WHERE core) AS core,
+         (SELECT coalesce(bool_and(core OR NOT rare), true) FROM term_info) AS core_is_rare,
+         (SELECT coalesce(sum(idf), 0) * ${MAX_SATURATED_TF} FROM term_info WHERE NOT core) AS rest_bound,
          (SELECT ('{' || string_agg(dim || ':' || idf, ',' ORDER BY dim) || '}/1000000000')::sparsevec
-          FROM (SELECT t.dim, max(ln(1 + (c.n - least(t.df, c.n) + 0.5) / (least(t.df, c.n) + 0.5))) AS idf
-                FROM terms t,
-                  (SELECT greatest(least((SELECT sum(docs) FROM text_doc_stats WHERE org_id = ${p.org}::text),
-                     (SELECT sum(df) FROM terms)), 20)::float8 AS n) c
-                GROUP BY t.dim) w) AS weights),
-     rare_hits AS MATERIALIZED (
+          FROM (SELECT dim, max(idf) AS idf FROM term_info GROUP BY dim) w) AS weights),
+     core_hits AS MATERIALIZED (
        SELECT m.id, m.bm25 FROM memories m, text_query tq
-       WHERE ${rows.replace("%TSQ%", "tq.rare")} LIMIT ${MAX_TEXT_HITS}),
+       WHERE ${rows.replace("%TSQ%", "tq.core")} LIMIT ${MAX_TEXT_HITS}),
+     core_decides AS (
+       SELECT tq.core_is_rare OR coalesce(
+           (SELECT -(h.bm25 <#> tq.weights) FROM core_hits h
+            ORDER BY h.bm25 <#> tq.weights LIMIT 1 OFFSET ${p.limit}::int - 1) > tq.rest_bound * 1.0001 + 1e-6,
+           false) AS yes
+       FROM text_query tq),
+     extra_hits AS MATERIALIZED (
+       SELECT m.id, m.bm25 FROM memories m, text_query tq
+       WHERE NOT (SELECT yes FROM core_decides) AND ${rows.replace("%TSQ%", "tq.extra")}
+         AND NOT (m.tsv @@ tq.core)
+       LIMIT greatest(${MAX_TEXT_HITS} - (SELECT count(*) FROM core_hits), 0)),
+     base_hits AS MATERIALIZED (SELECT id, bm25 FROM core_hits UNION ALL SELECT id, bm25 FROM extra_hits),
      more_hits AS MATERIALIZED (
        SELECT m.id, m.bm25 FROM memories m, text_query tq
-       WHERE (SELECT count(*) FROM rare_hits) < ${p.limit}::int AND ${rows.replace("%TSQ%", "tq.every")}
-         AND m.id NOT IN (SELECT id FROM rare_hits)
+       WHERE (SELECT count(*) FROM base_hits) < ${p.limit}::int AND ${rows.replace("%TSQ%", "tq.every")}
+         AND m.id NOT IN (SELECT id FROM base_hits)
        LIMIT ${MAX_TEXT_HITS}),
      text_hits AS MATERIALIZED (
        SELECT h.id, -(h.bm25 <#> tq.weights) AS value
-       FROM (SELECT * FROM rare_hits UNION ALL SELECT * FROM more_hits) h, text_query tq
+       FROM (SELECT * FROM base_hits UNION ALL SELECT * FROM more_hits) h, text_query tq
        ORDER BY h.bm25 <#> tq.weights, h.id LIMIT ${p.limit}::int)`;
 }
 
@@ -136,6 +170,12 @@ export interface HybridInput {
   vectorWeight: number;
   /** Counts one search in usage, in the same statement. */
   usage?: { keyId: string | null } | undefined;
+  /**
+   * The transaction's settings (hnswSettings(pool)): the statement then runs with them in one
+   * round trip (queryInOneTrip), in its own implicit transaction or the caller's open one.
+   * Without them, the caller has applied the settings.
+   */
+  settings?: TxOptions | undefined;
 }
 
 /**
@@ -163,8 +203,7 @@ export async function hybridSearch(
     params.push(input.usage.keyId ?? "");
     usage = `, counted AS (${usageUpsertSql(org, `$${params.length}`, { searches: 1 })})`;
   }
-  const { rows } = await db.query<MemoryRow & { score: number }>(
-    `WITH vector_hits AS MATERIALIZED (
+  const text = `WITH vector_hits AS MATERIALIZED (
        SELECT m.id, 1 - (m.embedding <=> $4::vector) AS value FROM memories m
        WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
        ORDER BY m.embedding <=> $4::vector LIMIT $3::int),
@@ -183,9 +222,10 @@ export async function hybridSearch(
      SELECT ${MEMORY_COLUMNS.split(", ")
        .map((c) => `m.${c}`)
        .join(", ")}, f.score FROM fused f JOIN memories m ON m.id = f.id
-     ORDER BY f.score DESC, f.id`,
-    params,
-  );
+     ORDER BY f.score DESC, f.id`;
+  const { rows } = input.settings
+    ? await queryInOneTrip<MemoryRow & { score: number }>(db, text, params, input.settings)
+    : await db.query<MemoryRow & { score: number }>(text, params);
   return rows.map(({ score, ...row }) => ({ row: row as MemoryRow, score: Number(score) }));
 }
 

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PgliteWireServer } from "./pglite-server.js";
 
@@ -33,7 +34,8 @@ async function main() {
   const db = await PGlite.create({
     ...(input.pgDir ? { dataDir: input.pgDir } : {}),
     ...(input.loadDataDir ? { loadDataDir: new Blob([input.loadDataDir]) } : {}),
-    extensions: { vector },
+    // btree_gin: the scoped full-text index (sql/060_scoped_text_index.sql).
+    extensions: { vector, btree_gin },
   });
   const server = new PgliteWireServer(db, input.maxConnections);
   const address = await server.listen(input.listen);

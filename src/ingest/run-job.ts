@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.js";
+import { analyzeIfStale } from "../db/analyze.js";
 import { findGroupsByIds } from "../db/groups.js";
 import { recentFactTexts } from "../db/ingest-lookups.js";
 import { claimJob } from "../db/jobs.js";
@@ -109,6 +110,9 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     await failJob({ ctx, input: { job, request, message } });
   }
   signal();
+  // The embedded database has no autovacuum: refresh the planner's statistics once enough rows
+  // changed (a no-op on a server that analyzes by itself), after the job's waiters were told.
+  analyzeIfStale(ctx.db).catch((err: unknown) => ctx.log.warn({ err }, "analyze after ingest failed"));
 }
 
 /**

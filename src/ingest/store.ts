@@ -3,7 +3,7 @@ import {
   activeFactsByHash,
   markSuperseded,
   type Touched,
-  touchFact,
+  touchFacts,
   touchObserved,
 } from "../db/ingest-lookups.js";
 import { finishJob, type JobRow } from "../db/jobs.js";
@@ -79,12 +79,25 @@ export async function storeResult({
       txCtx,
       insert.map((r) => ({ ...r, metadata })),
     );
+    // Restated facts and artifacts in one statement; reported in the order they were met.
+    const touched = new Map(
+      (
+        await touchFacts(tx, orgId, [
+          ...duplicates.map((d) => ({ id: d.existingId, eventIds: d.eventIds })),
+          ...rec.sameArtifacts,
+        ])
+      ).map((r) => [r.id, r]),
+    );
     const updated = new Map<string, Touched>();
-    for (const d of duplicates)
-      for (const r of await touchFact(tx, orgId, d.existingId, d.eventIds)) updated.set(r.id, r);
+    for (const d of duplicates) {
+      const r = touched.get(d.existingId);
+      if (r) updated.set(r.id, r);
+    }
     for (const r of await markSuperseded(tx, orgId, [...rec.supersedes.keys()])) updated.set(r.id, r);
-    for (const a of rec.sameArtifacts)
-      for (const r of await touchFact(tx, orgId, a.id, a.eventIds)) updated.set(r.id, r);
+    for (const a of rec.sameArtifacts) {
+      const r = touched.get(a.id);
+      if (r) updated.set(r.id, r);
+    }
     for (const id of rec.sameDirectives) {
       for (const r of await touchObserved(tx, orgId, id, request.outcome ?? null)) updated.set(r.id, r);
     }

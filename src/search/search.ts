@@ -63,37 +63,49 @@ export async function searchMemories({
     const [vector] = contentTypes.length ? await ctx.deps.providers.embedder.embed([input.query]) : [];
     if (vector) timings.embed = elapsed(t);
 
-    // One short transaction: BEGIN with the iterative-scan settings (SET LOCAL: on the embedded
-    // database all connections share one session), the hybrid statement (candidates, fusion, rows
-    // and the usage count at once), COMMIT. Directives, when asked for, read in the same snapshot.
+    // The hybrid statement (candidates, fusion, rows and the usage count at once) with its
+    // iterative-scan settings, in one round trip and its own implicit transaction (SET LOCAL: on
+    // the embedded database all connections share one session). Directives, when asked for, are
+    // read in the same snapshot: one short transaction, BEGIN with the settings, the statements,
+    // COMMIT.
     t = performance.now();
     const pool = Math.min(400, Math.max(50, limit * 4));
     const weight = vectorWeight(ctx.deps.providers.embedder.name);
     let counted = false;
-    const { directives, ranked } = await inTx(
-      ctx,
-      async ({ db: tx }) => {
-        const directives = directiveTypes.length
-          ? await leadingDirectives(tx, scope, directiveTypes, input.query)
-          : [];
-        let ranked: { row: MemoryRow; score: number }[] = [];
-        if (vector) {
-          ranked = await hybridSearch(tx, {
-            scope,
-            types: contentTypes,
-            query: input.query,
-            vector,
-            pool,
-            limit,
-            vectorWeight: weight,
-            usage: { keyId: ctx.principal.keyId },
-          });
-          counted = true;
-        }
-        return { directives, ranked };
-      },
-      { settings: hnswSettings(pool) },
-    );
+    const hybrid = (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) =>
+      hybridSearch(db, {
+        scope,
+        types: contentTypes,
+        query: input.query,
+        vector: vector!,
+        pool,
+        limit,
+        vectorWeight: weight,
+        usage: { keyId: ctx.principal.keyId },
+        settings: settings && { settings },
+      });
+    let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
+    let ranked: { row: MemoryRow; score: number }[] = [];
+    if (!directiveTypes.length) {
+      if (vector) {
+        ranked = await hybrid(ctx.db, hnswSettings(pool));
+        counted = true;
+      }
+    } else {
+      ({ directives, ranked } = await inTx(
+        ctx,
+        async ({ db: tx }) => {
+          const directives = await leadingDirectives(tx, scope, directiveTypes, input.query);
+          let ranked: { row: MemoryRow; score: number }[] = [];
+          if (vector) {
+            ranked = await hybrid(tx);
+            counted = true;
+          }
+          return { directives, ranked };
+        },
+        { settings: hnswSettings(pool) },
+      ));
+    }
     timings.retrieve = elapsed(t);
 
     // Fusion ran inside the retrieve statement; rerank is what is left: the ranked list assembled.

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { vector } from "@electric-sql/pglite-pgvector";
 import pg from "pg";
 import { PgliteWireServer } from "../../src/db/pglite-server.js";
@@ -39,7 +40,7 @@ export async function startBareDatabase(options: { vector: boolean }): Promise<B
 /** An empty PGlite served over the wire (also for tests of the wire server itself). */
 export async function startPgliteBare(options: { vector: boolean }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "mn-bare-"));
-  const db = await PGlite.create(options.vector ? { extensions: { vector } } : {});
+  const db = await PGlite.create(options.vector ? { extensions: { vector, btree_gin } } : {});
   const server = new PgliteWireServer(db, 60);
   await server.listen({ path: path.join(dir, ".s.PGSQL.5432") });
   return {
