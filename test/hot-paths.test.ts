@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorResponse } from "../rest/errors.js";
 import { requireAuth } from "../rest/middleware/auth.js";
@@ -206,6 +207,39 @@ describe("one round trip with inlined values", () => {
     // The settings held for the statement only.
     const after = await svc.deps.db.query("SELECT current_setting('hnsw.ef_search', true) AS ef");
     expect(after.rows[0].ef).not.toBe("160");
+  });
+});
+
+describe("inlined values, property", () => {
+  it("any text and text array reads back exactly as the parameter would", async () => {
+    // Quotes, backslashes, `$n`, comment and statement separators: whatever a user's query holds.
+    const piece = fc.constantFrom(
+      "'",
+      "''",
+      "\\",
+      "\\'",
+      "$1",
+      "$$",
+      "--",
+      "/*",
+      "*/",
+      ";",
+      "E'",
+      '"',
+      "\n",
+      " ",
+    );
+    const text = fc
+      .array(fc.oneof(piece, fc.string({ unit: "grapheme", maxLength: 4 })), { maxLength: 12 })
+      .map((parts) => parts.join("").replaceAll("\u0000", ""));
+    await fc.assert(
+      fc.asyncProperty(text, fc.array(text, { maxLength: 4 }), async (a, b) => {
+        const sql = "SELECT $1::text AS a, $2::text[] AS b";
+        const inlined = await queryInOneTrip(svc.deps.db, sql, [a, b], { settings: hnswSettings(80) });
+        expect(inlined.rows).toEqual([{ a, b }]);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
