@@ -71,6 +71,8 @@ export interface ExtractedFact {
   categories: string[];
   source_role: string;
   source_event_ids: string[];
+  /** What the fact is about beyond its words (the question a reply answered): indexed, not shown. */
+  context?: string;
 }
 
 export interface ExtractedArtifact {

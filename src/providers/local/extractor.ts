@@ -79,12 +79,12 @@ export function extractLocally(input: ExtractInput): Extraction {
     const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
     // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
     // says what it is about, so it travels with the turn's fact as context.
+    // It is kept as the fact's indexed context: searched (full text, vector), never shown in `text`.
     const asked = questionAnswered(input.turns, turn, name);
-    if (asked) texts[0] = `${texts[0]} (answering: ${asked})`;
     // The day the message carried leads the fact: a fact read later keeps its time, and questions
     // that name one ("what did Ana do in May 2023?") find it by full text.
     const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
-    for (let text of texts) {
+    for (let [i, text] of texts.entries()) {
       // Say whose statement it is when the text does not name them ("X said: ...").
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
       if (day) text = `On ${day}, ${text}`;
@@ -99,6 +99,7 @@ export function extractLocally(input: ExtractInput): Extraction {
         categories: categoriesOf(text),
         source_role: turn.role,
         source_event_ids: [turn.eventId],
+        ...(asked && i === 0 ? { context: asked } : {}),
       });
     }
   }
