@@ -63,6 +63,8 @@ export interface ExtractInput {
   agentic: boolean;
   /** Agentic path: what is already known about the user (recall first), newest first. */
   known: string[];
+  /** The user's name from an earlier self-introduction, when one is on record. */
+  userName?: string | null;
 }
 
 export interface ExtractedFact {

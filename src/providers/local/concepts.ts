@@ -220,3 +220,15 @@ export function conceptTerms(text: string): string[] {
   }
   return [...out];
 }
+
+/**
+ * Whether a capitalised word is, in WordNet, first of all a kind of person or a language
+ * ("Italian", "Christian", "English"): then "I'm Italian" is no self-introduction.
+ */
+export function isCommonProperNoun(word: string): boolean {
+  const d = load();
+  const info = d.nouns.get(word.toLowerCase());
+  if (!info) return false;
+  const first = synset(d, info.first);
+  return (first.lexFile === 18 || first.lexFile === 10) && /^\p{Lu}/u.test(first.words[0] ?? "");
+}
