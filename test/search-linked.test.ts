@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe("linked facts (one hop through the episode)", () => {
+  it("adds the facts next to a top hit, scored below it, within the scope", async () => {
+    const { key } = await svc.newOrg();
+    const ingest = (user_id: string, messages: unknown[]) =>
+      svc.request("POST", "/v1/memories?wait=true", { key, body: { user_id, conv_id: "c1", messages } });
+    const messages = [
+      { role: "Ana", content: "My sister Mia moved to Valparaiso with her partner last year." },
+      { role: "Ben", content: "How is she finding it there?" },
+      { role: "Ana", content: "She loves it and just opened a small bakery near the harbour." },
+      { role: "Ben", content: "I finally repaired the old bicycle in my garage this weekend." },
+    ];
+    expect((await ingest("u1", messages)).body.status).toBe("succeeded");
+    expect((await ingest("u2", messages)).body.status).toBe("succeeded");
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: {
+        query: "Which city did Mia move to?",
+        user_id: "u1",
+        mode: "retrieve",
+        limit: 10,
+        include: ["fact"],
+      },
+    });
+    expect(res.status).toBe(200);
+    const rows = res.body.data as { text: string; score: number; user_id: string }[];
+    expect(rows.every((r) => r.user_id === "u1")).toBe(true);
+    const hit = rows.findIndex((r) => r.text.includes("Valparaiso"));
+    const next = rows.findIndex((r) => r.text.includes("bakery"));
+    expect(hit).toBe(0);
+    // The next turn shares no word with the query: it ranks second through the hit, below it.
+    expect(next).toBe(1);
+    expect(rows[next]!.score).toBeLessThan(rows[hit]!.score);
+  });
+});
