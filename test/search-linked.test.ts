@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MemoryRow } from "../src/db/memory-row.js";
+import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -41,5 +43,20 @@ describe("linked facts (one hop through the episode)", () => {
     // The next turn shares no word with the query: it ranks second through the hit, below it.
     expect(next).toBe(1);
     expect(rows[next]!.score).toBeLessThan(rows[hit]!.score);
+  });
+});
+
+describe("temporal questions", () => {
+  const row = (id: string, text: string) => ({ row: { id, text } as MemoryRow, score: 0.5 });
+  const ranked = [
+    row("a", "On 8 May 2023, Ana went to a pottery class."),
+    row("b", "On 8 May 2023, Ana went to a pottery class last week (the week before 8 May 2023)."),
+  ];
+  it("lifts memories that say when under a 'when' question, and only then", () => {
+    expect(preferDated("When did Ana go to the pottery class?", ranked).map((r) => r.row.id)).toEqual([
+      "b",
+      "a",
+    ]);
+    expect(preferDated("Where did Ana go?", ranked).map((r) => r.row.id)).toEqual(["a", "b"]);
   });
 });

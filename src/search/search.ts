@@ -18,6 +18,7 @@ import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
 import { withLinkedFacts } from "./linked.js";
 import { resolveScope, type Scope } from "./scope.js";
+import { preferDated } from "./temporal.js";
 import { elapsed } from "./timing.js";
 
 export type SearchInclude = MemoryType | "full_content";
@@ -89,7 +90,7 @@ export async function searchMemories({
             vectorWeight: weight,
             usage: { keyId: ctx.principal.keyId },
           });
-          ranked = await withLinkedFacts(tx, scope, contentTypes, ranked, limit);
+          ranked = preferDated(input.query, await withLinkedFacts(tx, scope, contentTypes, ranked, limit));
           counted = true;
         }
         return { directives, ranked };
