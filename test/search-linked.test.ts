@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
+import { factsBeforeTheirEpisode } from "../src/search/linked.js";
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -58,5 +59,22 @@ describe("temporal questions", () => {
       "a",
     ]);
     expect(preferDated("Where did Ana go?", ranked).map((r) => r.row.id)).toEqual(["a", "b"]);
+  });
+});
+
+describe("episodes and their facts", () => {
+  const r = (id: string, type: string, score: number, episode_id?: string) => ({
+    row: { id, type, text: id, details: episode_id ? { episode_id } : {} } as unknown as MemoryRow,
+    score,
+  });
+  it("puts an episode below the best of its own facts in the list, and leaves other episodes alone", () => {
+    const out = factsBeforeTheirEpisode([
+      r("e1", "episode", 0.9),
+      r("e2", "episode", 0.8),
+      r("f1", "fact", 0.7, "e1"),
+      r("f2", "fact", 0.6, "e3"),
+    ]);
+    expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "e1", "f2"]);
+    expect(out[2]!.score).toBeLessThan(out[1]!.score);
   });
 });

@@ -41,3 +41,24 @@ export async function withLinkedFacts(
     .sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1))
     .slice(0, limit);
 }
+
+/**
+ * An episode ranks below the best of its own facts that made the list: its summary repeats their
+ * sentences, so where both match the fact is the more precise answer and the summary the context.
+ * An episode none of whose facts made the list keeps its place.
+ */
+export function factsBeforeTheirEpisode<T extends { row: MemoryRow; score: number }>(ranked: T[]): T[] {
+  const best = new Map<string, number>();
+  for (const r of ranked) {
+    const ep = r.row.type === "fact" ? r.row.details?.episode_id : undefined;
+    if (typeof ep === "string" && r.score > (best.get(ep) ?? -1)) best.set(ep, r.score);
+  }
+  let changed = false;
+  const out = ranked.map((r) => {
+    const fact = r.row.type === "episode" ? best.get(r.row.id) : undefined;
+    if (fact === undefined || r.score < fact) return r;
+    changed = true;
+    return { ...r, score: Math.max(0, Math.round((fact - 1e-6) * 1e6) / 1e6) };
+  });
+  return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
+}
