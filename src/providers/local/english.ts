@@ -173,7 +173,7 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
   s = s.replace(/\bI ((?:[a-z]+ )?)([a-z']+)\b/g, (_m, adv: string, verb: string) => {
     const a = adv.trim();
     if (NON_VERBS.has(a) || (!a && NON_VERBS.has(verb))) return `${name} ${adv}${verb}`;
-    if (a && ADVERBS.has(a)) return `${name} ${a} ${thirdPersonVerb(verb)}`;
+    if (a && (ADVERBS.has(a) || /ly$/.test(a))) return `${name} ${a} ${thirdPersonVerb(verb)}`;
     if (a) return `${name} ${thirdPersonVerb(a)} ${verb}`;
     return `${name} ${thirdPersonVerb(verb)}`;
   });
