@@ -46,6 +46,8 @@ describe("third-person facts of tricky turns", () => {
       "I watch a lot of movies and I fix old bikes.",
       "The user watches a lot of movies and the user fixes old bikes.",
     ],
+    // an adverb before the verb
+    ["I generally don't get competitive.", "The user generally doesn't get competitive."],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);
