@@ -73,7 +73,7 @@ function dictDir(): string {
 
 const lines = (file: string) => readFileSync(file, "latin1").split("\n");
 
-export function load(): Dictionary {
+function load(): Dictionary {
   if (dict) return dict;
   const dir = dictDir();
   // index.noun: `lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...`, senses
@@ -108,7 +108,7 @@ export function load(): Dictionary {
 }
 
 /** data.noun: `offset lex_filenum ss_type w_cnt(hex) [word lex_id]... p_cnt [sym offset pos st]... | gloss`. */
-export function synset(d: Dictionary, offset: number): Synset {
+function synset(d: Dictionary, offset: number): Synset {
   const cached = d.synsets.get(offset);
   if (cached) return cached;
   const end = d.data.indexOf(10, offset);
@@ -128,7 +128,7 @@ export function synset(d: Dictionary, offset: number): Synset {
 }
 
 /** Steps from the top of the noun hierarchy ("entity" is 0), by the shortest hypernym path. */
-export function depth(d: Dictionary, offset: number): number {
+function depth(d: Dictionary, offset: number): number {
   const cached = d.depths.get(offset);
   if (cached !== undefined) return cached;
   const ups = synset(d, offset).hypernyms;
