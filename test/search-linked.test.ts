@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
-import { factsBeforeTheirEpisode } from "../src/search/linked.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch } from "../src/search/linked.js";
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -76,5 +76,17 @@ describe("episodes and their facts", () => {
     ]);
     expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "e1", "f2"]);
     expect(out[2]!.score).toBeLessThan(out[1]!.score);
+  });
+});
+
+describe("session agreement", () => {
+  const r = (id: string, score: number, episode_id: string) => ({
+    row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
+    score,
+  });
+  it("lifts facts of an episode with several hits above a stray match of similar score", () => {
+    const out = sessionsThatMatch([r("stray", 0.6, "e9"), r("a", 0.58, "e1"), r("b", 0.4, "e1")]);
+    expect(out.map((x) => x.row.id)).toEqual(["a", "stray", "b"]);
+    expect(out.every((x) => x.score <= 1)).toBe(true);
   });
 });

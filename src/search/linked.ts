@@ -8,6 +8,13 @@ const LINK_FROM = 5;
 const LINK_SPAN = 1;
 /** A linked fact scores this share of the hit that brought it: always below that hit. */
 const LINK_FACTOR = 0.6;
+/**
+ * Session agreement: among the top SESSION_WINDOW rows, a fact whose episode has other hits there
+ * gains SESSION_BOOST of its score per other hit (at most three). On LoCoMo dev 0.1 over the top
+ * 20 kept R@1 (0.464) and raised R@5 0.703 -> 0.712; 0.15 or the top 10 traded R@1 for R@5.
+ */
+const SESSION_WINDOW = 20;
+const SESSION_BOOST = 0.1;
 
 /**
  * One hop of multi-hop retrieval: the facts next to a top hit in its episode (the turn it answers,
@@ -59,6 +66,32 @@ export function factsBeforeTheirEpisode<T extends { row: MemoryRow; score: numbe
     if (fact === undefined || r.score < fact) return r;
     changed = true;
     return { ...r, score: Math.max(0, Math.round((fact - 1e-6) * 1e6) / 1e6) };
+  });
+  return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
+}
+
+/**
+ * Facts of an episode that several hits share are lifted a little: when a conversation keeps
+ * matching, its other matching turns are likelier to be what was asked than a stray match
+ * elsewhere. Only facts already in the list move; scores stay 0..1.
+ */
+export function sessionsThatMatch<T extends { row: MemoryRow; score: number }>(ranked: T[]): T[] {
+  const top = ranked.slice(0, SESSION_WINDOW);
+  const hits = new Map<string, number>();
+  for (const r of top) {
+    const ep = r.row.type === "fact" ? r.row.details?.episode_id : undefined;
+    if (typeof ep === "string") hits.set(ep, (hits.get(ep) ?? 0) + 1);
+  }
+  let changed = false;
+  const out = ranked.map((r) => {
+    const ep = r.row.type === "fact" ? r.row.details?.episode_id : undefined;
+    const n = typeof ep === "string" ? (hits.get(ep) ?? 0) : 0;
+    if (n < 2) return r;
+    changed = true;
+    return {
+      ...r,
+      score: Math.min(1, Math.round(r.score * (1 + SESSION_BOOST * Math.min(n - 1, 3)) * 1e6) / 1e6),
+    };
   });
   return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
 }

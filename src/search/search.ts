@@ -16,7 +16,7 @@ import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
-import { factsBeforeTheirEpisode, withLinkedFacts } from "./linked.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch, withLinkedFacts } from "./linked.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { preferDated } from "./temporal.js";
 import { elapsed } from "./timing.js";
@@ -90,7 +90,7 @@ export async function searchMemories({
             vectorWeight: weight,
             usage: { keyId: ctx.principal.keyId },
           });
-          ranked = factsBeforeTheirEpisode(ranked);
+          ranked = factsBeforeTheirEpisode(sessionsThatMatch(ranked));
           ranked = preferDated(input.query, await withLinkedFacts(tx, scope, contentTypes, ranked, limit));
           counted = true;
         }
