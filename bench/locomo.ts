@@ -8,6 +8,7 @@
  * through `details.source_event_ids`. `--turns` skips extraction and stores every turn as its own
  * fact ("date speaker: text", like the README's BM25 baseline) to compare retrievers alone.
  */
+import { writeFileSync } from "node:fs";
 import { createKey, createOrg } from "../src/admin/orgs.js";
 import { systemCtx } from "../src/context.js";
 import { writeMemories } from "../src/memories/write.js";
@@ -21,6 +22,9 @@ const arg = (name: string) => {
 const DATA = arg("data");
 const TURNS = process.argv.includes("--turns");
 const MAX_CONVS = Number(arg("limit-conversations") ?? "0");
+/** `--dump FILE`: one JSON line per question (its evidence and the top 10 texts), for diagnosis. */
+const DUMP = arg("dump");
+const dumped: string[] = [];
 
 const CONCURRENCY = 4;
 
@@ -108,6 +112,16 @@ async function main() {
               Array.isArray(m.details?.source_event_ids) ? (m.details.source_event_ids as string[]) : [],
             );
             table.add(q.category, q.evidence, turns);
+            if (DUMP)
+              dumped.push(
+                JSON.stringify({
+                  conv: conv.id,
+                  category: q.category,
+                  question: q.question,
+                  evidence: q.evidence,
+                  top: (res.data as any[]).slice(0, 10).map((m, i) => [turns[i], m.text]),
+                }),
+              );
             askBar(++asked);
           }
         }),
@@ -126,6 +140,7 @@ async function main() {
       ` embedder ${embedder}, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
   );
   console.log(table.render(TURNS ? "mnemo hybrid, turn-level" : "mnemo"));
+  if (DUMP) writeFileSync(DUMP, `${dumped.sort().join("\n")}\n`);
 }
 
 main().catch((err) => {

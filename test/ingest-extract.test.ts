@@ -100,9 +100,9 @@ describe("local extraction", () => {
       known: [],
     });
     expect(ex.facts[0]!.text).toBe(
-      "The user moved to Lisbon last month and the user works as a nurse there. " +
-        "(answering: How does the user like Lisbon so far?)",
+      "The user moved to Lisbon last month and the user works as a nurse there.",
     );
+    expect(ex.facts[0]!.context).toBe("How does the user like Lisbon so far?");
     // "user" names a speaker, not a topic of the conversation.
     expect(ex.episode.title).not.toMatch(/about .*\buser\b/);
   });
@@ -126,7 +126,7 @@ describe("local extraction", () => {
     });
     expect(ex.facts.map((f) => [f.text, f.source_event_ids])).toEqual([
       ["Melanie and others went camping at the lake. The kids loved the meteor shower.", ["D2:1"]],
-      ["Caroline moved to Berlin. The flat is tiny but bright. (answering: Any plans?)", ["D2:2"]],
+      ["Caroline moved to Berlin. The flat is tiny but bright.", ["D2:2"]],
       ["Caroline moved to Berlin.", ["D2:2"]],
     ]);
     // The whole turn is never read as an attribute; its attribute sentence is what gets superseded.
@@ -189,11 +189,12 @@ describe("local extraction", () => {
       agentic: false,
       known: [],
     });
-    expect(ex.facts.map((f) => f.text)).toEqual([
-      "Ana's dad took Ana to races every Sunday. (answering: What got Ana into running?)",
-      "Ana lives in Porto now.",
+    expect(ex.facts.map((f) => [f.text, f.context])).toEqual([
+      ["Ana's dad took Ana to races every Sunday.", "What got Ana into running?"],
+      ["Ana lives in Porto now.", undefined],
     ]);
     const cand = (t: string) => ({ id: "old", text: t, similarity: 0.6 });
+    // Facts stored before the context had its own field carry it in the text.
     const restated = "Ana lives in Porto now. (answering: Where does Ana live?)";
     expect(judgeLocally({ text: restated, candidates: [cand("Ana lives in Porto now.")] })).toEqual({
       verdict: "duplicate",

@@ -63,6 +63,8 @@ const Memory = z.object({
   embedding: z.array(z.number().finite()).nullable(),
   created_at: when,
   updated_at: when,
+  context: nstr.optional(),
+  concepts: nstr.optional(),
 });
 const Webhook = z.object({
   kind: z.literal("webhook"),

@@ -161,3 +161,21 @@ export async function recentFactTexts(
   );
   return rows.map((r) => r.text);
 }
+
+/**
+ * The user's name from the newest active "The user's name is X." fact (the local extractor's
+ * profile fact), or null: one probe of a partial index (sql/091).
+ */
+export async function userNameText(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+): Promise<string | null> {
+  const { rows } = await db.query<{ text: string }>(
+    `SELECT text FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active'
+       AND text LIKE 'The user''s name is %'
+     ORDER BY created_at DESC LIMIT 1`,
+    [scope.orgId, scope.userId],
+  );
+  return rows[0]?.text ?? null;
+}

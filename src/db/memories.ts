@@ -27,6 +27,10 @@ export interface NewMemoryRow {
   write_key?: string | null;
   embedding?: number[] | null;
   created_at?: Date | null;
+  /** Indexed for full text, never returned: what the memory is about beyond its words (sql/090). */
+  context?: string | null;
+  /** Indexed at half weight, never returned: WordNet synonyms and broader terms (sql/090). */
+  concepts?: string | null;
 }
 
 const toVector = (v: number[] | null | undefined) => (v ? `[${v.join(",")}]` : null);
@@ -61,19 +65,22 @@ export async function insertMemoryRows(db: Queryable, rows: NewMemoryRow[]): Pro
     write_key: r.write_key ?? null,
     embedding: toVector(r.embedding),
     created_at: r.created_at?.toISOString() ?? null,
+    context: r.context ?? null,
+    concepts: r.concepts ?? null,
   }));
   const { rows: inserted } = await db.query<MemoryRow>(
     `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories,
        details, metadata, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id,
-       write_key, embedding, created_at, updated_at)
+       write_key, embedding, created_at, updated_at, context, concepts)
      SELECT x.id, x.org_id, x.type, x.text, x.user_id, x.agent_id, x.conv_id, x.app_id, x.group_ids, x.categories,
        x.details, x.metadata, x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
        x.content_hash, x.job_id, x.write_key, x.embedding::vector,
-       coalesce(x.created_at, now()), coalesce(x.created_at, now())
+       coalesce(x.created_at, now()), coalesce(x.created_at, now()), x.context, x.concepts
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, org_id text, type text, text text, user_id text,
        agent_id text, conv_id text, app_id text, group_ids text[], categories text[], details jsonb, metadata jsonb, status text,
        supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
-       content_hash text, job_id text, write_key text, embedding text, created_at timestamptz)
+       content_hash text, job_id text, write_key text, embedding text, created_at timestamptz, context text,
+       concepts text)
      ON CONFLICT (job_id, write_key) WHERE job_id IS NOT NULL DO NOTHING
      RETURNING ${MEMORY_COLUMNS}`,
     [JSON.stringify(payload)],

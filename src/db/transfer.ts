@@ -41,6 +41,9 @@ export interface ExportMemory {
   embedding: number[] | null;
   created_at: string;
   updated_at: string;
+  /** Internal search columns (sql/090); absent from exports written before them. */
+  context?: string | null;
+  concepts?: string | null;
 }
 
 export interface ExportWebhook {
@@ -85,7 +88,8 @@ export async function exportMemoriesPage(
   const { rows } = await db.query<ExportMemory & { embedding: string | null }>(
     `SELECT id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, status,
        supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id, write_key,
-       embedding::text AS embedding, ${ts("created_at")} AS created_at, ${ts("updated_at")} AS updated_at
+       embedding::text AS embedding, ${ts("created_at")} AS created_at, ${ts("updated_at")} AS updated_at,
+       context, concepts
      FROM memories
      WHERE org_id = $1 AND ($2::text IS NULL OR user_id = $2)
        AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
@@ -117,15 +121,15 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
   const { rowCount } = await db.query(
     `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories,
        details, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id,
-       write_key, embedding, created_at, updated_at)
+       write_key, embedding, created_at, updated_at, context, concepts)
      SELECT x.id, $2, x.type, x.text, x.user_id, x.agent_id, x.conv_id, x.app_id, x.group_ids, x.categories,
        x.details, x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
-       x.content_hash, x.job_id, x.write_key, x.embedding::vector, x.created_at, x.updated_at
+       x.content_hash, x.job_id, x.write_key, x.embedding::vector, x.created_at, x.updated_at, x.context, x.concepts
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, type text, text text, user_id text, agent_id text,
        conv_id text, app_id text, group_ids text[], categories text[], details jsonb, status text,
        supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
        content_hash text, job_id text, write_key text, embedding text, created_at timestamptz,
-       updated_at timestamptz)
+       updated_at timestamptz, context text, concepts text)
      ON CONFLICT DO NOTHING`,
     [JSON.stringify(payload), orgId],
   );

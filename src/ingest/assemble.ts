@@ -74,6 +74,7 @@ export function assemblePlan(
       write_key: `f${i}`,
       type: "fact",
       text: f.text,
+      context: f.context ?? null,
       categories: f.categories,
       content_hash: factHash(f.text),
       details: {

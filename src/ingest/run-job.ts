@@ -1,9 +1,10 @@
 import type { Ctx } from "../context.js";
 import { analyzeIfStale } from "../db/analyze.js";
 import { findGroupsByIds } from "../db/groups.js";
-import { recentFactTexts } from "../db/ingest-lookups.js";
+import { recentFactTexts, userNameText } from "../db/ingest-lookups.js";
 import { claimJob } from "../db/jobs.js";
 import { embeddingText } from "../memories/write.js";
+import { nameFromFact } from "../providers/local/names.js";
 import { ProviderError } from "../providers/openai.js";
 import { assemblePlan, type PlannedRow } from "./assemble.js";
 import { reconcile } from "./reconcile.js";
@@ -66,12 +67,16 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     const { path, turns } = routeTurns(request, config.MNEMO_BATCH_THRESHOLD);
     const extraction = await time("extract", async () => {
       const known = request.agentic ? await recentFactTexts(ctx.db, scope) : [];
+      // Unnamed user turns speak as the user's name once it is on record.
+      const unnamed = turns.some((t) => t.role === "user" && !t.speaker);
+      const nameFact = unnamed ? await userNameText(ctx.db, scope) : null;
       return providers.extractor.extract({
         turns,
         path,
         extractArtifacts: request.extract_artifacts === true,
         agentic: request.agentic === true,
         known,
+        userName: nameFact ? nameFromFact(nameFact) : null,
       });
     });
     const plan = assemblePlan(job.id, scope.orgId, request, turns, extraction, job.created_at);

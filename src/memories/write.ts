@@ -2,6 +2,7 @@ import type { Ctx } from "../context.js";
 import { insertMemoryRows, type NewMemoryRow } from "../db/memories.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { newMemoryId } from "../ids.js";
+import { conceptTerms } from "../providers/local/concepts.js";
 
 export type MemoryInput = Omit<NewMemoryRow, "id" | "org_id"> & { id?: string };
 
@@ -21,6 +22,10 @@ export async function writeMemories(ctx: Ctx, inputs: MemoryInput[]): Promise<Me
       m.embedding = vectors[i]!;
     });
   }
+  for (const m of inputs) {
+    // Facts only: an episode's summary repeats its facts' words, and expanded it outranked them.
+    if (m.concepts === undefined) m.concepts = m.type === "fact" ? conceptText(m) : null;
+  }
   // In bounded statements: one INSERT of thousands of rows holds the database (and a payload
   // of that size) for its whole length; chunks keep each statement short.
   const rows = inputs.map((m) => ({ ...m, id: m.id ?? newMemoryId(), org_id: ctx.principal.orgId }));
@@ -30,8 +35,22 @@ export async function writeMemories(ctx: Ctx, inputs: MemoryInput[]): Promise<Me
   return out;
 }
 
-/** What a memory's vector is computed from: its text, plus an artifact's title. */
-export function embeddingText(m: Pick<MemoryInput, "type" | "text" | "details">): string {
+/**
+ * What a memory's vector is computed from: its text, plus an artifact's title and the indexed
+ * context (the question a reply answered), which say what the text is about.
+ */
+export function embeddingText(m: Pick<MemoryInput, "type" | "text" | "details" | "context">): string {
   const title = typeof m.details?.title === "string" ? m.details.title : "";
-  return title && !m.text.includes(title) ? `${title}: ${m.text}` : m.text;
+  const text = title && !m.text.includes(title) ? `${title}: ${m.text}` : m.text;
+  return m.context ? `${text} ${m.context}` : text;
+}
+
+/**
+ * The concept terms full text indexes beside a memory (sql/090): WordNet synonyms and broader
+ * terms of the words of its text and context, for every provider (a model's embedding knows
+ * synonyms, BM25 does not). Null when there are none.
+ */
+export function conceptText(m: Pick<MemoryInput, "text" | "context">): string | null {
+  const terms = conceptTerms(m.context ? `${m.text} ${m.context}` : m.text);
+  return terms.length ? terms.join("; ") : null;
 }

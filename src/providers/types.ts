@@ -63,6 +63,8 @@ export interface ExtractInput {
   agentic: boolean;
   /** Agentic path: what is already known about the user (recall first), newest first. */
   known: string[];
+  /** The user's name from an earlier self-introduction, when one is on record. */
+  userName?: string | null;
 }
 
 export interface ExtractedFact {
@@ -71,6 +73,8 @@ export interface ExtractedFact {
   categories: string[];
   source_role: string;
   source_event_ids: string[];
+  /** What the fact is about beyond its words (the question a reply answered): indexed, not shown. */
+  context?: string;
 }
 
 export interface ExtractedArtifact {

@@ -16,7 +16,9 @@ import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch, withLinkedFacts } from "./linked.js";
 import { resolveScope, type Scope } from "./scope.js";
+import { preferDated } from "./temporal.js";
 import { elapsed } from "./timing.js";
 
 export type SearchInclude = MemoryType | "full_content";
@@ -72,8 +74,10 @@ export async function searchMemories({
     const pool = Math.min(400, Math.max(50, limit * 4));
     const weight = vectorWeight(ctx.deps.providers.embedder.name);
     let counted = false;
-    const hybrid = (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) =>
-      hybridSearch(db, {
+    // The hybrid statement, then one hop to linked facts and the preference for dated facts on a
+    // "when" question (src/search/linked.ts, src/search/temporal.ts).
+    const hybrid = async (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) => {
+      const ranked = await hybridSearch(db, {
         scope,
         types: contentTypes,
         query: input.query,
@@ -84,6 +88,10 @@ export async function searchMemories({
         usage: { keyId: ctx.principal.keyId },
         settings: settings && { settings },
       });
+      const grouped = factsBeforeTheirEpisode(sessionsThatMatch(ranked));
+      const linked = await withLinkedFacts(db, scope, contentTypes, grouped, limit);
+      return preferDated(input.query, linked);
+    };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];
     if (!directiveTypes.length) {

@@ -88,7 +88,6 @@ const MODALS = new Set([
   "had",
   "did",
   "didn't",
-  "don't",
   "can't",
   "won't",
   "wouldn't",
@@ -126,8 +125,42 @@ function thirdPersonVerb(v: string): string {
  * "I went to a support group" -> "Caroline went to a support group".
  */
 export function toThirdPerson(sentence: string, name: string): string {
+  // Words inside quotes are someone's own words: they stay as said.
+  const parts = sentence.split(/("[^"]*"|“[^”]*”)/);
+  let first = true;
+  const out = parts
+    .map((p, i) => {
+      if (i % 2 === 1) return p;
+      const r = unquotedToThird(p, name, first);
+      if (/\b[Mm]y\b/.test(p)) first = false;
+      return r;
+    })
+    .join("");
+  return out.charAt(0).toUpperCase() + out.slice(1);
+}
+
+/**
+ * A request to the assistant ("Remind me to call my mom") is no claim about the speaker; it
+ * reads as one once said as a request: "The user asked the assistant to remind them to ...".
+ */
+const REQUEST =
+  /^(?:please\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain)\b\s+(.*)$/i;
+
+export function asRequest(sentence: string, name: string): string | null {
+  const m = REQUEST.exec(sentence.trim());
+  if (!m) return null;
+  const rest = m[2]!
+    .replace(/\bme\b/g, "them")
+    .replace(/\b[Mm]y\b/g, "their")
+    .replace(/\bI\b/g, "they");
+  const out = `${name} asked the assistant to ${m[1]!.toLowerCase()} ${rest}`;
+  return out.charAt(0).toUpperCase() + out.slice(1);
+}
+
+function unquotedToThird(sentence: string, name: string, firstMy: boolean): string {
   let s = sentence;
   const poss = `${name}'s`;
+  s = s.replace(/^(\s*)[Mm]e and\b/, (_m, sp: string) => `${sp}${name} and`);
   s = s.replace(/\bI'm\b|\bI am\b/g, `${name} is`);
   s = s.replace(/\bI've\b/g, `${name} has`);
   s = s.replace(/\bI'd\b/g, `${name} would`);
@@ -140,26 +173,29 @@ export function toThirdPerson(sentence: string, name: string): string {
   s = s.replace(/\bI ((?:[a-z]+ )?)([a-z']+)\b/g, (_m, adv: string, verb: string) => {
     const a = adv.trim();
     if (NON_VERBS.has(a) || (!a && NON_VERBS.has(verb))) return `${name} ${adv}${verb}`;
-    if (a && ADVERBS.has(a)) return `${name} ${a} ${thirdPersonVerb(verb)}`;
+    if (a && (ADVERBS.has(a) || /ly$/.test(a))) return `${name} ${a} ${thirdPersonVerb(verb)}`;
     if (a) return `${name} ${thirdPersonVerb(a)} ${verb}`;
     return `${name} ${thirdPersonVerb(verb)}`;
   });
   s = s.replace(/\bI\b/g, name);
   s = s.replace(/\b[Mm]yself\b/g, "themselves");
   s = s.replace(/\b[Mm]ine\b/g, poss);
-  let first = true;
+  let first = firstMy;
   s = s.replace(/\b[Mm]y\b/g, () => {
     const r = first ? poss : "their";
     first = false;
     return r;
   });
   s = s.replace(/\bme\b/g, name);
-  s = s.replace(/\b[Ww]e're\b/g, `${name} and others are`);
+  s = s.replace(/\b[Ww]e're\b|\b[Ww]e are\b/g, `${name} and others are`);
   s = s.replace(/\b[Ww]e've\b/g, `${name} and others have`);
+  s = s.replace(/\b[Ww]e'll\b/g, `${name} and others will`);
+  s = s.replace(/\b[Ww]e'd\b/g, `${name} and others would`);
   s = s.replace(/\b[Ww]e\b/g, `${name} and others`);
   s = s.replace(/\b[Oo]ur\b/g, poss);
+  s = s.replace(/\b[Oo]urs\b/g, poss);
   s = s.replace(/\bus\b/g, `${name} and others`);
-  return s.charAt(0).toUpperCase() + s.slice(1);
+  return s;
 }
 
 const TYPE_RULES: Array<[FactType, RegExp]> = [

