@@ -12,10 +12,11 @@ import pgCopy from "pg-copy-streams";
 import { createKey, createOrg } from "../src/admin/orgs.js";
 import type { Db } from "../src/db/db.js";
 import { insertMemoryRows, type NewMemoryRow } from "../src/db/memories.js";
-import { hnswSettings, hybridSearch, nearestMemories, textMatches } from "../src/db/memory-search.js";
+import { hnswSettings, hybridSearchLinked, nearestMemories, textMatches } from "../src/db/memory-search.js";
 import { newMemoryId } from "../src/ids.js";
 import type { Embedder } from "../src/providers/types.js";
 import { vectorWeight } from "../src/search/fuse.js";
+import { LINK_SPAN } from "../src/search/linked.js";
 import { resolveScope } from "../src/search/scope.js";
 import { call, percentile, progress, startBenchService } from "./lib.js";
 
@@ -203,9 +204,10 @@ async function main() {
         serverStages[k] = [...(serverStages[k] ?? []), v * 1000];
       }
     });
-    // As the API runs it: the settings and the statement in one round trip (queryInOneTrip).
+    // As the API runs it: the settings and the statement (with its episode links) in one round
+    // trip (queryInOneTrip); only the usage count is left to the API.
     const direct = await timeIt(`direct  @${size}`, (i) =>
-      hybridSearch(db, {
+      hybridSearchLinked(db, {
         scope,
         types: CONTENT,
         query: queries[i % queries.length]!,
@@ -214,6 +216,7 @@ async function main() {
         limit: LIMIT,
         vectorWeight: weight,
         settings: { settings: hnswSettings(pool) },
+        linkSpan: LINK_SPAN,
       }),
     );
     const knn = await timeIt(`knn     @${size}`, (i) =>
@@ -258,7 +261,7 @@ async function main() {
   }
   console.log(
     `\nsearch: mode=retrieve over HTTP, scope user_id (1 of ${USERS} users), limit ${LIMIT}; direct: the same` +
-      ` hybrid statement (${pool} vector + ${pool} BM25 candidates, fusion, rows) straight through pg, in one round trip as the API sends it;` +
+      ` hybrid statement (${pool} vector + ${pool} BM25 candidates, fusion, rows, episode links) straight through pg, in one round trip as the API sends it;` +
       " knn / text: each retriever alone (p50); times in ms\n",
   );
   console.log(

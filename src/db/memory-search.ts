@@ -188,6 +188,25 @@ export async function hybridSearch(
   db: Queryable,
   input: HybridInput,
 ): Promise<{ row: MemoryRow; score: number }[]> {
+  return (await hybridSearchLinked(db, input)).ranked;
+}
+
+/** A fact next to a fact of the ranking in its episode: `of` is that fact, `distance` places away. */
+export interface EpisodeLink {
+  of: string;
+  distance: number;
+  row: MemoryRow;
+}
+
+/**
+ * hybridSearch, and with `linkSpan` (when facts are searched) in the same statement the facts
+ * within that many places of each ranked fact in its episode's fact order (the turns just before
+ * and after it), in the scope and servable; a neighbour of several facts comes once for each.
+ */
+export async function hybridSearchLinked(
+  db: Queryable,
+  input: HybridInput & { linkSpan?: number | undefined },
+): Promise<{ ranked: { row: MemoryRow; score: number }[]; links: EpisodeLink[] }> {
   const params: unknown[] = [
     input.query,
     input.types,
@@ -202,6 +221,30 @@ export async function hybridSearch(
   if (input.usage) {
     params.push(input.usage.keyId ?? "");
     usage = `, counted AS (${usageUpsertSql(org, `$${params.length}`, { searches: 1 })})`;
+  }
+  const cols = MEMORY_COLUMNS.split(", ")
+    .map((c) => `m.${c}`)
+    .join(", ");
+  let links = "";
+  let linkRows = "";
+  if (input.linkSpan && input.types.includes("fact")) {
+    params.push(input.linkSpan);
+    links = `,
+     hits AS (
+       SELECT m.id, (m.details ->> 'episode_id')::uuid AS episode FROM fused f JOIN memories m ON m.id = f.id
+       WHERE m.type = 'fact' AND m.details ? 'episode_id'),
+     links AS (
+       SELECT h.id AS link_of, x.fid::uuid AS fid, abs(x.n - me.n)::int AS link_distance
+       FROM hits h
+       JOIN memories e ON e.org_id = ${org}::text AND e.id = h.episode AND e.type = 'episode',
+       LATERAL (SELECT y.n FROM jsonb_array_elements_text(e.details -> 'fact_ids') WITH ORDINALITY y(fid, n)
+                WHERE y.fid = h.id::text LIMIT 1) me,
+       LATERAL jsonb_array_elements_text(e.details -> 'fact_ids') WITH ORDINALITY x(fid, n)
+       WHERE abs(x.n - me.n) BETWEEN 1 AND $${params.length}::int)`;
+    linkRows = `
+     UNION ALL
+     SELECT ${cols}, NULL::float8, l.link_of, l.link_distance FROM links l JOIN memories m ON m.id = l.fid
+     WHERE ${where} AND m.type = 'fact' AND ${SERVABLE}`;
   }
   const text = `WITH vector_hits AS MATERIALIZED (
        SELECT m.id, 1 - (m.embedding <=> $4::vector) AS value FROM memories m
@@ -218,15 +261,21 @@ export async function hybridSearch(
      fused AS (
        SELECT id, round((sum(weight * (value - lo + span * 0.05) / (span * 1.05)) / ($5::float8 + 1))::numeric, 6)
          ::float8 AS score
-       FROM scaled GROUP BY id ORDER BY score DESC, id LIMIT $6::int)${usage}
-     SELECT ${MEMORY_COLUMNS.split(", ")
-       .map((c) => `m.${c}`)
-       .join(", ")}, f.score FROM fused f JOIN memories m ON m.id = f.id
-     ORDER BY f.score DESC, f.id`;
+       FROM scaled GROUP BY id ORDER BY score DESC, id LIMIT $6::int)${usage}${links}
+     SELECT ${cols}, f.score, NULL::uuid AS link_of, NULL::int AS link_distance
+     FROM fused f JOIN memories m ON m.id = f.id${linkRows}
+     ORDER BY score DESC NULLS LAST, id`;
+  type Row = MemoryRow & { score: number | null; link_of: string | null; link_distance: number | null };
   const { rows } = input.settings
-    ? await queryInOneTrip<MemoryRow & { score: number }>(db, text, params, input.settings)
-    : await db.query<MemoryRow & { score: number }>(text, params);
-  return rows.map(({ score, ...row }) => ({ row: row as MemoryRow, score: Number(score) }));
+    ? await queryInOneTrip<Row>(db, text, params, input.settings)
+    : await db.query<Row>(text, params);
+  const ranked: { row: MemoryRow; score: number }[] = [];
+  const linked: EpisodeLink[] = [];
+  for (const { score, link_of, link_distance, ...row } of rows) {
+    if (link_of === null) ranked.push({ row: row as MemoryRow, score: Number(score) });
+    else linked.push({ of: link_of, distance: Number(link_distance), row: row as MemoryRow });
+  }
+  return { ranked, links: linked };
 }
 
 /** The organisation's rows among `ids`, in no particular order. */

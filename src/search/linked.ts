@@ -1,11 +1,9 @@
-import type { Queryable } from "../db/db.js";
-import { episodeNeighbours } from "../db/memory-links.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
-import type { ResolvedScope } from "../db/scope.js";
+import type { EpisodeLink } from "../db/memory-search.js";
 
 /** How many of the top hits may bring linked facts, and how far from each (places in its episode). */
 const LINK_FROM = 5;
-const LINK_SPAN = 1;
+export const LINK_SPAN = 1;
 /** A linked fact scores this share of the hit that brought it: always below that hit. */
 const LINK_FACTOR = 0.6;
 /**
@@ -20,22 +18,23 @@ const SESSION_BOOST = 0.1;
  * One hop of multi-hop retrieval: the facts next to a top hit in its episode (the turn it answers,
  * the turn that follows up on it) join the ranking, scored below the hit that brought them, so a
  * question needing two neighbouring facts can see both. Bounded: LINK_FROM hits, LINK_SPAN places
- * either side, and the list keeps its length.
+ * either side, and the list keeps its length. `links` are the neighbours of every ranked fact,
+ * read by the search statement itself (hybridSearchLinked), so this costs no round trip.
  */
-export async function withLinkedFacts(
-  db: Queryable,
-  scope: ResolvedScope,
+export function withLinkedFacts(
+  links: readonly EpisodeLink[],
   types: readonly MemoryType[],
   ranked: { row: MemoryRow; score: number }[],
   limit: number,
-): Promise<{ row: MemoryRow; score: number }[]> {
+): { row: MemoryRow; score: number }[] {
   if (!types.includes("fact")) return ranked;
   const from = ranked.slice(0, LINK_FROM).filter((r) => r.row.type === "fact");
   if (from.length === 0) return ranked;
   const byId = new Map(ranked.map((r) => [r.row.id, r]));
   const scoreOf = new Map(from.map((r) => [r.row.id, r.score]));
   let changed = false;
-  for (const link of await episodeNeighbours(db, scope, ["fact"], [...scoreOf.keys()], LINK_SPAN)) {
+  for (const link of links) {
+    if (!scoreOf.has(link.of) || link.distance > LINK_SPAN) continue;
     const score = Math.round((scoreOf.get(link.of) ?? 0) * LINK_FACTOR ** link.distance * 1e6) / 1e6;
     // A linked fact already ranked keeps the better of its own score and the linked one.
     if (score > (byId.get(link.row.id)?.score ?? -1)) {

@@ -3,7 +3,7 @@ import type { MemoryRow } from "../db/memory-row.js";
 import {
   directivesByKeys,
   hnswSettings,
-  hybridSearch,
+  hybridSearchLinked,
   memoriesByIds,
   textMatches,
 } from "../db/memory-search.js";
@@ -16,7 +16,7 @@ import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
-import { factsBeforeTheirEpisode, sessionsThatMatch, withLinkedFacts } from "./linked.js";
+import { factsBeforeTheirEpisode, LINK_SPAN, sessionsThatMatch, withLinkedFacts } from "./linked.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { preferDated } from "./temporal.js";
 import { elapsed } from "./timing.js";
@@ -77,7 +77,7 @@ export async function searchMemories({
     // The hybrid statement, then one hop to linked facts and the preference for dated facts on a
     // "when" question (src/search/linked.ts, src/search/temporal.ts).
     const hybrid = async (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) => {
-      const ranked = await hybridSearch(db, {
+      const { ranked, links } = await hybridSearchLinked(db, {
         scope,
         types: contentTypes,
         query: input.query,
@@ -87,9 +87,10 @@ export async function searchMemories({
         vectorWeight: weight,
         usage: { keyId: ctx.principal.keyId },
         settings: settings && { settings },
+        linkSpan: LINK_SPAN,
       });
       const grouped = factsBeforeTheirEpisode(sessionsThatMatch(ranked));
-      const linked = await withLinkedFacts(db, scope, contentTypes, grouped, limit);
+      const linked = withLinkedFacts(links, contentTypes, grouped, limit);
       return preferDated(input.query, linked);
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
