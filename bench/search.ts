@@ -133,7 +133,8 @@ async function copyLoad(
   const t = performance.now();
   const c = await db.pool.connect();
   try {
-    await c.query("SET maintenance_work_mem = '1GB'");
+    // The graph of 1,000,000 vectors needs about 2 GB; past maintenance_work_mem the build slows down many times.
+    await c.query("SET maintenance_work_mem = '4GB'");
     await c.query("CREATE INDEX memories_embedding_idx ON memories USING hnsw (embedding vector_cosine_ops)");
   } finally {
     c.release();
