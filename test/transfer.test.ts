@@ -38,7 +38,7 @@ beforeAll(async () => {
     await ingest("alice", "I drink green tea every morning. My sister lives in Lisbon.", {
       group_ids: [g1.body.id],
     }),
-    await ingest("bob", "I prefer dark mode in every editor."),
+    await ingest("bob", "I prefer dark mode in every editor.", { metadata: { topic: "editors", rank: 2 } }),
     await ingest("alice", code("def add(a, b):\n    return a + b"), { extract_artifacts: true }),
     await ingest("alice", code("def add(a, b, c=0):\n    return a + b + c"), { extract_artifacts: true }),
   ]) {
@@ -94,6 +94,9 @@ describe("admin export", () => {
     const v2 = memories.find((m) => m.type === "artifact" && m.details.version === 2);
     const v1 = memories.find((m) => m.type === "artifact" && m.details.version === 1);
     expect(v2.details.root_id).toBe(v1.id);
+    const bobs = memories.filter((m) => m.user_id === "bob");
+    expect(bobs.length).toBeGreaterThan(0);
+    for (const m of bobs) expect(m.metadata).toEqual({ topic: "editors", rank: 2 });
     const hook = rows.at(-1);
     expect(hook).toMatchObject({ kind: "webhook", url: "http://127.0.0.1:9/hook", enabled: true });
     expect(JSON.stringify(rows)).not.toMatch(/secret|whsec_/);

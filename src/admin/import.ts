@@ -51,6 +51,7 @@ const Memory = z.object({
   group_ids: z.array(z.string()),
   categories: z.array(z.string()),
   details: z.record(z.string(), z.unknown()),
+  metadata: z.record(z.string(), z.unknown()).optional(),
   status: z.enum(["active", "superseded"]).nullable(),
   supersedes: z.uuid().nullable(),
   namespace: nstr,

@@ -1,5 +1,5 @@
 import type { Queryable } from "./db.js";
-import type { MemoryType } from "./memory-row.js";
+import type { MemoryRow } from "./memory-row.js";
 
 /**
  * Queries behind `admin export` and `admin import`: an organisation's rows in a stable order with
@@ -18,33 +18,17 @@ export interface ExportGroup {
   updated_at: string;
 }
 
-export interface ExportMemory {
-  id: string;
-  type: MemoryType;
-  text: string;
-  user_id: string | null;
-  agent_id: string | null;
-  conv_id: string | null;
-  app_id: string | null;
-  group_ids: string[];
-  categories: string[];
-  details: Record<string, unknown>;
-  status: string | null;
-  supersedes: string | null;
-  namespace: string | null;
-  trigger_entities: string[];
-  outcome: string | null;
-  full_content: string | null;
-  content_hash: string | null;
-  job_id: string | null;
-  write_key: string | null;
+/** A memory as exported: the stored row without its organisation, timestamps as exact text. */
+export type ExportMemory = Omit<MemoryRow, "org_id" | "metadata" | "created_at" | "updated_at"> & {
+  /** Absent from exports written before metadata existed. */
+  metadata?: Record<string, unknown>;
   embedding: number[] | null;
   created_at: string;
   updated_at: string;
   /** Internal search columns (sql/090); absent from exports written before them. */
   context?: string | null;
   concepts?: string | null;
-}
+};
 
 export interface ExportWebhook {
   url: string;
@@ -86,7 +70,7 @@ export async function exportMemoriesPage(
   input: { orgId: string; userId: string | null; after: { at: string; id: string } | null; limit: number },
 ): Promise<ExportMemory[]> {
   const { rows } = await db.query<ExportMemory & { embedding: string | null }>(
-    `SELECT id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, status,
+    `SELECT id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, metadata, status,
        supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id, write_key,
        embedding::text AS embedding, ${ts("created_at")} AS created_at, ${ts("updated_at")} AS updated_at,
        context, concepts
@@ -120,14 +104,14 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
   const payload = rows.map((r) => ({ ...r, embedding: r.embedding ? `[${r.embedding.join(",")}]` : null }));
   const { rowCount } = await db.query(
     `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories,
-       details, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash, job_id,
-       write_key, embedding, created_at, updated_at, context, concepts)
+       details, metadata, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash,
+       job_id, write_key, embedding, created_at, updated_at, context, concepts)
      SELECT x.id, $2, x.type, x.text, x.user_id, x.agent_id, x.conv_id, x.app_id, x.group_ids, x.categories,
-       x.details, x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
+       x.details, coalesce(x.metadata, '{}'), x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
        x.content_hash, x.job_id, x.write_key, x.embedding::vector, x.created_at, x.updated_at, x.context, x.concepts
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, type text, text text, user_id text, agent_id text,
-       conv_id text, app_id text, group_ids text[], categories text[], details jsonb, status text,
-       supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
+       conv_id text, app_id text, group_ids text[], categories text[], details jsonb, metadata jsonb,
+       status text, supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
        content_hash text, job_id text, write_key text, embedding text, created_at timestamptz,
        updated_at timestamptz, context text, concepts text)
      ON CONFLICT DO NOTHING`,
