@@ -22,11 +22,23 @@ export function analyzeIfStale(db: Queryable): Promise<string[]> {
   return running;
 }
 
+/** Whether the server behind a handle runs autovacuum: asked once per handle, not per ingest job. */
+const autovacuums = new WeakMap<Queryable, Promise<boolean>>();
+
+function hasAutovacuum(db: Queryable): Promise<boolean> {
+  let known = autovacuums.get(db);
+  if (!known) {
+    known = db
+      .query("SELECT 1 FROM pg_stat_activity WHERE backend_type = 'autovacuum launcher'")
+      .then(({ rows }) => rows.length > 0);
+    known.catch(() => autovacuums.delete(db));
+    autovacuums.set(db, known);
+  }
+  return known;
+}
+
 async function analyze(db: Queryable): Promise<string[]> {
-  const { rows: launcher } = await db.query(
-    "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'autovacuum launcher'",
-  );
-  if (launcher.length) return [];
+  if (await hasAutovacuum(db)) return [];
   // Counts of changed rows reach pg_stat_user_tables at most once a second unless told (the
   // statement's own end flushes them; PostgreSQL 15 and later, as PGlite is).
   await db.query("SELECT pg_stat_force_next_flush()");
