@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,10 +11,16 @@ import { hashApiKey } from "../src/auth/keys.js";
 import type { Deps } from "../src/context.js";
 import { analyzeIfStale } from "../src/db/analyze.js";
 import { revokeApiKey } from "../src/db/api-keys.js";
-import { createDb, inlineParams, queryInOneTrip } from "../src/db/db.js";
+import { createDb, inlineParams, type Queryable, queryInOneTrip } from "../src/db/db.js";
 import { touchFact } from "../src/db/ingest-lookups.js";
 import { insertMemoryRows } from "../src/db/memories.js";
-import { hnswSettings, hybridSearch, nearestMemories, textMatches } from "../src/db/memory-search.js";
+import {
+  hnswSettings,
+  hybridSearch,
+  hybridSearchLinked,
+  nearestMemories,
+  textMatches,
+} from "../src/db/memory-search.js";
 import { findKeyAndHit } from "../src/db/rate-limits.js";
 import { newMemoryId } from "../src/ids.js";
 import { tierTable } from "../src/ratelimit/check.js";
@@ -138,6 +145,76 @@ describe("BM25 as a sparse inner product", () => {
   });
 });
 
+describe("episode neighbours of the ranked facts", () => {
+  it("are each hit's facts within the span in its own episode's order, however long the episode", async () => {
+    const { orgId } = await svc.newOrg();
+    const episode = newMemoryId();
+    const other = newMemoryId();
+    const ids = Array.from({ length: 400 }, () => newMemoryId());
+    const words = ["walrus", "zeppelin"];
+    const rows = ids.map((id, i) => ({
+      id,
+      org_id: orgId,
+      type: "fact" as const,
+      text: i === 37 || i === 301 ? `the ${words[i === 37 ? 0 : 1]} turn` : `plain turn number ${i}`,
+      user_id: "u",
+      details: { episode_id: episode },
+    }));
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [
+        ...rows,
+        {
+          id: episode,
+          org_id: orgId,
+          type: "episode",
+          text: "a long talk",
+          user_id: "u",
+          details: { fact_ids: ids },
+        },
+        // A later episode that also lists fact 37 (a restated fact): positions come from the fact's own episode.
+        {
+          id: other,
+          org_id: orgId,
+          type: "episode",
+          text: "another talk",
+          user_id: "u",
+          details: { fact_ids: [ids[5], ids[37], ids[6]] },
+        },
+      ]),
+    );
+    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const query = "walrus zeppelin";
+    const [vector] = await svc.deps.providers.embedder.embed([query]);
+    const search = (linkSpan: number) =>
+      hybridSearchLinked(svc.deps.db, {
+        scope,
+        types: FACTS,
+        query,
+        vector: vector!,
+        pool: 10,
+        limit: 2,
+        vectorWeight: 0.3,
+        settings: { settings: hnswSettings(10) },
+        linkSpan,
+      });
+    const place = new Map<string, number>(ids.map((id, i) => [id, i]));
+    const { ranked, links } = await search(2);
+    expect(ranked.map((r) => place.get(r.row.id)).sort((a, b) => a! - b!)).toEqual([37, 301]);
+    const seen = links.map((l) => [place.get(l.of), place.get(l.row.id), l.distance]);
+    expect(seen.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!)).toEqual([
+      [37, 35, 2],
+      [37, 36, 1],
+      [37, 38, 1],
+      [37, 39, 2],
+      [301, 299, 2],
+      [301, 300, 1],
+      [301, 302, 1],
+      [301, 303, 2],
+    ]);
+    expect((await search(1)).links).toHaveLength(4);
+  });
+});
+
 describe("touching a restated memory", () => {
   it("writes no index entry (a HOT update): the row's indexed columns do not change and its page has room", async () => {
     const { orgId } = await svc.newOrg();
@@ -178,6 +255,87 @@ describe("planner statistics", () => {
       expect(rows[0].last_analyze).not.toBeNull();
       expect(rows[0].n).toBeLessThan(50);
     }
+  });
+});
+
+describe("space of updated and deleted rows", () => {
+  it("is vacuumed once a fifth of a table is dead where no autovacuum runs (the embedded database)", async () => {
+    const { orgId } = await svc.newOrg();
+    await addFacts(
+      orgId,
+      Array.from({ length: 600 }, (_, i) => `short-lived row ${i}`),
+    );
+    await svc.deps.db.query("DELETE FROM memories WHERE org_id = $1", [orgId]);
+    const { rows: launcher } = await svc.deps.db.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum launcher'",
+    );
+    await analyzeIfStale(svc.deps.db); // may join a run already under way
+    const done = await analyzeIfStale(svc.deps.db);
+    const { rows } = await svc.deps.db.query(
+      "SELECT last_vacuum, n_dead_tup::int AS dead FROM pg_stat_user_tables WHERE relname = 'memories'",
+    );
+    if (launcher[0].n > 0) {
+      expect(done).toEqual([]); // a server's autovacuum does it
+    } else {
+      expect(rows[0].last_vacuum).not.toBeNull();
+      expect(rows[0].dead).toBeLessThan(50);
+    }
+  });
+});
+
+describe("embeddings stored in the row", () => {
+  /** Values the memories table keeps out of line (TOAST), counted. */
+  async function outOfLine(db: Queryable): Promise<number> {
+    const { rows } = await db.query<{ toast: string }>(
+      "SELECT reltoastrelid::regclass::text AS toast FROM pg_class WHERE oid = 'memories'::regclass",
+    );
+    const { rows: n } = await db.query<{ n: number }>(
+      `SELECT count(DISTINCT chunk_id)::int AS n FROM ${rows[0]!.toast}`,
+    );
+    return n[0]!.n;
+  }
+  /** Rows of about 4 KB: an embedding plus 1,500 characters that do not compress. */
+  const wideRows = (orgId: string) =>
+    Array.from({ length: 30 }, (_, i) => ({
+      id: newMemoryId(),
+      org_id: orgId,
+      type: "fact" as const,
+      text: Array.from({ length: 150 }, (_, j) =>
+        ((i * 7919 + j * 104729) % 999983).toString(36).padStart(9, "q"),
+      ).join(" "),
+      user_id: "u",
+      embedding: Array.from({ length: svc.deps.config.MNEMO_EMBEDDING_DIM }, (_, j) => Math.sin(i + j)),
+    }));
+
+  it("are not moved out of line, so ordering by distance reads no TOAST (sql/092)", async () => {
+    const { orgId } = await svc.newOrg();
+    await svc.deps.db.tx(async (tx) => {
+      const before = await outOfLine(tx);
+      await insertMemoryRows(tx, wideRows(orgId));
+      expect(await outOfLine(tx)).toBe(before);
+    });
+  });
+
+  it("stored out of line before the migration are brought into the row by it", async () => {
+    const { orgId } = await svc.newOrg();
+    const migration = readFileSync(new URL("../sql/092_inline_embeddings.sql", import.meta.url), "utf8");
+    const rolledBack = new Error("rolled back");
+    await expect(
+      svc.deps.db.tx(async (tx) => {
+        // The storage as it was, rows written under it, then the migration.
+        await tx.query(
+          "ALTER TABLE memories ALTER COLUMN embedding SET STORAGE EXTERNAL, RESET (toast_tuple_target)",
+        );
+        const before = await outOfLine(tx);
+        await insertMemoryRows(tx, wideRows(orgId));
+        const written = await outOfLine(tx);
+        expect(written).toBeGreaterThanOrEqual(before + 30);
+        await tx.query(migration);
+        // The 30 embeddings come into their rows; the text search vectors may stay out of line.
+        expect(await outOfLine(tx)).toBe(written - 30);
+        throw rolledBack; // leaves the schema as migrated
+      }),
+    ).rejects.toBe(rolledBack);
   });
 });
 

@@ -8,9 +8,10 @@ import type { Queryable } from "./db.js";
  * b-tree for full text and sorts every row by distance instead of using the GIN and HNSW indexes
  * (3,010 memories: a search's statement 36 ms instead of 9).
  *
- * `analyzeIfStale` applies autovacuum's own default rule (50 rows plus 10% of the table changed
- * since the last analyze) to this schema's tables, and only when no autovacuum launcher runs on
- * the server, so on a real server it does nothing. Runs after each ingest job and with the
+ * `analyzeIfStale` applies autovacuum's own default rules to this schema's tables: ANALYZE once 50
+ * rows plus 10% of the table changed since the last analyze, VACUUM (ANALYZE) once 50 rows plus
+ * 20% of it are dead (updated or deleted rows, whose space is otherwise never reused); and only
+ * when no autovacuum launcher runs on the server, so on a real server it does nothing. Runs after each ingest job and with the
  * maintenance sweep; one at a time per process.
  */
 let running: Promise<string[]> | undefined;
@@ -42,14 +43,15 @@ async function analyze(db: Queryable): Promise<string[]> {
   // Counts of changed rows reach pg_stat_user_tables at most once a second unless told (the
   // statement's own end flushes them; PostgreSQL 15 and later, as PGlite is).
   await db.query("SELECT pg_stat_force_next_flush()");
-  const { rows } = await db.query<{ relname: string }>(
-    `SELECT relname FROM pg_stat_user_tables
-     WHERE schemaname = 'public' AND n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)
+  const { rows } = await db.query<{ relname: string; vacuum: boolean }>(
+    `SELECT relname, n_dead_tup > 50 + 0.2 * greatest(n_live_tup, 0) AS vacuum FROM pg_stat_user_tables
+     WHERE schemaname = 'public'
+       AND (n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0) OR n_dead_tup > 50 + 0.2 * greatest(n_live_tup, 0))
      ORDER BY relname`,
   );
-  for (const { relname } of rows) {
+  for (const { relname, vacuum } of rows) {
     if (!/^[a-z_][a-z0-9_]*$/.test(relname)) continue;
-    await db.query(`ANALYZE ${relname}`);
+    await db.query(vacuum ? `VACUUM (ANALYZE) ${relname}` : `ANALYZE ${relname}`);
   }
   return rows.map((r) => r.relname);
 }

@@ -229,18 +229,24 @@ export async function hybridSearchLinked(
   let linkRows = "";
   if (input.linkSpan && input.types.includes("fact")) {
     params.push(input.linkSpan);
+    // Each episode's fact order is read once, as an array: its position of each hit is one
+    // array_position and a neighbour one subscript. Expanding the episode for every hit instead
+    // cost a long conversation's whole fact list 20 times over (3,009 facts: 45 ms of a search).
     links = `,
-     hits AS (
+     hits AS MATERIALIZED (
        SELECT m.id, (m.details ->> 'episode_id')::uuid AS episode FROM fused f JOIN memories m ON m.id = f.id
        WHERE m.type = 'fact' AND m.details ? 'episode_id'),
+     episode_facts AS MATERIALIZED (
+       SELECT e.id AS episode, ARRAY(SELECT jsonb_array_elements_text(e.details -> 'fact_ids')) AS fids
+       FROM memories e
+       WHERE e.org_id = ${org}::text AND e.type = 'episode' AND e.id IN (SELECT episode FROM hits)),
+     placed AS (
+       SELECT h.id, e.fids, array_position(e.fids, h.id::text) AS n
+       FROM hits h JOIN episode_facts e ON e.episode = h.episode),
      links AS (
-       SELECT h.id AS link_of, x.fid::uuid AS fid, abs(x.n - me.n)::int AS link_distance
-       FROM hits h
-       JOIN memories e ON e.org_id = ${org}::text AND e.id = h.episode AND e.type = 'episode',
-       LATERAL (SELECT y.n FROM jsonb_array_elements_text(e.details -> 'fact_ids') WITH ORDINALITY y(fid, n)
-                WHERE y.fid = h.id::text LIMIT 1) me,
-       LATERAL jsonb_array_elements_text(e.details -> 'fact_ids') WITH ORDINALITY x(fid, n)
-       WHERE abs(x.n - me.n) BETWEEN 1 AND $${params.length}::int)`;
+       SELECT p.id AS link_of, p.fids[p.n + d]::uuid AS fid, abs(d) AS link_distance
+       FROM placed p, generate_series(-$${params.length}::int, $${params.length}::int) d
+       WHERE d <> 0 AND p.fids[p.n + d] IS NOT NULL)`;
     linkRows = `
      UNION ALL
      SELECT ${cols}, NULL::float8, l.link_of, l.link_distance FROM links l JOIN memories m ON m.id = l.fid
