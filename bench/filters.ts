@@ -6,97 +6,15 @@
  *
  *   npm run bench:filters              # BENCH_ROWS=100000 BENCH_ITER=100
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { createOrg } from "../src/admin/orgs.js";
-import { loadConfig } from "../src/config.js";
-import { createDb, type Db } from "../src/db/db.js";
-import { startEmbedded } from "../src/db/embedded.js";
 import { listMemoryQuery } from "../src/db/memories.js";
-import { silentLogger } from "../src/logger.js";
 import { parseFilters } from "../src/memories/filters.js";
-import { startRuntime } from "../src/runtime.js";
+import { pct, startRowsBench } from "./rows.js";
 
-const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const ITER = Number(process.env.BENCH_ITER ?? 100);
-const DIM = 384;
-
-function unitVector(): string {
-  const v = Array.from({ length: DIM }, () => Math.random() * 2 - 1);
-  const n = Math.hypot(...v);
-  return `[${v.map((x) => (x / n).toFixed(6)).join(",")}]`;
-}
-
-async function fill(db: Db, orgId: string, groupId: string) {
-  // A pool of precomputed random unit vectors, reused round-robin: embeddings take real space in
-  // the rows without computing 100,000 of them.
-  await db.query("CREATE TEMP TABLE IF NOT EXISTS bench_vectors (n int PRIMARY KEY, v vector)");
-  const vecs = Array.from({ length: 256 }, (_, n) => ({ n, v: unitVector() }));
-  await db.query(
-    "INSERT INTO bench_vectors SELECT x.n, x.v::vector FROM jsonb_to_recordset($1::jsonb) AS x(n int, v text)",
-    [JSON.stringify(vecs)],
-  );
-  const batch = 20_000;
-  for (let start = 0; start < ROWS; start += batch) {
-    const end = Math.min(ROWS, start + batch) - 1;
-    // types: 60% fact, 15% artifact, 20% episode, 5% lesson (excluded from the default list);
-    // 200 users, 5 agents, 5000 conversations; every 10th row tagged; pairs of rows share a
-    // created_at, so ties are common.
-    await db.query(
-      `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, details, metadata,
-         status, full_content, embedding, created_at, updated_at)
-       SELECT gen_random_uuid(), $1,
-         CASE WHEN g % 20 < 12 THEN 'fact' WHEN g % 20 < 15 THEN 'artifact' WHEN g % 20 < 19 THEN 'episode'
-              ELSE 'lesson' END,
-         'memory number ' || g || ' about something the user said in a conversation, kept short',
-         'u' || (g % 200), 'agent' || (g % 5), 'c' || (g % 5000), 'app',
-         CASE WHEN g % 10 = 0 THEN ARRAY[$2::text] ELSE '{}'::text[] END,
-         jsonb_build_object('fact_type', 'preference'),
-         jsonb_build_object('project', 'p' || (g % 100), 'priority', g % 5, 'source', CASE WHEN g % 2 = 0 THEN 'chat' ELSE 'import' END),
-         CASE WHEN g % 20 < 12 THEN 'active' END,
-         CASE WHEN g % 20 BETWEEN 12 AND 14 THEN repeat('body ', 200) END,
-         v.v,
-         timestamptz '2025-01-01' + (g / 2) * interval '1 second' + ((g / 2) % 7) * interval '1 microsecond',
-         timestamptz '2025-01-01' + (g / 2) * interval '1 second'
-       FROM generate_series($3::int, $4::int) AS g JOIN bench_vectors v ON v.n = g % 256`,
-      [orgId, groupId, start, end],
-    );
-    process.stdout.write(`  inserted ${end + 1}\n`);
-  }
-  await db.query("ANALYZE memories");
-}
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))]!;
-};
 
 async function main() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-bench-"));
-  const config = loadConfig({
-    ...process.env,
-    LOG_LEVEL: "silent",
-    MNEMO_DATA_DIR: dir,
-    MNEMO_EMBEDDING_DIM: String(DIM),
-  });
-  const embedded = config.DATABASE_URL
-    ? undefined
-    : await startEmbedded({ dataDir: dir, maxConnections: 60, inMemory: true });
-  const connectionString = config.DATABASE_URL ?? embedded!.connectionString;
-  const db = createDb(connectionString, config.MNEMO_DB_POOL_SIZE, async () => {
-    await embedded?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const runtime = await startRuntime(
-    config,
-    silentLogger(),
-    { api: true, worker: false },
-    { opened: { db, connectionString, kind: embedded ? "embedded" : "external" }, listen: false },
-  );
+  const { db, app, orgId, key, groupId, stop } = await startRowsBench("filters", { metadata: true });
   try {
-    const app = runtime.app!;
-    const { org_id: orgId, api_key: key } = await createOrg(db, { name: "bench", tier: "unlimited" });
     const post = async (p: string, body: unknown) => {
       const res = await app.request(p, {
         method: "POST",
@@ -106,21 +24,7 @@ async function main() {
       if (res.status !== 200) throw new Error(`${p}: ${res.status} ${await res.text()}`);
       return res.json() as Promise<any>;
     };
-    const group = await app.request("/v1/groups", {
-      method: "POST",
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      body: JSON.stringify({ name: "bench" }),
-    });
-    const groupId = ((await group.json()) as { id: string }).id;
-
-    const where = embedded
-      ? "embedded PGlite"
-      : `PostgreSQL (${(await db.query("SHOW server_version")).rows[0].server_version})`;
-    console.log(`filling one organisation with ${ROWS} memories (${where})`);
-    let t = performance.now();
-    await fill(db, orgId, groupId);
-    console.log(`  fill took ${((performance.now() - t) / 1000).toFixed(1)} s`);
-
+    let t: number;
     const cases: [string, string, unknown][] = [
       [
         "list: user_id + metadata.project",
@@ -196,7 +100,7 @@ async function main() {
       for (const r of rows) console.log(`  ${r["QUERY PLAN"]}`);
     }
   } finally {
-    await runtime.stop();
+    await stop();
   }
 }
 
