@@ -105,7 +105,11 @@ export const EnvSchema = z.object({
    * process). Off only behind a pooler that cannot hold a session (PgBouncer transaction pooling).
    */
   MNEMO_LISTEN_NOTIFY: bool(true),
-  MNEMO_EMBEDDING_DIM: int(384, 8, 4096),
+  /**
+   * At most 2,000: pgvector's HNSW index takes no more dimensions of `vector`. Larger models
+   * (text-embedding-3-large, 3,072) are asked for this many (the `dimensions` option, sent).
+   */
+  MNEMO_EMBEDDING_DIM: int(384, 8, 2000),
   MNEMO_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
   MNEMO_SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
   /** How long a process waits for the owner of the embedded data directory to start serving it. */

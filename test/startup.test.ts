@@ -19,6 +19,8 @@ describe("configuration", () => {
     expect(() => loadConfig({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
     expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(/DATABASE_URL/);
     expect(() => loadConfig({ MNEMO_BOOTSTRAP_API_KEY: "short" })).toThrow(/MNEMO_BOOTSTRAP_API_KEY/);
+    // More than pgvector's HNSW index takes: refused before any migration, not half-way through.
+    expect(() => loadConfig({ MNEMO_EMBEDDING_DIM: "3072" })).toThrow(/MNEMO_EMBEDDING_DIM.*2000/);
   });
 
   it("has the documented defaults", () => {
@@ -83,5 +85,21 @@ describe("database start-up", { timeout: 180_000 }, () => {
     await migrate(db, { embeddingDim: 384 });
     await expect(migrate(db, { embeddingDim: 384 })).resolves.toEqual({ applied: [] });
     await expect(migrate(db, { embeddingDim: 256 })).rejects.toThrow(/MNEMO_EMBEDDING_DIM[\s\S]*384/);
+  });
+
+  it("creates a database for the largest embedding dimension allowed (2,000) and stores a row in it", async () => {
+    const bare = await startBareDatabase({ vector: true });
+    cleanups.push(bare.stop);
+    const db = createDb(bare.url, 2);
+    cleanups.push(() => db.close());
+    await migrate(db, { embeddingDim: loadConfig({ MNEMO_EMBEDDING_DIM: "2000" }).MNEMO_EMBEDDING_DIM });
+    const v = `[${Array.from({ length: 2000 }, (_, i) => Math.cos(i)).join(",")}]`;
+    await db.query("INSERT INTO organisations (id, name) VALUES ('org_wide', 'wide')");
+    await db.query(
+      "INSERT INTO memories (id, org_id, type, text, embedding) VALUES (gen_random_uuid(), 'org_wide', 'fact', 'wide', $1::vector)",
+      [v],
+    );
+    const { rows } = await db.query("SELECT vector_dims(embedding) AS d FROM memories WHERE org_id = 'org_wide'");
+    expect(rows).toEqual([{ d: 2000 }]);
   });
 });
