@@ -99,7 +99,9 @@ describe("database start-up", { timeout: 180_000 }, () => {
       "INSERT INTO memories (id, org_id, type, text, embedding) VALUES (gen_random_uuid(), 'org_wide', 'fact', 'wide', $1::vector)",
       [v],
     );
-    const { rows } = await db.query("SELECT vector_dims(embedding) AS d FROM memories WHERE org_id = 'org_wide'");
+    const { rows } = await db.query(
+      "SELECT vector_dims(embedding) AS d FROM memories WHERE org_id = 'org_wide'",
+    );
     expect(rows).toEqual([{ d: 2000 }]);
   });
 });
