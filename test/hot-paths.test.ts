@@ -145,6 +145,60 @@ describe("BM25 as a sparse inner product", () => {
   });
 });
 
+describe("vectors with no direction (zero: no content words under the local embedder)", () => {
+  it("neither score as NaN nor turn the other rows' scores into NaN", async () => {
+    const { orgId } = await svc.newOrg();
+    const dim = svc.deps.config.MNEMO_EMBEDDING_DIM;
+    const texts = ["the cello on sundays", "a greyhound named rocket", "vegan cooking at home"];
+    const vectors = await svc.deps.providers.embedder.embed(texts);
+    const zero = new Array<number>(dim).fill(0);
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [
+        ...texts.map((text, i) => ({
+          id: newMemoryId(),
+          org_id: orgId,
+          type: "fact" as const,
+          text,
+          user_id: "u",
+          embedding: vectors[i]!,
+        })),
+        {
+          id: newMemoryId(),
+          org_id: orgId,
+          type: "fact" as const,
+          text: "it is",
+          user_id: "u",
+          embedding: zero,
+        },
+      ]),
+    );
+    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const search = async (query: string, vector: number[]) =>
+      (
+        await hybridSearch(svc.deps.db, {
+          scope,
+          types: FACTS,
+          query,
+          vector,
+          pool: 10,
+          limit: 10,
+          vectorWeight: 0.3,
+          settings: { settings: hnswSettings(10) },
+        })
+      ).map((r) => [r.row.text, r.score] as const);
+    const [greyhound] = await svc.deps.providers.embedder.embed(["greyhound"]);
+    const hits = await search("greyhound", greyhound!);
+    expect(hits[0]![0]).toBe("a greyhound named rocket");
+    expect(hits.every(([, score]) => Number.isFinite(score))).toBe(true);
+    expect(hits.map(([text]) => text)).not.toContain("it is");
+    // A query vector of zeros: full text alone decides.
+    const textOnly = await search("greyhound", zero);
+    expect(textOnly.map(([text]) => text)).toEqual(["a greyhound named rocket"]);
+    expect(textOnly[0]![1]).toBeGreaterThan(0);
+    expect(await search("the", zero)).toEqual([]);
+  });
+});
+
 describe("episode neighbours of the ranked facts", () => {
   it("are each hit's facts within the span in its own episode's order, however long the episode", async () => {
     const { orgId } = await svc.newOrg();

@@ -17,7 +17,10 @@ const SERVABLE = "(m.status IS DISTINCT FROM 'superseded') AND (m.outcome IS DIS
  * 0.8's iterative scan keeps walking the graph until `limit` rows pass the filter (relaxed order,
  * so the outer query re-sorts); on a small scope the planner picks the exact path through the
  * b-tree scope indexes instead. Run it inside a transaction opened with hnswSettings(limit)
- * (SET LOCAL: on the embedded database every connection shares one session).
+ * (SET LOCAL: on the embedded database every connection shares one session). A zero vector (a
+ * query or memory with no content words under the local embedder) has no cosine distance (NaN):
+ * such pairs are left out, here and in hybridSearchLinked, so one cannot turn a list's scaling
+ * (its minimum and maximum) into NaN for every row.
  */
 export async function nearestMemories(
   tx: Queryable,
@@ -33,7 +36,7 @@ export async function nearestMemories(
        SELECT m.id, m.embedding <=> $1::vector AS dist FROM memories m
        WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
        ORDER BY m.embedding <=> $1::vector LIMIT $3::int)
-     SELECT id, dist FROM c ORDER BY dist, id`,
+     SELECT id, dist FROM c WHERE dist <> 'NaN'::float8 ORDER BY dist, id`,
     params,
   );
   return rows.map((r) => ({ id: r.id, value: 1 - Number(r.dist) }));
@@ -258,9 +261,11 @@ export async function hybridSearchLinked(
        SELECT * FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
   }
   const text = `WITH vector_hits AS MATERIALIZED (
-       SELECT m.id, 1 - (m.embedding <=> $4::vector) AS value FROM memories m
-       WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
-       ORDER BY m.embedding <=> $4::vector LIMIT $3::int),
+       SELECT id, value FROM (
+         SELECT m.id, 1 - (m.embedding <=> $4::vector) AS value FROM memories m
+         WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
+         ORDER BY m.embedding <=> $4::vector LIMIT $3::int) v
+       WHERE value <> 'NaN'::float8),
      ${textCtes({ q: "$1", types: "$2", limit: "$3", org, where })},
      lists AS (
        SELECT id, value, $5::float8 AS weight, 1 AS list FROM vector_hits
