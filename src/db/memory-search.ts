@@ -258,7 +258,7 @@ export async function hybridSearchLinked(
      UNION ALL
      SELECT ${cols}, NULL::float8, l.link_of, l.link_distance
      FROM links l CROSS JOIN LATERAL (
-       SELECT * FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
+       SELECT ${cols} FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
   }
   const text = `WITH vector_hits AS MATERIALIZED (
        SELECT id, value FROM (
