@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
-import { factsBeforeTheirEpisode, sessionsThatMatch } from "../src/search/linked.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne } from "../src/search/linked.js";
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -88,5 +88,28 @@ describe("session agreement", () => {
     const out = sessionsThatMatch([r("stray", 0.6, "e9"), r("a", 0.58, "e1"), r("b", 0.4, "e1")]);
     expect(out.map((x) => x.row.id)).toEqual(["a", "stray", "b"]);
     expect(out.every((x) => x.score <= 1)).toBe(true);
+  });
+});
+
+describe("scores past 1 after the boosts", () => {
+  const r = (id: string, score: number, episode_id: string) => ({
+    row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
+    score,
+  });
+  it("keep their order (the list is scaled back to 0..1, not clamped into a tie broken by id)", () => {
+    // Both lifted past 1: clamped, they tied at 1 and the id put "a" (the weaker) first.
+    const boosted = sessionsThatMatch([r("z", 0.98, "e1"), r("a", 0.95, "e1"), r("m", 0.5, "e2")]);
+    const out = withinOne(boosted);
+    expect(out.map((x) => x.row.id)).toEqual(["z", "a", "m"]);
+    expect(out[0]!.score).toBe(1);
+    expect(out[1]!.score).toBeLessThan(1);
+    expect(out.every((x) => x.score >= 0 && x.score <= 1)).toBe(true);
+    const dated = (id: string, score: number) => ({
+      row: { id, text: `On 8 May 2023, Ana moved in 2019 (${id}).` } as MemoryRow,
+      score,
+    });
+    const when = withinOne(preferDated("When did Ana move?", [dated("z", 0.95), dated("a", 0.9)]));
+    expect(when.map((x) => x.row.id)).toEqual(["z", "a"]);
+    expect(when[1]!.score).toBeLessThan(when[0]!.score);
   });
 });
