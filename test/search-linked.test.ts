@@ -67,15 +67,17 @@ describe("episodes and their facts", () => {
     row: { id, type, text: id, details: episode_id ? { episode_id } : {} } as unknown as MemoryRow,
     score,
   });
-  it("puts an episode below the best of its own facts in the list, and leaves other episodes alone", () => {
+  it("puts an episode below every one of its own facts in the list, and leaves other episodes alone", () => {
     const out = factsBeforeTheirEpisode([
       r("e1", "episode", 0.9),
       r("e2", "episode", 0.8),
       r("f1", "fact", 0.7, "e1"),
       r("f2", "fact", 0.6, "e3"),
+      r("f3", "fact", 0.5, "e1"),
     ]);
-    expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "e1", "f2"]);
-    expect(out[2]!.score).toBeLessThan(out[1]!.score);
+    // e1 repeats f1 and f3: below both (below f1 only, it still took the slot above f2 and f3).
+    expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "f2", "f3", "e1"]);
+    expect(out[4]!.score).toBeLessThan(out[3]!.score);
   });
 });
 
