@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conceptTerms, expandWord } from "../src/providers/local/concepts.js";
+import { conceptTerms, expandWord, placeKinds } from "../src/providers/local/concepts.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
@@ -101,5 +101,16 @@ describe("concept expansion (WordNet)", () => {
     for (const w of ["time", "play", "thing", "spending", "seeing", "week", "two", "ate"])
       expect(expandWord(w), w).toEqual([]);
     expect(conceptTerms("Rose met Mark")).toEqual([]);
+  });
+
+  it("gives a place name the kinds of place it is, and only a name that is first of all a place", () => {
+    expect(conceptTerms("Took a short trip last week to Chicago.")).toContain("city");
+    expect(conceptTerms("I moved here from Sweden 4 years ago.")).toContain("country");
+    expect(conceptTerms("We hiked near Fort Wayne and drove to North Carolina.")).toEqual(
+      expect.arrayContaining(["city", "state"]),
+    );
+    expect(placeKinds("Michigan")).toContain("american state");
+    // A queen, a river and the dawn before they are places; a lower-case word is no name.
+    for (const w of ["Victoria", "Jordan", "Aurora", "chicago"]) expect(placeKinds(w), w).toEqual([]);
   });
 });
