@@ -231,7 +231,8 @@ export function placeKinds(name: string): string[] {
     for (let i = 0; i < MAX_LEVELS && level.length; i++) {
       level = [...new Set(level.flatMap((o) => synset(d, o).hypernyms))];
       for (const h of level)
-        for (const x of synset(d, h).words.slice(0, 2)) if (terms.size < MAX_TERMS) terms.add(x.toLowerCase());
+        for (const x of synset(d, h).words.slice(0, 2))
+          if (terms.size < MAX_TERMS) terms.add(x.toLowerCase());
     }
     out = [...terms];
   }
