@@ -115,3 +115,46 @@ describe("scores past 1 after the boosts", () => {
     expect(when[1]!.score).toBeLessThan(when[0]!.score);
   });
 });
+
+describe("a name introduced after the user's first facts", () => {
+  it("reaches the earlier facts that say 'the user' (indexed context), not the assistant's", async () => {
+    const { key } = await svc.newOrg();
+    const ingest = (conv_id: string, messages: unknown[]) =>
+      svc.request("POST", "/v1/memories?wait=true", { key, body: { user_id: "u1", conv_id, messages } });
+    const first = await ingest("c1", [
+      { role: "user", content: "I repair vintage radios in my garage at weekends." },
+      {
+        role: "assistant",
+        content: "You could try the soldering course at the Leeds makerspace next month.",
+      },
+    ]);
+    expect(first.body.status).toBe("succeeded");
+    expect((await ingest("c2", [{ role: "user", content: "Hi, my name is Tomas." }])).body.status).toBe(
+      "succeeded",
+    );
+    const { rows } = await svc.runtime.deps.db.query<{ text: string; context: string | null }>(
+      "SELECT text, context FROM memories WHERE user_id = 'u1' AND type = 'fact' ORDER BY text",
+    );
+    const radios = rows.find((r) => r.text.includes("radios"))!;
+    const course = rows.find((r) => r.text.includes("soldering"))!;
+    expect(radios.text).toContain("The user");
+    expect(radios.context).toContain("(Tomas)");
+    expect(course.context ?? "").not.toContain("Tomas");
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "What does Tomas do?", user_id: "u1", mode: "retrieve", limit: 10, include: ["fact"] },
+    });
+    const texts = (res.body.data as { text: string }[]).map((r) => r.text);
+    expect(texts.findIndex((t) => t.includes("radios"))).toBeLessThan(
+      texts.findIndex((t) => t.includes("soldering")),
+    );
+    // A second ingest naming the user again adds nothing twice.
+    expect(
+      (await ingest("c3", [{ role: "user", content: "Call me Tomas, everyone does." }])).body.status,
+    ).toBe("succeeded");
+    const again = await svc.runtime.deps.db.query<{ context: string | null }>(
+      "SELECT context FROM memories WHERE user_id = 'u1' AND type = 'fact' AND text LIKE '%radios%'",
+    );
+    expect(again.rows[0]!.context!.split("(Tomas)").length).toBe(2);
+  });
+});
