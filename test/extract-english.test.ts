@@ -100,7 +100,21 @@ describe("concept expansion (WordNet)", () => {
   it("leaves out common, ambiguous, verb-like and abstract words and names", () => {
     for (const w of ["time", "play", "thing", "spending", "seeing", "week", "two", "ate"])
       expect(expandWord(w), w).toEqual([]);
-    expect(conceptTerms("Rose met Mark")).toEqual([]);
+    // The names bring nothing; "met" brings only its base form (irregular verbs, below).
+    expect(conceptTerms("Rose met Mark")).toEqual(["meet"]);
+  });
+
+  it("indexes the base form of an irregular verb beside the form written", () => {
+    // "What did Caroline buy?" never reached "Caroline bought ...": the stemmer strips endings only.
+    expect(conceptTerms("Last week Caroline bought a bike and went to the lake.")).toEqual(
+      expect.arrayContaining(["buy", "go"]),
+    );
+    expect(conceptTerms("Jon chose them 'cause they help, and he has written it down.")).toEqual(
+      expect.arrayContaining(["choose", "write"]),
+    );
+    // A name is no verb form ("Rose"), and forms that are as often other words are left alone.
+    expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["rise"]));
+    expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["leave"]));
   });
 
   it("gives a place name the kinds of place it is, and only a name that is first of all a place", () => {

