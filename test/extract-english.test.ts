@@ -117,6 +117,14 @@ describe("concept expansion (WordNet)", () => {
     expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["leave"]));
   });
 
+  it("reads chat words as their standard words, not WordNet's other senses", () => {
+    const terms = conceptTerms("Here's a pic of my kids with my mum on her bday.");
+    expect(terms).toEqual(expect.arrayContaining(["photo", "child", "children", "mother", "birthday"]));
+    // WordNet's "pic" is a movie and its "mum" a chrysanthemum.
+    expect(terms).not.toContain("movie");
+    expect(terms).not.toContain("chrysanthemum");
+  });
+
   it("gives a place name the kinds of place it is, and only a name that is first of all a place", () => {
     expect(conceptTerms("Took a short trip last week to Chicago.")).toContain("city");
     expect(conceptTerms("I moved here from Sweden 4 years ago.")).toContain("country");

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { STOPWORDS } from "./english.js";
+import { standardWords } from "./informal.js";
 import { irregularBase } from "./irregular.js";
 
 /**
@@ -254,7 +255,11 @@ export function conceptTerms(text: string): string[] {
   for (const raw of words) {
     if (/^\p{Lu}/u.test(raw) && raw !== raw.toUpperCase()) continue;
     const word = raw.replace(/'s$/, "");
-    for (const term of expandWord(word)) if (!own.has(term)) out.add(term);
+    const standard = standardWords(word.toLowerCase());
+    for (const w of standard ?? [word]) {
+      if (standard && !own.has(w)) out.add(w);
+      for (const term of expandWord(w)) if (!own.has(term)) out.add(term);
+    }
     const base = irregularBase(word);
     if (base && !own.has(base)) out.add(base);
   }
