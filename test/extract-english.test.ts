@@ -112,6 +112,10 @@ describe("concept expansion (WordNet)", () => {
     expect(conceptTerms("Jon chose them 'cause they help, and he has written it down.")).toEqual(
       expect.arrayContaining(["choose", "write"]),
     );
+    expect(conceptTerms("Her child loves the zoo.")).toContain("children");
+    expect(conceptTerms("The children built a sandcastle.")).toEqual(
+      expect.arrayContaining(["child", "build"]),
+    );
     // A name is no verb form ("Rose"), and forms that are as often other words are left alone.
     expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["rise"]));
     expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["leave"]));

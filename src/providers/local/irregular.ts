@@ -4,7 +4,8 @@
  * endings only, so "what did she buy?" never reached "she bought": facts index the base form
  * beside the word written (concept terms, src/providers/local/concepts.ts). Forms that are as
  * often another word ("rose", "left", "ground", "lay", "fell", "wound", "bore", "dove") are left
- * out, and so are the auxiliaries (was, had, did), which search ignores anyway.
+ * out, and so are the auxiliaries (was, had, did), which search ignores anyway. Irregular noun
+ * plurals are below (NOUNS), without those that are as often a verb ("lives", "leaves").
  */
 const TABLE = `arise arose arisen|awake awoke awoken|bear born|beat beaten|become became|begin began begun
 bend bent|bet|bind bound|bite bit bitten|bleed bled|blow blew blown|break broke broken|breed bred
@@ -30,7 +31,25 @@ for (const entry of TABLE.split(/[|\n]/)) {
   for (const f of forms) if (base && f !== base) BASE.set(f, base);
 }
 
-/** The base form of an irregular verb form written in lower case, or null. */
+/**
+ * Irregular noun plurals, both ways: the stemmer keeps "children" and "child" apart, so "how many
+ * children?" missed "her child" and "what do the kids' children like?" the other way round.
+ */
+const NOUNS = `child children|person people|man men|woman women|foot feet|tooth teeth|mouse mice
+goose geese|wife wives|knife knives|wolf wolves|shelf shelves
+grandchild grandchildren`;
+for (const entry of NOUNS.split(/[|\n]/)) {
+  const [one, many] = entry.trim().split(/\s+/);
+  if (one && many) {
+    BASE.set(many, one);
+    BASE.set(one, many);
+  }
+}
+
+/**
+ * The other form of an irregular word written in lower case: a verb's base form from its past
+ * tense or participle, a noun's singular from its plural and the plural from the singular; or null.
+ */
 export function irregularBase(word: string): string | null {
   return BASE.get(word) ?? null;
 }
