@@ -24,7 +24,11 @@ const TURNS = process.argv.includes("--turns");
 const MAX_CONVS = Number(arg("limit-conversations") ?? "0");
 /** `--dump FILE`: one JSON line per question (its evidence and the top 10 texts), for diagnosis. */
 const DUMP = arg("dump");
+/** `--limit N`: rows asked of each search (default 20; recall is measured on the first 20). */
+const LIMIT = Number(arg("limit") ?? "20");
 const dumped: string[] = [];
+/** Rows of each question in the dump: its turns, text, score, type, speaker and episode. */
+const DUMP_ROWS = Number(arg("dump-rows") ?? "10");
 
 const CONCURRENCY = 4;
 
@@ -106,7 +110,7 @@ async function main() {
               query: q.question,
               user_id: `locomo-${conv.id}`,
               mode: "retrieve",
-              limit: 20,
+              limit: LIMIT,
             });
             const turns = (res.data as any[]).map((m) =>
               Array.isArray(m.details?.source_event_ids) ? (m.details.source_event_ids as string[]) : [],
@@ -119,7 +123,16 @@ async function main() {
                   category: q.category,
                   question: q.question,
                   evidence: q.evidence,
-                  top: (res.data as any[]).slice(0, 10).map((m, i) => [turns[i], m.text]),
+                  top: (res.data as any[])
+                    .slice(0, DUMP_ROWS)
+                    .map((m, i) => [
+                      turns[i],
+                      m.text,
+                      m.score,
+                      m.type,
+                      m.details?.source_role ?? null,
+                      m.details?.episode_id ?? (m.type === "episode" ? m.id : null),
+                    ]),
                 }),
               );
             askBar(++asked);

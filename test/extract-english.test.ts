@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conceptTerms, expandWord } from "../src/providers/local/concepts.js";
+import { conceptTerms, expandWord, placeKinds } from "../src/providers/local/concepts.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
@@ -100,6 +100,43 @@ describe("concept expansion (WordNet)", () => {
   it("leaves out common, ambiguous, verb-like and abstract words and names", () => {
     for (const w of ["time", "play", "thing", "spending", "seeing", "week", "two", "ate"])
       expect(expandWord(w), w).toEqual([]);
-    expect(conceptTerms("Rose met Mark")).toEqual([]);
+    // The names bring nothing; "met" brings only its base form (irregular verbs, below).
+    expect(conceptTerms("Rose met Mark")).toEqual(["meet"]);
+  });
+
+  it("indexes the base form of an irregular verb beside the form written", () => {
+    // "What did Caroline buy?" never reached "Caroline bought ...": the stemmer strips endings only.
+    expect(conceptTerms("Last week Caroline bought a bike and went to the lake.")).toEqual(
+      expect.arrayContaining(["buy", "go"]),
+    );
+    expect(conceptTerms("Jon chose them 'cause they help, and he has written it down.")).toEqual(
+      expect.arrayContaining(["choose", "write"]),
+    );
+    expect(conceptTerms("Her child loves the zoo.")).toContain("children");
+    expect(conceptTerms("The children built a sandcastle.")).toEqual(
+      expect.arrayContaining(["child", "build"]),
+    );
+    // A name is no verb form ("Rose"), and forms that are as often other words are left alone.
+    expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["rise"]));
+    expect(conceptTerms("Rose left the ground floor.")).not.toEqual(expect.arrayContaining(["leave"]));
+  });
+
+  it("reads chat words as their standard words, not WordNet's other senses", () => {
+    const terms = conceptTerms("Here's a pic of my kids with my mum on her bday.");
+    expect(terms).toEqual(expect.arrayContaining(["photo", "child", "children", "mother", "birthday"]));
+    // WordNet's "pic" is a movie and its "mum" a chrysanthemum.
+    expect(terms).not.toContain("movie");
+    expect(terms).not.toContain("chrysanthemum");
+  });
+
+  it("gives a place name the kinds of place it is, and only a name that is first of all a place", () => {
+    expect(conceptTerms("Took a short trip last week to Chicago.")).toContain("city");
+    expect(conceptTerms("I moved here from Sweden 4 years ago.")).toContain("country");
+    expect(conceptTerms("We hiked near Fort Wayne and drove to North Carolina.")).toEqual(
+      expect.arrayContaining(["city", "state"]),
+    );
+    expect(placeKinds("Michigan")).toContain("american state");
+    // A queen, a river and the dawn before they are places; a lower-case word is no name.
+    for (const w of ["Victoria", "Jordan", "Aurora", "chicago"]) expect(placeKinds(w), w).toEqual([]);
   });
 });

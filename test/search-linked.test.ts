@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
-import { factsBeforeTheirEpisode, sessionsThatMatch } from "../src/search/linked.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne } from "../src/search/linked.js";
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -67,15 +67,17 @@ describe("episodes and their facts", () => {
     row: { id, type, text: id, details: episode_id ? { episode_id } : {} } as unknown as MemoryRow,
     score,
   });
-  it("puts an episode below the best of its own facts in the list, and leaves other episodes alone", () => {
+  it("puts an episode below every one of its own facts in the list, and leaves other episodes alone", () => {
     const out = factsBeforeTheirEpisode([
       r("e1", "episode", 0.9),
       r("e2", "episode", 0.8),
       r("f1", "fact", 0.7, "e1"),
       r("f2", "fact", 0.6, "e3"),
+      r("f3", "fact", 0.5, "e1"),
     ]);
-    expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "e1", "f2"]);
-    expect(out[2]!.score).toBeLessThan(out[1]!.score);
+    // e1 repeats f1 and f3: below both (below f1 only, it still took the slot above f2 and f3).
+    expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "f2", "f3", "e1"]);
+    expect(out[4]!.score).toBeLessThan(out[3]!.score);
   });
 });
 
@@ -88,5 +90,71 @@ describe("session agreement", () => {
     const out = sessionsThatMatch([r("stray", 0.6, "e9"), r("a", 0.58, "e1"), r("b", 0.4, "e1")]);
     expect(out.map((x) => x.row.id)).toEqual(["a", "stray", "b"]);
     expect(out.every((x) => x.score <= 1)).toBe(true);
+  });
+});
+
+describe("scores past 1 after the boosts", () => {
+  const r = (id: string, score: number, episode_id: string) => ({
+    row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
+    score,
+  });
+  it("keep their order (the list is scaled back to 0..1, not clamped into a tie broken by id)", () => {
+    // Both lifted past 1: clamped, they tied at 1 and the id put "a" (the weaker) first.
+    const boosted = sessionsThatMatch([r("z", 0.98, "e1"), r("a", 0.95, "e1"), r("m", 0.5, "e2")]);
+    const out = withinOne(boosted);
+    expect(out.map((x) => x.row.id)).toEqual(["z", "a", "m"]);
+    expect(out[0]!.score).toBe(1);
+    expect(out[1]!.score).toBeLessThan(1);
+    expect(out.every((x) => x.score >= 0 && x.score <= 1)).toBe(true);
+    const dated = (id: string, score: number) => ({
+      row: { id, text: `On 8 May 2023, Ana moved in 2019 (${id}).` } as MemoryRow,
+      score,
+    });
+    const when = withinOne(preferDated("When did Ana move?", [dated("z", 0.95), dated("a", 0.9)]));
+    expect(when.map((x) => x.row.id)).toEqual(["z", "a"]);
+    expect(when[1]!.score).toBeLessThan(when[0]!.score);
+  });
+});
+
+describe("a name introduced after the user's first facts", () => {
+  it("reaches the earlier facts that say 'the user' (indexed context), not the assistant's", async () => {
+    const { key } = await svc.newOrg();
+    const ingest = (conv_id: string, messages: unknown[]) =>
+      svc.request("POST", "/v1/memories?wait=true", { key, body: { user_id: "u1", conv_id, messages } });
+    const first = await ingest("c1", [
+      { role: "user", content: "I repair vintage radios in my garage at weekends." },
+      {
+        role: "assistant",
+        content: "You could try the soldering course at the Leeds makerspace next month.",
+      },
+    ]);
+    expect(first.body.status).toBe("succeeded");
+    expect((await ingest("c2", [{ role: "user", content: "Hi, my name is Tomas." }])).body.status).toBe(
+      "succeeded",
+    );
+    const { rows } = await svc.runtime.deps.db.query<{ text: string; context: string | null }>(
+      "SELECT text, context FROM memories WHERE user_id = 'u1' AND type = 'fact' ORDER BY text",
+    );
+    const radios = rows.find((r) => r.text.includes("radios"))!;
+    const course = rows.find((r) => r.text.includes("soldering"))!;
+    expect(radios.text).toContain("The user");
+    expect(radios.context).toContain("(Tomas)");
+    expect(course.context ?? "").not.toContain("Tomas");
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "What does Tomas do?", user_id: "u1", mode: "retrieve", limit: 10, include: ["fact"] },
+    });
+    const texts = (res.body.data as { text: string }[]).map((r) => r.text);
+    expect(texts.findIndex((t) => t.includes("radios"))).toBeLessThan(
+      texts.findIndex((t) => t.includes("soldering")),
+    );
+    // A second ingest naming the user again adds nothing twice.
+    expect(
+      (await ingest("c3", [{ role: "user", content: "Call me Tomas, everyone does." }])).body.status,
+    ).toBe("succeeded");
+    const again = await svc.runtime.deps.db.query<{ context: string | null }>(
+      "SELECT context FROM memories WHERE user_id = 'u1' AND type = 'fact' AND text LIKE '%radios%'",
+    );
+    expect(again.rows[0]!.context!.split("(Tomas)").length).toBe(2);
   });
 });

@@ -179,3 +179,27 @@ export async function userNameText(
   );
   return rows[0]?.text ?? null;
 }
+
+/**
+ * A name introduced after facts were written: the user's earlier facts that say "the user" (from
+ * user turns, not superseded, not this job's) get the name in their indexed context, so a
+ * question naming the user reaches them as it reaches the later facts that read with the name
+ * (whose context holds "(the user)"). The row trigger re-derives their full-text vectors. One
+ * statement, run only by the ingest that records a new name. Returns how many rows it named.
+ */
+export async function nameEarlierFacts(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  name: string,
+  jobId: string,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE memories SET context = concat_ws(' ', context, '(' || $3::text || ')')
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status IS DISTINCT FROM 'superseded'
+       AND job_id IS DISTINCT FROM $4 AND details ->> 'source_role' = 'user'
+       AND text ILIKE '%the user%' AND text NOT LIKE 'The user''s name is %'
+       AND strpos(coalesce(context, ''), '(' || $3::text || ')') = 0`,
+    [scope.orgId, scope.userId, name, jobId],
+  );
+  return rowCount ?? 0;
+}

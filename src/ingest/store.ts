@@ -2,6 +2,7 @@ import { type Ctx, inTx } from "../context.js";
 import {
   activeFactsByHash,
   markSuperseded,
+  nameEarlierFacts,
   type Touched,
   touchFacts,
   touchObserved,
@@ -9,6 +10,7 @@ import {
 import { finishJob, type JobRow } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
 import { writeMemories } from "../memories/write.js";
+import { nameFromFact } from "../providers/local/names.js";
 import { enqueueJobWebhook } from "../webhooks/enqueue.js";
 import type { Reconciled } from "./reconcile.js";
 import type { StoredRequest } from "./submit.js";
@@ -79,6 +81,10 @@ export async function storeResult({
       txCtx,
       insert.map((r) => ({ ...r, metadata })),
     );
+    // A name recorded now also reaches the user's earlier facts ("The user ..."), by context.
+    const named = inserted.map((r) => (r.type === "fact" ? nameFromFact(r.text) : null)).find(Boolean);
+    if (named && request.user_id)
+      await nameEarlierFacts(tx, { orgId, userId: request.user_id }, named, job.id);
     // Restated facts and artifacts in one statement; reported in the order they were met.
     const touched = new Map(
       (

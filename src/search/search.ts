@@ -16,7 +16,13 @@ import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
-import { factsBeforeTheirEpisode, LINK_SPAN, sessionsThatMatch, withLinkedFacts } from "./linked.js";
+import {
+  factsBeforeTheirEpisode,
+  LINK_SPAN,
+  sessionsThatMatch,
+  withinOne,
+  withLinkedFacts,
+} from "./linked.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { preferDated } from "./temporal.js";
 import { elapsed } from "./timing.js";
@@ -91,7 +97,7 @@ export async function searchMemories({
       });
       const grouped = factsBeforeTheirEpisode(sessionsThatMatch(ranked));
       const linked = withLinkedFacts(links, contentTypes, grouped, limit);
-      return preferDated(input.query, linked);
+      return withinOne(preferDated(input.query, linked));
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];

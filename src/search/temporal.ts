@@ -12,7 +12,7 @@ const DATED_BOOST = 1.15;
 /**
  * Temporal questions prefer memories that say when: a fact whose text carries a resolved date
  * ("last week (the week before 21 November 2023)", "in 2019") is lifted a little under "when did
- * ...?" questions. Pure re-ordering of the ranked list; scores stay 0..1.
+ * ...?" questions. Pure re-ordering of the ranked list; a score may pass 1 (search scales the list back, withinOne).
  */
 export function preferDated<T extends { row: MemoryRow; score: number }>(query: string, ranked: T[]): T[] {
   if (!WHEN.test(query)) return ranked;
@@ -21,7 +21,7 @@ export function preferDated<T extends { row: MemoryRow; score: number }>(query: 
     const body = r.row.text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "");
     if (!DATE_IN_TEXT.test(body)) return r;
     changed = true;
-    return { ...r, score: Math.min(1, Math.round(r.score * DATED_BOOST * 1e6) / 1e6) };
+    return { ...r, score: Math.round(r.score * DATED_BOOST * 1e6) / 1e6 };
   });
   return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
 }

