@@ -261,11 +261,11 @@ export async function hybridSearchLinked(
        SELECT ${cols} FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
   }
   const text = `WITH vector_hits AS MATERIALIZED (
-       SELECT id, value FROM (
-         SELECT m.id, 1 - (m.embedding <=> $4::vector) AS value FROM memories m
+       SELECT id, 1 - dist AS value FROM (
+         SELECT m.id, m.embedding <=> $4::vector AS dist FROM memories m
          WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
-         ORDER BY m.embedding <=> $4::vector LIMIT $3::int) v
-       WHERE value <> 'NaN'::float8),
+         ORDER BY dist LIMIT $3::int) v
+       WHERE dist <> 'NaN'::float8),
      ${textCtes({ q: "$1", types: "$2", limit: "$3", org, where })},
      lists AS (
        SELECT id, value, $5::float8 AS weight, 1 AS list FROM vector_hits
