@@ -12,7 +12,7 @@ import type { Deps } from "../src/context.js";
 import { analyzeIfStale } from "../src/db/analyze.js";
 import { revokeApiKey } from "../src/db/api-keys.js";
 import { createDb, inlineParams, type Queryable, queryInOneTrip } from "../src/db/db.js";
-import { touchFact } from "../src/db/ingest-lookups.js";
+import { similarActiveFactsOf, touchFact } from "../src/db/ingest-lookups.js";
 import { insertMemoryRows } from "../src/db/memories.js";
 import {
   hnswSettings,
@@ -266,6 +266,53 @@ describe("episode neighbours of the ranked facts", () => {
       [301, 303, 2],
     ]);
     expect((await search(1)).links).toHaveLength(4);
+  });
+});
+
+describe("ingest's dedup lookup", () => {
+  it("finds each fact's exact-hash match and nearest active facts, many facts per statement", async () => {
+    const { orgId } = await svc.newOrg();
+    const texts = ["plays the cello on sundays", "adopted a greyhound named rocket", "cooks vegan food"];
+    const vectors = await svc.deps.providers.embedder.embed(texts);
+    const ids = texts.map(() => newMemoryId());
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(
+        tx,
+        texts.map((text, i) => ({
+          id: ids[i]!,
+          org_id: orgId,
+          type: "fact" as const,
+          text,
+          user_id: "u",
+          content_hash: `hash-${i}`,
+          embedding: vectors[i]!,
+        })),
+      ),
+    );
+    const zero = new Array<number>(svc.deps.config.MNEMO_EMBEDDING_DIM).fill(0);
+    // 450 lookups: three statements of at most 200; the interesting ones at both ends.
+    const facts = Array.from({ length: 450 }, (_, i) => ({
+      embedding: vectors[i % 3]!,
+      hash: "no-such-hash",
+    }));
+    facts[0] = { embedding: zero, hash: "hash-2" }; // the hash alone
+    facts[449] = { embedding: zero, hash: "nothing" }; // nothing at all
+    const found = await similarActiveFactsOf(svc.deps.db, { orgId, userId: "u" }, facts, 2);
+    expect(found).toHaveLength(450);
+    expect(found[0]!.map((c) => [c.id, c.similarity])).toEqual([[ids[2], 1]]);
+    expect(found[449]).toEqual([]);
+    for (const i of [1, 200, 201, 448]) {
+      expect(found[i]![0]!.id).toBe(ids[i % 3]);
+      expect(found[i]![0]!.similarity).toBeCloseTo(1, 5);
+      expect(found[i]).toHaveLength(2);
+      expect(found[i]![1]!.similarity).toBeLessThan(found[i]![0]!.similarity);
+    }
+    // Another user's facts are never candidates.
+    expect(await similarActiveFactsOf(svc.deps.db, { orgId, userId: "v" }, facts.slice(0, 3))).toEqual([
+      [],
+      [],
+      [],
+    ]);
   });
 });
 

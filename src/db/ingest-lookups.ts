@@ -5,25 +5,47 @@ import type { MemoryType } from "./memory-row.js";
 
 const vec = (v: number[]) => `[${v.join(",")}]`;
 
-/** The user's active facts nearest to `embedding` (cosine similarity), plus exact-hash matches. */
-export async function similarActiveFacts(
+type Similar = { id: string; text: string; similarity: number };
+
+/** Facts looked up per statement by similarActiveFactsOf (bounds the statement's size). */
+const LOOKUP_CHUNK = 200;
+
+/**
+ * For each fact (its embedding and content hash), the user's active facts nearest to it (cosine
+ * similarity, `limit` of them), plus the exact-hash match first: one statement per LOOKUP_CHUNK
+ * facts, not one per fact (a 5,000-message ingest has 3,000 facts). Zero vectors have no
+ * similarity (NaN) and bring no candidates.
+ */
+export async function similarActiveFactsOf(
   db: Queryable,
   scope: { orgId: string; userId: string },
-  embedding: number[],
-  hash: string,
+  facts: Array<{ embedding: number[]; hash: string }>,
   limit = 5,
-): Promise<Array<{ id: string; text: string; similarity: number }>> {
-  const { rows } = await db.query<{ id: string; text: string; similarity: number }>(
-    `(SELECT id::text, text, 1.0::float8 AS similarity FROM memories
-       WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = $4 LIMIT 1)
-     UNION ALL
-     (SELECT id::text, text, (1 - (embedding <=> $3::vector))::float8 AS similarity FROM memories
-       WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND embedding IS NOT NULL
-       ORDER BY embedding <=> $3::vector LIMIT $5)`,
-    [scope.orgId, scope.userId, vec(embedding), hash, limit],
-  );
-  const seen = new Set<string>();
-  return rows.filter((r) => !seen.has(r.id) && seen.add(r.id));
+): Promise<Similar[][]> {
+  const out: Similar[][] = facts.map(() => []);
+  for (let start = 0; start < facts.length; start += LOOKUP_CHUNK) {
+    const chunk = facts.slice(start, start + LOOKUP_CHUNK);
+    const { rows } = await db.query<Similar & { n: number }>(
+      `SELECT x.n::int AS n, c.id, c.text, c.similarity
+       FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS x(vec, hash, n),
+       LATERAL (
+         (SELECT id::text, text, 1.0::float8 AS similarity, 0::float8 AS k FROM memories
+           WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = x.hash LIMIT 1)
+         UNION ALL
+         (SELECT id::text, text, (1 - d)::float8, 1 + d FROM (
+           SELECT id, text, embedding <=> x.vec::vector AS d FROM memories
+           WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND embedding IS NOT NULL
+           ORDER BY d LIMIT $5) near
+          WHERE d <> 'NaN'::float8)) c
+       ORDER BY x.n, c.k`,
+      [scope.orgId, scope.userId, chunk.map((f) => vec(f.embedding)), chunk.map((f) => f.hash), limit],
+    );
+    for (const { n, ...r } of rows) {
+      const list = out[start + n - 1]!;
+      if (!list.some((c) => c.id === r.id)) list.push({ ...r, similarity: Number(r.similarity) });
+    }
+  }
+  return out;
 }
 
 /** Active facts of the user with one of these hashes (re-checked under the store lock). */

@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/db.js";
-import { latestArtifactVersion, sameDirective, similarActiveFacts } from "../db/ingest-lookups.js";
+import { latestArtifactVersion, sameDirective, similarActiveFactsOf } from "../db/ingest-lookups.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
@@ -38,11 +38,15 @@ export async function reconcile(
     newVersions: new Set(),
     sameDirectives: [],
   };
-  const cases: JudgeCase[] = [];
-  for (const f of plan.facts) {
-    const candidates = await similarActiveFacts(db, scope, f.embedding!, f.content_hash!);
-    cases.push({ text: f.text, candidates: candidates.filter((c) => c.similarity >= 0.5) });
-  }
+  const similar = await similarActiveFactsOf(
+    db,
+    scope,
+    plan.facts.map((f) => ({ embedding: f.embedding!, hash: f.content_hash! })),
+  );
+  const cases: JudgeCase[] = plan.facts.map((f, i) => ({
+    text: f.text,
+    candidates: similar[i]!.filter((c) => c.similarity >= 0.5),
+  }));
   const verdicts = await extractor.judge(cases);
   const replaced = new Map<string, string>(); // planned fact id -> existing id
   plan.facts.forEach((f, i) => {
