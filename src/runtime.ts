@@ -16,6 +16,7 @@ import type { Logger } from "./logger.js";
 import { createMetrics, instrumentProviders } from "./metrics.js";
 import { serveMetrics } from "./metrics-server.js";
 import { createProviders } from "./providers/index.js";
+import { warmConcepts } from "./providers/local/concepts.js";
 import { loadServerSecret } from "./secret.js";
 
 export interface Runtime {
@@ -77,7 +78,10 @@ export async function startRuntime(
       queue: queueFor(boss),
       secret: secret.key,
     };
-    if (roles.worker) await startWorkers(deps, boss);
+    if (roles.worker) {
+      warmConcepts(); // WordNet, read by every memory write (src/memories/write.ts)
+      await startWorkers(deps, boss);
+    }
     // wait=true holds end when any process finishes their job (LISTEN/NOTIFY), polling as fallback.
     const listen = config.MNEMO_LISTEN_NOTIFY && roles.api ? bossListen(boss) : undefined;
     const relay = listen

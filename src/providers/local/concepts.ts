@@ -75,6 +75,18 @@ function dictDir(): string {
 
 const lines = (file: string) => readFileSync(file, "latin1").split("\n");
 
+/**
+ * Reads the dictionary now (about 0.2 s, synchronous) instead of at the first memory written, so
+ * a worker process pays it while starting, not in the middle of its first job, where it held
+ * every request of the process behind it.
+ */
+export function warmConcepts(): void {
+  load();
+}
+
+/** Whether the dictionary has been read in this process. */
+export const conceptsLoaded = (): boolean => dict !== null;
+
 function load(): Dictionary {
   if (dict) return dict;
   const dir = dictDir();
