@@ -197,9 +197,12 @@ function speakerName(turn: Turn): string {
 /** The other party of a two-way chat: the nearest turn with a different speaker. */
 function counterpart(turns: Turn[], turn: Turn): string | null {
   const me = speakerName(turn);
-  const near = [...turns.slice(0, turn.index).reverse(), ...turns.slice(turn.index + 1)];
-  const t = near.find((x) => x.role !== "tool" && x.role !== "system" && speakerName(x) !== me);
-  return t ? speakerName(t) : null;
+  const other = (x: Turn) => x.role !== "tool" && x.role !== "system" && speakerName(x) !== me;
+  // Earlier turns nearest first, then later ones; no copy of the list per turn (5,000 turns
+  // copied 5,000 times held the event loop for about 80 ms).
+  for (let i = turn.index - 1; i >= 0; i--) if (other(turns[i]!)) return speakerName(turns[i]!);
+  for (let i = turn.index + 1; i < turns.length; i++) if (other(turns[i]!)) return speakerName(turns[i]!);
+  return null;
 }
 
 function secondToThird(s: string, name: string): string {
