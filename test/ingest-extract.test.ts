@@ -4,7 +4,7 @@ import { strptime } from "../src/dates/strptime.js";
 import { identifiersFromText } from "../src/identifiers/identifiers.js";
 import { classifyLocally } from "../src/providers/local/classifier.js";
 import { toThirdPerson } from "../src/providers/local/english.js";
-import { extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
+import { createLocalExtractor, extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
 import type { Turn } from "../src/providers/types.js";
 
 const turn = (index: number, role: string, content: string, extra: Partial<Turn> = {}): Turn => ({
@@ -255,5 +255,29 @@ describe("local extraction", () => {
     expect(
       classifyLocally({ type: "fact", text: "The billing service deploys with terraform on Fridays." }, g),
     ).toEqual({ verdict: "shareable", matched_group_ids: ["g1"] });
+  });
+});
+
+describe("the local extractor on a long conversation", () => {
+  const turns = Array.from({ length: 1200 }, (_, i) =>
+    turn(i, i % 2 ? "assistant" : "user", `I moved to city number ${i} and I still live there.`),
+  );
+  const input = { turns, path: "batch" as const, extractArtifacts: false, agentic: false, known: [] };
+
+  it("gives the event loop turns while it works, with the same result as in one go", async () => {
+    let finished = false;
+    let servedMeanwhile = false;
+    setImmediate(() => {
+      servedMeanwhile = !finished;
+    });
+    const stepped = await createLocalExtractor()
+      .extract(input)
+      .then((ex) => {
+        finished = true;
+        return ex;
+      });
+    expect(servedMeanwhile).toBe(true);
+    expect(stepped).toEqual(extractLocally(input));
+    expect(stepped.facts.length).toBeGreaterThanOrEqual(600); // the user turns (the assistant's "I ..." are offers)
   });
 });

@@ -35,7 +35,14 @@ export function createLocalExtractor(options: { delayMs?: number } = {}): Extrac
     name: "local",
     async extract(input) {
       if (options.delayMs) await sleep(options.delayMs);
-      return extractLocally(input);
+      // A step at a time, giving the event loop a turn between steps: thousands of turns in one
+      // go held every request of the process for a few hundred milliseconds.
+      const steps = extractInSteps(input);
+      for (;;) {
+        const step = steps.next();
+        if (step.done) return step.value;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     },
     judge: async (cases) => cases.map(judgeLocally),
   };
@@ -44,7 +51,19 @@ export function createLocalExtractor(options: { delayMs?: number } = {}): Extrac
 const NOISE_LINE =
   /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
 
+/** Turns extracted between two turns of the event loop (see createLocalExtractor). */
+const TURNS_PER_STEP = 250;
+
 export function extractLocally(raw: ExtractInput): Extraction {
+  const steps = extractInSteps(raw);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** extractLocally, pausing (yield) after every TURNS_PER_STEP turns. */
+function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, undefined> {
   const { input, introduced } = withUserName(raw);
   // Turns that now speak as the user's name: their facts also index "the user", so a question
   // either way reaches them.
@@ -66,7 +85,9 @@ export function extractLocally(raw: ExtractInput): Extraction {
       source_event_ids: [introduced.eventId],
     });
   }
+  let done = 0;
   for (const turn of input.turns) {
+    if (++done % TURNS_PER_STEP === 0) yield;
     if (turn.role === "tool" || turn.role === "system") continue; // tool output is not a claim
     const name = speakerName(turn);
     const other = counterpart(input.turns, turn);
