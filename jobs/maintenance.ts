@@ -4,7 +4,10 @@ import { analyzeIfStale } from "../src/db/analyze.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 
-/** Retention sweeps and, where no autovacuum runs, statistics, every 10 minutes (pg-boss cron has minute granularity; one worker runs each). */
+/**
+ * Retention sweeps and, where no autovacuum runs, statistics and vacuum, every 10 minutes (pg-boss
+ * cron has minute granularity; one worker runs each).
+ */
 export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<void> {
   await boss.work("maintenance-sweep", { pollingIntervalSeconds: 30 }, async ([job]) => {
     // Every line a job writes carries its job id.

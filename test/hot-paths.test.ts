@@ -105,17 +105,10 @@ describe("BM25 as a sparse inner product", () => {
     const query = "trip to the mountains";
     const [vector] = await svc.deps.providers.embedder.embed([query]);
     const pool = 30;
+    const input = { scope, types: FACTS, query, vector: vector!, pool, limit: 12, vectorWeight: 0.3 };
     const { hybrid, vectorHits, textHits } = await svc.deps.db.tx(
       async (tx) => ({
-        hybrid: await hybridSearch(tx, {
-          scope,
-          types: FACTS,
-          query,
-          vector: vector!,
-          pool,
-          limit: 12,
-          vectorWeight: 0.3,
-        }),
+        hybrid: await hybridSearch(tx, input),
         vectorHits: await nearestMemories(tx, scope, FACTS, vector!, pool),
         textHits: await textMatches(tx, scope, FACTS, query, pool),
       }),
@@ -131,16 +124,7 @@ describe("BM25 as a sparse inner product", () => {
 
     // The same statement in one round trip (settings and inlined values as one simple query, as
     // search runs it) gives the same rows and scores.
-    const once = await hybridSearch(svc.deps.db, {
-      scope,
-      types: FACTS,
-      query,
-      vector: vector!,
-      pool,
-      limit: 12,
-      vectorWeight: 0.3,
-      settings: { settings: hnswSettings(pool) },
-    });
+    const once = await hybridSearch(svc.deps.db, { ...input, settings: { settings: hnswSettings(pool) } });
     expect(once.map((h) => [h.row.id, h.score])).toEqual(hybrid.map((h) => [h.row.id, h.score]));
   });
 });

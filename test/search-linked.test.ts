@@ -4,6 +4,12 @@ import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne } from "../src/se
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
+/** A ranked fact of an episode. */
+const factOf = (id: string, score: number, episode_id: string) => ({
+  row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
+  score,
+});
+
 let svc: TestService;
 beforeAll(async () => {
   svc = await startTestService();
@@ -82,25 +88,25 @@ describe("episodes and their facts", () => {
 });
 
 describe("session agreement", () => {
-  const r = (id: string, score: number, episode_id: string) => ({
-    row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
-    score,
-  });
   it("lifts facts of an episode with several hits above a stray match of similar score", () => {
-    const out = sessionsThatMatch([r("stray", 0.6, "e9"), r("a", 0.58, "e1"), r("b", 0.4, "e1")]);
+    const out = sessionsThatMatch([
+      factOf("stray", 0.6, "e9"),
+      factOf("a", 0.58, "e1"),
+      factOf("b", 0.4, "e1"),
+    ]);
     expect(out.map((x) => x.row.id)).toEqual(["a", "stray", "b"]);
     expect(out.every((x) => x.score <= 1)).toBe(true);
   });
 });
 
 describe("scores past 1 after the boosts", () => {
-  const r = (id: string, score: number, episode_id: string) => ({
-    row: { id, type: "fact", text: id, details: { episode_id } } as unknown as MemoryRow,
-    score,
-  });
   it("keep their order (the list is scaled back to 0..1, not clamped into a tie broken by id)", () => {
     // Both lifted past 1: clamped, they tied at 1 and the id put "a" (the weaker) first.
-    const boosted = sessionsThatMatch([r("z", 0.98, "e1"), r("a", 0.95, "e1"), r("m", 0.5, "e2")]);
+    const boosted = sessionsThatMatch([
+      factOf("z", 0.98, "e1"),
+      factOf("a", 0.95, "e1"),
+      factOf("m", 0.5, "e2"),
+    ]);
     const out = withinOne(boosted);
     expect(out.map((x) => x.row.id)).toEqual(["z", "a", "m"]);
     expect(out[0]!.score).toBe(1);

@@ -14,6 +14,19 @@ const LINK_FACTOR = 0.6;
 const SESSION_WINDOW = 20;
 const SESSION_BOOST = 0.1;
 
+/** Scores are kept to six places, as the search statement rounds them. */
+export const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** Best first, ties by id: the order of every re-ranked list. */
+export const byScore = (a: { row: MemoryRow; score: number }, b: { row: MemoryRow; score: number }) =>
+  b.score - a.score || (a.row.id < b.row.id ? -1 : 1);
+
+/** The episode a fact belongs to (facts only). */
+const episodeOf = (row: MemoryRow): string | undefined => {
+  const ep = row.type === "fact" ? row.details?.episode_id : undefined;
+  return typeof ep === "string" ? ep : undefined;
+};
+
 /**
  * One hop of multi-hop retrieval: the facts next to a top hit in its episode (the turn it answers,
  * the turn that follows up on it) join the ranking, scored below the hit that brought them, so a
@@ -35,7 +48,7 @@ export function withLinkedFacts(
   let changed = false;
   for (const link of links) {
     if (!scoreOf.has(link.of) || link.distance > LINK_SPAN) continue;
-    const score = Math.round((scoreOf.get(link.of) ?? 0) * LINK_FACTOR ** link.distance * 1e6) / 1e6;
+    const score = round6((scoreOf.get(link.of) ?? 0) * LINK_FACTOR ** link.distance);
     // A linked fact already ranked keeps the better of its own score and the linked one.
     if (score > (byId.get(link.row.id)?.score ?? -1)) {
       byId.set(link.row.id, { row: byId.get(link.row.id)?.row ?? link.row, score });
@@ -43,9 +56,7 @@ export function withLinkedFacts(
     }
   }
   if (!changed) return ranked;
-  return [...byId.values()]
-    .sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1))
-    .slice(0, limit);
+  return [...byId.values()].sort(byScore).slice(0, limit);
 }
 
 /**
@@ -57,17 +68,17 @@ export function withLinkedFacts(
 export function factsBeforeTheirEpisode<T extends { row: MemoryRow; score: number }>(ranked: T[]): T[] {
   const lowest = new Map<string, number>();
   for (const r of ranked) {
-    const ep = r.row.type === "fact" ? r.row.details?.episode_id : undefined;
-    if (typeof ep === "string" && r.score < (lowest.get(ep) ?? 2)) lowest.set(ep, r.score);
+    const ep = episodeOf(r.row);
+    if (ep && r.score < (lowest.get(ep) ?? 2)) lowest.set(ep, r.score);
   }
   let changed = false;
   const out = ranked.map((r) => {
     const fact = r.row.type === "episode" ? lowest.get(r.row.id) : undefined;
     if (fact === undefined || r.score < fact) return r;
     changed = true;
-    return { ...r, score: Math.max(0, Math.round((fact - 1e-6) * 1e6) / 1e6) };
+    return { ...r, score: Math.max(0, round6(fact - 1e-6)) };
   });
-  return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
+  return changed ? out.sort(byScore) : ranked;
 }
 
 /**
@@ -80,21 +91,18 @@ export function sessionsThatMatch<T extends { row: MemoryRow; score: number }>(r
   const top = ranked.slice(0, SESSION_WINDOW);
   const hits = new Map<string, number>();
   for (const r of top) {
-    const ep = r.row.type === "fact" ? r.row.details?.episode_id : undefined;
-    if (typeof ep === "string") hits.set(ep, (hits.get(ep) ?? 0) + 1);
+    const ep = episodeOf(r.row);
+    if (ep) hits.set(ep, (hits.get(ep) ?? 0) + 1);
   }
   let changed = false;
   const out = ranked.map((r) => {
-    const ep = r.row.type === "fact" ? r.row.details?.episode_id : undefined;
-    const n = typeof ep === "string" ? (hits.get(ep) ?? 0) : 0;
+    const ep = episodeOf(r.row);
+    const n = ep ? (hits.get(ep) ?? 0) : 0;
     if (n < 2) return r;
     changed = true;
-    return {
-      ...r,
-      score: Math.round(r.score * (1 + SESSION_BOOST * Math.min(n - 1, 3)) * 1e6) / 1e6,
-    };
+    return { ...r, score: round6(r.score * (1 + SESSION_BOOST * Math.min(n - 1, 3))) };
   });
-  return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
+  return changed ? out.sort(byScore) : ranked;
 }
 
 /**
@@ -105,5 +113,5 @@ export function sessionsThatMatch<T extends { row: MemoryRow; score: number }>(r
 export function withinOne<T extends { score: number }>(ranked: T[]): T[] {
   const top = ranked.reduce((m, r) => Math.max(m, r.score), 0);
   if (top <= 1) return ranked;
-  return ranked.map((r) => ({ ...r, score: Math.round((r.score / top) * 1e6) / 1e6 }));
+  return ranked.map((r) => ({ ...r, score: round6(r.score / top) }));
 }

@@ -1,4 +1,5 @@
 import type { MemoryRow } from "../db/memory-row.js";
+import { byScore, round6 } from "./linked.js";
 
 /** A question about time: "when did ...", "what year ...", "how long ago ...". */
 const WHEN =
@@ -12,7 +13,8 @@ const DATED_BOOST = 1.15;
 /**
  * Temporal questions prefer memories that say when: a fact whose text carries a resolved date
  * ("last week (the week before 21 November 2023)", "in 2019") is lifted a little under "when did
- * ...?" questions. Pure re-ordering of the ranked list; a score may pass 1 (search scales the list back, withinOne).
+ * ...?" questions. Pure re-ordering of the ranked list; a score may pass 1 (search scales the
+ * list back, withinOne).
  */
 export function preferDated<T extends { row: MemoryRow; score: number }>(query: string, ranked: T[]): T[] {
   if (!WHEN.test(query)) return ranked;
@@ -21,7 +23,7 @@ export function preferDated<T extends { row: MemoryRow; score: number }>(query: 
     const body = r.row.text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "");
     if (!DATE_IN_TEXT.test(body)) return r;
     changed = true;
-    return { ...r, score: Math.round(r.score * DATED_BOOST * 1e6) / 1e6 };
+    return { ...r, score: round6(r.score * DATED_BOOST) };
   });
-  return changed ? out.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : 1)) : ranked;
+  return changed ? out.sort(byScore) : ranked;
 }

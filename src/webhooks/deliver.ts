@@ -24,8 +24,8 @@ interface Sent {
 
 /**
  * One delivery attempt: re-reads the config (a webhook disabled, unsubscribed or removed since
- * the event stops here) and whether the event was already delivered, signs the stored body with the current secret, posts it through the
- * address-checking dispatcher, records the attempt, and schedules the next attempt as a new,
+ * the event stops here) and whether the event was already delivered, signs the stored body with
+ * the current secret, posts it through the address-checking dispatcher, records the attempt, and schedules the next attempt as a new,
  * persisted job in the same transaction as the record.
  */
 export async function deliverWebhook({
