@@ -184,7 +184,13 @@ describe("vectors with no direction (zero: no content words under the local embe
 });
 
 describe("episode neighbours of the ranked facts", () => {
-  it("are each hit's facts within the span in its own episode's order, however long the episode", async () => {
+  // Ingest stores each fact's place (details.episode_index); facts stored before it existed have
+  // none, and a place that does not match the episode's list is not trusted.
+  it.each([
+    ["found in the episode's list (no stored place)", () => ({})],
+    ["stored with each fact", (i: number) => ({ episode_index: i })],
+    ["stored, but wrong for the two hits", (i: number) => ({ episode_index: i === 37 || i === 301 ? 5 : i })],
+  ])("are each hit's facts within the span in its own episode's order, its place %s", async (_, stored) => {
     const { orgId } = await svc.newOrg();
     const episode = newMemoryId();
     const other = newMemoryId();
@@ -196,7 +202,7 @@ describe("episode neighbours of the ranked facts", () => {
       type: "fact" as const,
       text: i === 37 || i === 301 ? `the ${words[i === 37 ? 0 : 1]} turn` : `plain turn number ${i}`,
       user_id: "u",
-      details: { episode_id: episode },
+      details: { episode_id: episode, ...stored(i) },
     }));
     await svc.deps.db.tx((tx) =>
       insertMemoryRows(tx, [
@@ -362,6 +368,30 @@ describe("where no autovacuum runs (the embedded database), the service", () => 
     const stats = await memoriesStats();
     expect(stats.last_vacuum).not.toBeNull();
     expect(stats.dead).toBeLessThan(50);
+  });
+});
+
+describe("after an ingest job that stored many memories", () => {
+  it("the planner's statistics count them at once, on a server too (its autovacuum looks once a minute)", async () => {
+    const reltuples = async () =>
+      (
+        await svc.deps.db.query<{ n: number }>(
+          "SELECT greatest(reltuples, 0)::int AS n FROM pg_class WHERE oid = 'memories'::regclass",
+        )
+      ).rows[0]!.n;
+    await analyzeIfStale(svc.deps.db); // whatever earlier tests left to do
+    const before = await reltuples();
+    const stored = Math.max(200, Math.ceil(before * 0.25));
+    const { orgId } = await svc.newOrg();
+    await addFacts(
+      orgId,
+      Array.from({ length: stored }, (_, i) => `a stored row ${i}`),
+    );
+    expect(await analyzeIfStale(svc.deps.db, { stored })).toContain("memories");
+    expect(await reltuples()).toBeGreaterThanOrEqual(before + stored);
+    // A small job leaves it to autovacuum (or, where there is none, to the changed-row count).
+    await addFacts(orgId, ["one more row"]);
+    expect(await analyzeIfStale(svc.deps.db, { stored: 1 })).toEqual([]);
   });
 });
 

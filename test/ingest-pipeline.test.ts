@@ -102,6 +102,35 @@ describe("supersede and dedup", () => {
     expect(ep!.details.fact_ids).toEqual([fact.id]);
   });
 
+  it("records each new fact's place in its episode's final fact order, kept off the wire", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await ingestOk(key, { messages: [user("I play the violin in a quartet.")] });
+    // The restated fact (second turn) is the earlier row: the new facts' places are after the swap.
+    const result = await ingestOk(key, {
+      messages: [
+        user("I adopted a greyhound called Rocket last spring."),
+        user("I play the violin in a quartet."),
+        user("My brother moved to Lisbon for a job at a bank."),
+        user("I am training for the Berlin marathon in September."),
+      ],
+    });
+    const episode = result.memories_created.find((m: any) => m.type === "episode");
+    const ep = (await findMemory(svc.deps.db, orgId, episode.id))!;
+    const order = ep.details.fact_ids as string[];
+    expect(order).toHaveLength(4);
+    const created = await rowsOf(
+      orgId,
+      result.memories_created.filter((m: any) => m.type === "fact"),
+    );
+    expect(created).toHaveLength(3);
+    for (const f of created) {
+      expect(f.details.episode_id).toBe(episode.id);
+      expect(order[f.details.episode_index as number]).toBe(f.id);
+      expect(toWire(f).details).not.toHaveProperty("episode_index");
+    }
+    expect(created.map((f) => f.details.episode_index).sort()).toEqual([0, 2, 3]);
+  });
+
   it("two ingests of the same fact at once store it once", async () => {
     const { key, orgId } = await svc.newOrg();
     const body = {

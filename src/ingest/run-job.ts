@@ -61,6 +61,7 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
       timings[stage] = (performance.now() - t) / 1000;
     }
   };
+  let stored = 0;
   try {
     const { providers, config } = deps;
     const scope = { orgId: ctx.principal.orgId, userId: request.user_id, agentId: request.agent_id ?? null };
@@ -99,6 +100,7 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
     await classifyStage(ctx, request, rec.insert, time);
     await storeResult({ ctx, input: { job, request, rec, timings, startedAt } });
+    stored = rec.insert.length;
     for (const stage of ["extract", "embed", "dedup", "classify", "store"]) {
       if (timings[stage] !== undefined) metrics.ingestStage.observe({ stage }, timings[stage]);
     }
@@ -115,9 +117,9 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     await failJob({ ctx, input: { job, request, message } });
   }
   signal();
-  // The embedded database has no autovacuum: refresh the planner's statistics once enough rows
-  // changed (a no-op on a server that analyzes by itself), after the job's waiters were told.
-  analyzeIfStale(ctx.db).catch((err: unknown) => ctx.log.warn({ err }, "analyze after ingest failed"));
+  // Planner statistics, after the job's waiters were told: the embedded database has no
+  // autovacuum, and a server's looks only once a minute (see analyzeIfStale).
+  analyzeIfStale(ctx.db, { stored }).catch((err: unknown) => ctx.log.warn({ err }, "analyze after ingest failed"));
 }
 
 /**

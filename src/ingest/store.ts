@@ -12,6 +12,7 @@ import { lockIngestUser } from "../db/locks.js";
 import { writeMemories } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { enqueueJobWebhook } from "../webhooks/enqueue.js";
+import type { PlannedRow } from "./assemble.js";
 import type { Reconciled } from "./reconcile.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -66,6 +67,7 @@ export async function storeResult({
       const ids = (episode.details!.fact_ids as string[]).map((id) => swap.get(id) ?? id);
       episode.details = { ...episode.details, fact_ids: [...new Set(ids)] };
     }
+    if (episode) placeInEpisode(episode, insert);
     const duplicates = [
       ...rec.duplicates,
       ...late.map((f) => ({
@@ -137,6 +139,21 @@ export async function storeResult({
     });
     return done;
   });
+}
+
+/**
+ * Each new fact's place in its episode's final fact order, as `details.episode_index`: search
+ * then reaches a hit's neighbours by subscript instead of scanning the episode's whole list for
+ * every hit (src/db/memory-search.ts). Internal: not part of the wire details.
+ */
+function placeInEpisode(episode: PlannedRow, rows: PlannedRow[]): void {
+  const at = new Map((episode.details!.fact_ids as string[]).map((id, i) => [id, i]));
+  for (const r of rows) {
+    const i = at.get(r.id);
+    if (r.type === "fact" && r.details?.episode_id === episode.id && i !== undefined) {
+      r.details = { ...r.details, episode_index: i };
+    }
+  }
 }
 
 /** Records a failed job (with its webhook) in one transaction. */

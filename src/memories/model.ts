@@ -47,7 +47,8 @@ export function toWire(row: MemoryRow, options: WireOptions = {}): Memory {
 function detailsFor(row: MemoryRow, options: WireOptions): Record<string, unknown> {
   const stored = row.details ?? {};
   switch (row.type) {
-    case "fact":
+    case "fact": {
+      const { episode_index: _internal, ...rest } = stored;
       return {
         fact_type: null,
         source_role: null,
@@ -55,10 +56,11 @@ function detailsFor(row: MemoryRow, options: WireOptions): Record<string, unknow
         artifact_id: null,
         artifact_ids: [],
         source_event_ids: [],
-        ...stored,
+        ...rest,
         status: row.status ?? "active",
         supersedes: row.supersedes,
       };
+    }
     case "artifact": {
       const { full_content: _ignored, ...rest } = stored;
       return {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
@@ -46,6 +46,7 @@ export default async function setup(project: TestProject) {
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await server.stop();
   project.provide("templatePath", file);
+  return () => rmSync(dir, { recursive: true, force: true });
 }
 
 async function setupServer(project: TestProject, serverUrl: string, runId: string) {
