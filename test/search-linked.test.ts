@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
-import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne } from "../src/search/linked.js";
+import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne, withLinkedFacts } from "../src/search/linked.js";
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -50,6 +50,38 @@ describe("linked facts (one hop through the episode)", () => {
     // The next turn shares no word with the query: it ranks second through the hit, below it.
     expect(next).toBe(1);
     expect(rows[next]!.score).toBeLessThan(rows[hit]!.score);
+  });
+});
+
+describe("the facts a hit brings", () => {
+  const said = (id: string, speaker: string) =>
+    ({ id, type: "fact", text: id, details: { episode_id: "e1", source_role: speaker } }) as unknown as MemoryRow;
+  it("are one step away when next to it or the same speaker's own turn two places away; ties go by the conversation", () => {
+    const hit = { row: said("hit", "Ana"), score: 0.8 };
+    const other = { row: said("elsewhere", "Cy"), score: 0.3 };
+    const link = (offset: number, speaker: string) => ({
+      of: "hit",
+      offset,
+      distance: Math.abs(offset),
+      row: said(`${speaker}${offset}`, speaker),
+    });
+    const out = withLinkedFacts(
+      [link(-2, "Ana"), link(-1, "Ben"), link(1, "Ben"), link(2, "Ana"), link(-2, "Cy")],
+      ["fact"],
+      [hit, other],
+      10,
+    );
+    expect(out.map((r) => [r.row.id, r.score])).toEqual([
+      ["hit", 0.8],
+      // One step (0.8 x 0.6): the speaker's own turns first, after before before; then the turns next to it.
+      ["Ana2", 0.48],
+      ["Ana-2", 0.479999],
+      ["Ben1", 0.479998],
+      ["Ben-1", 0.479997],
+      ["elsewhere", 0.3],
+      // Another speaker two places away: two steps (0.8 x 0.36).
+      ["Cy-2", 0.287997],
+    ]);
   });
 });
 

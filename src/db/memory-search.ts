@@ -194,21 +194,26 @@ export async function hybridSearch(
   return (await hybridSearchLinked(db, input)).ranked;
 }
 
-/** A fact next to a fact of the ranking in its episode: `of` is that fact, `distance` places away. */
+/**
+ * A fact next to a fact of the ranking in its episode: `of` is that fact, `offset` places after it
+ * (negative: before it), `distance` places away.
+ */
 export interface EpisodeLink {
   of: string;
+  offset: number;
   distance: number;
   row: MemoryRow;
 }
 
 /**
  * hybridSearch, and with `linkSpan` (when facts are searched) in the same statement the facts
- * within that many places of each ranked fact in its episode's fact order (the turns just before
- * and after it), in the scope and servable; a neighbour of several facts comes once for each.
+ * within that many places of each of the first `linkFrom` ranked facts (all by default) in its
+ * episode's fact order (the turns just before and after it), in the scope and servable; a
+ * neighbour of several facts comes once for each.
  */
 export async function hybridSearchLinked(
   db: Queryable,
-  input: HybridInput & { linkSpan?: number | undefined },
+  input: HybridInput & { linkSpan?: number | undefined; linkFrom?: number | undefined },
 ): Promise<{ ranked: { row: MemoryRow; score: number }[]; links: EpisodeLink[] }> {
   const params: unknown[] = [
     input.query,
@@ -231,7 +236,7 @@ export async function hybridSearchLinked(
   let links = "";
   let linkRows = "";
   if (input.linkSpan && input.types.includes("fact")) {
-    params.push(input.linkSpan);
+    params.push(input.linkFrom ?? input.limit, input.linkSpan);
     // A hit's place in its episode is stored with it (details.episode_index, checked against
     // the episode's list), so each neighbour is one subscript of the episode's fact list, read
     // once per episode. A fact stored before the index existed, or whose index does not match
@@ -242,7 +247,8 @@ export async function hybridSearchLinked(
     links = `,
      hits AS MATERIALIZED (
        SELECT m.id, (m.details ->> 'episode_id')::uuid AS episode, (m.details ->> 'episode_index')::int AS n
-       FROM fused f JOIN memories m ON m.id = f.id
+       FROM (SELECT id FROM fused ORDER BY score DESC, id LIMIT $${params.length - 1}::int) f
+         JOIN memories m ON m.id = f.id
        WHERE m.type = 'fact' AND m.details ? 'episode_id'),
      episode_facts AS MATERIALIZED (
        SELECT e.id AS episode, e.details -> 'fact_ids' AS fids
@@ -258,7 +264,7 @@ export async function hybridSearchLinked(
        SELECT p.id, p.episode, coalesce(p.n, array_position(l.ids, p.id::text) - 1) AS n
        FROM stored_places p LEFT JOIN listed l ON l.episode = p.episode),
      links AS MATERIALIZED (
-       SELECT p.id AS link_of, (e.fids ->> (p.n + d))::uuid AS fid, abs(d) AS link_distance
+       SELECT p.id AS link_of, (e.fids ->> (p.n + d))::uuid AS fid, d AS link_offset
        FROM placed p JOIN episode_facts e ON e.episode = p.episode,
          generate_series(-$${params.length}::int, $${params.length}::int) d
        WHERE d <> 0 AND p.n + d >= 0 AND e.fids ->> (p.n + d) IS NOT NULL)`;
@@ -268,7 +274,7 @@ export async function hybridSearchLinked(
     // every link for each one (3,009 facts, 19 hits: 5 s a search on PostgreSQL 15).
     linkRows = `
      UNION ALL
-     SELECT ${cols}, NULL::float8, l.link_of, l.link_distance
+     SELECT ${cols}, NULL::float8, l.link_of, l.link_offset
      FROM links l CROSS JOIN LATERAL (
        SELECT ${cols} FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
   }
@@ -290,18 +296,21 @@ export async function hybridSearchLinked(
        SELECT id, round((sum(weight * (value - lo + span * 0.05) / (span * 1.05)) / ($5::float8 + 1))::numeric, 6)
          ::float8 AS score
        FROM scaled GROUP BY id ORDER BY score DESC, id LIMIT $6::int)${usage}${links}
-     SELECT ${cols}, f.score, NULL::uuid AS link_of, NULL::int AS link_distance
+     SELECT ${cols}, f.score, NULL::uuid AS link_of, NULL::int AS link_offset
      FROM fused f JOIN memories m ON m.id = f.id${linkRows}
      ORDER BY score DESC NULLS LAST, id`;
-  type Row = MemoryRow & { score: number | null; link_of: string | null; link_distance: number | null };
+  type Row = MemoryRow & { score: number | null; link_of: string | null; link_offset: number | null };
   const { rows } = input.settings
     ? await queryInOneTrip<Row>(db, text, params, input.settings)
     : await db.query<Row>(text, params);
   const ranked: { row: MemoryRow; score: number }[] = [];
   const linked: EpisodeLink[] = [];
-  for (const { score, link_of, link_distance, ...row } of rows) {
+  for (const { score, link_of, link_offset, ...row } of rows) {
     if (link_of === null) ranked.push({ row: row as MemoryRow, score: Number(score) });
-    else linked.push({ of: link_of, distance: Number(link_distance), row: row as MemoryRow });
+    else {
+      const offset = Number(link_offset);
+      linked.push({ of: link_of, offset, distance: Math.abs(offset), row: row as MemoryRow });
+    }
   }
   return { ranked, links: linked };
 }

@@ -18,6 +18,7 @@ import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
 import {
   factsBeforeTheirEpisode,
+  LINK_CANDIDATES,
   LINK_SPAN,
   sessionsThatMatch,
   withinOne,
@@ -94,6 +95,7 @@ export async function searchMemories({
         usage: { keyId: ctx.principal.keyId },
         settings: settings && { settings },
         linkSpan: LINK_SPAN,
+        linkFrom: LINK_CANDIDATES,
       });
       const grouped = factsBeforeTheirEpisode(sessionsThatMatch(ranked));
       const linked = withLinkedFacts(links, contentTypes, grouped, limit);
