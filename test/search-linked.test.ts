@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
-import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne, withLinkedFacts } from "../src/search/linked.js";
+import {
+  factsBeforeTheirEpisode,
+  sessionsThatMatch,
+  withinOne,
+  withLinkedFacts,
+} from "../src/search/linked.js";
+import { rerank } from "../src/search/rerank.js";
+import { asksForSeveral } from "../src/search/several.js";
 import { preferDated } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -49,13 +56,59 @@ describe("linked facts (one hop through the episode)", () => {
     expect(hit).toBe(0);
     // The next turn shares no word with the query: it ranks second through the hit, below it.
     expect(next).toBe(1);
-    expect(rows[next]!.score).toBeLessThan(rows[hit]!.score);
+    // Ana's own next turn (two places on, Ben's between): one step, 0.6 of the hit.
+    expect(rows[next]!.score).toBe(Math.round(rows[hit]!.score * 0.6 * 1e6) / 1e6);
+  });
+
+  it("are left out for questions asking for several things", () => {
+    const several = [
+      "What books has John read?",
+      "Which cities has she been to?",
+      "What kind of films does Joanna enjoy?",
+      "What board games has Nate played?",
+      "How many children does Melanie have?",
+      "What do Jon and Gina both like?",
+    ];
+    const one = [
+      "Which city did Mia move to?",
+      "What is John's favourite book?",
+      "What helps Joanna stay focused?",
+      "What type of workout class did Maria start?",
+      "When did Melanie go camping?",
+    ];
+    expect(several.filter((q) => !asksForSeveral(q))).toEqual([]);
+    expect(one.filter(asksForSeveral)).toEqual([]);
+
+    // The same statement result, re-ranked under each kind of question.
+    const fact = (id: string, episode_id: string, speaker: string) =>
+      ({ id, type: "fact", text: id, details: { episode_id, source_role: speaker } }) as unknown as MemoryRow;
+    const ranked = [
+      { row: fact("moved", "e1", "Ana"), score: 0.9 },
+      { row: fact("same-session", "e1", "Ana"), score: 0.5 },
+      { row: fact("other-session", "e2", "Ana"), score: 0.45 },
+    ];
+    const links = [{ of: "moved", offset: 2, distance: 2, row: fact("bakery", "e1", "Ana") }];
+    const order = (q: string) => rerank(q, ranked, links, ["fact"], 10).map((r) => r.row.id);
+    // One answer: its session agrees (+10% each), and the hit's neighbour comes in at 0.6 of it.
+    expect(order("Which city did Mia move to?")).toEqual([
+      "moved",
+      "bakery",
+      "same-session",
+      "other-session",
+    ]);
+    // Several: no neighbour, no session agreement; the statement's order.
+    expect(order("Which cities has Mia lived in?")).toEqual(["moved", "same-session", "other-session"]);
   });
 });
 
 describe("the facts a hit brings", () => {
   const said = (id: string, speaker: string) =>
-    ({ id, type: "fact", text: id, details: { episode_id: "e1", source_role: speaker } }) as unknown as MemoryRow;
+    ({
+      id,
+      type: "fact",
+      text: id,
+      details: { episode_id: "e1", source_role: speaker },
+    }) as unknown as MemoryRow;
   it("are one step away when next to it or the same speaker's own turn two places away; ties go by the conversation", () => {
     const hit = { row: said("hit", "Ana"), score: 0.8 };
     const other = { row: said("elsewhere", "Cy"), score: 0.3 };

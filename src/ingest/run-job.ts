@@ -119,7 +119,9 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
   signal();
   // Planner statistics, after the job's waiters were told: the embedded database has no
   // autovacuum, and a server's looks only once a minute (see analyzeIfStale).
-  analyzeIfStale(ctx.db, { stored }).catch((err: unknown) => ctx.log.warn({ err }, "analyze after ingest failed"));
+  analyzeIfStale(ctx.db, { stored }).catch((err: unknown) =>
+    ctx.log.warn({ err }, "analyze after ingest failed"),
+  );
 }
 
 /**

@@ -16,16 +16,10 @@ import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
 import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
-import {
-  factsBeforeTheirEpisode,
-  LINK_CANDIDATES,
-  LINK_SPAN,
-  sessionsThatMatch,
-  withinOne,
-  withLinkedFacts,
-} from "./linked.js";
+import { LINK_CANDIDATES, LINK_SPAN } from "./linked.js";
+import { rerank } from "./rerank.js";
 import { resolveScope, type Scope } from "./scope.js";
-import { preferDated } from "./temporal.js";
+import { asksForSeveral } from "./several.js";
 import { elapsed } from "./timing.js";
 
 export type SearchInclude = MemoryType | "full_content";
@@ -81,8 +75,9 @@ export async function searchMemories({
     const pool = Math.min(400, Math.max(50, limit * 4));
     const weight = vectorWeight(ctx.deps.providers.embedder.name);
     let counted = false;
-    // The hybrid statement, then one hop to linked facts and the preference for dated facts on a
-    // "when" question (src/search/linked.ts, src/search/temporal.ts).
+    // The hybrid statement, then the re-ranking (src/search/rerank.ts); the neighbours it may
+    // link are read by the statement, except for a question asking for several things.
+    const several = asksForSeveral(input.query);
     const hybrid = async (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) => {
       const { ranked, links } = await hybridSearchLinked(db, {
         scope,
@@ -94,12 +89,10 @@ export async function searchMemories({
         vectorWeight: weight,
         usage: { keyId: ctx.principal.keyId },
         settings: settings && { settings },
-        linkSpan: LINK_SPAN,
+        linkSpan: several ? undefined : LINK_SPAN,
         linkFrom: LINK_CANDIDATES,
       });
-      const grouped = factsBeforeTheirEpisode(sessionsThatMatch(ranked));
-      const linked = withLinkedFacts(links, contentTypes, grouped, limit);
-      return withinOne(preferDated(input.query, linked));
+      return rerank(input.query, ranked, links, contentTypes, limit);
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];
