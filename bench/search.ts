@@ -16,7 +16,7 @@ import { hnswSettings, hybridSearchLinked, nearestMemories, textMatches } from "
 import { newMemoryId } from "../src/ids.js";
 import type { Embedder } from "../src/providers/types.js";
 import { vectorWeight } from "../src/search/fuse.js";
-import { LINK_SPAN } from "../src/search/linked.js";
+import { LINK_CANDIDATES, LINK_SPAN } from "../src/search/linked.js";
 import { resolveScope } from "../src/search/scope.js";
 import { call, percentile, progress, startBenchService } from "./lib.js";
 
@@ -218,6 +218,7 @@ async function main() {
         vectorWeight: weight,
         settings: { settings: hnswSettings(pool) },
         linkSpan: LINK_SPAN,
+        linkFrom: LINK_CANDIDATES,
       }),
     );
     const knn = await timeIt(`knn     @${size}`, (i) =>
