@@ -8,7 +8,7 @@ import {
 } from "../src/search/linked.js";
 import { rerank } from "../src/search/rerank.js";
 import { asksForSeveral } from "../src/search/several.js";
-import { preferDated } from "../src/search/temporal.js";
+import { namedDay, preferDated, preferNamedDay, withNamedDay } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 /** A ranked fact of an episode. */
@@ -150,6 +150,28 @@ describe("temporal questions", () => {
       "a",
     ]);
     expect(preferDated("Where did Ana go?", ranked).map((r) => r.row.id)).toEqual(["a", "b"]);
+  });
+
+  it("prefer the memories of a day the question names, however it writes the day", () => {
+    expect(namedDay("What did Tim read on 8th December, 2023?")).toBe("8 December 2023");
+    expect(namedDay("Who did Maria meet on May 3, 2023?")).toBe("3 May 2023");
+    expect(namedDay("What happened in May 2023?")).toBeNull();
+    expect(namedDay("What happened on 31 February 2023?")).toBeNull();
+    expect(withNamedDay("What did Tim read on 8th December, 2023?")).toBe(
+      "What did Tim read on 8 December 2023?",
+    );
+    const day = [
+      { row: { id: "other", text: "On 1 December 2023, Tim finished a novel." } as MemoryRow, score: 0.6 },
+      {
+        row: { id: "that-day", text: "On 8 December 2023, Tim finished a novel." } as MemoryRow,
+        score: 0.55,
+      },
+    ];
+    expect(preferNamedDay("What did Tim finish on December 8th, 2023?", day).map((r) => r.row.id)).toEqual([
+      "that-day",
+      "other",
+    ]);
+    expect(preferNamedDay("What did Tim finish?", day)).toBe(day);
   });
 });
 

@@ -2,7 +2,7 @@ import type { MemoryRow, MemoryType } from "../db/memory-row.js";
 import type { EpisodeLink } from "../db/memory-search.js";
 import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne, withLinkedFacts } from "./linked.js";
 import { asksForSeveral } from "./several.js";
-import { preferDated } from "./temporal.js";
+import { preferDated, preferNamedDay } from "./temporal.js";
 
 /**
  * The re-ranking after the hybrid statement: session agreement, each episode below its own facts,
@@ -21,5 +21,5 @@ export function rerank(
   const several = asksForSeveral(query);
   const grouped = factsBeforeTheirEpisode(several ? ranked : sessionsThatMatch(ranked));
   const linked = several ? grouped : withLinkedFacts(links, types, grouped, limit);
-  return withinOne(preferDated(query, linked));
+  return withinOne(preferNamedDay(query, preferDated(query, linked)));
 }

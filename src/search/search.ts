@@ -18,6 +18,7 @@ import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
 import { LINK_CANDIDATES, LINK_SPAN } from "./linked.js";
 import { rerank } from "./rerank.js";
+import { withNamedDay } from "./temporal.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { asksForSeveral } from "./several.js";
 import { elapsed } from "./timing.js";
@@ -82,7 +83,7 @@ export async function searchMemories({
       const { ranked, links } = await hybridSearchLinked(db, {
         scope,
         types: contentTypes,
-        query: input.query,
+        query: withNamedDay(input.query),
         vector: vector!,
         pool,
         limit,
