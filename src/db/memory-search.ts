@@ -237,13 +237,12 @@ export async function hybridSearchLinked(
   let linkRows = "";
   if (input.linkSpan && input.types.includes("fact")) {
     params.push(input.linkFrom ?? input.limit, input.linkSpan);
-    // A hit's place in its episode is stored with it (details.episode_index, checked against
-    // the episode's list), so each neighbour is one subscript of the episode's fact list, read
-    // once per episode. A fact stored before the index existed, or whose index does not match
-    // the list, is placed by array_position in the list, expanded only for an episode with such
-    // a hit.
-    // Scanning it for every hit cost a long conversation's whole fact list 20 times over (3,009
-    // facts: 45 ms of a search; the array_position scan that replaced it, still 3 ms).
+    // A hit's place in its episode is stored with it (details.episode_index, checked against the
+    // episode's list), so each neighbour is one subscript of the episode's fact list, read once
+    // per episode. A fact stored before the index existed, or whose index does not match the
+    // list, is placed by array_position in the list, expanded only for an episode with such a
+    // hit. (Scanning the list for every hit cost a long conversation's whole fact list 20 times
+    // over: 3,009 facts, 45 ms of a search; array_position in the expanded list, still 3 ms.)
     links = `,
      hits AS MATERIALIZED (
        SELECT m.id, (m.details ->> 'episode_id')::uuid AS episode, (m.details ->> 'episode_index')::int AS n

@@ -39,7 +39,7 @@ const episodeOf = (row: MemoryRow): string | undefined => {
  * the turn that follows up on it, the speaker's own turn before and after it: see sameSpeaker)
  * join the ranking, scored below the hit that brought them, so a question needing two
  * neighbouring facts can see both. Bounded: LINK_FROM hits, LINK_SPAN places either side, and the
- * list keeps its length. `links` are the neighbours of every ranked fact,
+ * list keeps its length. `links` are the neighbours of the statement's top LINK_CANDIDATES rows,
  * read by the search statement itself (hybridSearchLinked), so this costs no round trip.
  */
 export function withLinkedFacts(
