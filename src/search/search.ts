@@ -18,9 +18,9 @@ import { composeDeterministic, composeWithModel } from "./compose.js";
 import { vectorWeight } from "./fuse.js";
 import { LINK_CANDIDATES, LINK_SPAN } from "./linked.js";
 import { rerank } from "./rerank.js";
-import { withNamedDay } from "./temporal.js";
 import { resolveScope, type Scope } from "./scope.js";
 import { asksForSeveral } from "./several.js";
+import { withNamedDay } from "./temporal.js";
 import { elapsed } from "./timing.js";
 
 export type SearchInclude = MemoryType | "full_content";

@@ -1,5 +1,5 @@
-import type { MemoryRow } from "../db/memory-row.js";
 import { formatDay, parseLooseDate } from "../dates/dates.js";
+import type { MemoryRow } from "../db/memory-row.js";
 import { byScore, round6 } from "./linked.js";
 
 /** A question about time: "when did ...", "what year ...", "how long ago ...". */
