@@ -8,6 +8,7 @@ import {
 } from "../src/search/linked.js";
 import { rerank } from "../src/search/rerank.js";
 import { asksForSeveral } from "../src/search/several.js";
+import { preferNamedSpeaker } from "../src/search/speaker.js";
 import { namedDay, preferDated, preferNamedDay, withNamedDay } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -135,6 +136,30 @@ describe("the facts a hit brings", () => {
       // Another speaker two places away: two steps (0.8 x 0.36).
       ["Cy-2", 0.287997],
     ]);
+  });
+});
+
+describe("a question naming one speaker", () => {
+  const said = (id: string, speaker: string, score: number) => ({
+    row: { id, type: "fact", text: id, details: { source_role: speaker } } as unknown as MemoryRow,
+    score,
+  });
+  const ranked = [
+    said("tims-books", "Tim", 0.8),
+    said("johns-books", "John", 0.75),
+    said("johns-dog", "John", 0.5),
+  ];
+  it("prefers that speaker's own words", () => {
+    const out = preferNamedSpeaker("What books has John read?", ranked);
+    expect(out.map((r) => [r.row.id, r.score])).toEqual([
+      ["johns-books", 0.825],
+      ["tims-books", 0.8],
+      ["johns-dog", 0.55],
+    ]);
+  });
+  it("leaves the list alone when it names both speakers or none", () => {
+    expect(preferNamedSpeaker("Which books did Tim recommend to John?", ranked)).toBe(ranked);
+    expect(preferNamedSpeaker("What books were mentioned?", ranked)).toBe(ranked);
   });
 });
 

@@ -2,14 +2,16 @@ import type { MemoryRow, MemoryType } from "../db/memory-row.js";
 import type { EpisodeLink } from "../db/memory-search.js";
 import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne, withLinkedFacts } from "./linked.js";
 import { asksForSeveral } from "./several.js";
+import { preferNamedSpeaker } from "./speaker.js";
 import { preferDated, preferNamedDay } from "./temporal.js";
 
 /**
  * The re-ranking after the hybrid statement: session agreement, each episode below its own facts,
- * one hop to linked facts (src/search/linked.ts), the preference for dated facts under a "when"
- * question (src/search/temporal.ts), and the list scaled back to 0..1. A question asking for
- * several things gets neither the session agreement nor the links: they favour one
- * conversation, and its answers are usually in several (src/search/several.ts).
+ * one hop to linked facts (src/search/linked.ts), a named speaker's own words
+ * (src/search/speaker.ts), the preference for dated facts under a "when" question and for the
+ * memories of a day the question names (src/search/temporal.ts), and the list scaled back to
+ * 0..1. A question asking for several things gets neither the session agreement nor the links:
+ * they favour one conversation, and its answers are usually in several (src/search/several.ts).
  */
 export function rerank(
   query: string,
@@ -21,5 +23,5 @@ export function rerank(
   const several = asksForSeveral(query);
   const grouped = factsBeforeTheirEpisode(several ? ranked : sessionsThatMatch(ranked));
   const linked = several ? grouped : withLinkedFacts(links, types, grouped, limit);
-  return withinOne(preferNamedDay(query, preferDated(query, linked)));
+  return withinOne(preferNamedDay(query, preferDated(query, preferNamedSpeaker(query, linked))));
 }
