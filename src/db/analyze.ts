@@ -1,4 +1,5 @@
 import type { Queryable } from "./db.js";
+import { analyzeMemoriesUnlessBusy } from "./locks.js";
 
 /**
  * Planner statistics where nothing else keeps them. A PostgreSQL server's autovacuum analyzes a
@@ -30,19 +31,13 @@ export function analyzeIfStale(db: Queryable, options: { stored?: number } = {})
   return running;
 }
 
-/** An advisory lock key of its own (the service's other advisory locks key by hashtext of text). */
-const ANALYZE_LOCK = 0x6d6e_616e;
-
 async function analyzeAfterBigWrite(db: Queryable, stored: number): Promise<string[]> {
   const { rows } = await db.query<{ big: boolean }>(
     "SELECT $1::int > 50 + 0.1 * greatest(reltuples, 0) AS big FROM pg_class WHERE oid = 'memories'::regclass",
     [stored],
   );
   if (!rows[0]?.big) return [];
-  // In one statement, so the transaction-scoped try-lock and the ANALYZE share a connection.
-  await db.query(
-    `DO $$ BEGIN IF pg_try_advisory_xact_lock(${ANALYZE_LOCK}) THEN ANALYZE memories; END IF; END $$`,
-  );
+  await analyzeMemoriesUnlessBusy(db);
   return ["memories"];
 }
 

@@ -13,6 +13,8 @@ const LOCK = {
   migrations: 7_236_001,
   /** Concurrent first starts create the default organisation's key only once. */
   bootstrap: 7_236_002,
+  /** One process at a time analyzes `memories` after a big ingest job (a try-lock: see analyze.ts). */
+  analyze: 7_236_003,
 } as const;
 
 export const lockMigrations = async (tx: Queryable) => {
@@ -29,4 +31,15 @@ export const lockBootstrap = async (tx: Queryable) => {
  */
 export const lockIngestUser = async (tx: Queryable, orgId: string, userId: string) => {
   await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`ingest:${orgId}:${userId}`]);
+};
+
+/**
+ * ANALYZE of `memories` by whichever process gets the lock first; the others skip it. In one
+ * statement, so the transaction-level try-lock and the ANALYZE share a connection and a
+ * transaction.
+ */
+export const analyzeMemoriesUnlessBusy = async (db: Queryable) => {
+  await db.query(
+    `DO $$ BEGIN IF pg_try_advisory_xact_lock(${LOCK.analyze}) THEN ANALYZE memories; END IF; END $$`,
+  );
 };
