@@ -259,6 +259,55 @@ describe("episode neighbours of the ranked facts", () => {
   });
 });
 
+describe("episode links over details written by hand (an import file)", () => {
+  it("are skipped where an id or a place is not one, never failing the search", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [bad, listed, next, odd] = [newMemoryId(), newMemoryId(), newMemoryId(), newMemoryId()];
+    const [episode, oddEpisode] = [newMemoryId(), newMemoryId()];
+    const fact = (id: string, text: string, details: Record<string, unknown>) => ({
+      id,
+      org_id: orgId,
+      type: "fact" as const,
+      text,
+      user_id: "u",
+      details,
+    });
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [
+        fact(bad, "the walrus sang in the choir", { episode_id: "not-an-id", episode_index: "first" }),
+        fact(listed, "the walrus swam to the pier", { episode_id: episode, episode_index: 2.5 }),
+        fact(next, "then it slept", { episode_id: episode, episode_index: 2 }),
+        fact(odd, "the walrus swam to the boat", { episode_id: oddEpisode }),
+        {
+          id: oddEpisode,
+          org_id: orgId,
+          type: "episode" as const,
+          text: "another talk",
+          user_id: "u",
+          details: { fact_ids: { first: odd } },
+        },
+        {
+          id: episode,
+          org_id: orgId,
+          type: "episode" as const,
+          text: "a talk",
+          user_id: "u",
+          details: { fact_ids: ["junk", listed, next, 42] },
+        },
+      ]),
+    );
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "Where did the walrus swim?", user_id: "u", mode: "retrieve", include: ["fact"] },
+    });
+    expect(res.status).toBe(200);
+    const texts = (res.body.data as { text: string }[]).map((r) => r.text);
+    expect(texts).toContain("the walrus swam to the pier");
+    expect(texts).toContain("the walrus sang in the choir");
+    expect(texts).toContain("the walrus swam to the boat");
+  });
+});
+
 describe("ingest's dedup lookup", () => {
   it("finds each fact's exact-hash match and nearest active facts, many facts per statement", async () => {
     const { orgId } = await svc.newOrg();

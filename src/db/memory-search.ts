@@ -9,6 +9,13 @@ export interface Candidate {
   value: number;
 }
 
+/**
+ * A text value as a uuid, or null when it is not one: ids read out of `details` (written by the
+ * service, but an import file may carry anything) must never fail a search with a cast error.
+ */
+const asUuid = (expr: string) =>
+  `CASE WHEN ${expr} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (${expr})::uuid END`;
+
 /** Rows that search may serve: never a superseded fact, never a failed directive. */
 const SERVABLE = "(m.status IS DISTINCT FROM 'superseded') AND (m.outcome IS DISTINCT FROM 'failed')";
 
@@ -245,14 +252,16 @@ export async function hybridSearchLinked(
     // over: 3,009 facts, 45 ms of a search; array_position in the expanded list, still 3 ms.)
     links = `,
      hits AS MATERIALIZED (
-       SELECT m.id, (m.details ->> 'episode_id')::uuid AS episode, (m.details ->> 'episode_index')::int AS n
+       SELECT m.id, ${asUuid("m.details ->> 'episode_id'")} AS episode,
+         CASE WHEN m.details ->> 'episode_index' ~ '^[0-9]{1,6}$' THEN (m.details ->> 'episode_index')::int END AS n
        FROM (SELECT id FROM fused ORDER BY score DESC, id LIMIT $${params.length - 1}::int) f
          JOIN memories m ON m.id = f.id
        WHERE m.type = 'fact' AND m.details ? 'episode_id'),
      episode_facts AS MATERIALIZED (
        SELECT e.id AS episode, e.details -> 'fact_ids' AS fids
        FROM memories e
-       WHERE e.org_id = ${org}::text AND e.type = 'episode' AND e.id IN (SELECT episode FROM hits)),
+       WHERE e.org_id = ${org}::text AND e.type = 'episode' AND e.id IN (SELECT episode FROM hits)
+         AND jsonb_typeof(e.details -> 'fact_ids') = 'array'),
      stored_places AS MATERIALIZED (
        SELECT h.id, h.episode, CASE WHEN e.fids ->> h.n = h.id::text THEN h.n END AS n
        FROM hits h JOIN episode_facts e ON e.episode = h.episode),
@@ -263,10 +272,10 @@ export async function hybridSearchLinked(
        SELECT p.id, p.episode, coalesce(p.n, array_position(l.ids, p.id::text) - 1) AS n
        FROM stored_places p LEFT JOIN listed l ON l.episode = p.episode),
      links AS MATERIALIZED (
-       SELECT p.id AS link_of, (e.fids ->> (p.n + d))::uuid AS fid, d AS link_offset
+       SELECT p.id AS link_of, ${asUuid("e.fids ->> (p.n + d)")} AS fid, d AS link_offset
        FROM placed p JOIN episode_facts e ON e.episode = p.episode,
          generate_series(-$${params.length}::int, $${params.length}::int) d
-       WHERE d <> 0 AND p.n + d >= 0 AND e.fids ->> (p.n + d) IS NOT NULL)`;
+       WHERE d <> 0 AND p.n + d >= 0 AND ${asUuid("e.fids ->> (p.n + d)")} IS NOT NULL)`;
     // The links are computed once (MATERIALIZED) and each linked row is fetched by its id (a
     // LATERAL the planner cannot turn around): with the statistics of a table that just grew, and
     // before autovacuum's analyze, the planner otherwise walked the scope's rows and recomputed
