@@ -12,7 +12,12 @@ import type { Deps } from "../src/context.js";
 import { analyzeIfStale } from "../src/db/analyze.js";
 import { revokeApiKey } from "../src/db/api-keys.js";
 import { createDb, inlineParams, type Queryable, queryInOneTrip } from "../src/db/db.js";
-import { similarActiveFactsOf, touchFact } from "../src/db/ingest-lookups.js";
+import {
+  latestArtifactVersion,
+  similarActiveFactsOf,
+  touchFact,
+  touchObserved,
+} from "../src/db/ingest-lookups.js";
 import { insertMemoryRows } from "../src/db/memories.js";
 import {
   hnswSettings,
@@ -305,6 +310,37 @@ describe("episode links over details written by hand (an import file)", () => {
     expect(texts).toContain("the walrus swam to the pier");
     expect(texts).toContain("the walrus sang in the choir");
     expect(texts).toContain("the walrus swam to the boat");
+  });
+});
+
+describe("counts in details written by hand (an import file)", () => {
+  it("read as 1 when they are not whole numbers, so later ingests still work", async () => {
+    const { orgId } = await svc.newOrg();
+    const [artifact, lesson] = [newMemoryId(), newMemoryId()];
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [
+        {
+          id: artifact,
+          org_id: orgId,
+          type: "artifact",
+          text: "a plan",
+          user_id: "u",
+          details: { title: "Plan", version: "v2" },
+        },
+        {
+          id: lesson,
+          org_id: orgId,
+          type: "lesson",
+          text: "run the linter",
+          user_id: "u",
+          details: { observation_count: 1e30 },
+        },
+      ]),
+    );
+    expect((await latestArtifactVersion(svc.deps.db, { orgId, userId: "u" }, "Plan"))?.version).toBe(1);
+    await touchObserved(svc.deps.db, orgId, lesson, null);
+    const { rows } = await svc.deps.db.query("SELECT details FROM memories WHERE id = $1", [lesson]);
+    expect(rows[0].details.observation_count).toBe(2);
   });
 });
 

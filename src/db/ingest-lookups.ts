@@ -3,6 +3,14 @@ import type { MemoryType } from "./memory-row.js";
 
 /** Reads and touches on memories that the ingest pipeline needs (dedup, supersede, versions). */
 
+/**
+ * A count kept in `details` (an artifact's version, a directive's observation count), 1 when it is
+ * missing or not a whole number: an import file may carry anything there, and a cast error would
+ * fail every later ingest job of the user.
+ */
+const countIn = (key: string) =>
+  `coalesce(CASE WHEN details->>'${key}' ~ '^[0-9]{1,9}$' THEN (details->>'${key}')::int END, 1)`;
+
 const vec = (v: number[]) => `[${v.join(",")}]`;
 
 type Similar = { id: string; text: string; similarity: number };
@@ -71,10 +79,10 @@ export async function latestArtifactVersion(
   title: string,
 ): Promise<{ id: string; content_hash: string | null; version: number; root_id: string } | undefined> {
   const { rows } = await db.query(
-    `SELECT id::text, content_hash, coalesce((details->>'version')::int, 1) AS version,
+    `SELECT id::text, content_hash, ${countIn("version")} AS version,
        coalesce(details->>'root_id', id::text) AS root_id
      FROM memories WHERE org_id = $1 AND user_id = $2 AND type = 'artifact' AND details->>'title' = $3
-     ORDER BY coalesce((details->>'version')::int, 1) DESC, created_at DESC LIMIT 1`,
+     ORDER BY ${countIn("version")} DESC, created_at DESC LIMIT 1`,
     [scope.orgId, scope.userId, title],
   );
   return rows[0];
@@ -162,7 +170,7 @@ export async function touchObserved(
   const { rows } = await db.query(
     `UPDATE memories SET updated_at = now(), outcome = coalesce($3, outcome),
        details = details || jsonb_build_object(
-         'observation_count', coalesce((details->>'observation_count')::int, 1) + 1,
+         'observation_count', ${countIn("observation_count")} + 1,
          'last_confirmed_at', to_jsonb(now()))
      WHERE org_id = $1 AND id = $2::uuid RETURNING id::text, type, text`,
     [orgId, id, outcome],
