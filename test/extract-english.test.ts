@@ -55,6 +55,50 @@ describe("third-person facts of tricky turns", () => {
   });
 });
 
+describe("one claim per fact: a turn that changes the subject", () => {
+  it("splits where the speaker says the subject changes, and only there", () => {
+    const out = facts([
+      turn(
+        0,
+        "user",
+        "I ran my first marathon in May. It took almost five hours. By the way, my sister is getting married in June!",
+      ),
+    ]);
+    expect(out.map((f) => f.text)).toEqual([
+      "The user ran the user's first marathon in May. It took almost five hours.",
+      "The user's sister is getting married in June!",
+    ]);
+    // Sentences that explain each other stay one fact.
+    expect(
+      facts([turn(0, "user", "We went camping at the lake. The kids loved the meteor shower.")]),
+    ).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      "Oh, and btw - I've been working on my online store.",
+      "The user has been working on the user's online store.",
+    ],
+    ["Anyway, I adopted a greyhound last week.", "The user adopted a greyhound last week."],
+    ["On another note, I started learning Korean.", "The user started learning Korean."],
+    ["In other news, I got promoted to team lead.", "The user got promoted to team lead."],
+  ])("strips the marker of %s", (second, want) => {
+    const out = facts([turn(0, "user", `I finished the marathon in four hours. ${second}`)]);
+    expect(out.map((f) => f.text)).toEqual(["The user finished the marathon in four hours.", want]);
+  });
+
+  it("gives the question answered to the answer only, not to the new subject", () => {
+    const out = facts([
+      turn(0, "assistant", "Where did you go on holiday?"),
+      turn(1, "user", "We spent two weeks in Crete. By the way, my cat had kittens yesterday."),
+    ]);
+    expect(out).toHaveLength(2);
+    expect(out[0]!.context).toContain("Where did the user go on holiday?");
+    expect(out[1]!.context).toBeUndefined();
+    expect(out.every((f) => f.source_event_ids[0] === "1")).toBe(true);
+  });
+});
+
 describe("the user's name", () => {
   it.each([
     ["Hi, I'm Priya!", "Priya"],
@@ -93,6 +137,10 @@ describe("concept expansion (WordNet)", () => {
     expect(expandWord("cello")).toContain("musical instrument");
     expect(expandWord("greyhound")).toContain("dog");
     expect(expandWord("vegan")).toContain("vegetarian");
+    // Kinship words bring "family": WordNet files them under "relative", "family" under groups.
+    for (const w of ["kids", "children", "son", "wife", "grandpa", "parents"])
+      expect(expandWord(w), w).toContain("family");
+    for (const w of ["friend", "colleague", "family"]) expect(expandWord(w), w).not.toContain("family");
     for (const w of ["cello", "greyhound", "salmon", "jeans"])
       expect(expandWord(w).length).toBeLessThanOrEqual(8);
   });

@@ -27,6 +27,13 @@ const MAX_LEVELS = 3;
 const MIN_DEPTH = 6;
 const MAX_TERMS = 8;
 /**
+ * A noun one of whose first KIN_SENSES senses is a relative ("son", "wife", "grandpa", and "kid"
+ * and "child" as a human offspring) also brings the word "family": "what does she do with her
+ * family?" then reaches "took the kids to the museum". WordNet files kinship terms under
+ * "relative" and "family" under groups, so no hypernym joins the two.
+ */
+const KIN_SENSES = 4;
+/**
  * The classes of nouns that are expanded (WordNet's lexicographer files): things, creatures,
  * places, food, people, activities, events, works. Not times, quantities, states, feelings,
  * attributes or relations, whose broader terms ("measure", "condition") say nothing.
@@ -49,6 +56,8 @@ const EXPANDED_CLASSES = new Set([
 interface Lemma {
   senses: number;
   first: number;
+  /** The offsets of its first KIN_SENSES senses (the first is `first`). */
+  leading: number[];
 }
 interface Synset {
   /** The lexicographer file: the broad class of the sense (animal, artifact, food, time...). */
@@ -65,6 +74,8 @@ interface Dictionary {
   synsets: Map<number, Synset>;
   depths: Map<number, number>;
   expansions: Map<string, string[]>;
+  /** Whether a synset is a kind of relative (kinship), by offset. */
+  kin: Map<number, boolean>;
 }
 
 let dict: Dictionary | null = null;
@@ -96,7 +107,9 @@ function load(): Dictionary {
   for (const line of lines(join(dir, "index.noun"))) {
     if (!line || line.startsWith(" ")) continue; // the licence header
     const f = line.split(" ");
-    nouns.set(f[0]!, { senses: Number(f[2]), first: Number(f[6 + Number(f[3])]) });
+    const at = 6 + Number(f[3]);
+    const leading = f.slice(at, at + Math.min(KIN_SENSES, Number(f[2]))).map(Number);
+    nouns.set(f[0]!, { senses: Number(f[2]), first: leading[0]!, leading });
   }
   // index.sense: `lemma%pos:... offset sense_number tag_cnt`; pos 1 is a noun, 2 a verb.
   const nounUses = new Map<string, number>();
@@ -117,6 +130,7 @@ function load(): Dictionary {
     synsets: new Map(),
     depths: new Map(),
     expansions: new Map(),
+    kin: new Map(),
   };
   return dict;
 }
@@ -158,6 +172,7 @@ function lemmaOf(d: Dictionary, word: string): [string, Lemma] | null {
   if (word.endsWith("es")) tries.push(word.slice(0, -2));
   if (word.endsWith("s") && !word.endsWith("ss")) tries.push(word.slice(0, -1));
   if (word.endsWith("men")) tries.push(`${word.slice(0, -3)}man`);
+  if (word.endsWith("children")) tries.push(word.slice(0, -3));
   for (const t of tries) {
     const l = d.nouns.get(t);
     if (l) return [t, l];
@@ -213,9 +228,22 @@ export function expandWord(word: string): string[] {
       }
       out = [...terms];
     }
+    if (lemma !== "family" && info.leading.some((o) => isKin(d, o))) out = [...out, "family"];
   }
   d.expansions.set(w, out);
   return out;
+}
+
+/** Whether a noun sense is a kind of relative: "relative"'s first sense is above it. */
+function isKin(d: Dictionary, offset: number, depthLeft = 16): boolean {
+  const cached = d.kin.get(offset);
+  if (cached !== undefined) return cached;
+  const relative = d.nouns.get("relative")?.first;
+  const value =
+    offset === relative ||
+    (depthLeft > 0 && synset(d, offset).hypernyms.some((h) => isKin(d, h, depthLeft - 1)));
+  d.kin.set(offset, value);
+  return value;
 }
 
 /** The WordNet class of places (cities, states, countries, regions). */

@@ -48,6 +48,13 @@ export function createLocalExtractor(options: { delayMs?: number } = {}): Extrac
   };
 }
 
+/**
+ * A sentence that opens with its speaker changing the subject ("By the way, ...", "Oh, and btw -
+ * ...", "Anyway, ...", "On another note, ...", "In other news, ..."): the marker, to strip.
+ */
+const TOPIC_SHIFT =
+  /^(?:and\s+)?(?:by the way|btw|anyway|anyways|on (?:another|a different|an unrelated|a side|a separate) note|in other news|side note|changing the subject|unrelated(?:ly)?,? but|one more thing)\b\s*[,:;!.\-\u2013\u2014]*\s*/i;
+
 const NOISE_LINE =
   /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
 
@@ -97,16 +104,19 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
         .split("\n")
         .filter((l) => !NOISE_LINE.test(l))
         .join("\n");
-    // One fact per turn, holding every substantive sentence of it: a turn is what a reader asks
-    // about, and its sentences explain each other ("We went camping. The kids loved the
-    // meteor shower." answers "where did they see the meteor shower?" only together). Split into
-    // sentence facts, one turn also filled several search slots with near-copies of one source;
-    // split into claims (a sentence naming the speaker and the ones after it), LoCoMo dev lost
-    // R@1 0.433 -> 0.424 and R@5 0.690 -> 0.685, and 0.661 with the other claims as context.
-    const parts: string[] = [];
-    const attributes: string[] = [];
+    // One fact per topic of a turn, holding every substantive sentence of it: a turn is what a
+    // reader asks about, and its sentences explain each other ("We went camping. The kids loved
+    // the meteor shower." answers "where did they see the meteor shower?" only together). Split
+    // into sentence facts, one turn also filled several search slots with near-copies of one
+    // source; split into claims (a sentence naming the speaker and the ones after it), LoCoMo dev
+    // lost R@1 0.433 -> 0.424 and R@5 0.690 -> 0.685. So a turn is split only where its speaker
+    // says the subject changes ("By the way, ...", "Anyway, ...", "On another note, ..."): the
+    // claims either side of that are unrelated, and each is a fact of its own.
+    const topics: Array<{ parts: string[]; attributes: string[]; shifted: boolean }> = [];
     for (const raw of splitSentences(content)) {
-      const sentence = stripInterjections(raw);
+      const interjectionless = stripInterjections(raw);
+      const shift = TOPIC_SHIFT.exec(interjectionless);
+      const sentence = shift ? interjectionless.slice(shift[0].length) : interjectionless;
       if (!isSubstantive(sentence)) continue;
       // The assistant's own offers ("I can help with that") say nothing about anyone.
       if (!turn.speaker && turn.role === "assistant" && /^(I|I'm|I'll|I'd|Let me|Here)\b/.test(sentence))
@@ -115,13 +125,17 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
         (turn.role === "user" ? asRequest(sentence, speakerName(turn)) : null) ??
         toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
-      parts.push(text);
-      if (slotOf(text)) attributes.push(text);
+      if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
+      const topic = topics.at(-1)!;
+      topic.parts.push(text);
+      if (slotOf(text)) topic.attributes.push(text);
     }
-    if (parts.length === 0) continue;
-    // A single-valued attribute inside a longer turn ("Ana moved to Berlin.") also stands alone, so
-    // a later change of that attribute supersedes it without hiding the rest of the turn.
-    const texts = parts.length > 1 ? [parts.join(" "), ...attributes] : parts;
+    if (topics.length === 0) continue;
+    // A single-valued attribute inside a longer topic ("Ana moved to Berlin.") also stands alone,
+    // so a later change of that attribute supersedes it without hiding the rest of the turn.
+    const texts = topics.flatMap(({ parts, attributes, shifted }) =>
+      (parts.length > 1 ? [parts.join(" "), ...attributes] : parts).map((text, i) => ({ text, shifted, i })),
+    );
     // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
     // says what it is about, so it travels with the turn's fact as context.
     // It is kept as the fact's indexed context: searched (full text, vector), never shown in `text`.
@@ -129,12 +143,15 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     // The day the message carried leads the fact: a fact read later keeps its time, and questions
     // that name one ("what did Ana do in May 2023?") find it by full text.
     const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
-    // The turn fact's context: the question answered and, for a user known by name, "the user".
-    const contextOf = (i: number): { context?: string } => {
-      const context = [asked, renamed.has(turn.eventId) ? "(the user)" : null].filter(Boolean).join(" ");
+    // A topic's fact carries context: the question answered (by what the turn says before changing
+    // the subject) and, for a user known by name, "the user". Attributes repeated alone carry none.
+    const contextOf = (shifted: boolean, i: number): { context?: string } => {
+      const context = [shifted ? null : asked, renamed.has(turn.eventId) ? "(the user)" : null]
+        .filter(Boolean)
+        .join(" ");
       return i === 0 && context ? { context } : {};
     };
-    for (let [i, text] of texts.entries()) {
+    for (let { text, shifted, i } of texts) {
       // Say whose statement it is when the text does not name them ("X said: ...").
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
       if (day) text = `On ${day}, ${text}`;
@@ -149,7 +166,7 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
         categories: categoriesOf(text),
         source_role: turn.role,
         source_event_ids: [turn.eventId],
-        ...contextOf(i),
+        ...contextOf(shifted, i),
       });
     }
   }
