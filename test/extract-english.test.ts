@@ -55,6 +55,60 @@ describe("third-person facts of tricky turns", () => {
   });
 });
 
+describe("the other speaker, addressed as you", () => {
+  const cases: Array<[string, string]> = [
+    // "you" as a subject takes the third person
+    [
+      "I know you always wanted to visit Japan someday.",
+      "Bo knows Ana always wanted to visit Japan someday.",
+    ],
+    [
+      "When you finish the painting, send me a photo of it.",
+      "When Ana finishes the painting, send Bo a photo of it.",
+    ],
+    ["I hope you do too, it really helps a lot.", "Bo hopes Ana does too, it really helps a lot."],
+    [
+      "Just remember why you started this, because you love it!",
+      "Bo said: Just remember why Ana started this, because Ana loves it!",
+    ],
+    [
+      "I understand how you feel about the move to Denver.",
+      "Bo understands how Ana feels about the move to Denver.",
+    ],
+    ["If you ever need a ride to the airport, call me.", "If Ana ever needs a ride to the airport, call Bo."],
+    // "you" as an object, or a past tense, stays as it is
+    [
+      "I'll call you tomorrow about the concert tickets.",
+      "Bo will call Ana tomorrow about the concert tickets.",
+    ],
+    [
+      "So glad you got the support you needed back then.",
+      "Bo said: So glad Ana got the support Ana needed back then.",
+    ],
+    // plural you
+    [
+      "Must have been scary for you guys, sorry about the accident.",
+      "Bo said: Must have been scary for Ana and others, sorry about the accident.",
+    ],
+    // -ed base forms and negative contractions after I
+    [
+      "I need my family more than ever after the accident.",
+      "Bo needs Bo's family more than ever after the accident.",
+    ],
+    [
+      "I haven't done pottery yet, but I'd love to try it.",
+      "Bo hasn't done pottery yet, but Bo would love to try it.",
+    ],
+  ];
+  it.each(cases)("%s", (content, want) => {
+    const out = facts([
+      turn(0, "Ana", "Hello there, how has your week been going?", "Ana"),
+      turn(1, "Bo", content, "Bo"),
+    ]);
+    expect(out.at(-1)?.text).toBe(want);
+  });
+});
+
 describe("one claim per fact: a turn that changes the subject", () => {
   it("splits where the speaker says the subject changes, and only there", () => {
     const out = facts([

@@ -101,20 +101,31 @@ const ADVERBS = new Set(
   ),
 );
 const IRREGULAR_PAST = new Set(
-  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore".split(
+  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore overcame forgave mistook undertook withdrew foresaw".split(
     " ",
   ),
 );
 
 const NON_VERBS = new Set("and or but to the a an in at on so too as of for with is if".split(" "));
 
-function thirdPersonVerb(v: string): string {
+/** Verbs whose base form ends in -ed or -eed ("I need", "I feed"): not past tenses. */
+const BASE_IN_ED = new Set(
+  "need feed bleed breed speed seed heed weed proceed succeed exceed embed shed wed shred".split(" "),
+);
+/** Words that follow a subject but take no third-person -s ("you gotta", "you better"). */
+const NO_S = new Set("gotta gonna wanna better ought".split(" "));
+
+export function thirdPersonVerb(v: string): string {
   const w = v.toLowerCase();
-  if (MODALS.has(w) || IRREGULAR_PAST.has(w) || /ed$/.test(w)) return v;
+  if (MODALS.has(w) || NO_S.has(w) || IRREGULAR_PAST.has(w) || (/ed$/.test(w) && !BASE_IN_ED.has(w)))
+    return v;
   if (w === "have") return "has";
   if (w === "do") return "does";
   if (w === "go") return "goes";
   if (w === "don't") return "doesn't";
+  if (w === "haven't") return "hasn't";
+  if (w === "aren't") return "isn't";
+  if (/n't$/.test(w)) return v;
   if (/(s|sh|ch|x|z|o)$/.test(w)) return `${v}es`;
   if (/[^aeiou]y$/.test(w)) return `${v.slice(0, -1)}ies`;
   return `${v}s`;

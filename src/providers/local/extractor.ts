@@ -21,6 +21,7 @@ import {
   normaliseText,
   splitSentences,
   stripInterjections,
+  thirdPersonVerb,
   toThirdPerson,
 } from "./english.js";
 import { introducedName, userNameFact } from "./names.js";
@@ -243,6 +244,17 @@ function counterpart(turns: Turn[], turn: Turn): string | null {
   return null;
 }
 
+/**
+ * "you" opening a clause (the start of the text or of a sentence, after a comma, or after "if",
+ * "when", "that", "hope", "know" ...), an adverb ("really", "ever", "-ly") or none, then a word:
+ * the verb.
+ */
+const YOU_AS_SUBJECT =
+  /(^|[.!?,;:]\s+|\b(?:if|when|whenever|because|since|that|and|but|so|as|where|how|how much|what|hopes?|thinks?|knows?|bets?|guess(?:es)?|wish(?:es)?|unless|until|while|though|although)\s+)you\s+((?:really|just|also|ever|never|always|still|totally|definitely|actually|usually|often|sometimes|even|truly|\w+ly)\s+)?([a-z']+)\b/gi;
+/** Words after "you" that are not its verb: "you too", "you guys", "you and me", "you all". */
+const NON_VERB_AFTER_YOU =
+  /^(?:too|and|or|the|a|an|to|in|at|on|so|as|of|for|with|all|both|two|three|guys|is|are|were|was)$/;
+
 function secondToThird(s: string, name: string): string {
   const out = s
     .replace(/\b([Dd])o you\b/g, (_m, d: string) => `${d}oes ${name}`)
@@ -254,6 +266,16 @@ function secondToThird(s: string, name: string): string {
     .replace(/\b[Yy]ou'll\b/g, `${name} will`)
     .replace(/\b[Yy]our\b/g, `${name}'s`)
     .replace(/\b[Yy]ourself\b/g, "themselves")
+    .replace(/\b(?:[Yy]ou guys|[Yy]ou two|[Yy]'all)\b/g, `${name} and others`)
+    // "you" as a subject ("if you need anything", "hope you do too"): the verb after it takes
+    // the third person. Only after a clause opening, where "you" is not an object ("I'll call you
+    // tomorrow").
+    .replace(YOU_AS_SUBJECT, (_m, lead: string, adv: string | undefined, verb: string) => {
+      const a = adv?.trim();
+      if (NON_VERB_AFTER_YOU.test(verb) || (/(?:ing|ed)$/.test(verb) && !a))
+        return `${lead}${name} ${adv ?? ""}${verb}`;
+      return `${lead}${name} ${adv ?? ""}${thirdPersonVerb(verb)}`;
+    })
     .replace(/\b[Yy]ou\b/g, name);
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
