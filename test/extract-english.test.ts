@@ -90,6 +90,8 @@ describe("the other speaker, addressed as you", () => {
       "Must have been scary for you guys, sorry about the accident.",
       "Bo said: Must have been scary for Ana and others, sorry about the accident.",
     ],
+    // the other speaker addressed, then "you": the name once
+    ["No doubt Ana, you've got this under control.", "Bo said: No doubt Ana has got this under control."],
     // -ed base forms and negative contractions after I
     [
       "I need my family more than ever after the accident.",

@@ -125,7 +125,8 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       let text =
         (turn.role === "user" ? asRequest(sentence, speakerName(turn)) : null) ??
         toThirdPerson(sentence, name);
-      if (other) text = secondToThird(text, other);
+      if (other) text = withoutRepeatedName(secondToThird(text, other), other);
+      text = withoutRepeatedName(text, name);
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
       topic.parts.push(text);
@@ -254,6 +255,16 @@ const YOU_AS_SUBJECT =
 /** Words after "you" that are not its verb: "you too", "you guys", "you and me", "you all". */
 const NON_VERB_AFTER_YOU =
   /^(?:too|and|or|the|a|an|to|in|at|on|so|as|of|for|with|all|both|two|three|guys|is|are|were|was)$/;
+
+/**
+ * A name said twice in a row after the rewrite: the other speaker addressed and then "you" ("No
+ * doubt Jon, you've got this" -> "No doubt Jon, Jon has got this"), or "me" then "I" ("reminding
+ * me I'm not alone"): once is enough.
+ */
+function withoutRepeatedName(s: string, name: string): string {
+  const n = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return s.replace(new RegExp(`\\b${n},? ${n}\\b`, "g"), name);
+}
 
 function secondToThird(s: string, name: string): string {
   const out = s
