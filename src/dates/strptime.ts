@@ -19,7 +19,8 @@ const MONTHS = [
 ];
 const DAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** `s` as a literal inside a regular expression. */
+export const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 const PATTERNS: Record<string, string> = {
   Y: "(\\d{4})",

@@ -56,8 +56,8 @@ const EXPANDED_CLASSES = new Set([
 interface Lemma {
   senses: number;
   first: number;
-  /** The offsets of its first KIN_SENSES senses (the first is `first`). */
-  leading: number[];
+  /** The offsets of its second to KIN_SENSES-th senses, for a lemma of several senses. */
+  more?: number[];
 }
 interface Synset {
   /** The lexicographer file: the broad class of the sense (animal, artifact, food, time...). */
@@ -108,8 +108,11 @@ function load(): Dictionary {
     if (!line || line.startsWith(" ")) continue; // the licence header
     const f = line.split(" ");
     const at = 6 + Number(f[3]);
-    const leading = f.slice(at, at + Math.min(KIN_SENSES, Number(f[2]))).map(Number);
-    nouns.set(f[0]!, { senses: Number(f[2]), first: leading[0]!, leading });
+    const senses = Number(f[2]);
+    const lemma: Lemma = { senses, first: Number(f[at]) };
+    // Most nouns have one sense: only the others keep a list (about 16,000 of 118,000).
+    if (senses > 1) lemma.more = f.slice(at + 1, at + Math.min(KIN_SENSES, senses)).map(Number);
+    nouns.set(f[0]!, lemma);
   }
   // index.sense: `lemma%pos:... offset sense_number tag_cnt`; pos 1 is a noun, 2 a verb.
   const nounUses = new Map<string, number>();
@@ -228,7 +231,8 @@ export function expandWord(word: string): string[] {
       }
       out = [...terms];
     }
-    if (lemma !== "family" && info.leading.some((o) => isKin(d, o))) out = [...out, "family"];
+    if (lemma !== "family" && [info.first, ...(info.more ?? [])].some((o) => isKin(d, o)))
+      out = [...out, "family"];
   }
   d.expansions.set(w, out);
   return out;
@@ -238,9 +242,8 @@ export function expandWord(word: string): string[] {
 function isKin(d: Dictionary, offset: number, depthLeft = 16): boolean {
   const cached = d.kin.get(offset);
   if (cached !== undefined) return cached;
-  const relative = d.nouns.get("relative")?.first;
   const value =
-    offset === relative ||
+    offset === d.nouns.get("relative")?.first ||
     (depthLeft > 0 && synset(d, offset).hypernyms.some((h) => isKin(d, h, depthLeft - 1)));
   d.kin.set(offset, value);
   return value;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { formatDay, resolveRelativeDates } from "../../dates/dates.js";
+import { escapeRe } from "../../dates/strptime.js";
 import { identifiersFromText } from "../../identifiers/identifiers.js";
 import type {
   ExtractedFact,
@@ -99,6 +100,7 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     if (turn.role === "tool" || turn.role === "system") continue; // tool output is not a claim
     const name = speakerName(turn);
     const other = counterpart(input.turns, turn);
+    const nameOnce = namesOnce(other ? [other, name] : [name]);
     let content = turn.content;
     if (input.agentic)
       content = content
@@ -125,8 +127,8 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       let text =
         (turn.role === "user" ? asRequest(sentence, speakerName(turn)) : null) ??
         toThirdPerson(sentence, name);
-      if (other) text = withoutRepeatedName(secondToThird(text, other), other);
-      text = withoutRepeatedName(text, name);
+      if (other) text = secondToThird(text, other);
+      text = nameOnce(text);
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
       topic.parts.push(text);
@@ -261,9 +263,9 @@ const NON_VERB_AFTER_YOU =
  * doubt Jon, you've got this" -> "No doubt Jon, Jon has got this"), or "me" then "I" ("reminding
  * me I'm not alone"): once is enough.
  */
-function withoutRepeatedName(s: string, name: string): string {
-  const n = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return s.replace(new RegExp(`\\b${n},? ${n}\\b`, "g"), name);
+function namesOnce(names: string[]): (s: string) => string {
+  const twice = names.map((n) => [new RegExp(`\\b${escapeRe(n)},? ${escapeRe(n)}\\b`, "g"), n] as const);
+  return (s) => twice.reduce((t, [re, n]) => t.replace(re, n), s);
 }
 
 function secondToThird(s: string, name: string): string {
