@@ -76,6 +76,10 @@ describe("the other speaker, addressed as you", () => {
       "Bo understands how Ana feels about the move to Denver.",
     ],
     ["If you ever need a ride to the airport, call me.", "If Ana ever needs a ride to the airport, call Bo."],
+    [
+      "I'll be around all weekend if you need help with the move.",
+      "Bo will be around all weekend if Ana needs help with the move.",
+    ],
     // "you" as an object, or a past tense, stays as it is
     [
       "I'll call you tomorrow about the concert tickets.",

@@ -284,10 +284,9 @@ function secondToThird(s: string, name: string): string {
     // the third person. Only after a clause opening, where "you" is not an object ("I'll call you
     // tomorrow").
     .replace(YOU_AS_SUBJECT, (_m, lead: string, adv: string | undefined, verb: string) => {
-      const a = adv?.trim();
-      if (NON_VERB_AFTER_YOU.test(verb) || (/(?:ing|ed)$/.test(verb) && !a))
-        return `${lead}${name} ${adv ?? ""}${verb}`;
-      return `${lead}${name} ${adv ?? ""}${thirdPersonVerb(verb)}`;
+      // A past tense stays (thirdPersonVerb keeps it); so does an -ing form, which is no verb here.
+      const keep = NON_VERB_AFTER_YOU.test(verb) || /ing$/.test(verb);
+      return `${lead}${name} ${adv ?? ""}${keep ? verb : thirdPersonVerb(verb)}`;
     })
     .replace(/\b[Yy]ou\b/g, name);
   return out.charAt(0).toUpperCase() + out.slice(1);
