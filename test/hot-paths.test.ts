@@ -188,79 +188,229 @@ describe("vectors with no direction (zero: no content words under the local embe
   });
 });
 
+/** A fact's neighbours as ingest stores them (details.episode_near): ids by offset, within two places. */
+const nearOf = (ids: string[], i: number) =>
+  Object.fromEntries([-2, -1, 1, 2].filter((d) => ids[i + d]).map((d) => [String(d), ids[i + d]]));
+
 describe("episode neighbours of the ranked facts", () => {
-  // Ingest stores each fact's place (details.episode_index); facts stored before it existed have
-  // none, and a place that does not match the episode's list is not trusted.
+  // Ingest stores each fact's neighbours (details.episode_near); facts stored before it existed
+  // (or an import file's) have none and are placed by their episode's list; an older stored place
+  // (details.episode_index) is ignored.
   it.each([
-    ["found in the episode's list (no stored place)", () => ({})],
-    ["stored with each fact", (i: number) => ({ episode_index: i })],
-    ["stored, but wrong for the two hits", (i: number) => ({ episode_index: i === 37 || i === 301 ? 5 : i })],
-  ])("are each hit's facts within the span in its own episode's order, its place %s", async (_, stored) => {
-    const { orgId } = await svc.newOrg();
+    ["found in the episode's list (none stored)", () => ({})],
+    ["stored with each fact", (ids: string[], i: number) => ({ episode_near: nearOf(ids, i) })],
+    [
+      "found in the list, an old stored place ignored",
+      (_: string[], i: number) => ({ episode_index: i === 37 ? 5 : i }),
+    ],
+    [
+      "stored with some facts only",
+      (ids: string[], i: number) => (i === 301 ? { episode_near: nearOf(ids, i) } : {}),
+    ],
+  ])(
+    "are each hit's facts within the span in its own episode's order, its neighbours %s",
+    async (_, stored) => {
+      const { orgId } = await svc.newOrg();
+      const episode = newMemoryId();
+      const other = newMemoryId();
+      const ids = Array.from({ length: 400 }, () => newMemoryId());
+      const words = ["walrus", "zeppelin"];
+      const rows = ids.map((id, i) => ({
+        id,
+        org_id: orgId,
+        type: "fact" as const,
+        text: i === 37 || i === 301 ? `the ${words[i === 37 ? 0 : 1]} turn` : `plain turn number ${i}`,
+        user_id: "u",
+        details: { episode_id: episode, ...stored(ids, i) },
+      }));
+      await svc.deps.db.tx((tx) =>
+        insertMemoryRows(tx, [
+          ...rows,
+          {
+            id: episode,
+            org_id: orgId,
+            type: "episode",
+            text: "a long talk",
+            user_id: "u",
+            details: { fact_ids: ids },
+          },
+          // A later episode that also lists fact 37 (a restated fact): positions come from the fact's own episode.
+          {
+            id: other,
+            org_id: orgId,
+            type: "episode",
+            text: "another talk",
+            user_id: "u",
+            details: { fact_ids: [ids[5], ids[37], ids[6]] },
+          },
+        ]),
+      );
+      const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+      const query = "walrus zeppelin";
+      const [vector] = await svc.deps.providers.embedder.embed([query]);
+      const search = (linkSpan: number) =>
+        hybridSearchLinked(svc.deps.db, {
+          scope,
+          types: FACTS,
+          query,
+          vector: vector!,
+          pool: 10,
+          limit: 2,
+          vectorWeight: 0.3,
+          settings: { settings: hnswSettings(10) },
+          linkSpan,
+        });
+      const place = new Map<string, number>(ids.map((id, i) => [id, i]));
+      const { ranked, links } = await search(2);
+      expect(ranked.map((r) => place.get(r.row.id)).sort((a, b) => a! - b!)).toEqual([37, 301]);
+      const seen = links.map((l) => [place.get(l.of), place.get(l.row.id), l.distance]);
+      expect(seen.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!)).toEqual([
+        [37, 35, 2],
+        [37, 36, 1],
+        [37, 38, 1],
+        [37, 39, 2],
+        [301, 299, 2],
+        [301, 300, 1],
+        [301, 302, 1],
+        [301, 303, 2],
+      ]);
+      expect((await search(1)).links).toHaveLength(4);
+    },
+  );
+});
+
+describe("episode neighbours stored with each fact (details.episode_near)", () => {
+  /** Three episodes' worth of facts: an episode row listing `ids`, facts pointing at it. */
+  async function episodeOf(orgId: string, texts: string[], details: (ids: string[], i: number) => object) {
     const episode = newMemoryId();
-    const other = newMemoryId();
-    const ids = Array.from({ length: 400 }, () => newMemoryId());
-    const words = ["walrus", "zeppelin"];
-    const rows = ids.map((id, i) => ({
-      id,
-      org_id: orgId,
-      type: "fact" as const,
-      text: i === 37 || i === 301 ? `the ${words[i === 37 ? 0 : 1]} turn` : `plain turn number ${i}`,
-      user_id: "u",
-      details: { episode_id: episode, ...stored(i) },
-    }));
+    const ids = texts.map(() => newMemoryId());
     await svc.deps.db.tx((tx) =>
       insertMemoryRows(tx, [
-        ...rows,
+        ...ids.map((id, i) => ({
+          id,
+          org_id: orgId,
+          type: "fact" as const,
+          text: texts[i]!,
+          user_id: "u",
+          details: { episode_id: episode, ...details(ids, i) },
+        })),
         {
           id: episode,
           org_id: orgId,
-          type: "episode",
-          text: "a long talk",
+          type: "episode" as const,
+          text: "a talk",
           user_id: "u",
           details: { fact_ids: ids },
         },
-        // A later episode that also lists fact 37 (a restated fact): positions come from the fact's own episode.
+      ]),
+    );
+    return { episode, ids };
+  }
+  const texts = ["plain turn one", "plain turn two", "the walrus turn", "plain turn four", "plain turn five"];
+
+  it("link a hit from its own row: the episode's list is not read", async () => {
+    const { orgId } = await svc.newOrg();
+    const { episode, ids } = await episodeOf(orgId, texts, (ids, i) => ({ episode_near: nearOf(ids, i) }));
+    // Without the episode row, the neighbours the hit stores are still linked.
+    await svc.deps.db.query("DELETE FROM memories WHERE id = $1", [episode]);
+    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const [vector] = await svc.deps.providers.embedder.embed(["walrus"]);
+    const { ranked, links } = await hybridSearchLinked(svc.deps.db, {
+      scope,
+      types: FACTS,
+      query: "walrus",
+      vector: vector!,
+      pool: 10,
+      limit: 1,
+      vectorWeight: 0.3,
+      settings: { settings: hnswSettings(10) },
+      linkSpan: 2,
+    });
+    expect(ranked.map((r) => r.row.id)).toEqual([ids[2]]);
+    expect(links.map((l) => [l.row.id, l.offset]).sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual([
+      [ids[0], -2],
+      [ids[1], -1],
+      [ids[3], 1],
+      [ids[4], 2],
+    ]);
+  });
+
+  it("are backfilled from the episodes' lists for facts stored before them (sql/093)", async () => {
+    const { orgId } = await svc.newOrg();
+    const { ids } = await episodeOf(orgId, texts, (_, i) => ({ episode_index: i }));
+    // A fact listed by another episode than its own keeps its own episode's neighbours.
+    const { ids: later } = await episodeOf(orgId, ["a later turn", "another later turn"], () => ({}));
+    const stray = newMemoryId();
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [
         {
-          id: other,
+          id: stray,
           org_id: orgId,
-          type: "episode",
-          text: "another talk",
+          type: "episode" as const,
+          text: "x",
           user_id: "u",
-          details: { fact_ids: [ids[5], ids[37], ids[6]] },
+          details: { fact_ids: [later[0], ids[2]] },
         },
       ]),
     );
+    await svc.deps.db.query("SELECT mnemo_backfill_episode_near($1)", [orgId]);
+    const { rows } = await svc.deps.db.query<{ id: string; details: Record<string, unknown> }>(
+      "SELECT id, details FROM memories WHERE id = ANY($1::uuid[])",
+      [[...ids, ...later]],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r.details]));
+    for (const [i, id] of ids.entries()) {
+      expect(byId.get(id)!.episode_near).toEqual(nearOf(ids, i));
+      expect(byId.get(id)).not.toHaveProperty("episode_index");
+    }
+    expect(byId.get(later[0]!)!.episode_near).toEqual({ "1": later[1] });
+  });
+});
+
+describe("statements kept prepared (queryPrepared)", () => {
+  it("search runs from a prepared statement, prepares again when the session lost it, and gives the same rows", async () => {
+    const { orgId } = await svc.newOrg();
+    await addFacts(orgId, ["the walrus sang", "a walrus swam to the pier", "the zeppelin flew over the bay"]);
     const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
-    const query = "walrus zeppelin";
-    const [vector] = await svc.deps.providers.embedder.embed([query]);
-    const search = (linkSpan: number) =>
-      hybridSearchLinked(svc.deps.db, {
-        scope,
-        types: FACTS,
-        query,
-        vector: vector!,
-        pool: 10,
-        limit: 2,
-        vectorWeight: 0.3,
-        settings: { settings: hnswSettings(10) },
-        linkSpan,
-      });
-    const place = new Map<string, number>(ids.map((id, i) => [id, i]));
-    const { ranked, links } = await search(2);
-    expect(ranked.map((r) => place.get(r.row.id)).sort((a, b) => a! - b!)).toEqual([37, 301]);
-    const seen = links.map((l) => [place.get(l.of), place.get(l.row.id), l.distance]);
-    expect(seen.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!)).toEqual([
-      [37, 35, 2],
-      [37, 36, 1],
-      [37, 38, 1],
-      [37, 39, 2],
-      [301, 299, 2],
-      [301, 300, 1],
-      [301, 302, 1],
-      [301, 303, 2],
-    ]);
-    expect((await search(1)).links).toHaveLength(4);
+    const [vector] = await svc.deps.providers.embedder.embed(["walrus"]);
+    const one = createDb(svc.connectionString, 1);
+    try {
+      const search = (db: Queryable) =>
+        hybridSearch(db, {
+          scope,
+          types: FACTS,
+          query: "walrus",
+          vector: vector!,
+          pool: 10,
+          limit: 5,
+          vectorWeight: 0.3,
+          settings: { settings: hnswSettings(10) },
+        }).then((hits) => hits.map((h) => [h.row.text, h.score]));
+      // Inside a transaction the same statement runs unprepared: the reference.
+      const plain = await one.tx((tx) => search(tx), { settings: hnswSettings(10) });
+      expect(plain.map(([text]) => text).sort()).toEqual(["a walrus swam to the pier", "the walrus sang"]);
+      await one.query("DEALLOCATE ALL");
+      expect(await search(one)).toEqual(plain);
+      const prepared = await one.query<{ name: string; generic_plans: number }>(
+        "SELECT name, generic_plans FROM pg_prepared_statements WHERE name LIKE 'mnemo_%'",
+      );
+      expect(prepared.rows.length).toBeGreaterThan(0);
+      expect(await search(one)).toEqual(plain);
+      // Lost (a restarted database, a DISCARD): prepared again, by several callers at once.
+      await one.query("DEALLOCATE ALL");
+      const many = createDb(svc.connectionString, 4);
+      try {
+        const all = await Promise.all(Array.from({ length: 8 }, () => search(many)));
+        for (const r of all) expect(r).toEqual(plain);
+      } finally {
+        await many.close();
+      }
+      expect(await search(one)).toEqual(plain);
+      const again = await one.query("SELECT 1 FROM pg_prepared_statements WHERE name LIKE 'mnemo_%'");
+      expect(again.rows.length).toBeGreaterThan(0);
+    } finally {
+      await one.close();
+    }
   });
 });
 

@@ -102,7 +102,7 @@ describe("supersede and dedup", () => {
     expect(ep!.details.fact_ids).toEqual([fact.id]);
   });
 
-  it("records each new fact's place in its episode's final fact order, kept off the wire", async () => {
+  it("records each new fact's neighbours in its episode's final fact order, kept off the wire", async () => {
     const { key, orgId } = await svc.newOrg();
     await ingestOk(key, { messages: [user("I play the violin in a quartet.")] });
     // The restated fact (second turn) is the earlier row: the new facts' places are after the swap.
@@ -123,12 +123,16 @@ describe("supersede and dedup", () => {
       result.memories_created.filter((m: any) => m.type === "fact"),
     );
     expect(created).toHaveLength(3);
+    // Each new fact stores its neighbours in that order (ids by offset, two places either side).
     for (const f of created) {
+      const i = order.indexOf(f.id);
       expect(f.details.episode_id).toBe(episode.id);
-      expect(order[f.details.episode_index as number]).toBe(f.id);
-      expect(toWire(f).details).not.toHaveProperty("episode_index");
+      expect(f.details.episode_near).toEqual(
+        Object.fromEntries([-2, -1, 1, 2].filter((d) => order[i + d]).map((d) => [String(d), order[i + d]])),
+      );
+      expect(toWire(f).details).not.toHaveProperty("episode_near");
     }
-    expect(created.map((f) => f.details.episode_index).sort()).toEqual([0, 2, 3]);
+    expect(created.map((f) => order.indexOf(f.id)).sort()).toEqual([0, 2, 3]);
   });
 
   it("two ingests of the same fact at once store it once", async () => {

@@ -1,4 +1,4 @@
-import { type Queryable, queryInOneTrip, type TxOptions } from "./db.js";
+import { type Queryable, queryInOneTrip, queryPrepared, type TxOptions } from "./db.js";
 import { MEMORY_COLUMNS, type MemoryRow, type MemoryType } from "./memory-row.js";
 import { type ResolvedScope, scopeSql } from "./scope.js";
 import { usageUpsertSql } from "./usage.js";
@@ -35,17 +35,18 @@ export async function nearestMemories(
   types: readonly MemoryType[],
   vector: number[],
   limit: number,
+  settings?: TxOptions,
 ): Promise<Candidate[]> {
   const params: unknown[] = [`[${vector.join(",")}]`, types, limit];
   const where = scopeSql(scope, params);
-  const { rows } = await tx.query<{ id: string; dist: number }>(
-    `WITH c AS MATERIALIZED (
+  const text = `WITH c AS MATERIALIZED (
        SELECT m.id, m.embedding <=> $1::vector AS dist FROM memories m
        WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
        ORDER BY m.embedding <=> $1::vector LIMIT $3::int)
-     SELECT id, dist FROM c WHERE dist <> 'NaN'::float8 ORDER BY dist, id`,
-    params,
-  );
+     SELECT id, dist FROM c WHERE dist <> 'NaN'::float8 ORDER BY dist, id`;
+  const { rows } = settings
+    ? await queryInOneTrip<{ id: string; dist: number }>(tx, text, params, settings)
+    : await tx.query<{ id: string; dist: number }>(text, params);
   return rows.map((r) => ({ id: r.id, value: 1 - Number(r.dist) }));
 }
 
@@ -181,18 +182,17 @@ export interface HybridInput {
   /** Counts one search in usage, in the same statement. */
   usage?: { keyId: string | null } | undefined;
   /**
-   * The transaction's settings (hnswSettings(pool)): the statement then runs with them in one
-   * round trip (queryInOneTrip), in its own implicit transaction or the caller's open one.
-   * Without them, the caller has applied the settings.
+   * The nearest-neighbour statement's settings (hnswSettings(pool)): it then runs with them in
+   * one round trip (queryInOneTrip). Without them, the caller has applied the settings.
    */
   settings?: TxOptions | undefined;
 }
 
 /**
- * Hybrid search in ONE statement: nearest neighbours and BM25 full text over the scope, fused
- * exactly as fuseScores does (each list min-max scaled to 0.05..1, weighted sum over the total
- * weight, rounded to 6 places), then the winning rows themselves, best first; optionally the usage
- * count of the search too. Run inside a transaction with hnswSettings(pool).
+ * Hybrid search: the nearest neighbours (nearestMemories), then ONE statement with BM25 full text
+ * over the scope, the fusion exactly as fuseScores does (each list min-max scaled to 0.05..1,
+ * weighted sum over the total weight, rounded to 6 places), then the winning rows themselves, best
+ * first; optionally the usage count of the search too.
  */
 export async function hybridSearch(
   db: Queryable,
@@ -222,16 +222,22 @@ export async function hybridSearchLinked(
   db: Queryable,
   input: HybridInput & { linkSpan?: number | undefined; linkFrom?: number | undefined },
 ): Promise<{ ranked: { row: MemoryRow; score: number }[]; links: EpisodeLink[] }> {
+  // The nearest neighbours first, planned for their values: the scope decides between the HNSW
+  // index and an exact ordering of the scope's rows. The rest (full text, fusion, rows, links)
+  // plans the same whatever the values, so it runs from a prepared statement (queryPrepared),
+  // with the neighbours as two arrays.
+  const near = await nearestMemories(db, input.scope, input.types, input.vector, input.pool, input.settings);
   const params: unknown[] = [
     input.query,
     input.types,
     input.pool,
-    `[${input.vector.join(",")}]`,
+    near.map((c) => c.id),
     input.vectorWeight,
     input.limit,
+    near.map((c) => c.value),
   ];
   const where = scopeSql(input.scope, params);
-  const org = "$7";
+  const org = "$8";
   let usage = "";
   if (input.usage) {
     params.push(input.usage.keyId ?? "");
@@ -244,38 +250,38 @@ export async function hybridSearchLinked(
   let linkRows = "";
   if (input.linkSpan && input.types.includes("fact")) {
     params.push(input.linkFrom ?? input.limit, input.linkSpan);
-    // A hit's place in its episode is stored with it (details.episode_index, checked against the
-    // episode's list), so each neighbour is one subscript of the episode's fact list, read once
-    // per episode. A fact stored before the index existed, or whose index does not match the
-    // list, is placed by array_position in the list, expanded only for an episode with such a
-    // hit. (Scanning the list for every hit cost a long conversation's whole fact list 20 times
-    // over: 3,009 facts, 45 ms of a search; array_position in the expanded list, still 3 ms.)
+    const span = `$${params.length}::int`;
+    // Ingest stores each fact's neighbours with it (details.episode_near: ids by offset, see
+    // src/ingest/store.ts), so a hit's links come from its own row. A fact without them (an
+    // import file's, or one stored before sql/093 on a table too large to backfill) is placed by
+    // array_position in its episode's list, read only for an episode with such a hit. (Reading
+    // the episode's list for every hit cost a long conversation's whole fact list, 120 KB for
+    // 3,000 facts, decompressed by every search: half a search's time on the embedded database.)
     links = `,
      hits AS MATERIALIZED (
        SELECT m.id, ${asUuid("m.details ->> 'episode_id'")} AS episode,
-         CASE WHEN m.details ->> 'episode_index' ~ '^[0-9]{1,6}$' THEN (m.details ->> 'episode_index')::int END AS n
+         CASE WHEN jsonb_typeof(m.details -> 'episode_near') = 'object' THEN m.details -> 'episode_near' END AS near
        FROM (SELECT id FROM fused ORDER BY score DESC, id LIMIT $${params.length - 1}::int) f
          JOIN memories m ON m.id = f.id
        WHERE m.type = 'fact' AND m.details ? 'episode_id'),
-     episode_facts AS MATERIALIZED (
-       SELECT e.id AS episode, e.details -> 'fact_ids' AS fids
-       FROM memories e
-       WHERE e.org_id = ${org}::text AND e.type = 'episode' AND e.id IN (SELECT episode FROM hits)
-         AND jsonb_typeof(e.details -> 'fact_ids') = 'array'),
-     stored_places AS MATERIALIZED (
-       SELECT h.id, h.episode, CASE WHEN e.fids ->> h.n = h.id::text THEN h.n END AS n
-       FROM hits h JOIN episode_facts e ON e.episode = h.episode),
      listed AS MATERIALIZED (
-       SELECT e.episode, ARRAY(SELECT jsonb_array_elements_text(e.fids)) AS ids FROM episode_facts e
-       WHERE e.episode IN (SELECT episode FROM stored_places WHERE n IS NULL)),
-     placed AS MATERIALIZED (
-       SELECT p.id, p.episode, coalesce(p.n, array_position(l.ids, p.id::text) - 1) AS n
-       FROM stored_places p LEFT JOIN listed l ON l.episode = p.episode),
+       SELECT e.id AS episode, e.details -> 'fact_ids' AS fids,
+         ARRAY(SELECT jsonb_array_elements_text(e.details -> 'fact_ids')) AS ids
+       FROM memories e
+       WHERE e.org_id = ${org}::text AND e.type = 'episode'
+         AND e.id IN (SELECT episode FROM hits WHERE near IS NULL)
+         AND jsonb_typeof(e.details -> 'fact_ids') = 'array'),
      links AS MATERIALIZED (
-       SELECT p.id AS link_of, ${asUuid("e.fids ->> (p.n + d)")} AS fid, d AS link_offset
-       FROM placed p JOIN episode_facts e ON e.episode = p.episode,
-         generate_series(-$${params.length}::int, $${params.length}::int) d
-       WHERE d <> 0 AND p.n + d >= 0 AND ${asUuid("e.fids ->> (p.n + d)")} IS NOT NULL)`;
+       SELECT h.id AS link_of, ${asUuid("n.value")} AS fid, n.key::int AS link_offset
+       FROM hits h, jsonb_each_text(h.near) n
+       WHERE n.key ~ '^-?[0-9]{1,3}$' AND n.key::int <> 0 AND abs(n.key::int) <= ${span}
+         AND ${asUuid("n.value")} IS NOT NULL
+       UNION ALL
+       SELECT p.id, ${asUuid("p.fids ->> (p.n + d)")}, d
+       FROM (SELECT h.id, l.fids, array_position(l.ids, h.id::text) - 1 AS n
+             FROM hits h JOIN listed l ON l.episode = h.episode WHERE h.near IS NULL) p,
+         generate_series(-${span}, ${span}) d
+       WHERE d <> 0 AND p.n + d >= 0 AND ${asUuid("p.fids ->> (p.n + d)")} IS NOT NULL)`;
     // The links are computed once (MATERIALIZED) and each linked row is fetched by its id (a
     // LATERAL the planner cannot turn around): with the statistics of a table that just grew, and
     // before autovacuum's analyze, the planner otherwise walked the scope's rows and recomputed
@@ -286,12 +292,7 @@ export async function hybridSearchLinked(
      FROM links l CROSS JOIN LATERAL (
        SELECT ${cols} FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
   }
-  const text = `WITH vector_hits AS MATERIALIZED (
-       SELECT id, 1 - dist AS value FROM (
-         SELECT m.id, m.embedding <=> $4::vector AS dist FROM memories m
-         WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
-         ORDER BY dist LIMIT $3::int) v
-       WHERE dist <> 'NaN'::float8),
+  const text = `WITH vector_hits AS (SELECT v.id, v.value FROM unnest($4::uuid[], $7::float8[]) AS v (id, value)),
      ${textCtes({ q: "$1", types: "$2", limit: "$3", org, where })},
      lists AS (
        SELECT id, value, $5::float8 AS weight, 1 AS list FROM vector_hits
@@ -308,9 +309,10 @@ export async function hybridSearchLinked(
      FROM fused f JOIN memories m ON m.id = f.id${linkRows}
      ORDER BY score DESC NULLS LAST, id`;
   type Row = MemoryRow & { score: number | null; link_of: string | null; link_offset: number | null };
-  const { rows } = input.settings
-    ? await queryInOneTrip<Row>(db, text, params, input.settings)
-    : await db.query<Row>(text, params);
+  // A filter tree is a statement shape of its own each time: planned per call, never kept.
+  const { rows } = input.scope.filter
+    ? await db.query<Row>(text, params)
+    : await queryPrepared<Row>(db, text, params);
   const ranked: { row: MemoryRow; score: number }[] = [];
   const linked: EpisodeLink[] = [];
   for (const { score, link_of, link_offset, ...row } of rows) {

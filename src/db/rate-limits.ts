@@ -1,4 +1,4 @@
-import type { Queryable } from "./db.js";
+import { type Queryable, queryPrepared } from "./db.js";
 import { RELAXED_COMMIT } from "./usage.js";
 
 export interface RateHitRow {
@@ -103,7 +103,9 @@ export async function findKeyAndHit(
   input: { keyHash: string; tiers: TierTable; count: boolean; at?: Date | undefined },
 ): Promise<KeyHitRow | undefined> {
   const lim = (v: number | null) => v ?? NO_LIMIT;
-  const { rows } = await db.query<Omit<KeyHitRow, "hit"> & Partial<RateHitRow> & { counted: boolean }>(
+  // Prepared once per session (queryPrepared): its plan is the same for every key.
+  const { rows } = await queryPrepared<Omit<KeyHitRow, "hit"> & Partial<RateHitRow> & { counted: boolean }>(
+    db,
     `WITH k AS (
        SELECT k.id, k.org_id, k.user_id, o.tier
        FROM api_keys k JOIN organisations o ON o.id = k.org_id

@@ -11,6 +11,7 @@ import { finishJob, type JobRow } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
 import { writeMemories } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
+import { LINK_SPAN } from "../search/linked.js";
 import { enqueueJobWebhook } from "../webhooks/enqueue.js";
 import type { PlannedRow } from "./assemble.js";
 import type { Reconciled } from "./reconcile.js";
@@ -142,16 +143,23 @@ export async function storeResult({
 }
 
 /**
- * Each new fact's place in its episode's final fact order, as `details.episode_index`: search
- * then reaches a hit's neighbours by subscript instead of scanning the episode's whole list for
- * every hit (src/db/memory-search.ts). Internal: not part of the wire details.
+ * Each new fact's neighbours in its episode's final fact order, as `details.episode_near` (the
+ * ids LINK_SPAN places either side, keyed by offset): search links a hit to them from the hit's
+ * own row, never reading the episode's whole list (src/db/memory-search.ts). Internal: not part
+ * of the wire details.
  */
 function placeInEpisode(episode: PlannedRow, rows: PlannedRow[]): void {
-  const at = new Map((episode.details!.fact_ids as string[]).map((id, i) => [id, i]));
+  const ids = episode.details!.fact_ids as string[];
+  const at = new Map(ids.map((id, i) => [id, i]));
   for (const r of rows) {
     const i = at.get(r.id);
     if (r.type === "fact" && r.details?.episode_id === episode.id && i !== undefined) {
-      r.details = { ...r.details, episode_index: i };
+      const near: Record<string, string> = {};
+      for (let d = -LINK_SPAN; d <= LINK_SPAN; d++) {
+        const id = ids[i + d];
+        if (d !== 0 && id !== undefined) near[String(d)] = id;
+      }
+      r.details = { ...r.details, episode_near: near };
     }
   }
 }

@@ -48,7 +48,7 @@ function detailsFor(row: MemoryRow, options: WireOptions): Record<string, unknow
   const stored = row.details ?? {};
   switch (row.type) {
     case "fact": {
-      const { episode_index: _internal, ...rest } = stored;
+      const { episode_index: _index, episode_near: _near, ...rest } = stored;
       return {
         fact_type: null,
         source_role: null,
