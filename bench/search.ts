@@ -205,8 +205,9 @@ async function main() {
         serverStages[k] = [...(serverStages[k] ?? []), v * 1000];
       }
     });
-    // As the API runs it: the settings and the statement (with its episode links) in one round
-    // trip (queryInOneTrip); only the usage count is left to the API.
+    // As the API runs it: the nearest neighbours with their settings in one round trip, then the
+    // prepared statement (full text, fusion, rows, episode links); only the usage count is left to
+    // the API.
     const direct = await timeIt(`direct  @${size}`, (i) =>
       hybridSearchLinked(db, {
         scope,
@@ -263,7 +264,7 @@ async function main() {
   }
   console.log(
     `\nsearch: mode=retrieve over HTTP, scope user_id (1 of ${USERS} users), limit ${LIMIT}; direct: the same` +
-      ` hybrid statement (${pool} vector + ${pool} BM25 candidates, fusion, rows, episode links) straight through pg, in one round trip as the API sends it;` +
+      ` hybrid statement (${pool} vector + ${pool} BM25 candidates, fusion, rows, episode links) straight through pg, as the API sends it (nearest neighbours, then the prepared statement);` +
       " knn / text: each retriever alone (p50); times in ms\n",
   );
   console.log(
