@@ -149,13 +149,15 @@ describe("a question naming one speaker", () => {
     said("johns-books", "John", 0.75),
     said("johns-dog", "John", 0.5),
   ];
-  it("prefers that speaker's own words", () => {
-    const out = preferNamedSpeaker("What books has John read?", ranked);
-    expect(out.map((r) => [r.row.id, r.score])).toEqual([
-      ["johns-books", 0.825],
-      ["tims-books", 0.8],
-      ["johns-dog", 0.55],
-    ]);
+  it.each([
+    // One thing asked: his words lifted by 10%.
+    ["What book did John read last week?", [["johns-books", 0.825], ["tims-books", 0.8], ["johns-dog", 0.55]]],
+    // Several things asked of him (a list of his own, told over several conversations): by 30%.
+    ["What books has John read?", [["johns-books", 0.975], ["tims-books", 0.8], ["johns-dog", 0.65]]],
+    ["How many books has John read?", [["johns-books", 0.975], ["tims-books", 0.8], ["johns-dog", 0.65]]],
+  ])("prefers that speaker's own words: %s", (query, expected) => {
+    const out = preferNamedSpeaker(query, ranked);
+    expect(out.map((r) => [r.row.id, r.score])).toEqual(expected);
   });
   it("leaves the list alone when it names both speakers or none", () => {
     expect(preferNamedSpeaker("Which books did Tim recommend to John?", ranked)).toBe(ranked);
