@@ -69,6 +69,16 @@ describe("linked facts (one hop through the episode)", () => {
       "What board games has Nate played?",
       "How many children does Melanie have?",
       "What do Jon and Gina both like?",
+      // A modifier with a hyphen, plus or slash; an irregular plural; a prepositional phrase; "is".
+      "What family-friendly restaurants has Ana tried?",
+      "What indie/folk bands has Ben seen live?",
+      "What people has Ana met at the club?",
+      "What kinds of bread have Ana and her son baked?",
+      "What charities for children does Ben support?",
+      "What trips is Ana planning this summer?",
+      // The present perfect of what someone has done over time.
+      "What has Ana knitted?",
+      "Where has Ben travelled?",
     ];
     const one = [
       "Which city did Mia move to?",
@@ -76,6 +86,9 @@ describe("linked facts (one hop through the episode)", () => {
       "What helps Joanna stay focused?",
       "What type of workout class did Maria start?",
       "When did Melanie go camping?",
+      "What is Ana planning this summer?",
+      "What has Ben decided to do?",
+      "Where has Ana put the keys?",
     ];
     expect(several.filter((q) => !asksForSeveral(q))).toEqual([]);
     expect(one.filter(asksForSeveral)).toEqual([]);
