@@ -162,17 +162,53 @@ describe("a question naming one speaker", () => {
     said("johns-books", "John", 0.75),
     said("johns-dog", "John", 0.5),
   ];
-  const johnLeads = [said("johns-books", "John", 0.8), said("tims-books", "Tim", 0.75), said("johns-dog", "John", 0.5)];
+  const johnLeads = [
+    said("johns-books", "John", 0.8),
+    said("tims-books", "Tim", 0.75),
+    said("johns-dog", "John", 0.5),
+  ];
   it.each([
     // One thing asked, his words leading: lifted by 10%.
-    ["What book did John read last week?", johnLeads, [["johns-books", 0.88], ["tims-books", 0.75], ["johns-dog", 0.55]]],
+    [
+      "What book did John read last week?",
+      johnLeads,
+      [
+        ["johns-books", 0.88],
+        ["tims-books", 0.75],
+        ["johns-dog", 0.55],
+      ],
+    ],
     // One thing asked, the other speaker's words leading (the question's words fit what Tim said):
     // left as ranked.
-    ["What book did John read last week?", ranked, [["tims-books", 0.8], ["johns-books", 0.75], ["johns-dog", 0.5]]],
+    [
+      "What book did John read last week?",
+      ranked,
+      [
+        ["tims-books", 0.8],
+        ["johns-books", 0.75],
+        ["johns-dog", 0.5],
+      ],
+    ],
     // Several things asked of him (a list of his own, told over several conversations): by 30%,
     // whoever leads.
-    ["What books has John read?", ranked, [["johns-books", 0.975], ["tims-books", 0.8], ["johns-dog", 0.65]]],
-    ["How many books has John read?", ranked, [["johns-books", 0.975], ["tims-books", 0.8], ["johns-dog", 0.65]]],
+    [
+      "What books has John read?",
+      ranked,
+      [
+        ["johns-books", 0.975],
+        ["tims-books", 0.8],
+        ["johns-dog", 0.65],
+      ],
+    ],
+    [
+      "How many books has John read?",
+      ranked,
+      [
+        ["johns-books", 0.975],
+        ["tims-books", 0.8],
+        ["johns-dog", 0.65],
+      ],
+    ],
   ])("prefers that speaker's own words: %s", (query, list, expected) => {
     const out = preferNamedSpeaker(query, list);
     expect(out.map((r) => [r.row.id, r.score])).toEqual(expected);

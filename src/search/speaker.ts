@@ -48,7 +48,5 @@ export function preferNamedSpeaker<T extends { row: MemoryRow; score: number }>(
   const lead = ranked.find((r) => typeof r.row.details?.source_role === "string");
   if (!several && lead && !speakerOf(lead)) return ranked;
   const boost = several ? OWN_LIST_BOOST : OWN_WORDS_BOOST;
-  return ranked
-    .map((r) => (speakerOf(r) ? { ...r, score: round6(r.score * boost) } : r))
-    .sort(byScore);
+  return ranked.map((r) => (speakerOf(r) ? { ...r, score: round6(r.score * boost) } : r)).sort(byScore);
 }
