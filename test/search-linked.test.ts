@@ -69,6 +69,16 @@ describe("linked facts (one hop through the episode)", () => {
       "What board games has Nate played?",
       "How many children does Melanie have?",
       "What do Jon and Gina both like?",
+      // A modifier with a hyphen, plus or slash; an irregular plural; a prepositional phrase; "is".
+      "What family-friendly restaurants has Ana tried?",
+      "What indie/folk bands has Ben seen live?",
+      "What people has Ana met at the club?",
+      "What kinds of bread have Ana and her son baked?",
+      "What charities for children does Ben support?",
+      "What trips is Ana planning this summer?",
+      // The present perfect of what someone has done over time.
+      "What has Ana knitted?",
+      "Where has Ben travelled?",
     ];
     const one = [
       "Which city did Mia move to?",
@@ -76,6 +86,9 @@ describe("linked facts (one hop through the episode)", () => {
       "What helps Joanna stay focused?",
       "What type of workout class did Maria start?",
       "When did Melanie go camping?",
+      "What is Ana planning this summer?",
+      "What has Ben decided to do?",
+      "Where has Ana put the keys?",
     ];
     expect(several.filter((q) => !asksForSeveral(q))).toEqual([]);
     expect(one.filter(asksForSeveral)).toEqual([]);
@@ -149,13 +162,56 @@ describe("a question naming one speaker", () => {
     said("johns-books", "John", 0.75),
     said("johns-dog", "John", 0.5),
   ];
-  it("prefers that speaker's own words", () => {
-    const out = preferNamedSpeaker("What books has John read?", ranked);
-    expect(out.map((r) => [r.row.id, r.score])).toEqual([
-      ["johns-books", 0.825],
-      ["tims-books", 0.8],
-      ["johns-dog", 0.55],
-    ]);
+  const johnLeads = [
+    said("johns-books", "John", 0.8),
+    said("tims-books", "Tim", 0.75),
+    said("johns-dog", "John", 0.5),
+  ];
+  it.each([
+    // One thing asked, his words leading: lifted by 10%.
+    [
+      "What book did John read last week?",
+      johnLeads,
+      [
+        ["johns-books", 0.88],
+        ["tims-books", 0.75],
+        ["johns-dog", 0.55],
+      ],
+    ],
+    // One thing asked, the other speaker's words leading (the question's words fit what Tim said):
+    // left as ranked.
+    [
+      "What book did John read last week?",
+      ranked,
+      [
+        ["tims-books", 0.8],
+        ["johns-books", 0.75],
+        ["johns-dog", 0.5],
+      ],
+    ],
+    // Several things asked of him (a list of his own, told over several conversations): by 30%,
+    // whoever leads.
+    [
+      "What books has John read?",
+      ranked,
+      [
+        ["johns-books", 0.975],
+        ["tims-books", 0.8],
+        ["johns-dog", 0.65],
+      ],
+    ],
+    [
+      "How many books has John read?",
+      ranked,
+      [
+        ["johns-books", 0.975],
+        ["tims-books", 0.8],
+        ["johns-dog", 0.65],
+      ],
+    ],
+  ])("prefers that speaker's own words: %s", (query, list, expected) => {
+    const out = preferNamedSpeaker(query, list);
+    expect(out.map((r) => [r.row.id, r.score])).toEqual(expected);
   });
   it("leaves the list alone when it names both speakers or none", () => {
     expect(preferNamedSpeaker("Which books did Tim recommend to John?", ranked)).toBe(ranked);
