@@ -137,7 +137,8 @@ export async function queryPrepared<R extends pg.QueryResultRow = any>(
   const name = `mnemo_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
   const args = values.map((_, i) => `$${i + 1}`).join(", ");
   const execute = `SET LOCAL plan_cache_mode = force_generic_plan;\n${inlineParams(`EXECUTE ${name}(${args})`, values)}`;
-  const missing = (err: unknown) => (err as { code?: string }).code === "26000";
+  const code = (err: unknown) => (err as { code?: string }).code;
+  const missing = (err: unknown) => code(err) === "26000";
   return db.session(async (client) => {
     const run = async () => {
       const results = (await client.query(execute)) as unknown as pg.QueryResult<R>[];
@@ -152,7 +153,7 @@ export async function queryPrepared<R extends pg.QueryResultRow = any>(
       await client.query(`PREPARE ${name} AS ${text}`);
     } catch (err) {
       // Another connection of the shared embedded session prepared it first.
-      if ((err as { code?: string }).code !== "42P05") return client.query<R>(text, values);
+      if (code(err) !== "42P05") return client.query<R>(text, values);
     }
     try {
       return await run();

@@ -68,7 +68,7 @@ export async function storeResult({
       const ids = (episode.details!.fact_ids as string[]).map((id) => swap.get(id) ?? id);
       episode.details = { ...episode.details, fact_ids: [...new Set(ids)] };
     }
-    if (episode) placeInEpisode(episode, insert);
+    if (episode) storeEpisodeNeighbours(episode, insert);
     const duplicates = [
       ...rec.duplicates,
       ...late.map((f) => ({
@@ -148,7 +148,7 @@ export async function storeResult({
  * own row, never reading the episode's whole list (src/db/memory-search.ts). Internal: not part
  * of the wire details.
  */
-function placeInEpisode(episode: PlannedRow, rows: PlannedRow[]): void {
+function storeEpisodeNeighbours(episode: PlannedRow, rows: PlannedRow[]): void {
   const ids = episode.details!.fact_ids as string[];
   const at = new Map(ids.map((id, i) => [id, i]));
   for (const r of rows) {

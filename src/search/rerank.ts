@@ -19,9 +19,9 @@ export function rerank(
   links: readonly EpisodeLink[],
   types: readonly MemoryType[],
   limit: number,
+  several = asksForSeveral(query),
 ): { row: MemoryRow; score: number }[] {
-  const several = asksForSeveral(query);
   const grouped = factsBeforeTheirEpisode(several ? ranked : sessionsThatMatch(ranked));
   const linked = several ? grouped : withLinkedFacts(links, types, grouped, limit);
-  return withinOne(preferNamedDay(query, preferDated(query, preferNamedSpeaker(query, linked))));
+  return withinOne(preferNamedDay(query, preferDated(query, preferNamedSpeaker(query, linked, several))));
 }

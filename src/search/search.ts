@@ -93,7 +93,7 @@ export async function searchMemories({
         linkSpan: several ? undefined : LINK_SPAN,
         linkFrom: LINK_CANDIDATES,
       });
-      return rerank(input.query, ranked, links, contentTypes, limit);
+      return rerank(input.query, ranked, links, contentTypes, limit, several);
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];

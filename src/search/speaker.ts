@@ -35,7 +35,8 @@ const OWN_LIST_BOOST = 1.3;
  */
 export function preferNamedSpeaker<T extends { row: MemoryRow; score: number }>(
   query: string,
-  ranked: T[],
+  ranked: T[] /** Whether the question asks for several things (asksForSeveral), when the caller knows. */,
+  several = asksForSeveral(query),
 ): T[] {
   const named = new Set((query.match(/\p{Lu}[\p{L}'-]*/gu) ?? []).map((w) => w.replace(/'s$/, "")));
   const speakerOf = (r: T) => {
@@ -44,7 +45,6 @@ export function preferNamedSpeaker<T extends { row: MemoryRow; score: number }>(
   };
   const speakers = new Set(ranked.map(speakerOf).filter((s) => s !== undefined));
   if (speakers.size !== 1) return ranked;
-  const several = asksForSeveral(query);
   const lead = ranked.find((r) => typeof r.row.details?.source_role === "string");
   if (!several && lead && !speakerOf(lead)) return ranked;
   const boost = several ? OWN_LIST_BOOST : OWN_WORDS_BOOST;
