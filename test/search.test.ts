@@ -168,6 +168,48 @@ describe("search ranking and corpora", () => {
     expect(episodes.body.data.map((r: { type: string }) => r.type)).toEqual(["episode"]);
   });
 
+  it("serves an episode with its whole fact list, which the search statement itself leaves out", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const facts = await seed(
+      orgId,
+      Array.from({ length: 30 }, (_, i) => ({ type: "fact" as const, text: `Harbour note ${i}`, user_id: "u" })),
+    );
+    const factIds = facts.map((f) => f.id);
+    const [episode] = await seed(orgId, [
+      {
+        type: "episode",
+        text: "Session about the harbour lighthouse",
+        user_id: "u",
+        details: { title: "Harbour", fact_ids: factIds, artifact_ids: [] },
+      },
+    ]);
+    const got = await svc.request("GET", `/v1/memories/${episode!.id}`, { key });
+    expect(got.body.details.fact_ids).toEqual(factIds);
+    // Episodes only, every corpus, and with a directive corpus (the search runs in a transaction).
+    for (const include of [["episode"], undefined, ["episode", "lesson"]]) {
+      const res = await search(key, { query: "harbour lighthouse", user_id: "u", mode: "retrieve", include });
+      expect(res.status).toBe(200);
+      const served = res.body.data.find((r: { id: string }) => r.id === episode!.id);
+      expect(served, JSON.stringify(include)).toBeDefined();
+      expect(served.details).toEqual(got.body.details);
+    }
+    // The statement's own row has no fact list: nothing of it is read unless the episode is served.
+    const { hybridSearchLinked, hnswSettings } = await import("../src/db/memory-search.js");
+    const [vector] = await svc.deps.providers.embedder.embed(["harbour lighthouse"]);
+    const { ranked } = await hybridSearchLinked(svc.deps.db, {
+      scope: { orgId, userId: "u", agentId: null, appId: null, groupIds: null },
+      types: ["episode"],
+      query: "harbour lighthouse",
+      vector: vector!,
+      pool: 50,
+      limit: 5,
+      vectorWeight: 0.2,
+      settings: { settings: hnswSettings(50) },
+    });
+    expect(ranked.map((r) => r.row.id)).toEqual([episode!.id]);
+    expect(ranked[0]!.row.details).toEqual({ title: "Harbour", artifact_ids: [] });
+  });
+
   it("puts matched directives first with a null score when lesson or procedure is included", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

@@ -198,7 +198,31 @@ export async function hybridSearch(
   db: Queryable,
   input: HybridInput,
 ): Promise<{ row: MemoryRow; score: number }[]> {
-  return (await hybridSearchLinked(db, input)).ranked;
+  const { ranked } = await hybridSearchLinked(db, input);
+  await withEpisodeFactIds(db, input.scope.orgId, ranked);
+  return ranked;
+}
+
+/**
+ * Puts back the fact lists that hybridSearchLinked leaves out of its episode rows, for the rows
+ * that are served (in place): one statement, only when an episode is among them.
+ */
+export async function withEpisodeFactIds(
+  db: Queryable,
+  orgId: string,
+  ranked: readonly { row: MemoryRow }[],
+): Promise<void> {
+  const episodes = ranked.filter((r) => r.row.type === "episode");
+  if (episodes.length === 0) return;
+  const { rows } = await db.query<{ id: string; fact_ids: unknown }>(
+    `SELECT id, details -> 'fact_ids' AS fact_ids FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])`,
+    [orgId, episodes.map((r) => r.row.id)],
+  );
+  const lists = new Map(rows.map((r) => [r.id, r.fact_ids]));
+  for (const { row } of episodes) {
+    const list = lists.get(row.id);
+    if (list !== undefined && list !== null) row.details = { ...row.details, fact_ids: list };
+  }
 }
 
 /**
@@ -216,7 +240,8 @@ export interface EpisodeLink {
  * hybridSearch, and with `linkSpan` (when facts are searched) in the same statement the facts
  * within that many places of each of the first `linkFrom` ranked facts (all by default) in its
  * episode's fact order (the turns just before and after it), in the scope and servable; a
- * neighbour of several facts comes once for each.
+ * neighbour of several facts comes once for each. Ranked episode rows come without their
+ * `fact_ids` (withEpisodeFactIds puts them back on the rows served).
  */
 export async function hybridSearchLinked(
   db: Queryable,
@@ -246,6 +271,12 @@ export async function hybridSearchLinked(
   const cols = MEMORY_COLUMNS.split(", ")
     .map((c) => `m.${c}`)
     .join(", ");
+  // An episode's fact list is left out (see withEpisodeFactIds): a long conversation's is 120 KB
+  // for 3,000 facts, and re-ranking puts an episode below its own facts, so it is rarely served.
+  const rankedCols = cols.replace(
+    "m.details",
+    "CASE WHEN m.type = 'episode' THEN m.details - 'fact_ids' ELSE m.details END AS details",
+  );
   let links = "";
   let linkRows = "";
   if (input.linkSpan && input.types.includes("fact")) {
@@ -305,7 +336,7 @@ export async function hybridSearchLinked(
        SELECT id, round((sum(weight * (value - lo + span * 0.05) / (span * 1.05)) / ($5::float8 + 1))::numeric, 6)
          ::float8 AS score
        FROM scaled GROUP BY id ORDER BY score DESC, id LIMIT $6::int)${usage}${links}
-     SELECT ${cols}, f.score, NULL::uuid AS link_of, NULL::int AS link_offset
+     SELECT ${rankedCols}, f.score, NULL::uuid AS link_of, NULL::int AS link_offset
      FROM fused f JOIN memories m ON m.id = f.id${linkRows}
      ORDER BY score DESC NULLS LAST, id`;
   type Row = MemoryRow & { score: number | null; link_of: string | null; link_offset: number | null };

@@ -5,6 +5,7 @@ import {
   hnswSettings,
   hybridSearchLinked,
   memoriesByIds,
+  withEpisodeFactIds,
   textMatches,
 } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
@@ -93,7 +94,9 @@ export async function searchMemories({
         linkSpan: several ? undefined : LINK_SPAN,
         linkFrom: LINK_CANDIDATES,
       });
-      return rerank(input.query, ranked, links, contentTypes, limit, several);
+      const served = rerank(input.query, ranked, links, contentTypes, limit, several);
+      await withEpisodeFactIds(db, scope.orgId, served);
+      return served;
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];
