@@ -172,7 +172,11 @@ describe("search ranking and corpora", () => {
     const { orgId, key } = await svc.newOrg();
     const facts = await seed(
       orgId,
-      Array.from({ length: 30 }, (_, i) => ({ type: "fact" as const, text: `Harbour note ${i}`, user_id: "u" })),
+      Array.from({ length: 30 }, (_, i) => ({
+        type: "fact" as const,
+        text: `Harbour note ${i}`,
+        user_id: "u",
+      })),
     );
     const factIds = facts.map((f) => f.id);
     const [episode] = await seed(orgId, [

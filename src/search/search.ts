@@ -5,8 +5,8 @@ import {
   hnswSettings,
   hybridSearchLinked,
   memoriesByIds,
-  withEpisodeFactIds,
   textMatches,
+  withEpisodeFactIds,
 } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
