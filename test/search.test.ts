@@ -168,7 +168,7 @@ describe("search ranking and corpora", () => {
     expect(episodes.body.data.map((r: { type: string }) => r.type)).toEqual(["episode"]);
   });
 
-  it("serves an episode with its whole fact list, which the search statement itself leaves out", async () => {
+  it("serves an episode with its whole details, which the search statement itself does not read", async () => {
     const { orgId, key } = await svc.newOrg();
     const facts = await seed(
       orgId,
@@ -197,7 +197,7 @@ describe("search ranking and corpora", () => {
       expect(served, JSON.stringify(include)).toBeDefined();
       expect(served.details).toEqual(got.body.details);
     }
-    // The statement's own row has no fact list: nothing of it is read unless the episode is served.
+    // The statement's own row has empty details: they are read only when the episode is served.
     const { hybridSearchLinked, hnswSettings } = await import("../src/db/memory-search.js");
     const [vector] = await svc.deps.providers.embedder.embed(["harbour lighthouse"]);
     const { ranked } = await hybridSearchLinked(svc.deps.db, {
@@ -211,7 +211,7 @@ describe("search ranking and corpora", () => {
       settings: { settings: hnswSettings(50) },
     });
     expect(ranked.map((r) => r.row.id)).toEqual([episode!.id]);
-    expect(ranked[0]!.row.details).toEqual({ title: "Harbour", artifact_ids: [] });
+    expect(ranked[0]!.row.details).toEqual({});
   });
 
   it("puts matched directives first with a null score when lesson or procedure is included", async () => {

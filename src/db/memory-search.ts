@@ -199,30 +199,27 @@ export async function hybridSearch(
   input: HybridInput,
 ): Promise<{ row: MemoryRow; score: number }[]> {
   const { ranked } = await hybridSearchLinked(db, input);
-  await withEpisodeFactIds(db, input.scope.orgId, ranked);
+  await withEpisodeDetails(db, input.scope.orgId, ranked);
   return ranked;
 }
 
 /**
- * Puts back the fact lists that hybridSearchLinked leaves out of its episode rows, for the rows
- * that are served (in place): one statement, only when an episode is among them.
+ * Reads the details that hybridSearchLinked leaves out of its episode rows, for the rows that are
+ * served (in place): one statement, only when an episode is among them.
  */
-export async function withEpisodeFactIds(
+export async function withEpisodeDetails(
   db: Queryable,
   orgId: string,
   ranked: readonly { row: MemoryRow }[],
 ): Promise<void> {
   const episodes = ranked.filter((r) => r.row.type === "episode");
   if (episodes.length === 0) return;
-  const { rows } = await db.query<{ id: string; fact_ids: unknown }>(
-    `SELECT id, details -> 'fact_ids' AS fact_ids FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])`,
+  const { rows } = await db.query<{ id: string; details: MemoryRow["details"] }>(
+    "SELECT id, details FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])",
     [orgId, episodes.map((r) => r.row.id)],
   );
-  const lists = new Map(rows.map((r) => [r.id, r.fact_ids]));
-  for (const { row } of episodes) {
-    const list = lists.get(row.id);
-    if (list !== undefined && list !== null) row.details = { ...row.details, fact_ids: list };
-  }
+  const details = new Map(rows.map((r) => [r.id, r.details]));
+  for (const { row } of episodes) row.details = details.get(row.id) ?? row.details;
 }
 
 /**
@@ -240,8 +237,8 @@ export interface EpisodeLink {
  * hybridSearch, and with `linkSpan` (when facts are searched) in the same statement the facts
  * within that many places of each of the first `linkFrom` ranked facts (all by default) in its
  * episode's fact order (the turns just before and after it), in the scope and servable; a
- * neighbour of several facts comes once for each. Ranked episode rows come without their
- * `fact_ids` (withEpisodeFactIds puts them back on the rows served).
+ * neighbour of several facts comes once for each. Ranked episode rows come with empty details
+ * (withEpisodeDetails reads them for the rows served).
  */
 export async function hybridSearchLinked(
   db: Queryable,
@@ -271,11 +268,12 @@ export async function hybridSearchLinked(
   const cols = MEMORY_COLUMNS.split(", ")
     .map((c) => `m.${c}`)
     .join(", ");
-  // An episode's fact list is left out (see withEpisodeFactIds): a long conversation's is 120 KB
-  // for 3,000 facts, and re-ranking puts an episode below its own facts, so it is rarely served.
+  // An episode's details are not read here (see withEpisodeDetails): its fact list is 120 KB for
+  // a 3,000-fact conversation, decompressed and sent by every search that ranks it, while
+  // re-ranking puts an episode below its own facts, so it is rarely served.
   const rankedCols = cols.replace(
     "m.details",
-    "CASE WHEN m.type = 'episode' THEN m.details - 'fact_ids' ELSE m.details END AS details",
+    "CASE WHEN m.type = 'episode' THEN '{}'::jsonb ELSE m.details END AS details",
   );
   let links = "";
   let linkRows = "";

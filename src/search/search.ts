@@ -6,7 +6,7 @@ import {
   hybridSearchLinked,
   memoriesByIds,
   textMatches,
-  withEpisodeFactIds,
+  withEpisodeDetails,
 } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
@@ -95,7 +95,7 @@ export async function searchMemories({
         linkFrom: LINK_CANDIDATES,
       });
       const served = rerank(input.query, ranked, links, contentTypes, limit, several);
-      await withEpisodeFactIds(db, scope.orgId, served);
+      await withEpisodeDetails(db, scope.orgId, served);
       return served;
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
