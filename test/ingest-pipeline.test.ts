@@ -309,3 +309,40 @@ describe("agentic path", () => {
     expect(lesson.trigger_entities).toContain("TypeError");
   });
 });
+
+describe("a big job shares this thread", () => {
+  it("embeds in slices of at most 100 texts, the event loop turning between them", async () => {
+    const { key } = await svc.newOrg();
+    const embedder = svc.deps.providers.embedder;
+    const original = embedder.embed;
+    // A ticker on the event loop: it advances only while the job is not holding the thread.
+    let ticks = 0;
+    let ticking = true;
+    const tick = () => {
+      ticks++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const calls: { size: number; ticks: number }[] = [];
+    embedder.embed = async (texts) => {
+      calls.push({ size: texts.length, ticks });
+      return original.call(embedder, texts);
+    };
+    try {
+      await ingestOk(key, {
+        messages: Array.from({ length: 400 }, (_, i) =>
+          user(`Trip note ${i}: I packed ${i} maps for the walk to the lighthouse number ${i}.`),
+        ),
+      });
+    } finally {
+      embedder.embed = original;
+      ticking = false;
+    }
+    // The job's slices: its facts and episode (other embedder calls, none here, would be one text).
+    const slices = calls.filter((c) => c.size > 1);
+    expect(slices.reduce((n, c) => n + c.size, 0)).toBeGreaterThanOrEqual(400);
+    expect(slices.length).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...slices.map((c) => c.size))).toBeLessThanOrEqual(100);
+    for (let i = 1; i < slices.length; i++) expect(slices[i]!.ticks).toBeGreaterThan(slices[i - 1]!.ticks);
+  });
+});
