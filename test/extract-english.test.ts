@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conceptTerms, expandWord, placeKinds } from "../src/providers/local/concepts.js";
+import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
@@ -246,5 +246,23 @@ describe("concept expansion (WordNet)", () => {
     expect(placeKinds("Michigan")).toContain("american state");
     // A queen, a river and the dawn before they are places; a lower-case word is no name.
     for (const w of ["Victoria", "Jordan", "Aurora", "chicago"]) expect(placeKinds(w), w).toEqual([]);
+  });
+
+  it("gives a quoted title the kinds of work the words around it say it is", () => {
+    const cases: [string, string[]][] = [
+      ['Tim saw that John had "The Alchemist" on his bookshelf.', ["book"]],
+      ["Nate is playing this awesome fantasy RPG called \u201cXenoblade Chronicles\u201d.", ["game"]],
+      ['Joanna watched "Eternal Sunshine of the Spotless Mind" last night.', ["movie", "film"]],
+      ['Melanie loves listening to "The Four Seasons" by Vivaldi.', ["song", "music"]],
+      ['Tim is excited for a new show called "The Wheel of Time", based on a book series he loves.', ["book", "show"]],
+      // No title (lower case, or no quotes), or a title with nothing saying what it is.
+      ['She said "hello" and read a book.', []],
+      ["John read The Hobbit twice.", []],
+      ['The sign said "Closed for winter".', []],
+    ];
+    for (const [text, kinds] of cases) expect(titleKinds(text), text).toEqual(kinds);
+    // Indexed beside the text's own words, never repeating them.
+    expect(conceptTerms('Tim saw that John had "The Alchemist" on his bookshelf.')).toContain("book");
+    expect(conceptTerms('Tim read the book "The Alchemist".').filter((t) => t === "book")).toEqual([]);
   });
 });
