@@ -254,7 +254,10 @@ describe("concept expansion (WordNet)", () => {
       ["Nate is playing this awesome fantasy RPG called \u201cXenoblade Chronicles\u201d.", ["game"]],
       ['Joanna watched "Eternal Sunshine of the Spotless Mind" last night.', ["movie", "film"]],
       ['Melanie loves listening to "The Four Seasons" by Vivaldi.', ["song", "music"]],
-      ['Tim is excited for a new show called "The Wheel of Time", based on a book series he loves.', ["book", "show"]],
+      [
+        'Tim is excited for a new show called "The Wheel of Time", based on a book series he loves.',
+        ["book", "show"],
+      ],
       // No title (lower case, or no quotes), or a title with nothing saying what it is.
       ['She said "hello" and read a book.', []],
       ["John read The Hobbit twice.", []],

@@ -296,11 +296,17 @@ const QUOTED_TITLE = /["\u201c]\s*[\p{Lu}\p{N}][^"\u201c\u201d\n]{0,80}["\u201d]
  * -> 0.339, R@10 0.434 -> 0.456; no category lost.
  */
 const WORK_KINDS: [RegExp, string[]][] = [
-  [/\b(?:read|reading|reads|novels?|authors?|books?|chapters?|bookshelf|trilogy|library|fantasy series)\b/i, ["book"]],
+  [
+    /\b(?:read|reading|reads|novels?|authors?|books?|chapters?|bookshelf|trilogy|library|fantasy series)\b/i,
+    ["book"],
+  ],
   [/\b(?:watch|watched|watching|movies?|films?|cinema|theaters?|theatres?|director)\b/i, ["movie", "film"]],
   [/\b(?:shows?|episodes?|tv|netflix|sitcom)\b/i, ["show"]],
   [/\b(?:games?|gaming|gamer|console|tournaments?|rpg)\b/i, ["game"]],
-  [/\b(?:songs?|album|albums|band|bands|sing|sang|singing|music|tunes?|tracks?|listen|listened|listening)\b/i, ["song", "music"]],
+  [
+    /\b(?:songs?|album|albums|band|bands|sing|sang|singing|music|tunes?|tracks?|listen|listened|listening)\b/i,
+    ["song", "music"],
+  ],
 ];
 
 /** The kinds of work a text's quoted title is (WORK_KINDS), when it quotes one. */
