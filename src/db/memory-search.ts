@@ -265,16 +265,18 @@ export async function hybridSearchLinked(
     params.push(input.usage.keyId ?? "");
     usage = `, counted AS (${usageUpsertSql(org, `$${params.length}`, { searches: 1 })})`;
   }
-  const cols = MEMORY_COLUMNS.split(", ")
-    .map((c) => `m.${c}`)
-    .join(", ");
+  const columns = MEMORY_COLUMNS.split(", ");
+  const cols = columns.map((c) => `m.${c}`).join(", ");
   // An episode's details are not read here (see withEpisodeDetails): its fact list is 120 KB for
   // a 3,000-fact conversation, decompressed and sent by every search that ranks it, while
   // re-ranking puts an episode below its own facts, so it is rarely served.
-  const rankedCols = cols.replace(
-    "m.details",
-    "CASE WHEN m.type = 'episode' THEN '{}'::jsonb ELSE m.details END AS details",
-  );
+  const rankedCols = columns
+    .map((c) =>
+      c === "details"
+        ? "CASE WHEN m.type = 'episode' THEN '{}'::jsonb ELSE m.details END AS details"
+        : `m.${c}`,
+    )
+    .join(", ");
   let links = "";
   let linkRows = "";
   if (input.linkSpan && input.types.includes("fact")) {

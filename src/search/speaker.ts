@@ -35,7 +35,8 @@ const OWN_LIST_BOOST = 1.3;
  */
 export function preferNamedSpeaker<T extends { row: MemoryRow; score: number }>(
   query: string,
-  ranked: T[] /** Whether the question asks for several things (asksForSeveral), when the caller knows. */,
+  ranked: T[],
+  // Whether the question asks for several things (asksForSeveral), when the caller knows.
   several = asksForSeveral(query),
 ): T[] {
   const named = new Set((query.match(/\p{Lu}[\p{L}'-]*/gu) ?? []).map((w) => w.replace(/'s$/, "")));
