@@ -2,15 +2,18 @@
  * Does the service stay responsive under a big job? A real `mnemo serve` process on a fresh
  * embedded data directory (or DATABASE_URL when set), spoken to over HTTP from this process:
  *   1. /healthz latency, polled back to back, while one 5,000-message ingest job runs;
- *   2. search latency at 20 concurrent clients over the memories that job stored.
+ *   2. search latency at 20 concurrent clients over the memories that job stored, with the CPU
+ *      time each search cost the service's threads, the PostgreSQL backends (when on this machine)
+ *      and this client, read from /proc (Linux), and the latency that CPU alone allows.
  *   npm run bench:responsive [-- --messages 5000 --clients 20 --queries 400]
  * Targets (issue 13): /healthz p99 <= 50 ms during the job; search p95 <= 60 ms.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { benchDatabase, call, percentile } from "./lib.js";
 
 const arg = (name: string, def: string) => {
@@ -59,6 +62,61 @@ function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** Milliseconds of CPU per clock tick of /proc/<pid>/stat (USER_HZ). */
+const TICK_MS = (() => {
+  try {
+    return 1000 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
+  } catch {
+    return 10;
+  }
+})();
+/** CPU time (ms, user + system) of one process or thread from its stat line, or null if unreadable. */
+function cpuMs(statPath: string): number | null {
+  try {
+    const stat = readFileSync(statPath, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return null;
+  }
+}
+/** CPU time (ms) of a process's threads, summed by thread name ("MainThread", "WorkerThread", ...). */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const task of tasks) {
+    const ms = cpuMs(`/proc/${pid}/task/${task}/stat`);
+    if (ms === null) continue;
+    const name = readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8").trim();
+    out.set(name, (out.get(name) ?? 0) + ms);
+  }
+  return out;
+}
+/** The backends of the bench database, when PostgreSQL runs on this machine: pid -> CPU ms. */
+async function backendCpu(url: string | undefined): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!url) return out;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    for (const { pid } of rows) {
+      const ms = cpuMs(`/proc/${pid}/stat`);
+      if (ms !== null) out.set(pid, ms);
+    }
+  } finally {
+    await client.end();
+  }
+  return out;
 }
 
 const stats = (ms: number[]) =>
@@ -164,6 +222,10 @@ async function main() {
     for (const q of queries) await ask(q);
     const search: number[] = [];
     let next = 0;
+    const threadsBefore = threadCpu(server.pid!);
+    const backendsBefore = await backendCpu(database.env.DATABASE_URL);
+    const clientBefore = process.cpuUsage();
+    const searchStarted = performance.now();
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
         while (next < QUERIES) {
@@ -175,6 +237,33 @@ async function main() {
       }),
     );
 
+    const searchWall = performance.now() - searchStarted;
+    const client = process.cpuUsage(clientBefore);
+    const threadsAfter = threadCpu(server.pid!);
+    const backendsAfter = await backendCpu(database.env.DATABASE_URL);
+    // CPU per search, by where it was spent.
+    const perSearch: [string, number][] = [];
+    for (const [name, ms] of threadsAfter) {
+      const d = (ms - (threadsBefore.get(name) ?? 0)) / QUERIES;
+      if (d >= 0.05) perSearch.push([`service ${name}`, d]);
+    }
+    let backends = 0;
+    for (const [pid, ms] of backendsAfter) backends += ms - (backendsBefore.get(pid) ?? 0);
+    if (backendsAfter.size) perSearch.push(["PostgreSQL backends", backends / QUERIES]);
+    perSearch.push(["this client", (client.user + client.system) / 1000 / QUERIES]);
+    const total = perSearch.reduce((a, [, ms]) => a + ms, 0);
+    const cores = os.availableParallelism();
+    // The most searches a second that CPU allows: every core busy, and no single thread (the
+    // embedded database's is one) doing more than one thread can.
+    const busiest = perSearch.filter(([k]) => k.startsWith("service ")).sort((a, b) => b[1] - a[1])[0];
+    const bound = Math.min(cores / total, busiest ? 1 / busiest[1] : Infinity) * 1000;
+    const cpuLine = threadsAfter.size
+      ? `CPU per search (ms): ${perSearch.map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(", ")}; ` +
+        `total ${total.toFixed(2)} on ${cores} cores. That allows at most ${bound.toFixed(0)} searches/s ` +
+        `(measured ${((QUERIES / searchWall) * 1000).toFixed(0)}/s), so ${CLIENTS} clients wait at least ` +
+        `${((CLIENTS / bound) * 1000).toFixed(0)} ms per search on average (Little's law)` +
+        (database.native && !backendsAfter.size ? "; the PostgreSQL server is not on this machine" : "")
+      : "CPU per search: not available (needs Linux /proc)";
     const timings = job.result.stage_timings as Record<string, number>;
     process.stdout.write(
       `\ndatabase: ${database.description}\n` +
@@ -185,7 +274,7 @@ async function main() {
           .join(", ")}\n` +
         `/healthz during the job: ${stats(health)}   (target p99 <= 50 ms)\n` +
         `search (mode=retrieve, ${CLIENTS} concurrent clients, after ${queries.length} warm-up searches): ` +
-        `${stats(search)}   (target p95 <= 60 ms)\n`,
+        `${stats(search)}   (target p95 <= 60 ms)\n${cpuLine}\n`,
     );
   } finally {
     await stop();
