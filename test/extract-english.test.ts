@@ -205,6 +205,23 @@ describe("concept expansion (WordNet)", () => {
       expect(expandWord(w).length).toBeLessThanOrEqual(8);
   });
 
+  it("reaches an animal from its young, read from the young one's definition", () => {
+    const kinds: [string, string][] = [
+      ["kitten", "cat"],
+      ["foal", "horse"],
+      ["colt", "horse"], // "a young male horse under the age of four"
+      ["piglet", "pig"],
+      ["calf", "cattle"], // "young of domestic cattle"
+      ["gosling", "goose"],
+      ["kittens", "cat"],
+    ];
+    for (const [young, kind] of kinds) expect(expandWord(young), young).toContain(kind);
+    // "young of any of various canines" names no one animal; a kid is a young person, not an animal.
+    expect(expandWord("pup")).not.toContain("any");
+    expect(expandWord("kid")).not.toContain("person");
+    expect(conceptTerms("We adopted a kitten this morning.")).toContain("cat");
+  });
+
   it("leaves out common, ambiguous, verb-like and abstract words and names", () => {
     for (const w of ["time", "play", "thing", "spending", "seeing", "week", "two", "ate"])
       expect(expandWord(w), w).toEqual([]);

@@ -134,6 +134,50 @@ describe("BM25 as a sparse inner product", () => {
   });
 });
 
+describe("fusion of a list whose rows all score alike", () => {
+  it("gives its only row, or its tied rows, the list's full score, in SQL as in fuseScores", async () => {
+    // Min-max scaling has no worst row to measure from when a list's values are all equal: each row
+    // is the list's best. (It used to get the 0.05 floor: the one memory naming a rare word was
+    // scored as full text's worst match.)
+    const fused = fuseScores([
+      { candidates: [{ id: "only", value: 0.2 }], weight: 1 },
+      {
+        candidates: [
+          { id: "near", value: 0.9 },
+          { id: "only", value: 0.1 },
+        ],
+        weight: 0.3,
+      },
+    ]);
+    expect(fused.map((f) => f.id)).toEqual(["only", "near"]);
+    expect(fused[0]!.score).toBeCloseTo((1 + (0.3 * 0.05) / 1.05) / 1.3, 6);
+    const tied = fuseScores([{ candidates: ["a", "b"].map((id) => ({ id, value: 3 })), weight: 1 }]);
+    expect(tied.map((f) => f.score)).toEqual([1, 1]);
+
+    // In the search statement: one memory of four says "kitten" (no embeddings: full text alone).
+    const { orgId } = await svc.newOrg();
+    const [, , kitten] = await addFacts(orgId, [
+      "the train was late again",
+      "the laptop battery is failing",
+      "adopted a kitten on friday",
+      "repainted the hallway green",
+    ]);
+    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const [vector] = await svc.deps.providers.embedder.embed(["kitten"]);
+    const hybrid = await hybridSearch(svc.deps.db, {
+      scope,
+      types: FACTS,
+      query: "kitten",
+      vector: vector!,
+      pool: 20,
+      limit: 5,
+      vectorWeight: 0.3,
+      settings: { settings: hnswSettings(20) },
+    });
+    expect(hybrid.map((h) => [h.row.id, h.score])).toEqual([[kitten, Math.round((1 / 1.3) * 1e6) / 1e6]]);
+  });
+});
+
 describe("vectors with no direction (zero: no content words under the local embedder)", () => {
   it("neither score as NaN nor turn the other rows' scores into NaN", async () => {
     const { orgId } = await svc.newOrg();

@@ -168,6 +168,23 @@ describe("search ranking and corpora", () => {
     expect(episodes.body.data.map((r: { type: string }) => r.type)).toEqual(["episode"]);
   });
 
+  it("finds the one memory that names a young animal by the animal's own name", async () => {
+    // "kitten" indexes "cat" as a concept term (WordNet: "young domestic cat"), and the only full-text
+    // match of a query takes full text's whole score, not its worst (see fuseScores).
+    const { orgId, key } = await svc.newOrg();
+    const [, kitten] = await seed(orgId, [
+      { type: "fact", text: "The user repainted the hallway a pale green colour", user_id: "u" },
+      { type: "fact", text: "We adopted a kitten this morning, she is called Miso", user_id: "u" },
+      { type: "fact", text: "The user's manager asked them to lead the onboarding project", user_id: "u" },
+      { type: "fact", text: "The car insurance renewal came in much higher than last year", user_id: "u" },
+    ]);
+    const res = await search(key, { query: "cat", user_id: "u", mode: "retrieve" });
+    expect(res.body.data[0].id).toBe(kitten!.id);
+    // Full text's whole weight (1 of 1.2 beside the hashed vectors' 0.2), far ahead of the rest.
+    expect(res.body.data[0].score).toBeGreaterThanOrEqual(1 / 1.2 - 1e-6);
+    expect(res.body.data[1].score).toBeLessThan(0.5);
+  });
+
   it("serves an episode with its whole details, which the search statement itself does not read", async () => {
     const { orgId, key } = await svc.newOrg();
     const facts = await seed(

@@ -329,7 +329,8 @@ export async function hybridSearchLinked(
        SELECT id, value, $5::float8 AS weight, 1 AS list FROM vector_hits
        UNION ALL SELECT id, value, 1::float8, 2 FROM text_hits),
      scaled AS (
-       SELECT id, weight, value, min(value) OVER l AS lo,
+       SELECT id, weight, value,
+         CASE WHEN max(value) OVER l = min(value) OVER l THEN min(value) OVER l - 1 ELSE min(value) OVER l END AS lo,
          coalesce(nullif(max(value) OVER l - min(value) OVER l, 0), 1) AS span
        FROM lists WINDOW l AS (PARTITION BY list)),
      fused AS (

@@ -19,8 +19,10 @@ export function fuseScores(lists: RankedList[]): { id: string; score: number }[]
     const max = Math.max(...candidates.map((c) => c.value));
     const min = Math.min(...candidates.map((c) => c.value));
     const span = max - min || 1;
+    // A list whose rows all score alike (one row, or ties) has no worst: each is its best, 1.
+    const lo = max === min ? min - 1 : min;
     for (const c of candidates) {
-      scores.set(c.id, (scores.get(c.id) ?? 0) + (weight * (c.value - min + span * 0.05)) / (span * 1.05));
+      scores.set(c.id, (scores.get(c.id) ?? 0) + (weight * (c.value - lo + span * 0.05)) / (span * 1.05));
     }
   }
   return [...scores]

@@ -64,6 +64,8 @@ interface Synset {
   lexFile: number;
   words: string[];
   hypernyms: number[];
+  /** Its definition (WordNet's gloss, without the examples). */
+  gloss: string;
 }
 interface Dictionary {
   nouns: Map<string, Lemma>;
@@ -153,7 +155,10 @@ function synset(d: Dictionary, offset: number): Synset {
     const [sym, off, pos] = [f[p + 1 + 4 * i], f[p + 2 + 4 * i], f[p + 3 + 4 * i]];
     if ((sym === "@" || sym === "@i") && pos === "n") hypernyms.push(Number(off));
   }
-  const s = { lexFile: Number(f[1]), words, hypernyms };
+  // The definition follows "|", up to its first example ("; ...").
+  const definition = f.indexOf("|") < 0 ? "" : f.slice(f.indexOf("|") + 1).join(" ");
+  const gloss = definition.split(";")[0]!.trim();
+  const s = { lexFile: Number(f[1]), words, hypernyms, gloss };
   d.synsets.set(offset, s);
   return s;
 }
@@ -222,6 +227,8 @@ export function expandWord(word: string): string[] {
           if (x.toLowerCase() !== lemma && terms.size < MAX_TERMS) terms.add(x.toLowerCase());
       };
       add(first.words);
+      const kind = youngOf(d, first);
+      if (kind) add([kind]);
       let level = [info.first];
       for (let i = 0; i < MAX_LEVELS && level.length; i++) {
         level = [...new Set(level.flatMap((o) => synset(d, o).hypernyms))].filter(
@@ -236,6 +243,23 @@ export function expandWord(word: string): string[] {
   }
   d.expansions.set(w, out);
   return out;
+}
+
+/** The class of animal senses (WordNet's noun.animal). */
+const ANIMAL_CLASS = 5;
+
+/**
+ * The animal a young one is ("kitten" -> cat, "foal" -> horse, "lamb" -> sheep, "colt" -> horse),
+ * read from its definition ("young domestic cat", "a young male horse under the age of four"):
+ * WordNet files the young under "young mammal" or "young bird", never under their own kind, so
+ * "when did she get a cat?" did not reach "we adopted a kitten". Only an animal sense, and only a
+ * word that is itself an animal's name ("young of any of various canines" names none).
+ */
+function youngOf(d: Dictionary, sense: Synset): string | null {
+  if (sense.lexFile !== ANIMAL_CLASS) return null;
+  const m = /^(?:an? )?young (?:of )?(?:(?:domestic|male|female) )?([a-z]+)\b/.exec(sense.gloss);
+  const found = m && lemmaOf(d, m[1]!);
+  return found && synset(d, found[1].first).lexFile === ANIMAL_CLASS ? found[0] : null;
 }
 
 /** Whether a noun sense is a kind of relative: "relative"'s first sense is above it. */
