@@ -1,6 +1,9 @@
+import { FILTER_MAX_DEPTH } from "../src/memories/filters.js";
+import { nestsDeeper } from "../src/wire/common.js";
 import type { Memory, MemoryList } from "../src/wire/memories.js";
 import type { SearchResult } from "../src/wire/search.js";
 import type { VariantList, VariantMemory, VariantSearchResult } from "../src/wire/variant.js";
+import { ToolFailure } from "./errors.js";
 import type { DefaultScope } from "./scope.js";
 import { readScope } from "./tool.js";
 
@@ -37,13 +40,39 @@ export function scopedFilters(
   filters: Record<string, unknown>,
   scope: DefaultScope,
 ): Record<string, unknown> {
-  const text = JSON.stringify(filters);
-  const filtersNameAxis = /"(user_id|agent_id|app_id|group_ids)"/.test(text);
-  const axes = filtersNameAxis ? readScope(args, {}) : readScope(args, scope);
+  const keys = filterKeys(filters);
+  const axes = AXES.some((a) => keys.has(a)) ? readScope(args, {}) : readScope(args, scope);
   const parts: Record<string, unknown>[] = [];
   if (axes.user_id) parts.push({ user_id: axes.user_id });
   if (axes.agent_id) parts.push({ agent_id: axes.agent_id });
   if (axes.app_id) parts.push({ app_id: axes.app_id });
   if (axes.group_ids?.length) parts.push({ group_ids: { $in: axes.group_ids } });
   return parts.length ? { AND: [...parts, filters] } : filters;
+}
+
+const AXES = ["user_id", "agent_id", "app_id", "group_ids"];
+
+/** JSON levels a filter the language accepts can span: each of its levels is an object and an array. */
+const JSON_DEPTH = 4 * FILTER_MAX_DEPTH + 8;
+
+/**
+ * The keys a filter tree uses anywhere in it. A tree deeper than any filter the language accepts
+ * is refused here, with the code the filter parser gives (422 `invalid_filters` over REST): it was
+ * serialised whole to look for keys, which overflowed the stack at 5,000 levels.
+ */
+export function filterKeys(filters: Record<string, unknown>): Set<string> {
+  if (nestsDeeper(filters, JSON_DEPTH)) {
+    throw new ToolFailure("invalid_filters", `filters: nesting deeper than ${FILTER_MAX_DEPTH} levels`);
+  }
+  const keys = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === "object")
+      for (const [k, v] of Object.entries(value)) {
+        keys.add(k);
+        walk(v);
+      }
+  };
+  walk(filters);
+  return keys;
 }

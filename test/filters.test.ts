@@ -198,6 +198,12 @@ function refusal(raw: unknown): { code: string; message: string } {
 describe("filter language: refusals name the path", () => {
   it.each([
     [{ OR: [{ user_id: "u1" }, { created_at: { $gte: "yesterday" } }] }, "filters.OR[1].created_at.$gte"],
+    // Days the calendar has not, and PostgreSQL's missing year 0 (they were a 500 at the database).
+    [{ created_at: { $gte: "0000-01-01" } }, "filters.created_at.$gte"],
+    [{ created_at: { $lt: "0001-01-01T00:30:00+01:00" } }, "filters.created_at.$lt"],
+    [{ created_at: { $gt: "9999-12-31T23:59:59-05:00" } }, "filters.created_at.$gt"],
+    [{ updated_at: { $gte: "2026-02-30" } }, "filters.updated_at.$gte"],
+    [{ updated_at: { $lte: "2026-13-01" } }, "filters.updated_at.$lte"],
     [{ user_id: { $regex: "u" } }, "filters.user_id.$regex"],
     [{ $or: [] }, "filters.$or"],
     [{ AND: [] }, "filters.AND"],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveRelativeDates } from "../src/dates/dates.js";
+import { parseLooseDate, resolveRelativeDates } from "../src/dates/dates.js";
 import { strptime } from "../src/dates/strptime.js";
 import { identifiersFromText } from "../src/identifiers/identifiers.js";
 import { classifyLocally } from "../src/providers/local/classifier.js";
@@ -45,6 +45,20 @@ describe("strptime subset", () => {
     expect(strptime("2024-13-01", "%Y-%m-%d")).toBeNull();
     expect(strptime("2023-02-29", "%Y-%m-%d")).toBeNull();
     expect(strptime("2024-01-01", "%Y-%m-%d %Q")).toBeNull();
+  });
+
+  it("reads a four-digit year as written, and only years PostgreSQL's timestamps hold", () => {
+    // Date.UTC would have read year 99 as 1999, and year 0 as 1900.
+    expect(strptime("0099-05-01", "%Y-%m-%d")?.toISOString()).toBe("0099-05-01T00:00:00.000Z");
+    expect(strptime("0001-01-01", "%Y-%m-%d")?.toISOString()).toBe("0001-01-01T00:00:00.000Z");
+    // No year 0; past 9999 (here through the offset) JavaScript writes "+010000-...", which
+    // PostgreSQL does not read as a timestamp.
+    expect(strptime("0000-06-01", "%Y-%m-%d")).toBeNull();
+    expect(strptime("9999-12-31 23:59 -0500", "%Y-%m-%d %H:%M %z")).toBeNull();
+    expect(strptime("9999-12-31 23:59 +0500", "%Y-%m-%d %H:%M %z")?.toISOString()).toBe(
+      "9999-12-31T18:59:00.000Z",
+    );
+    expect(parseLooseDate("0000-01-01")).toBeNull();
   });
 });
 

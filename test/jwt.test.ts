@@ -140,6 +140,20 @@ describe("identity-provider JWTs", () => {
     await expect401(await signToken(k1, {}), /org_id/);
   });
 
+  it("refuses a signed token whose identity claims the database cannot store (401, not 500)", async () => {
+    // A NUL or an unpaired surrogate in org_id failed the organisation lookup; in sub, every
+    // statement naming the user (and the rate limiter, which then failed open).
+    for (const org of ["o\u0000", "a\ud800b", "x".repeat(201)])
+      await expect401(await signToken(k1, { org }), /'org_id' claim is not a usable identifier/);
+    for (const sub of ["a\u0000b", "\udc00"])
+      await expect401(
+        await signToken(k1, { org: newOrgId(), sub }),
+        /'sub' claim is not a usable identifier/,
+      );
+    // Nothing was created for them.
+    expect(await getOrg(svc.deps.db, "a\ud800b")).toBeUndefined();
+  });
+
   it("reads the organisation and user from configured claims, nested ones included", async () => {
     const verifier = createJwtVerifier(
       loadConfig({

@@ -74,6 +74,35 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     }
   });
 
+  it("refuses filters and tool arguments nested thousands of levels deep as bad input, not an internal error", async () => {
+    const { key } = await svc.newOrg();
+    // Written as text: JSON.stringify (the SDK client's, and the server's before the fix) overflows.
+    const deep = `${"[".repeat(5000)}"x"${"]".repeat(5000)}`;
+    const call = async (name: string, args: string) => {
+      const res = await svc.app.request("/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": key,
+        },
+        body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`,
+      });
+      expect(res.status).toBe(200);
+      const { result } = (await res.json()) as { result: { isError: boolean; content: { text: string }[] } };
+      expect(result.isError).toBe(true);
+      return result.content[0]!.text;
+    };
+    for (const tool of ["search_memory", "list_memories"]) {
+      const text = await call(tool, `{"query":"x","user_id":"u","filters":{"user_id":"u","AND":${deep}}}`);
+      expect(text, tool).toMatch(/invalid_filters/);
+      expect(text, tool).not.toMatch(/server_error|Internal/);
+    }
+    const recalled = await call("recall_directives", `{"user_id":"u","tool":"bash","args":{"x":${deep}}}`);
+    expect(recalled).toMatch(/nest at most 32 levels/);
+    expect(recalled).not.toMatch(/trigger_failed|Internal/);
+  });
+
   it("answers errors as isError results with the REST code and an actionable message", async () => {
     const { key } = await svc.newOrg();
     const { client } = await connect(key);

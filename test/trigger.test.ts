@@ -210,6 +210,24 @@ describe("trigger matching", () => {
       code: "unsupported_include_option",
     });
   });
+
+  it("refuses tool arguments nested past 32 levels (a 500 at 5,000), keeps those at 32", async () => {
+    const { key } = await svc.newOrg();
+    const nest = (levels: number): unknown => (levels === 0 ? "deploy.sh" : [nest(levels - 1)]);
+    // Written as text: JSON.stringify itself overflows at this depth.
+    const deepBody = `{"user_id":"u","action":{"tool":"bash","args":{"x":${"[".repeat(5000)}"deploy.sh"${"]".repeat(5000)}}}}`;
+    const deep = await trigger(key, deepBody);
+    expect(deep.status).toBe(422);
+    expect(deep.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
+    expect(deep.body.detail).toEqual([
+      { loc: ["body", "action", "args"], msg: "Tool arguments may nest at most 32 levels", type: "custom" },
+    ]);
+    // args itself is level 0: its value and 30 arrays below it are 32 levels of nesting.
+    const ok = await trigger(key, { user_id: "u", action: { tool: "bash", args: { x: nest(31) } } });
+    expect(ok.status).toBe(200);
+    const over = await trigger(key, { user_id: "u", action: { tool: "bash", args: { x: nest(32) } } });
+    expect(over.status).toBe(422);
+  });
 });
 
 describe("usage", () => {

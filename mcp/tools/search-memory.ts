@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SearchResultSchema } from "../../src/wire/search.js";
-import { scopedFilters, searchFromVariant } from "../filters.js";
+import { filterKeys, scopedFilters, searchFromVariant } from "../filters.js";
 import { searchText } from "../render.js";
 import { agentId, appId, groupIds, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
@@ -42,8 +42,8 @@ export const searchMemoryTool = defineTool({
   async run(args, env) {
     if (args.filters) {
       const filters = scopedFilters(args, args.filters, env.scope);
-      const flat = JSON.stringify(filters);
-      const canCompose = args.mode === "compose" && flat.includes('"user_id"') && flat.includes('"conv_id"');
+      const keys = filterKeys(filters);
+      const canCompose = args.mode === "compose" && keys.has("user_id") && keys.has("conv_id");
       const out = searchFromVariant(
         await env.service.searchFiltered({
           query: args.query,

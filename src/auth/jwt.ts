@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { type Config, ConfigError } from "../config.js";
 import { CoreError } from "../errors.js";
+import { isStorable } from "../wire/common.js";
 
 /** Who an identity-provider token names: an organisation and a user of it. */
 export interface JwtIdentity {
@@ -65,23 +66,30 @@ export function createJwtVerifier(config: Config): JwtVerifier | undefined {
       } catch (err) {
         throw new CoreError("unauthorized", `Invalid token: ${reason(err)}.`, { cause: err });
       }
-      const orgId = claim(payload, orgClaim);
-      const userId = claim(payload, userClaim);
-      if (!orgId) throw new CoreError("unauthorized", `Invalid token: no '${orgClaim}' claim.`);
-      if (!userId) throw new CoreError("unauthorized", `Invalid token: no '${userClaim}' claim.`);
-      return { orgId, userId };
+      return { orgId: identity(payload, orgClaim), userId: identity(payload, userClaim) };
     },
   };
 }
 
-/** A claim by name; dotted names reach into nested objects (`app_metadata.org_id`). */
-function claim(payload: Record<string, unknown>, name: string): string | undefined {
+/**
+ * An identity claim by name (dotted names reach into nested objects: `app_metadata.org_id`): a
+ * string or number of 1 to 200 characters that the database can store (no NUL, no unpaired
+ * surrogate: a signed token is still input, and such a value failed every statement it reached).
+ */
+function identity(payload: Record<string, unknown>, name: string): string {
   let v: unknown = payload;
   for (const part of name.split(".")) {
     v = v && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined;
   }
   if (typeof v === "number") v = String(v);
-  return typeof v === "string" && v.length > 0 && v.length <= 200 ? v : undefined;
+  if (typeof v !== "string" || v.length === 0)
+    throw new CoreError("unauthorized", `Invalid token: no '${name}' claim.`);
+  if (v.length > 200 || !isStorable(v))
+    throw new CoreError(
+      "unauthorized",
+      `Invalid token: the '${name}' claim is not a usable identifier (1 to 200 characters, no NUL or unpaired surrogate).`,
+    );
+  return v;
 }
 
 /** A short reason a caller can act on; never key material. */

@@ -1,3 +1,4 @@
+import { FIRST_INSTANT, LAST_INSTANT } from "./range.js";
 import { strptime } from "./strptime.js";
 
 const MONTH_NAMES = [
@@ -35,7 +36,7 @@ export function parseLooseDate(raw: string): Date | null {
   const s = raw.trim();
   if (/^\d{4}-\d{2}-\d{2}(T|\s|$)/.test(s)) {
     const t = Date.parse(s);
-    if (!Number.isNaN(t)) return new Date(t);
+    if (!Number.isNaN(t) && t >= FIRST_INSTANT && t <= LAST_INSTANT) return new Date(t);
   }
   for (const f of LOOSE_FORMATS) {
     const d = strptime(s, f);

@@ -3,6 +3,8 @@
  * %z %j %a %A %% and literal text. Returns null when the string does not match the format exactly
  * (the turn then keeps its raw date string). Without %z the time is read as UTC.
  */
+import { FIRST_INSTANT, LAST_INSTANT } from "./range.js";
+
 const MONTHS = [
   "january",
   "february",
@@ -143,6 +145,10 @@ export function strptime(value: string, format: string): Date | null {
   } else if (day < 1 || day > new Date(Date.UTC(year, month + 1, 0)).getUTCDate()) {
     return null;
   }
-  const t = Date.UTC(year, month, day, hour, minute, second, ms) - offsetMin * 60_000;
-  return Number.isNaN(t) ? null : new Date(t);
+  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as given.
+  const d = new Date(Date.UTC(2000, month, day, hour, minute, second, ms));
+  d.setUTCFullYear(year);
+  const t = d.getTime() - offsetMin * 60_000;
+  // Only instants PostgreSQL's timestamps hold and JavaScript writes as it reads (see FIRST_INSTANT).
+  return Number.isNaN(t) || t < FIRST_INSTANT || t > LAST_INSTANT ? null : new Date(t);
 }

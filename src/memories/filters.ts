@@ -1,3 +1,4 @@
+import { FIRST_INSTANT, isCalendarDay, LAST_INSTANT } from "../dates/range.js";
 import {
   ARRAY_COLUMNS,
   DATE_COLUMNS,
@@ -163,8 +164,12 @@ class Walker {
   }
 
   date(value: unknown, path: string): string {
-    const ms = typeof value === "string" && DATE_RE.test(value) ? Date.parse(value) : Number.NaN;
-    if (Number.isNaN(ms)) {
+    const ms =
+      typeof value === "string" && DATE_RE.test(value) && isCalendarDay(value)
+        ? Date.parse(value)
+        : Number.NaN;
+    // An offset may still carry a day of year 1 into year 0, or one of 9999 into 10000.
+    if (Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT) {
       this.fail(path, "expected an ISO 8601 date (2026-01-31, or a time with Z or an offset)");
     }
     return new Date(ms).toISOString();

@@ -33,6 +33,20 @@ export const Str = () =>
     .regex(NUL_FREE, "NUL characters (\\u0000) are not allowed")
     .refine((s) => !LONE_SURROGATE.test(s), { message: LONE_SURROGATE_MSG });
 
+/**
+ * Whether a JSON value nests deeper than `levels` below itself (an object or array holding one is
+ * a level). Stops looking there, so it never recurses further: a body thousands of levels deep
+ * overflows the stack of JSON.stringify and of any walk that follows it down.
+ */
+export const nestsDeeper = (value: unknown, levels: number): boolean => {
+  if (!value || typeof value !== "object") return false;
+  if (levels === 0) return true;
+  return Object.values(value).some((v) => nestsDeeper(v, levels - 1));
+};
+
+/** Whether PostgreSQL can store a string as it is (`Str`'s rules), for values outside a schema. */
+export const isStorable = (s: string): boolean => NUL_FREE.test(s) && !LONE_SURROGATE.test(s);
+
 /** An identifier field: `Str` and at most IDENT_MAX characters (an index entry must fit a page). */
 export const Ident = () => Str().max(IDENT_MAX);
 

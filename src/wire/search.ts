@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { translateLegacySearch } from "../search/legacy.js";
-import { Ident, NullableString, Str } from "./common.js";
+import { Ident, NullableString, nestsDeeper, Str } from "./common.js";
 import { MemorySchema } from "./memories.js";
 
 const NullableStr = () => Ident().nullable();
@@ -38,10 +38,20 @@ const SearchBody = z
 export const SearchRequestSchema = z.preprocess(translateLegacySearch, SearchBody);
 export type SearchRequest = z.input<typeof SearchBody>;
 
+/** A tool call's arguments nest at most this many levels (identifiers are read from 12). */
+export const ARGS_MAX_DEPTH = 32;
+
 const ActionContext = z
   .object({
     tool: NullableString.optional(),
-    args: z.record(z.string(), z.unknown()).nullable().optional(),
+    // Serialised for the query text (describeAction): 5,000 levels overflowed the stack, a 500.
+    args: z
+      .record(z.string(), z.unknown())
+      .refine((a) => !nestsDeeper(a, ARGS_MAX_DEPTH), {
+        message: `Tool arguments may nest at most ${ARGS_MAX_DEPTH} levels`,
+      })
+      .nullable()
+      .optional(),
     output: NullableString.optional(),
   })
   .openapi("ActionContext");
