@@ -16,7 +16,12 @@ export function mcpHttpHandler(deps: Deps) {
     if (request.method !== "POST") {
       // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
       return Response.json(
-        { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null },
+        {
+          jsonrpc: "2.0",
+          error: { code: -32000, message: "Method not allowed." },
+          id: null,
+          detail: { code: "method_not_allowed", message: "Method not allowed: /mcp takes POST only." },
+        },
         { status: 405, headers: { Allow: "POST" } },
       );
     }
@@ -32,10 +37,35 @@ export function mcpHttpHandler(deps: Deps) {
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(request);
+      return withDetail(await transport.handleRequest(request));
     } finally {
       // With JSON responses the answer is complete here; release the per-request server.
       await server.close().catch(() => {});
     }
   };
+}
+
+/** The spec's codes for the transport's own refusals, by status. */
+const TRANSPORT_CODES: Record<number, string> = {
+  400: "invalid_request",
+  406: "not_acceptable",
+  415: "unsupported_media_type",
+};
+
+/**
+ * The transport's own refusals (a body that is not JSON-RPC, an Accept without both JSON and
+ * event streams, a bad protocol version header) are JSON-RPC error objects, as MCP clients expect;
+ * they also carry the spec's `detail`, so a client reading REST errors finds its code there. (The
+ * hosted `error` object cannot sit beside them: JSON-RPC has its own `error`.)
+ */
+async function withDetail(res: Response): Promise<Response> {
+  if (res.status < 400 || !res.headers.get("content-type")?.includes("application/json")) return res;
+  const body = (await res.json()) as { error?: { message?: unknown }; detail?: unknown };
+  if (body.detail === undefined) {
+    const message = typeof body.error?.message === "string" ? body.error.message : "Bad request.";
+    body.detail = { code: TRANSPORT_CODES[res.status] ?? "invalid_request", message };
+  }
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  return Response.json(body, { status: res.status, headers });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Config } from "../src/config.js";
 import type { Logger } from "../src/logger.js";
@@ -54,5 +55,44 @@ export function clientErrorHandler(log: Logger) {
         `X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       () => socket.destroy(),
     );
+  };
+}
+
+/**
+ * A request the HTTP adapter cannot turn into a web Request (`@hono/node-server`'s RequestError: a
+ * host name it refuses, a backslash in the path, a request target that is not a path such as
+ * "OPTIONS *", no Host header) is 400 `invalid_request` in the envelope, not an empty 400.
+ */
+export function requestErrorResponse(log: Logger) {
+  return (err: unknown): Response => {
+    const requestId = randomUUID();
+    const reason = err instanceof Error ? err.message : "unreadable request";
+    log.info({ requestId, status: 400, reason }, "client error");
+    const message = `The request cannot be served: ${reason.replace(/\.$/, "")}.`;
+    return Response.json(errorBody(400, "invalid_request", message, requestId), {
+      status: 400,
+      headers: { "x-request-id": requestId, connection: "close" },
+    });
+  };
+}
+
+/**
+ * An `Expect` header other than "100-continue": 417 in the envelope (Node's own answer is an empty
+ * 417). Node calls this only for expectations it does not handle itself.
+ */
+export function expectationHandler(log: Logger) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const requestId = randomUUID();
+    log.info({ requestId, status: 417, expect: req.headers.expect }, "client error");
+    const body = JSON.stringify(
+      errorBody(417, "expectation_failed", "Only the expectation '100-continue' is supported.", requestId),
+    );
+    res.writeHead(417, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": requestId,
+      connection: "close",
+    });
+    res.end(body);
   };
 }

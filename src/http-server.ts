@@ -1,7 +1,12 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
-import { clientErrorHandler, httpServerOptions } from "../rest/serve.js";
+import { getRequestListener } from "@hono/node-server";
+import {
+  clientErrorHandler,
+  expectationHandler,
+  httpServerOptions,
+  requestErrorResponse,
+} from "../rest/serve.js";
 import type { App } from "../rest/types.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./logger.js";
@@ -42,13 +47,22 @@ export async function startHttpServer(app: App, config: Config, log: Logger): Pr
     headers.set("connection", "close");
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
   };
-  const server = await new Promise<Server>((resolve) => {
-    const s = serve(
-      { fetch, port: config.PORT, hostname: config.HOST, serverOptions: httpServerOptions(config) },
-      () => resolve(s as Server),
-    );
-  });
+  // The adapter's listener with an answer of ours for a request it cannot turn into a Request (a
+  // host name it refuses, a backslash in the path, "OPTIONS *"): it answered an empty 400 before
+  // the app ran. An HTTP/1.1 request without a Host header is refused here too, in the envelope
+  // (Node's own check answers an empty 400); HTTP/1.0, which has no Host, is served as before.
+  const refuse = requestErrorResponse(log);
+  const listener = getRequestListener(
+    (req: Request, env: { incoming: { httpVersion: string; headers: { host?: string | undefined } } }) =>
+      env.incoming.httpVersion === "1.1" && !env.incoming.headers.host
+        ? refuse(new Error("no Host header (HTTP/1.1)"))
+        : fetch(req, env),
+    { hostname: config.HOST, errorHandler: refuse },
+  );
+  const server = createServer({ ...httpServerOptions(config), requireHostHeader: false }, listener);
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   server.on("clientError", clientErrorHandler(log));
+  server.on("checkExpectation", expectationHandler(log));
   let active = 0;
   let onIdle: (() => void) | undefined;
   server.on("request", (_req, res) => {

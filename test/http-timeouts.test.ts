@@ -117,4 +117,40 @@ describe("request time-outs", () => {
     expect(res.status).toBe(400);
     expect(res.body.detail.code).toBe("invalid_request");
   });
+
+  it("requests the HTTP adapter cannot serve are 400 in the envelope too, and a stray Expect is 417", async () => {
+    // Each of these got an empty 400 (or 417) from the adapter or from Node, before the app ran.
+    for (const request of [
+      "GET /v1/memories HTTP/1.1\r\nHost: x:abc\r\n\r\n", // a host name the adapter refuses
+      "GET /v1/memories\\x HTTP/1.1\r\nHost: x\r\n\r\n", // a backslash in the path
+      "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", // a request target that is not a path
+      "GET /healthz HTTP/1.1\r\n\r\n", // HTTP/1.1 without Host
+    ]) {
+      const res = parse(await raw(request));
+      expect(res.status, request).toBe(400);
+      expect(res.body, request).toEqual({
+        detail: {
+          code: "invalid_request",
+          message: expect.stringMatching(/^The request cannot be served: /),
+        },
+        error: {
+          type: "invalid_request_error",
+          code: "invalid_request",
+          message: expect.any(String),
+          request_id: expect.any(String),
+        },
+      });
+      expect(res.head.toLowerCase(), request).toContain(`x-request-id: ${res.body.error.request_id}`);
+    }
+    // HTTP/1.0 has no Host header: served as before.
+    expect(parse(await raw("GET /healthz HTTP/1.0\r\n\r\n")).status).toBe(200);
+    const expectation = parse(
+      await raw(
+        `POST /v1/memories HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nExpect: fancy\r\ncontent-length: 2\r\n\r\n{}`,
+      ),
+    );
+    expect(expectation.status).toBe(417);
+    expect(expectation.body.detail).toEqual({ code: "expectation_failed", message: expect.any(String) });
+    expect(expectation.body.error.type).toBe("invalid_request_error");
+  });
 });

@@ -71,7 +71,37 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       });
       expect(res.status).toBe(405);
       expect(res.headers.get("allow")).toBe("POST");
+      expect(await res.json()).toMatchObject({
+        jsonrpc: "2.0",
+        error: { code: -32000 },
+        detail: { code: "method_not_allowed", message: expect.any(String) },
+      });
     }
+  });
+
+  it("answers the transport's own refusals as JSON-RPC errors that also carry the spec's detail", async () => {
+    const { key } = await svc.newOrg();
+    const post = (headers: Record<string, string>, body: string) =>
+      svc.app.request("/mcp", {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json", ...headers },
+        body,
+      });
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const notAcceptable = await post({ accept: "application/json" }, list);
+    expect(notAcceptable.status).toBe(406);
+    expect(await notAcceptable.json()).toMatchObject({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: expect.stringMatching(/Not Acceptable/) },
+      detail: { code: "not_acceptable", message: expect.stringMatching(/Not Acceptable/) },
+    });
+    const parseError = await post({ accept: "application/json, text/event-stream" }, "[1, 2");
+    expect(parseError.status).toBe(400);
+    expect(await parseError.json()).toMatchObject({
+      jsonrpc: "2.0",
+      error: { code: -32700 },
+      detail: { code: "invalid_request", message: expect.stringMatching(/Parse error/) },
+    });
   });
 
   it("refuses filters and tool arguments nested thousands of levels deep as bad input, not an internal error", async () => {

@@ -170,7 +170,10 @@ class Walker {
         : Number.NaN;
     // An offset may still carry a day of year 1 into year 0, or one of 9999 into 10000.
     if (Number.isNaN(ms) || ms < FIRST_INSTANT || ms > LAST_INSTANT) {
-      this.fail(path, "expected an ISO 8601 date (2026-01-31, or a time with Z or an offset)");
+      this.fail(
+        path,
+        "expected an ISO 8601 date, a day of the calendar from year 1 to 9999 (2026-01-31, or a time with Z or an offset)",
+      );
     }
     return new Date(ms).toISOString();
   }
