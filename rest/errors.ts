@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { CoreError } from "../src/errors.js";
+import { CoreError, isDatabaseUnavailable } from "../src/errors.js";
 import type { FieldIssue } from "../src/wire/common.js";
 import type { AppEnv } from "./types.js";
 
@@ -42,6 +42,12 @@ export function errorType(status: number): ErrorType {
 }
 
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
+  if ((!(err instanceof CoreError) || err.status >= 500) && isDatabaseUnavailable(err)) {
+    c.get("log")?.warn({ err: err instanceof CoreError ? (err.cause ?? err) : err }, "database unavailable");
+    return envelope(c, 503, "service_unavailable", "The database is unavailable; retry shortly.", {
+      headers: { "Retry-After": "1" },
+    });
+  }
   if (err instanceof CoreError) {
     if (err.status >= 500) {
       c.get("log")?.error({ err: err.cause ?? err, code: err.code }, "request failed");

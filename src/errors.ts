@@ -90,3 +90,27 @@ export class CoreError extends Error {
 }
 
 export const isCoreError = (e: unknown): e is CoreError => e instanceof CoreError;
+
+/** node-postgres's messages for a connection it could not get or lost. */
+const LOST_CONNECTION =
+  /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/;
+
+/**
+ * Whether a failure (or one of its causes) is the database being out of reach rather than the
+ * request going wrong: no connection within the pool's time-out, a refused or lost connection, a
+ * server shutting down or starting (PostgreSQL classes 08 and 57P). The answer is then 503 with
+ * Retry-After, not 500: the request may simply be sent again.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 8; depth++) {
+    const { code, syscall, message } = e as { code?: unknown; syscall?: unknown; message?: unknown };
+    if (typeof code === "string" && /^(08...|57P0[123])$/.test(code)) return true;
+    // The socket of the database server (or of the embedded database's owner) is not there.
+    if (syscall === "connect" && (code === "ECONNREFUSED" || code === "ENOENT")) return true;
+    // node-postgres: no pooled connection in time; a connection dropped under a query, or before
+    // the next one on a client that lost it.
+    if (typeof message === "string" && LOST_CONNECTION.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createDb } from "../src/db/db.js";
 import { startEmbedded } from "../src/db/embedded.js";
+import { isDatabaseUnavailable } from "../src/errors.js";
 import { waitFor } from "./helpers/harness.js";
 import { freePort, type MnemoProcess, spawnMnemo } from "./helpers/process.js";
 
@@ -58,8 +59,17 @@ describe("the pool outlives the database", () => {
         await new Promise((r) => setTimeout(r, 300));
         await c.query("SELECT 2");
       });
-      await expect(held).rejects.toThrow();
-      await expect(db.query("SELECT 1")).rejects.toThrow();
+      // Both read as the database being away (503, not 500, over HTTP: rest/errors.ts).
+      const lost = await held.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isDatabaseUnavailable(lost), String(lost)).toBe(true);
+      const refused = await db.query("SELECT 1").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isDatabaseUnavailable(refused), String(refused)).toBe(true);
       // A new owner on the same directory: the same pool connects again.
       const second = await startEmbedded({ dataDir: dir, maxConnections: 10, inMemory: true });
       try {
@@ -70,6 +80,13 @@ describe("the pool outlives the database", () => {
           ),
         );
         expect((await db.tx((c) => c.query("SELECT 7 AS n"))).rows[0].n).toBe(7);
+        // A statement that fails on its own is not the database being away.
+        const own = await db.query("SELECT 1 / 0").then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(own).not.toBeNull();
+        expect(isDatabaseUnavailable(own)).toBe(false);
       } finally {
         await db.close();
         await second.stop();
@@ -108,7 +125,12 @@ describe("the attached process outlives the owner", () => {
     await owner.exited;
 
     await waitFor(async () => (await status(`${base}/readyz`)) === 503, { timeoutMs: 30_000 });
-    // Requests keep failing for a while, and the process stays up through it.
+    // Requests keep failing for a while, and the process stays up through it. They fail as the
+    // database being away, 503 service_unavailable with Retry-After (they were 500 server_error).
+    const away = await fetch(`${base}/v1/groups`, { headers: { "x-api-key": KEY } });
+    expect(away.status).toBe(503);
+    expect(away.headers.get("retry-after")).toBe("1");
+    expect(((await away.json()) as { detail: { code: string } }).detail.code).toBe("service_unavailable");
     await new Promise((r) => setTimeout(r, 4000));
     load = false;
     await Promise.all(loops);
