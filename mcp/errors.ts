@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { CoreError } from "../src/errors.js";
+import { CoreError, isDatabaseUnavailable } from "../src/errors.js";
 import { UnreachableError } from "./port.js";
 
 /**
@@ -13,6 +13,10 @@ export function toolError(
   log?: { error: (o: object, m: string) => void },
   args?: Record<string, unknown>,
 ): CallToolResult {
+  // As over REST (rest/errors.ts): the database out of reach is worth a retry, not an internal error.
+  if ((!(err instanceof CoreError) || err.status >= 500) && isDatabaseUnavailable(err)) {
+    return result("service_unavailable", "The database is unavailable; retry shortly.");
+  }
   if (err instanceof CoreError) {
     if (err.status >= 500) return result(err.code, err.message);
     const retryAfter = Number(err.headers?.["Retry-After"]);

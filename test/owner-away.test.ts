@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { toolError } from "../mcp/errors.js";
 import { createDb } from "../src/db/db.js";
 import { startEmbedded } from "../src/db/embedded.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
@@ -70,6 +71,10 @@ describe("the pool outlives the database", () => {
         (e: unknown) => e,
       );
       expect(isDatabaseUnavailable(refused), String(refused)).toBe(true);
+      // An MCP tool says so too, with the code REST gives (503 service_unavailable).
+      expect(toolError(refused).content).toEqual([
+        { type: "text", text: expect.stringMatching(/^Error service_unavailable: /) },
+      ]);
       // A new owner on the same directory: the same pool connects again.
       const second = await startEmbedded({ dataDir: dir, maxConnections: 10, inMemory: true });
       try {
