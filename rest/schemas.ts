@@ -66,6 +66,7 @@ const describe: Record<number, string> = {
   415: "Content type is not application/json",
   429: "Rate limit (`rate_limited`), daily cap (`daily_cap_exceeded`) or the tier's monthly cap (`monthly_quota_exceeded`, ingest, search and trigger) exceeded; see `Retry-After`",
   500: "Internal error (`server_error` or an operation-specific code); the message names only the request id",
+  503: "The database is out of reach (`service_unavailable`), or the server is shutting down; retry after `Retry-After`",
 };
 
 const envelope = (description: string) => ({ description, ...json(ErrorEnvelope) });
@@ -104,5 +105,6 @@ export function errorResponses(
   };
   if (auth) out[429] = envelope(describe[429]!);
   out[500] = envelope(withCodes(500, codes[500]));
+  out[503] = envelope(describe[503]!);
   return out;
 }

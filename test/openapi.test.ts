@@ -30,7 +30,7 @@ describe("OpenAPI document", () => {
     const v1 = operations().filter((o) => o.path.startsWith("/v1/"));
     expect(v1.length).toBeGreaterThan(0);
     for (const { path, method, op } of v1) {
-      for (const status of ["401", "422", "429", "500"]) {
+      for (const status of ["401", "422", "429", "500", "503"]) {
         expect(op.responses[status], `${method} ${path} declares ${status}`).toBeDefined();
       }
       expect(JSON.stringify(op.responses["401"])).toContain("#/components/schemas/Error");

@@ -39,7 +39,7 @@ export const SearchRequestSchema = z.preprocess(translateLegacySearch, SearchBod
 export type SearchRequest = z.input<typeof SearchBody>;
 
 /** A tool call's arguments nest at most this many levels (identifiers are read from 12). */
-export const ARGS_MAX_DEPTH = 32;
+const ARGS_MAX_DEPTH = 32;
 
 const ActionContext = z
   .object({
@@ -51,7 +51,10 @@ const ActionContext = z
         message: `Tool arguments may nest at most ${ARGS_MAX_DEPTH} levels`,
       })
       .nullable()
-      .optional(),
+      .optional()
+      .openapi({
+        description: `The tool call's arguments, as sent; at most ${ARGS_MAX_DEPTH} levels of nesting.`,
+      }),
     output: NullableString.optional(),
   })
   .openapi("ActionContext");
