@@ -14,7 +14,7 @@ export function toolError(
   args?: Record<string, unknown>,
 ): CallToolResult {
   // As over REST (rest/errors.ts): the database out of reach is worth a retry, not an internal error.
-  if ((!(err instanceof CoreError) || err.status >= 500) && isDatabaseUnavailable(err)) {
+  if (isDatabaseUnavailable(err)) {
     return result("service_unavailable", "The database is unavailable; retry shortly.");
   }
   if (err instanceof CoreError) {

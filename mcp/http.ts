@@ -15,14 +15,15 @@ export function mcpHttpHandler(deps: Deps) {
   return async (request: Request, ctx: Ctx): Promise<Response> => {
     if (request.method !== "POST") {
       // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
-      return Response.json(
-        {
-          jsonrpc: "2.0",
-          error: { code: -32000, message: "Method not allowed." },
-          id: null,
-          detail: { code: "method_not_allowed", message: "Method not allowed: /mcp takes POST only." },
-        },
-        { status: 405, headers: { Allow: "POST" } },
+      return withDetail(
+        Response.json(
+          {
+            jsonrpc: "2.0",
+            error: { code: -32000, message: "Method not allowed: /mcp takes POST only." },
+            id: null,
+          },
+          { status: 405, headers: { Allow: "POST" } },
+        ),
       );
     }
     const scope = defaultScopeFor(
@@ -48,13 +49,14 @@ export function mcpHttpHandler(deps: Deps) {
 /** The spec's codes for the transport's own refusals, by status. */
 const TRANSPORT_CODES: Record<number, string> = {
   400: "invalid_request",
+  405: "method_not_allowed",
   406: "not_acceptable",
   415: "unsupported_media_type",
 };
 
 /**
- * The transport's own refusals (a body that is not JSON-RPC, an Accept without both JSON and
- * event streams, a bad protocol version header) are JSON-RPC error objects, as MCP clients expect;
+ * The transport's own refusals (a method other than POST, a body that is not JSON-RPC, an Accept
+ * without both JSON and event streams, a bad protocol version header) are JSON-RPC error objects, as MCP clients expect;
  * they also carry the spec's `detail`, so a client reading REST errors finds its code there. (The
  * hosted `error` object cannot sit beside them: JSON-RPC has its own `error`.)
  */

@@ -42,7 +42,7 @@ export function errorType(status: number): ErrorType {
 }
 
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
-  if ((!(err instanceof CoreError) || err.status >= 500) && isDatabaseUnavailable(err)) {
+  if (isDatabaseUnavailable(err)) {
     c.get("log")?.warn({ err: err instanceof CoreError ? (err.cause ?? err) : err }, "database unavailable");
     return envelope(c, 503, "service_unavailable", "The database is unavailable; retry shortly.", {
       headers: { "Retry-After": "1" },

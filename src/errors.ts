@@ -102,6 +102,8 @@ const LOST_CONNECTION =
  * Retry-After, not 500: the request may simply be sent again.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  // A refusal of the request itself (a 4xx) stays what it is, whatever it was caused by.
+  if (err instanceof CoreError && err.status < 500) return false;
   for (let e = err, depth = 0; e && typeof e === "object" && depth < 8; depth++) {
     const { code, syscall, message } = e as { code?: unknown; syscall?: unknown; message?: unknown };
     if (typeof code === "string" && /^(08...|57P0[123])$/.test(code)) return true;

@@ -1,4 +1,5 @@
-import { FIRST_INSTANT, isCalendarDay, LAST_INSTANT } from "../dates/range.js";
+import { FIRST_INSTANT, LAST_INSTANT } from "../dates/range.js";
+import { strptime } from "../dates/strptime.js";
 import {
   ARRAY_COLUMNS,
   DATE_COLUMNS,
@@ -165,7 +166,8 @@ class Walker {
 
   date(value: unknown, path: string): string {
     const ms =
-      typeof value === "string" && DATE_RE.test(value) && isCalendarDay(value)
+      // A day of the calendar (Date.parse reads 2026-02-30 as 2 March), from year 1 (no year 0).
+      typeof value === "string" && DATE_RE.test(value) && strptime(value.slice(0, 10), "%Y-%m-%d")
         ? Date.parse(value)
         : Number.NaN;
     // An offset may still carry a day of year 1 into year 0, or one of 9999 into 10000.

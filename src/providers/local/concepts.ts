@@ -64,8 +64,6 @@ interface Synset {
   lexFile: number;
   words: string[];
   hypernyms: number[];
-  /** Its definition (WordNet's gloss, without the examples). */
-  gloss: string;
 }
 interface Dictionary {
   nouns: Map<string, Lemma>;
@@ -155,10 +153,7 @@ function synset(d: Dictionary, offset: number): Synset {
     const [sym, off, pos] = [f[p + 1 + 4 * i], f[p + 2 + 4 * i], f[p + 3 + 4 * i]];
     if ((sym === "@" || sym === "@i") && pos === "n") hypernyms.push(Number(off));
   }
-  // The definition follows "|", up to its first example ("; ...").
-  const definition = f.indexOf("|") < 0 ? "" : f.slice(f.indexOf("|") + 1).join(" ");
-  const gloss = definition.split(";")[0]!.trim();
-  const s = { lexFile: Number(f[1]), words, hypernyms, gloss };
+  const s = { lexFile: Number(f[1]), words, hypernyms };
   d.synsets.set(offset, s);
   return s;
 }
@@ -227,7 +222,7 @@ export function expandWord(word: string): string[] {
           if (x.toLowerCase() !== lemma && terms.size < MAX_TERMS) terms.add(x.toLowerCase());
       };
       add(first.words);
-      const kind = youngOf(d, first);
+      const kind = youngOf(d, info.first);
       if (kind) add([kind]);
       let level = [info.first];
       for (let i = 0; i < MAX_LEVELS && level.length; i++) {
@@ -249,15 +244,19 @@ export function expandWord(word: string): string[] {
 const ANIMAL_CLASS = 5;
 
 /**
- * The animal a young one is ("kitten" -> cat, "foal" -> horse, "lamb" -> sheep, "colt" -> horse),
- * read from its definition ("young domestic cat", "a young male horse under the age of four"):
- * WordNet files the young under "young mammal" or "young bird", never under their own kind, so
- * "when did she get a cat?" did not reach "we adopted a kitten". Only an animal sense, and only a
- * word that is itself an animal's name ("young of any of various canines" names none).
+ * The animal a young one is ("kitten" -> cat, "foal" -> horse, "colt" -> horse), read from its
+ * definition ("young domestic cat", "a young male horse under the age of four"): WordNet files the
+ * young under "young mammal" or "young bird", never under their own kind, so "when did she get a
+ * cat?" did not reach "we adopted a kitten". Only an animal sense, and only a word that is itself
+ * an animal's name ("young of any of various canines" names none). The definition is read from
+ * the data file here, for the animal senses only (it follows "|" on the synset's line).
  */
-function youngOf(d: Dictionary, sense: Synset): string | null {
-  if (sense.lexFile !== ANIMAL_CLASS) return null;
-  const m = /^(?:an? )?young (?:of )?(?:(?:domestic|male|female) )?([a-z]+)\b/.exec(sense.gloss);
+function youngOf(d: Dictionary, offset: number): string | null {
+  if (synset(d, offset).lexFile !== ANIMAL_CLASS) return null;
+  const end = d.data.indexOf(10, offset);
+  const line = d.data.toString("latin1", offset, end < 0 ? undefined : end);
+  const gloss = line.slice(line.indexOf("|") + 1).trim();
+  const m = /^(?:an? )?young (?:of )?(?:(?:domestic|male|female) )?([a-z]+)\b/.exec(gloss);
   const found = m && lemmaOf(d, m[1]!);
   return found && synset(d, found[1].first).lexFile === ANIMAL_CLASS ? found[0] : null;
 }
