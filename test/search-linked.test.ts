@@ -209,6 +209,28 @@ describe("a question naming one speaker", () => {
         ["johns-dog", 0.65],
       ],
     ],
+    // What he would, might or is likely to do, be or like (an inference about him, from his own
+    // account): tripled, whoever leads.
+    [
+      "Would John enjoy a book club?",
+      ranked,
+      [
+        ["johns-books", 2.25],
+        ["johns-dog", 1.5],
+        ["tims-books", 0.8],
+      ],
+    ],
+    [
+      "What might John's favourite genre be?",
+      ranked,
+      [
+        ["johns-books", 2.25],
+        ["johns-dog", 1.5],
+        ["tims-books", 0.8],
+      ],
+    ],
+    // "Could" is mostly ability: one thing asked, Tim's words leading, left as ranked.
+    ["Could John read French?", ranked, ranked.map((r) => [r.row.id, r.score])],
   ])("prefers that speaker's own words: %s", (query, list, expected) => {
     const out = preferNamedSpeaker(query, list);
     expect(out.map((r) => [r.row.id, r.score])).toEqual(expected);
