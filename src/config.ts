@@ -130,6 +130,8 @@ export const EnvSchema = z.object({
   MNEMO_JOB_EXPIRE_SECONDS: int(600, 1, 86_400),
   /** Test only: the local extractor sleeps this long, to exercise wait time-outs and worker kills. */
   MNEMO_TEST_EXTRACT_DELAY_MS: int(0, 0, 600_000),
+  /** Test only: the store stage pauses this long after each committed chunk of facts. */
+  MNEMO_TEST_STORE_CHUNK_DELAY_MS: int(0, 0, 600_000),
   // Language model (OpenAI-compatible). Unset: the deterministic local providers.
   OPENAI_API_KEY: optionalString,
   MNEMO_LLM_BASE_URL: url,

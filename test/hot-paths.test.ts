@@ -614,6 +614,7 @@ describe("ingest's dedup lookup, planned", () => {
       vectors.map((v) => `[${v.join(",")}]`),
       ["hash-0", "hash-1"],
       5,
+      null,
     ]);
     const expressions: string[] = [];
     const walk = (node: unknown): void => {

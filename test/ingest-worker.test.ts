@@ -99,3 +99,83 @@ describe("worker killed mid-job", () => {
     expect(byType.fact.keys).toBe(byType.fact.n);
   });
 });
+
+describe("worker killed between the store stage's transactions", () => {
+  it("leaves the facts it committed; the retry stores the rest once, with a whole result and links", async () => {
+    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "2" } });
+    services.push(svc);
+    const { key, orgId } = await svc.newOrg();
+    // 450 distinct facts: store transactions of 50 (src/ingest/store.ts), the last with the rest.
+    const many = Array.from({ length: 450 }, (_, i) => ({
+      role: "user",
+      content: `I planted ${i} tulip bulbs of variety number ${i} in garden bed ${i}.`,
+    }));
+    const res = await svc.request("POST", "/v1/memories", {
+      key,
+      body: { user_id: "u1", conv_id: "c1", messages: many },
+    });
+    expect(res.status).toBe(202);
+    const jobId = res.body.id as string;
+    const stored = async () =>
+      (
+        await svc.deps.db.query(
+          "SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS txs FROM memories WHERE job_id = $1",
+          [jobId],
+        )
+      ).rows[0] as { n: number; txs: number };
+
+    child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+      env: {
+        ...process.env,
+        DATABASE_URL: svc.connectionString.replace("@/", "@localhost/"),
+        MNEMO_EMBEDDING_DIM: String(svc.deps.config.MNEMO_EMBEDDING_DIM),
+        MNEMO_TEST_STORE_CHUNK_DELAY_MS: "600000",
+        LOG_LEVEL: "silent",
+      },
+      stdio: "ignore",
+    });
+    // The first chunk committed, the worker pausing before the next: killed there.
+    await waitFor(async () => (await stored()).n > 0, { timeoutMs: 60_000, intervalMs: 100 });
+    child.kill("SIGKILL");
+    await new Promise((r) => child!.once("exit", r));
+    expect(await stored()).toEqual({ n: 50, txs: 1 });
+    expect((await jobRow(svc, jobId))!.status).toBe("running");
+
+    await startWorkers(svc.deps, svc.runtime.boss);
+    await waitFor(async () => (await jobRow(svc, jobId))?.status === "succeeded", {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
+    expect((await jobRow(svc, jobId))!.attempts).toBe(2);
+    const { rows } = await svc.deps.db.query(
+      `SELECT type, count(*)::int AS n, count(DISTINCT write_key)::int AS keys, count(DISTINCT xmin::text)::int AS txs
+       FROM memories WHERE org_id = $1 GROUP BY type`,
+      [orgId],
+    );
+    const byType = Object.fromEntries(rows.map((r) => [r.type, r]));
+    // Each fact once; the 50 of the killed attempt, then the retry's own transactions.
+    expect(byType.fact).toMatchObject({ n: 450, keys: 450 });
+    expect(byType.fact.txs).toBeGreaterThanOrEqual(3);
+    expect(byType.episode).toMatchObject({ n: 1, keys: 1 });
+    // The result names every fact as created, the killed attempt's too; nothing as restated.
+    const job = (await svc.request("GET", `/v1/memories/jobs/${jobId}`, { key })).body;
+    const created = job.result.memories_created.filter((m: { type: string }) => m.type === "fact");
+    expect(created).toHaveLength(450);
+    expect(job.result.memories_updated).toEqual([]);
+    // The episode's facts and every fact's neighbours are stored rows.
+    const dangling = await svc.deps.db.query(
+      `SELECT count(*)::int AS n FROM memories e, jsonb_array_elements_text(e.details -> 'fact_ids') f(id)
+       WHERE e.org_id = $1 AND e.type = 'episode' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.id::uuid)
+       UNION ALL
+       SELECT count(*)::int FROM memories m, jsonb_each_text(m.details -> 'episode_near') n(k, id)
+       WHERE m.org_id = $1 AND m.type = 'fact' AND NOT EXISTS (SELECT 1 FROM memories x WHERE x.id = n.id::uuid)`,
+      [orgId],
+    );
+    expect(dangling.rows.map((r) => r.n)).toEqual([0, 0]);
+    const { rows: ep } = await svc.deps.db.query(
+      "SELECT jsonb_array_length(details -> 'fact_ids')::int AS n FROM memories WHERE org_id = $1 AND type = 'episode'",
+      [orgId],
+    );
+    expect(ep[0].n).toBe(450);
+  });
+});

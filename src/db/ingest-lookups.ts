@@ -20,7 +20,7 @@ const LOOKUP_CHUNK = 200;
 
 /**
  * The statement of similarActiveFactsOf: $1 org, $2 user, $3 the facts' embeddings (vector[]), $4
- * their content hashes, $5 neighbours per fact. The embeddings come as a vector array, parsed once:
+ * their content hashes, $5 neighbours per fact, $6 a job whose own rows are left out (or null). The embeddings come as a vector array, parsed once:
  * passed as text and cast inside the per-fact lookup (`x.vec::vector`), each was parsed again for
  * every row it was compared with. Where the planner walks the user's rows (a user whose rows it
  * does not know yet, such as one filled by the jobs of the last minute), that was 70 µs a row on
@@ -31,11 +31,13 @@ export const SIMILAR_FACTS_SQL = `SELECT x.n::int AS n, c.id, c.text, c.similari
        FROM unnest($3::vector[], $4::text[]) WITH ORDINALITY AS x(vec, hash, n),
        LATERAL (
          (SELECT id::text, text, 1.0::float8 AS similarity, 0::float8 AS k FROM memories
-           WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = x.hash LIMIT 1)
+           WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = x.hash
+             AND ($6::text IS NULL OR job_id IS DISTINCT FROM $6) LIMIT 1)
          UNION ALL
          (SELECT id::text, text, (1 - d)::float8, 1 + d FROM (
            SELECT id, text, embedding <=> x.vec AS d FROM memories
            WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND embedding IS NOT NULL
+             AND ($6::text IS NULL OR job_id IS DISTINCT FROM $6)
            ORDER BY d LIMIT $5) near
           WHERE d <> 'NaN'::float8)) c
        ORDER BY x.n, c.k`;
@@ -44,13 +46,15 @@ export const SIMILAR_FACTS_SQL = `SELECT x.n::int AS n, c.id, c.text, c.similari
  * For each fact (its embedding and content hash), the user's active facts nearest to it (cosine
  * similarity, `limit` of them), plus the exact-hash match first: one statement per LOOKUP_CHUNK
  * facts, not one per fact (a 5,000-message ingest has 3,000 facts). Zero vectors have no
- * similarity (NaN) and bring no candidates.
+ * similarity (NaN) and bring no candidates. `exceptJob`'s own facts are never candidates: a job
+ * retried after part of its facts were stored (see storeResult) finds its own, not duplicates.
  */
 export async function similarActiveFactsOf(
   db: Queryable,
   scope: { orgId: string; userId: string },
   facts: Array<{ embedding: number[]; hash: string }>,
   limit = 5,
+  exceptJob: string | null = null,
 ): Promise<Similar[][]> {
   const out: Similar[][] = facts.map(() => []);
   for (let start = 0; start < facts.length; start += LOOKUP_CHUNK) {
@@ -61,6 +65,7 @@ export async function similarActiveFactsOf(
       chunk.map((f) => vec(f.embedding)),
       chunk.map((f) => f.hash),
       limit,
+      exceptJob,
     ]);
     for (const { n, ...r } of rows) {
       const list = out[start + n - 1]!;
@@ -70,20 +75,38 @@ export async function similarActiveFactsOf(
   return out;
 }
 
-/** Active facts of the user with one of these hashes (re-checked under the store lock). */
+/**
+ * Active facts of the user with one of these hashes (re-checked under the store lock), other than
+ * `exceptJob`'s own.
+ */
 export async function activeFactsByHash(
   db: Queryable,
   scope: { orgId: string; userId: string },
   hashes: string[],
+  exceptJob: string | null = null,
 ): Promise<Array<{ id: string; content_hash: string }>> {
   if (hashes.length === 0) return [];
   const { rows } = await db.query(
     `SELECT DISTINCT ON (content_hash) id::text, content_hash FROM memories
      WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND content_hash = ANY($3::text[])
+       AND ($4::text IS NULL OR job_id IS DISTINCT FROM $4)
      ORDER BY content_hash, created_at`,
-    [scope.orgId, scope.userId, hashes],
+    [scope.orgId, scope.userId, hashes, exceptJob],
   );
   return rows;
+}
+
+/** The memories a job stored (by any of its attempts), by id. */
+export async function jobMemories(
+  db: Queryable,
+  orgId: string,
+  jobId: string,
+): Promise<Map<string, Touched>> {
+  const { rows } = await db.query<Touched>(
+    "SELECT id::text, type, text FROM memories WHERE org_id = $1 AND job_id = $2",
+    [orgId, jobId],
+  );
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** The user's latest version of the artifact with this title. */
@@ -240,7 +263,7 @@ export async function nameEarlierFacts(
   const { rowCount } = await db.query(
     `UPDATE memories SET context = concat_ws(' ', context, '(' || $3::text || ')')
      WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status IS DISTINCT FROM 'superseded'
-       AND job_id IS DISTINCT FROM $4 AND details ->> 'source_role' = 'user'
+       AND ($4::text IS NULL OR job_id IS DISTINCT FROM $4) AND details ->> 'source_role' = 'user'
        AND text ILIKE '%the user%' AND text NOT LIKE 'The user''s name is %'
        AND strpos(coalesce(context, ''), '(' || $3::text || ')') = 0`,
     [scope.orgId, scope.userId, name, jobId],

@@ -42,6 +42,8 @@ export async function reconcile(
     db,
     scope,
     plan.facts.map((f) => ({ embedding: f.embedding!, hash: f.content_hash! })),
+    5,
+    plan.episode.job_id,
   );
   const cases: JudgeCase[] = plan.facts.map((f, i) => ({
     text: f.text,
