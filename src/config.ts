@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 const bool = (def: boolean) =>
@@ -99,7 +100,15 @@ export const EnvSchema = z.object({
   MNEMO_SECRET_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
   /** admin migrate-to only: re-encrypt webhook secrets under this key for the target. */
   MNEMO_NEW_SECRET_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
-  MNEMO_DB_POOL_SIZE: int(10, 1, 200),
+  /**
+   * Connections per process. By default twice the machine's cores, at least 4: PostgreSQL's own
+   * sizing rule (cores x 2, plus disks), for a database on this machine (the embedded one, or a
+   * server beside the service); more statements at once than the cores can run only slow each
+   * other down. On this 2-core machine `bench:responsive` searched at 20 clients with p95 160 ms
+   * on PostgreSQL at 10 connections, 126 ms at 4 and 106-110 ms at 2-3 (CPU per search 8.2 -> 7.2
+   * -> 6.9-7.3 ms). A server elsewhere with more cores: set it to twice those.
+   */
+  MNEMO_DB_POOL_SIZE: int(Math.max(4, 2 * availableParallelism()), 1, 200),
   /**
    * Wake workers and wait=true holds across processes with LISTEN/NOTIFY (one extra connection per
    * process). Off only behind a pooler that cannot hold a session (PgBouncer transaction pooling).
