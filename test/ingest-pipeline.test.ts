@@ -155,6 +155,41 @@ describe("supersede and dedup", () => {
   });
 });
 
+describe("two big ingests of the same facts at once", () => {
+  it("store each fact once, and every episode fact and neighbour link names a stored fact", async () => {
+    // 120 facts: store transactions of 50, 50 and the last with the rest, the two jobs' possibly
+    // interleaved; whichever stores a fact first, the other touches it and links to it.
+    const { key, orgId } = await svc.newOrg();
+    const body = {
+      user_id: "u1",
+      conv_id: "c1",
+      messages: Array.from({ length: 120 }, (_, i) =>
+        user(`I keep ${i} jars of honey from hive number ${i}.`),
+      ),
+    };
+    const [a, b] = await Promise.all([
+      svc.request("POST", "/v1/memories?wait=true", { key, body }),
+      svc.request("POST", "/v1/memories?wait=true", { key, body }),
+    ]);
+    expect([a.body.status, b.body.status]).toEqual(["succeeded", "succeeded"]);
+    const { rows } = await svc.deps.db.query(
+      `SELECT count(*)::int AS n, count(DISTINCT content_hash)::int AS hashes FROM memories
+       WHERE org_id = $1 AND type = 'fact' AND text LIKE '%jars of honey%'`,
+      [orgId],
+    );
+    expect(rows[0]).toEqual({ n: 120, hashes: 120 });
+    const dangling = await svc.deps.db.query(
+      `SELECT count(*)::int AS n FROM memories e, jsonb_array_elements_text(e.details -> 'fact_ids') f(id)
+       WHERE e.org_id = $1 AND e.type = 'episode' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.id::uuid)
+       UNION ALL
+       SELECT count(*)::int FROM memories m, jsonb_each_text(m.details -> 'episode_near') n(k, id)
+       WHERE m.org_id = $1 AND m.type = 'fact' AND NOT EXISTS (SELECT 1 FROM memories x WHERE x.id = n.id::uuid)`,
+      [orgId],
+    );
+    expect(dangling.rows.map((r) => r.n)).toEqual([0, 0]);
+  });
+});
+
 describe("directives", () => {
   it("captures lessons and procedures with trigger entities, namespace and outcome", async () => {
     const { key, orgId } = await svc.newOrg();

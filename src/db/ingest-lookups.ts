@@ -109,6 +109,21 @@ export async function jobMemories(
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** Replaces facts' neighbour links (details.episode_near, see src/ingest/store.ts). */
+export async function setEpisodeNear(
+  db: Queryable,
+  orgId: string,
+  rows: Array<{ id: string; near: Record<string, string> }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `UPDATE memories m SET details = jsonb_set(m.details, '{episode_near}', x.near)
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, near jsonb)
+     WHERE m.org_id = $1 AND m.id = x.id`,
+    [orgId, JSON.stringify(rows)],
+  );
+}
+
 /** The user's latest version of the artifact with this title. */
 export async function latestArtifactVersion(
   db: Queryable,

@@ -5,6 +5,7 @@ import {
   jobMemories,
   markSuperseded,
   nameEarlierFacts,
+  setEpisodeNear,
   type Touched,
   touchFacts,
   touchObserved,
@@ -41,8 +42,8 @@ const ref = (r: Touched) => ({ id: r.id, type: r.type, text: r.text });
  * before its episode, and both a superseding fact and the one it replaces may be active.
  * Concurrent ingests for one user are serialised transaction by transaction by an advisory lock,
  * under which exact duplicates are checked again (two jobs restating the same fact at once store it
- * once); a fact another job stored between two chunks is touched instead of stored, and a
- * neighbour written before that keeps a link to nothing.
+ * once); a fact another job stored between two chunks is touched instead of stored, and the links
+ * of its neighbours already written are pointed at the stored one in the last transaction.
  */
 export async function storeResult({
   ctx,
@@ -100,7 +101,9 @@ export async function storeResult({
       txCtx,
       chunk.map((r) => ({ ...r, metadata })),
     );
+    written.push(...chunk);
   };
+  const written: PlannedRow[] = [];
   // Every chunk but the last in a transaction of its own; the last one goes with the rest.
   let from = 0;
   for (; facts.length - from > STORE_CHUNK; from += STORE_CHUNK) {
@@ -116,6 +119,14 @@ export async function storeResult({
     await lockIngestUser(tx, orgId, request.user_id);
     await writeFacts(txCtx, from, facts.length);
     episodeFacts();
+    // A neighbour another job stored between two chunks, after a fact next to it was written:
+    // that fact's link is pointed at the stored one.
+    const relinked = written.filter((f) => relink(f, swap));
+    await setEpisodeNear(
+      tx,
+      orgId,
+      relinked.map((f) => ({ id: f.id, near: f.details!.episode_near as Record<string, string> })),
+    );
     await writeMemories(
       txCtx,
       rest.map((r) => ({ ...r, metadata })),
@@ -198,14 +209,18 @@ export async function storeResult({
  */
 const STORE_CHUNK = 50;
 
-/** A fact's neighbour ids (details.episode_near) through `swap`, for a neighbour stored meanwhile. */
-function relink(f: PlannedRow, swap: Map<string, string>): void {
+/**
+ * A fact's neighbour ids (details.episode_near) through `swap`, for a neighbour stored meanwhile:
+ * whether any changed.
+ */
+function relink(f: PlannedRow, swap: Map<string, string>): boolean {
   const near = f.details?.episode_near as Record<string, string> | undefined;
-  if (!near || swap.size === 0) return;
+  if (!near || !Object.values(near).some((id) => swap.has(id))) return false;
   f.details = {
     ...f.details,
     episode_near: Object.fromEntries(Object.entries(near).map(([k, id]) => [k, swap.get(id) ?? id])),
   };
+  return true;
 }
 
 /**
