@@ -3,6 +3,7 @@ import { findMemory } from "../src/db/memories.js";
 import { toWire } from "../src/memories/model.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
+import { danglingLinks } from "./helpers/links.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -178,15 +179,7 @@ describe("two big ingests of the same facts at once", () => {
       [orgId],
     );
     expect(rows[0]).toEqual({ n: 120, hashes: 120 });
-    const dangling = await svc.deps.db.query(
-      `SELECT count(*)::int AS n FROM memories e, jsonb_array_elements_text(e.details -> 'fact_ids') f(id)
-       WHERE e.org_id = $1 AND e.type = 'episode' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.id::uuid)
-       UNION ALL
-       SELECT count(*)::int FROM memories m, jsonb_each_text(m.details -> 'episode_near') n(k, id)
-       WHERE m.org_id = $1 AND m.type = 'fact' AND NOT EXISTS (SELECT 1 FROM memories x WHERE x.id = n.id::uuid)`,
-      [orgId],
-    );
-    expect(dangling.rows.map((r) => r.n)).toEqual([0, 0]);
+    expect(await danglingLinks(svc.deps.db, orgId)).toEqual([0, 0]);
   });
 });
 

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startWorkers } from "../jobs/workers.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+import { danglingLinks } from "./helpers/links.js";
 
 const services: TestService[] = [];
 let child: ChildProcess | undefined;
@@ -163,15 +164,7 @@ describe("worker killed between the store stage's transactions", () => {
     expect(created).toHaveLength(450);
     expect(job.result.memories_updated).toEqual([]);
     // The episode's facts and every fact's neighbours are stored rows.
-    const dangling = await svc.deps.db.query(
-      `SELECT count(*)::int AS n FROM memories e, jsonb_array_elements_text(e.details -> 'fact_ids') f(id)
-       WHERE e.org_id = $1 AND e.type = 'episode' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.id::uuid)
-       UNION ALL
-       SELECT count(*)::int FROM memories m, jsonb_each_text(m.details -> 'episode_near') n(k, id)
-       WHERE m.org_id = $1 AND m.type = 'fact' AND NOT EXISTS (SELECT 1 FROM memories x WHERE x.id = n.id::uuid)`,
-      [orgId],
-    );
-    expect(dangling.rows.map((r) => r.n)).toEqual([0, 0]);
+    expect(await danglingLinks(svc.deps.db, orgId)).toEqual([0, 0]);
     const { rows: ep } = await svc.deps.db.query(
       "SELECT jsonb_array_length(details -> 'fact_ids')::int AS n FROM memories WHERE org_id = $1 AND type = 'episode'",
       [orgId],
