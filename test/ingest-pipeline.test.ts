@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMemory } from "../src/db/memories.js";
 import { toWire } from "../src/memories/model.js";
 import { seedGroup } from "./helpers/groups.js";
-import { startTestService, type TestService } from "./helpers/harness.js";
+import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 import { danglingLinks } from "./helpers/links.js";
 
 let svc: TestService;
@@ -180,6 +180,152 @@ describe("two big ingests of the same facts at once", () => {
     );
     expect(rows[0]).toEqual({ n: 120, hashes: 120 });
     expect(await danglingLinks(svc.deps.db, orgId)).toEqual([0, 0]);
+  });
+});
+
+describe("jobs of one user at once, re-checked under the store lock", () => {
+  const count = async (orgId: string, sql: string) =>
+    (await svc.deps.db.query(`SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND ${sql}`, [orgId]))
+      .rows[0].n as number;
+  const ingestAll = async (key: string, bodies: object[]) => {
+    const all = await Promise.all(
+      bodies.map((body) =>
+        svc.request("POST", "/v1/memories?wait=true", { key, body: { user_id: "u1", ...body } }),
+      ),
+    );
+    expect(all.map((r) => r.body.status)).toEqual(bodies.map(() => "succeeded"));
+    return all.map((r) => r.body.result);
+  };
+
+  it("six jobs changing one fact the same way leave one active fact replacing it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await ingestOk(key, { messages: [user("My favourite colour is blue.")] });
+    const results = await ingestAll(
+      key,
+      Array.from({ length: 6 }, (_, i) => ({
+        conv_id: `c${i}`,
+        messages: [user("My favourite colour is green.")],
+      })),
+    );
+    expect(await count(orgId, "type = 'fact' AND status = 'active' AND text LIKE '%colour%'")).toBe(1);
+    expect(await count(orgId, "type = 'fact' AND text LIKE '%green%'")).toBe(1);
+    // One job replaced blue; the other five restated its green.
+    expect(results.filter((r) => Object.keys(r.memories_superseded_by).length === 1)).toHaveLength(1);
+    expect(results.filter((r) => r.memories_updated.some((m: any) => m.text.includes("green")))).toHaveLength(
+      5,
+    );
+  });
+
+  it("six jobs changing one fact differently leave one chain, the last change its only active fact", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await ingestOk(key, { messages: [user("My favourite colour is blue.")] });
+    const colours = ["green", "red", "yellow", "purple", "orange", "pink"];
+    await ingestAll(
+      key,
+      colours.map((c, i) => ({ conv_id: `c${i}`, messages: [user(`My favourite colour is ${c}.`)] })),
+    );
+    const { rows } = await svc.deps.db.query(
+      "SELECT id::text, status, supersedes::text FROM memories WHERE org_id = $1 AND type = 'fact'",
+      [orgId],
+    );
+    expect(rows).toHaveLength(7);
+    expect(rows.filter((r) => r.status === "active")).toHaveLength(1);
+    // Each change replaces a different fact: blue, then each in turn, never one fact twice.
+    const replaced = rows.map((r) => r.supersedes).filter(Boolean);
+    expect(new Set(replaced).size).toBe(6);
+    const active = rows.find((r) => r.status === "active")!;
+    expect(replaced).not.toContain(active.id);
+  });
+
+  it("six identical agentic jobs store each artifact and directive once", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const messages = [
+      user("Always run prettier_check before committing to the repo."),
+      user(
+        "Here is the deploy script:\n```bash\n#!/bin/bash\nset -e\nnpm ci\nnpm run build\n```\nSave it as deploy.sh",
+      ),
+      user("To release:\n1. Run make_release\n2. Tag the commit\n3. Push the tag"),
+    ];
+    const results = await ingestAll(
+      key,
+      Array.from({ length: 6 }, (_, i) => ({
+        conv_id: `c${i}`,
+        agentic: true,
+        extract_artifacts: true,
+        messages,
+      })),
+    );
+    for (const type of ["artifact", "lesson", "procedure"])
+      expect(await count(orgId, `type = '${type}'`)).toBe(1);
+    const artifact = (
+      await svc.deps.db.query(
+        "SELECT id::text, details FROM memories WHERE org_id = $1 AND type = 'artifact'",
+        [orgId],
+      )
+    ).rows[0];
+    expect(artifact.details.version).toBe(1);
+    expect(artifact.details.observation_count ?? 1).toBeGreaterThanOrEqual(1);
+    // The five later jobs report the stored artifact as updated, and their facts and episodes link to it.
+    const touching = results.filter((r) => r.memories_updated.some((m: any) => m.id === artifact.id));
+    expect(touching).toHaveLength(5);
+    expect(
+      await count(orgId, `type = 'episode' AND details -> 'artifact_ids' = '["${artifact.id}"]'::jsonb`),
+    ).toBe(6);
+    expect(
+      await count(
+        orgId,
+        `type = 'fact' AND jsonb_array_length(details -> 'artifact_ids') > 0 AND details -> 'artifact_ids' <> '["${artifact.id}"]'::jsonb`,
+      ),
+    ).toBe(0);
+  });
+});
+
+describe("a restated fact whose stored copy is deleted while the job is stored", () => {
+  it("is stored after all, in its episode with its neighbours", async () => {
+    // A pause between store transactions (test only) leaves time to delete it.
+    const slow = await startTestService({ env: { MNEMO_TEST_STORE_CHUNK_DELAY_MS: "400" } });
+    try {
+      const { key, orgId } = await slow.newOrg();
+      const first = await slow.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "u1", conv_id: "c0", messages: [user("I collect antique brass telescopes.")] },
+      });
+      const old = first.body.result.memories_created.find((m: any) => m.type === "fact").id as string;
+      // 80 new facts (two store transactions), then the restated one.
+      const messages = [
+        ...Array.from({ length: 80 }, (_, i) => user(`I keep ${i} jars of plum jam on shelf number ${i}.`)),
+        user("I collect antique brass telescopes."),
+      ];
+      const job = await slow.request("POST", "/v1/memories", {
+        key,
+        body: { user_id: "u1", conv_id: "c1", messages },
+      });
+      expect(job.status).toBe(202);
+      const stored = async () =>
+        (await slow.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE job_id = $1", [job.body.id]))
+          .rows[0].n as number;
+      await waitFor(async () => (await stored()) > 0, { timeoutMs: 60_000, intervalMs: 20 });
+      expect((await slow.request("DELETE", `/v1/memories/${old}`, { key })).status).toBe(204);
+      await waitFor(
+        async () =>
+          (await slow.request("GET", `/v1/memories/jobs/${job.body.id}`, { key })).body.status ===
+          "succeeded",
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
+      const result = (await slow.request("GET", `/v1/memories/jobs/${job.body.id}`, { key })).body.result;
+      const telescopes = result.memories_created.filter((m: any) => m.text.includes("telescopes"));
+      expect(telescopes).toHaveLength(1);
+      expect(result.memories_updated).toEqual([]);
+      const row = (await findMemory(slow.deps.db, orgId, telescopes[0].id))!;
+      expect(row.status).toBe("active");
+      const episode = result.memories_created.find((m: any) => m.type === "episode");
+      const ep = (await findMemory(slow.deps.db, orgId, episode.id))!;
+      expect((ep.details.fact_ids as string[]).at(-1)).toBe(row.id);
+      // Its neighbours link to it; only the first job's episode still names the deleted copy.
+      expect(await danglingLinks(slow.deps.db, orgId)).toEqual([1, 0]);
+    } finally {
+      await slow.stop();
+    }
   });
 });
 

@@ -102,7 +102,7 @@ describe("worker killed mid-job", () => {
 });
 
 describe("worker killed between the store stage's transactions", () => {
-  it("leaves the facts it committed; the retry stores the rest once, with a whole result and links", async () => {
+  it("leaves the facts it committed; the retry stores the rest once, not a fact deleted in between", async () => {
     const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "2" } });
     services.push(svc);
     const { key, orgId } = await svc.newOrg();
@@ -141,6 +141,12 @@ describe("worker killed between the store stage's transactions", () => {
     await new Promise((r) => child!.once("exit", r));
     expect(await stored()).toEqual({ n: 50, txs: 1 });
     expect((await jobRow(svc, jobId))!.status).toBe("running");
+    // A committed fact deleted before the retry stays deleted (its id is the retry's too).
+    const { rows: gone } = await svc.deps.db.query(
+      "SELECT id::text FROM memories WHERE job_id = $1 AND write_key = 'f10'",
+      [jobId],
+    );
+    expect((await svc.request("DELETE", `/v1/memories/${gone[0].id}`, { key })).status).toBe(204);
 
     await startWorkers(svc.deps, svc.runtime.boss);
     await waitFor(async () => (await jobRow(svc, jobId))?.status === "succeeded", {
@@ -154,17 +160,19 @@ describe("worker killed between the store stage's transactions", () => {
       [orgId],
     );
     const byType = Object.fromEntries(rows.map((r) => [r.type, r]));
-    // Each fact once; the 50 of the killed attempt, then the retry's own transactions.
-    expect(byType.fact).toMatchObject({ n: 450, keys: 450 });
+    // Each fact once, the deleted one not again: the 49 of the killed attempt, then the retry's.
+    expect(byType.fact).toMatchObject({ n: 449, keys: 449 });
+    expect((await svc.request("GET", `/v1/memories/${gone[0].id}`, { key })).status).toBe(404);
     expect(byType.fact.txs).toBeGreaterThanOrEqual(3);
     expect(byType.episode).toMatchObject({ n: 1, keys: 1 });
-    // The result names every fact as created, the killed attempt's too; nothing as restated.
+    // The result names every stored fact as created, the killed attempt's too; nothing as restated.
     const job = (await svc.request("GET", `/v1/memories/jobs/${jobId}`, { key })).body;
     const created = job.result.memories_created.filter((m: { type: string }) => m.type === "fact");
-    expect(created).toHaveLength(450);
+    expect(created).toHaveLength(449);
     expect(job.result.memories_updated).toEqual([]);
-    // The episode's facts and every fact's neighbours are stored rows.
-    expect(await danglingLinks(svc.deps.db, orgId)).toEqual([0, 0]);
+    // The episode's facts and every fact's neighbours are stored rows, but for the deleted fact
+    // (as for one deleted after its job): the episode's id of it and its four neighbours' links.
+    expect(await danglingLinks(svc.deps.db, orgId)).toEqual([1, 4]);
     const { rows: ep } = await svc.deps.db.query(
       "SELECT jsonb_array_length(details -> 'fact_ids')::int AS n FROM memories WHERE org_id = $1 AND type = 'episode'",
       [orgId],

@@ -109,19 +109,53 @@ export async function jobMemories(
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-/** Replaces facts' neighbour links (details.episode_near, see src/ingest/store.ts). */
-export async function setEpisodeNear(
+/**
+ * Merges top-level keys into memories' details (a fact's neighbour links `episode_near`, its
+ * artifact links), for rows written by an earlier store transaction.
+ */
+export async function patchDetails(
   db: Queryable,
   orgId: string,
-  rows: Array<{ id: string; near: Record<string, string> }>,
+  rows: Array<{ id: string; patch: Record<string, unknown> }>,
 ): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
-    `UPDATE memories m SET details = jsonb_set(m.details, '{episode_near}', x.near)
-     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, near jsonb)
+    `UPDATE memories m SET details = m.details || x.patch
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, patch jsonb)
      WHERE m.org_id = $1 AND m.id = x.id`,
     [orgId, JSON.stringify(rows)],
   );
+}
+
+/** Which of these ids name a stored memory of the organisation. */
+export async function existingIds(db: Queryable, orgId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id::text FROM memories WHERE org_id = $1 AND id = ANY($2::uuid[])",
+    [orgId, ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * For each fact id, the newest active fact of the user that supersedes it, other than
+ * `exceptJob`'s own (re-checked under the store lock: another job may have replaced it since).
+ */
+export async function activeSuccessors(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  ids: string[],
+  exceptJob: string,
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ of: string; id: string }>(
+    `SELECT DISTINCT ON (supersedes) supersedes::text AS of, id::text FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active'
+       AND supersedes = ANY($3::uuid[]) AND job_id IS DISTINCT FROM $4
+     ORDER BY supersedes, created_at DESC, id DESC`,
+    [scope.orgId, scope.userId, ids, exceptJob],
+  );
+  return new Map(rows.map((r) => [r.of, r.id]));
 }
 
 /** The user's latest version of the artifact with this title. */

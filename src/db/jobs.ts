@@ -15,10 +15,12 @@ export interface JobRow {
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  /** Plan position before which the job's new facts are committed (sql/094_ingest_progress.sql). */
+  stored_facts: number;
 }
 
 const JOB_COLUMNS =
-  "id, org_id, api_key_id, status, request, result, error, attempts, created_at, updated_at, started_at, finished_at";
+  "id, org_id, api_key_id, status, request, result, error, attempts, created_at, updated_at, started_at, finished_at, stored_facts";
 
 export async function insertJob(
   db: Queryable,
@@ -111,6 +113,18 @@ export async function finishJob(
     ],
   );
   return rows[0];
+}
+
+/**
+ * Records, in a store transaction, that the job's new facts before plan position `storedFacts`
+ * are committed with it. False when the job is no longer running (a later attempt finished it).
+ */
+export async function recordStoredFacts(db: Queryable, id: string, storedFacts: number): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "UPDATE ingest_jobs SET stored_facts = $2, updated_at = now() WHERE id = $1 AND status = 'running'",
+    [id, storedFacts],
+  );
+  return (rowCount ?? 0) > 0;
 }
 
 /** Deletes terminal jobs that finished before `before`; returns how many. */

@@ -6,8 +6,11 @@ import type { Plan, PlannedRow } from "./assemble.js";
 /** What the store stage does besides inserting new rows. */
 export interface Reconciled {
   insert: PlannedRow[];
-  /** Facts restating an existing active fact: existing id and the new source turns. */
-  duplicates: Array<{ plannedId: string; existingId: string; hash: string; eventIds: string[] }>;
+  /**
+   * Facts restating an existing active fact: existing id and the new source turns, and the planned
+   * row (stored after all when the existing one is deleted before the store stage ends).
+   */
+  duplicates: Array<{ row: PlannedRow; existingId: string; eventIds: string[] }>;
   /** old fact id -> new fact id */
   supersedes: Map<string, string>;
   /** Artifacts seen before with the same content (touched, not re-stored). */
@@ -55,7 +58,7 @@ export async function reconcile(
     const v = verdicts[i] ?? { verdict: "new" };
     if (v.verdict === "duplicate") {
       const eventIds = (f.details?.source_event_ids as string[]) ?? [];
-      out.duplicates.push({ plannedId: f.id, existingId: v.id, hash: f.content_hash!, eventIds });
+      out.duplicates.push({ row: f, existingId: v.id, eventIds });
       replaced.set(f.id, v.id);
       return;
     }

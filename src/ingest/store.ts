@@ -2,15 +2,19 @@ import { type Ctx, inTx } from "../context.js";
 import type { Queryable } from "../db/db.js";
 import {
   activeFactsByHash,
+  activeSuccessors,
+  existingIds,
   jobMemories,
+  latestArtifactVersion,
   markSuperseded,
   nameEarlierFacts,
-  setEpisodeNear,
+  patchDetails,
+  sameDirective,
   type Touched,
   touchFacts,
   touchObserved,
 } from "../db/ingest-lookups.js";
-import { finishJob, type JobRow } from "../db/jobs.js";
+import { finishJob, type JobRow, recordStoredFacts } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
 import { writeMemories } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
@@ -35,15 +39,24 @@ const ref = (r: Touched) => ({ id: r.id, type: r.type, text: r.text });
  * held every other request for its whole length (9.4 s for a 5,000-message job), so searches
  * queued behind it for as long and some were refused with 503. Between chunks other requests run.
  *
- * Writes are keyed by (job_id, write_key) and the ids are derived from them (assemblePlan), so a
- * retried job creates nothing twice: an attempt that stopped after some chunks leaves its facts,
- * the next attempt writes the same ids and skips them, and its dedup leaves the job's own facts
- * out (they are not duplicates). Until the last transaction commits, a job's facts may be seen
- * before its episode, and both a superseding fact and the one it replaces may be active.
+ * Each chunk's transaction records how far the job got (ingest_jobs.stored_facts), and a retried
+ * job (its worker killed between two transactions) starts after that: what it committed is not
+ * written again, so a fact deleted in between stays deleted. Ids are derived from (job_id,
+ * write_key) (assemblePlan) and the job's dedup leaves its own facts out (they are not duplicates).
+ * Until the last transaction commits, a job's facts may be seen before its episode, and both a
+ * superseding fact and the one it replaces may be active.
+ *
  * Concurrent ingests for one user are serialised transaction by transaction by an advisory lock,
- * under which exact duplicates are checked again (two jobs restating the same fact at once store it
- * once); a fact another job stored between two chunks is touched instead of stored, and the links
- * of its neighbours already written are pointed at the stored one in the last transaction.
+ * under which what dedup decided before the store stage is checked again, since another job may
+ * have written meanwhile:
+ * - a new fact another job stored meanwhile (exact hash) is touched instead of stored, and the links
+ *   of its neighbours are pointed at the stored one (two jobs restating a fact at once store it
+ *   once);
+ * - a fact replacing one that another job replaced meanwhile replaces that newer fact instead
+ *   (two jobs changing one fact at once leave one active);
+ * - an artifact or directive another job stored meanwhile with the same content is touched instead
+ *   of stored, and an artifact another job gave a new version meanwhile gets the next version;
+ * - a restated fact whose stored copy was deleted meanwhile is stored after all.
  */
 export async function storeResult({
   ctx,
@@ -64,52 +77,90 @@ export async function storeResult({
   const metadata = request.metadata ?? {};
   const t = performance.now();
   const facts = rec.insert.filter((r) => r.type === "fact");
-  const rest = rec.insert.filter((r) => r.type !== "fact");
-  const episode = rest.find((r) => r.type === "episode");
-  // Planned fact id -> the id of the same fact stored meanwhile by another job (exact hash).
-  const swap = new Map<string, string>();
+  const episode = rec.insert.find((r) => r.type === "episode");
+  let artifacts = rec.insert.filter((r) => r.type === "artifact");
+  let directives = rec.insert.filter(
+    (r) => r.type !== "fact" && r.type !== "episode" && r.type !== "artifact",
+  );
+  // What an earlier attempt committed is not written again (see above).
+  const todo = facts.filter((f) => planPosition(f) >= job.stored_facts);
+  // Planned id -> the id of the row that holds it now (a fact or artifact another job stored
+  // meanwhile; a restated fact's planned id for its deleted copy's), applied to every link.
+  const moved = new Map<string, string>();
+  // Facts found stored by another job meanwhile, and artifacts likewise.
   const late: PlannedRow[] = [];
+  const sameArtifacts = [...rec.sameArtifacts];
+  const sameDirectives = [...rec.sameDirectives];
   const recheck = async (tx: Queryable, rows: PlannedRow[]) => {
-    const fresh = rows.filter((f) => !f.supersedes && !swap.has(f.id));
-    const hashes = fresh.map((f) => f.content_hash!);
+    const fresh = rows.filter((f) => !moved.has(f.id));
     const existing = new Map(
-      (await activeFactsByHash(tx, scope, hashes, job.id)).map((r) => [r.content_hash, r.id]),
+      (
+        await activeFactsByHash(
+          tx,
+          scope,
+          fresh.map((f) => f.content_hash!),
+          job.id,
+        )
+      ).map((r) => [r.content_hash, r.id]),
     );
     for (const f of fresh) {
       const id = existing.get(f.content_hash!);
       if (id === undefined) continue;
-      swap.set(f.id, id);
+      moved.set(f.id, id);
       late.push(f);
+      if (f.supersedes) replaces(f, null);
+    }
+    // Follow replacements made meanwhile to the newest (a chain is a few links at most).
+    let replacing = fresh.filter((f) => f.supersedes && !moved.has(f.id));
+    for (let hop = 0; replacing.length && hop < 10; hop++) {
+      const newer = await activeSuccessors(
+        tx,
+        scope,
+        replacing.map((f) => f.supersedes!),
+        job.id,
+      );
+      replacing = replacing.filter((f) => {
+        const id = newer.get(f.supersedes!);
+        if (id) replaces(f, id);
+        return id !== undefined;
+      });
     }
   };
-  const episodeFacts = () => {
-    if (!episode || swap.size === 0) return;
-    const ids = (episode.details!.fact_ids as string[]).map((id) => swap.get(id) ?? id);
-    episode.details = { ...episode.details, fact_ids: [...new Set(ids)] };
+  const replaces = (f: PlannedRow, id: string | null) => {
+    if (rec.supersedes.get(f.supersedes!) === f.id) rec.supersedes.delete(f.supersedes!);
+    f.supersedes = id;
+    if (id) rec.supersedes.set(id, f.id);
   };
-  // Facts from..to, in the caller's transaction: exact duplicates re-checked under the lock (all of
-  // them in the first chunk, so the neighbours are placed by the final ids), then written.
-  const writeFacts = async (txCtx: Ctx, from: number, to: number) => {
-    if (from === 0) {
-      await recheck(txCtx.db, facts);
-      episodeFacts();
-      if (episode) storeEpisodeNeighbours(episode, facts);
-    } else await recheck(txCtx.db, facts.slice(from, to));
-    const chunk = facts.slice(from, to).filter((f) => !swap.has(f.id));
-    for (const f of chunk) relink(f, swap);
+  // The first transaction of an attempt re-checks every fact, so the neighbours are placed by the
+  // final ids.
+  const placeFacts = async (tx: Queryable) => {
+    await recheck(tx, todo);
+    if (!episode) return;
+    remap(episode, moved);
+    storeEpisodeNeighbours(episode, facts);
+  };
+  const written = new Set<PlannedRow>();
+  // Facts in the caller's transaction, re-checked first unless the caller just did.
+  const writeFacts = async (txCtx: Ctx, rows: PlannedRow[], checked = false) => {
+    if (!checked) await recheck(txCtx.db, rows);
+    const chunk = rows.filter((f) => !moved.has(f.id));
+    for (const f of chunk) remap(f, moved);
     await writeMemories(
       txCtx,
       chunk.map((r) => ({ ...r, metadata })),
     );
-    written.push(...chunk);
+    for (const f of chunk) written.add(f);
   };
-  const written: PlannedRow[] = [];
   // Every chunk but the last in a transaction of its own; the last one goes with the rest.
   let from = 0;
-  for (; facts.length - from > STORE_CHUNK; from += STORE_CHUNK) {
+  for (; todo.length - from > STORE_CHUNK; from += STORE_CHUNK) {
+    const rows = todo.slice(from, from + STORE_CHUNK);
     await inTx(ctx, async (txCtx) => {
       await lockIngestUser(txCtx.db, orgId, request.user_id);
-      await writeFacts(txCtx, from, from + STORE_CHUNK);
+      if (from === 0) await placeFacts(txCtx.db);
+      await writeFacts(txCtx, rows, from === 0);
+      if (!(await recordStoredFacts(txCtx.db, job.id, planPosition(rows.at(-1)!) + 1)))
+        throw new StaleAttempt(job.id);
     });
     const pause = ctx.deps.config.MNEMO_TEST_STORE_CHUNK_DELAY_MS;
     if (pause) await new Promise((r) => setTimeout(r, pause));
@@ -117,32 +168,86 @@ export async function storeResult({
   return inTx(ctx, async (txCtx) => {
     const tx = txCtx.db;
     await lockIngestUser(tx, orgId, request.user_id);
-    await writeFacts(txCtx, from, facts.length);
-    episodeFacts();
-    // A neighbour another job stored between two chunks, after a fact next to it was written:
-    // that fact's link is pointed at the stored one.
-    const relinked = written.filter((f) => relink(f, swap));
-    await setEpisodeNear(
-      tx,
-      orgId,
-      relinked.map((f) => ({ id: f.id, near: f.details!.episode_near as Record<string, string> })),
-    );
-    await writeMemories(
-      txCtx,
-      rest.map((r) => ({ ...r, metadata })),
-    );
-    // What the job stored, this attempt or an earlier one, in the planned order.
-    const stored = await jobMemories(tx, orgId, job.id);
-    const mine = rec.insert.filter((r) => stored.has(r.id)).map((r) => stored.get(r.id)!);
-    const duplicates = [
+    const last = todo.slice(from);
+    if (from === 0) await placeFacts(tx);
+    else await recheck(tx, last);
+
+    // Artifacts and directives another job stored meanwhile.
+    const kept: PlannedRow[] = [];
+    for (const a of artifacts) {
+      const prev = await latestArtifactVersion(tx, scope, a.details!.title as string);
+      if (prev && prev.content_hash === a.content_hash) {
+        moved.set(a.id, prev.id);
+        rec.newVersions.delete(a.id);
+        sameArtifacts.push({ id: prev.id, eventIds: (a.details!.source_event_ids as string[]) ?? [] });
+        continue;
+      }
+      a.details = { ...a.details, version: (prev?.version ?? 0) + 1, root_id: prev?.root_id ?? a.id };
+      if (prev) rec.newVersions.add(a.id);
+      else rec.newVersions.delete(a.id);
+      kept.push(a);
+    }
+    artifacts = kept;
+    const agentId = request.agent_id ?? null;
+    const newDirectives: PlannedRow[] = [];
+    for (const d of directives) {
+      const prev = await sameDirective(
+        tx,
+        { ...scope, agentId },
+        d.type,
+        d.namespace ?? null,
+        d.content_hash!,
+      );
+      if (prev) sameDirectives.push(prev.id);
+      else newDirectives.push(d);
+    }
+    directives = newDirectives;
+
+    // Restated facts whose stored copy is gone (deleted meanwhile) are stored after all, once each.
+    const restated = [
       ...rec.duplicates,
       ...late.map((f) => ({
-        plannedId: f.id,
-        existingId: swap.get(f.id)!,
-        hash: f.content_hash!,
+        row: f,
+        existingId: moved.get(f.id)!,
         eventIds: (f.details?.source_event_ids as string[]) ?? [],
       })),
     ];
+    const alive = await existingIds(
+      tx,
+      orgId,
+      restated.map((d) => d.existingId),
+    );
+    const revived: PlannedRow[] = [];
+    const duplicates = restated.filter((d) => {
+      if (alive.has(d.existingId)) return true;
+      if (moved.get(d.existingId) === undefined) {
+        moved.delete(d.row.id);
+        moved.set(d.existingId, d.row.id);
+        revived.push(d.row);
+      }
+      return false;
+    });
+
+    // Every link through `moved`: the episode's, the facts' still to write and those written.
+    if (episode) {
+      remap(episode, moved);
+      storeEpisodeNeighbours(episode, revived);
+    }
+    for (const a of artifacts) remap(a, moved);
+    const earlier = facts.filter((f) => !last.includes(f) && !moved.has(f.id));
+    await writeFacts(txCtx, [...last, ...revived], true);
+    await patchDetails(
+      tx,
+      orgId,
+      earlier.filter((f) => remap(f, moved)).map((f) => ({ id: f.id, patch: pick(f.details!, LINK_FIELDS) })),
+    );
+    await writeMemories(
+      txCtx,
+      [...(episode ? [episode] : []), ...artifacts, ...directives].map((r) => ({ ...r, metadata })),
+    );
+    // What the job stored, this attempt or an earlier one, in the planned order.
+    const stored = await jobMemories(tx, orgId, job.id);
+    const mine = [...rec.insert, ...revived].filter((r) => stored.has(r.id)).map((r) => stored.get(r.id)!);
     // A name recorded now also reaches the user's earlier facts ("The user ..."), by context.
     const named = mine.map((r) => (r.type === "fact" ? nameFromFact(r.text) : null)).find(Boolean);
     if (named && request.user_id)
@@ -152,7 +257,7 @@ export async function storeResult({
       (
         await touchFacts(tx, orgId, [
           ...duplicates.map((d) => ({ id: d.existingId, eventIds: d.eventIds })),
-          ...rec.sameArtifacts,
+          ...sameArtifacts,
         ])
       ).map((r) => [r.id, r]),
     );
@@ -162,11 +267,11 @@ export async function storeResult({
       if (r) updated.set(r.id, r);
     }
     for (const r of await markSuperseded(tx, orgId, [...rec.supersedes.keys()])) updated.set(r.id, r);
-    for (const a of rec.sameArtifacts) {
+    for (const a of sameArtifacts) {
       const r = touched.get(a.id);
       if (r) updated.set(r.id, r);
     }
-    for (const id of rec.sameDirectives) {
+    for (const id of new Set(sameDirectives)) {
       for (const r of await touchObserved(tx, orgId, id, request.outcome ?? null)) updated.set(r.id, r);
     }
     const created = [];
@@ -209,18 +314,37 @@ export async function storeResult({
  */
 const STORE_CHUNK = 50;
 
+/** A planned fact's place in its job's plan (write key `f<n>`). */
+const planPosition = (f: PlannedRow) => Number(f.write_key.slice(1));
+
+/** The details that name other memories of the job (see remap). */
+const LINK_FIELDS = ["episode_near", "artifact_id", "artifact_ids", "source_fact_ids", "fact_ids"];
+
+const pick = (o: Record<string, unknown>, keys: string[]) =>
+  Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));
+
 /**
- * A fact's neighbour ids (details.episode_near) through `swap`, for a neighbour stored meanwhile:
- * whether any changed.
+ * A row's links to other memories (its neighbours, artifacts, facts) through `moved`, each id
+ * once: whether any changed.
  */
-function relink(f: PlannedRow, swap: Map<string, string>): boolean {
-  const near = f.details?.episode_near as Record<string, string> | undefined;
-  if (!near || !Object.values(near).some((id) => swap.has(id))) return false;
-  f.details = {
-    ...f.details,
-    episode_near: Object.fromEntries(Object.entries(near).map(([k, id]) => [k, swap.get(id) ?? id])),
+function remap(row: PlannedRow, moved: Map<string, string>): boolean {
+  const d = row.details;
+  if (!d || moved.size === 0) return false;
+  let changed = false;
+  const id = (x: unknown) => {
+    const to = typeof x === "string" ? moved.get(x) : undefined;
+    if (to === undefined) return x;
+    changed = true;
+    return to;
   };
-  return true;
+  const next: Record<string, unknown> = { ...d };
+  if (d.episode_near && typeof d.episode_near === "object")
+    next.episode_near = Object.fromEntries(Object.entries(d.episode_near).map(([k, v]) => [k, id(v)]));
+  for (const key of ["artifact_ids", "source_fact_ids", "fact_ids"])
+    if (Array.isArray(d[key])) next[key] = [...new Set((d[key] as unknown[]).map(id))];
+  if (typeof d.artifact_id === "string") next.artifact_id = id(d.artifact_id);
+  if (changed) row.details = next;
+  return changed;
 }
 
 /**
