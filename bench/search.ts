@@ -10,6 +10,7 @@
 import { pipeline } from "node:stream/promises";
 import pgCopy from "pg-copy-streams";
 import { createKey, createOrg } from "../src/admin/orgs.js";
+import { systemCtx } from "../src/context.js";
 import type { Db } from "../src/db/db.js";
 import { insertMemoryRows, type NewMemoryRow } from "../src/db/memories.js";
 import { hnswSettings, hybridSearchLinked, nearestMemories, textMatches } from "../src/db/memory-search.js";
@@ -153,10 +154,7 @@ async function main() {
   const { db, providers } = svc.runtime.deps;
   // The unlimited tier: requests are still counted and checked, never refused.
   const org = await createOrg(db, { name: "bench", tier: "unlimited" });
-  const scope = resolveScope(
-    { orgId: org.org_id, keyId: null, userId: null, via: "system" },
-    { user_id: "user-0" },
-  );
+  const scope = resolveScope(systemCtx(svc.runtime.deps, org.org_id, "bench"), { user_id: "user-0" });
   const weight = vectorWeight(providers.embedder.name);
   const pool = Math.min(400, Math.max(50, LIMIT * 4));
   const table: string[][] = [];

@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { inProcessService } from "./in-process.js";
+import { connectChecked } from "./params.js";
 import { defaultScopeFor } from "./scope.js";
 import { createMcpServer } from "./server.js";
 
@@ -36,7 +37,7 @@ export function mcpHttpHandler(deps: Deps) {
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    await server.connect(transport);
+    await connectChecked(server, transport);
     try {
       return withDetail(await transport.handleRequest(request));
     } finally {

@@ -14,7 +14,10 @@ export const appId = axis("Application scope (exact match). Omit to use the conf
 export const groupIds = z
   .array(z.string())
   .optional()
-  .describe("Group ids (grp_...) to read across: rows tagged with any of them. See list_groups.");
+  .describe(
+    "Group ids (grp_...) to read across: rows tagged with any of them. See list_groups. At most 100 by " +
+      "default (the server's MNEMO_MAX_GROUP_IDS_PER_QUERY); more is refused with invalid_request.",
+  );
 export const namespace = z
   .string()
   .max(256)

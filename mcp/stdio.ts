@@ -6,6 +6,7 @@ import { type Config, ConfigError } from "../src/config.js";
 import { createLogger, type Logger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
 import { inProcessService } from "./in-process.js";
+import { connectChecked } from "./params.js";
 import type { MemoryService } from "./port.js";
 import { remoteService } from "./remote.js";
 import { scopeFromConfig } from "./scope.js";
@@ -31,7 +32,7 @@ export async function runStdio(config: Config): Promise<void> {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
-  await server.connect(transport);
+  await connectChecked(server, transport);
   await closed;
   await server.close().catch(() => {});
   await stop();

@@ -21,6 +21,9 @@ const int = (def: number, min: number, max: number) =>
       return n;
     });
 
+/** The highest MNEMO_MAX_GROUP_IDS_PER_QUERY can be set to (the published `maxItems` of `group_ids`). */
+export const GROUP_IDS_PER_QUERY_CEILING = 1000;
+
 const optionalString = z
   .string()
   .optional()
@@ -131,6 +134,12 @@ export const EnvSchema = z.object({
   MNEMO_HTTP_REQUEST_TIMEOUT_MS: int(20_000, 100, 600_000),
   MAX_GROUPS_PER_ORG: int(100, 1, 100_000),
   MAX_GROUP_IDS_PER_INGEST: int(20, 1, 1000),
+  /**
+   * Group ids one read may name (search, trigger, the variant forms' filters; REST and MCP alike);
+   * more is 422 `invalid_request`. Unbounded, one search naming 110,000 ids held the embedded
+   * database 67 s (4.5 s on PostgreSQL) while every other request waited.
+   */
+  MNEMO_MAX_GROUP_IDS_PER_QUERY: int(100, 1, GROUP_IDS_PER_QUERY_CEILING),
   MNEMO_BATCH_THRESHOLD: int(20, 1, 100_000),
   MNEMO_WAIT_SECONDS: int(30, 0, 600),
   MNEMO_JOB_RETENTION_HOURS: int(24, 0, 24 * 365),

@@ -8,7 +8,7 @@ import { requestContext } from "../rest/middleware/request.js";
 import type { AppEnv } from "../rest/types.js";
 import { createOrg } from "../src/admin/orgs.js";
 import { hashApiKey } from "../src/auth/keys.js";
-import type { Deps } from "../src/context.js";
+import { type Deps, systemCtx } from "../src/context.js";
 import { analyzeIfStale } from "../src/db/analyze.js";
 import { revokeApiKey } from "../src/db/api-keys.js";
 import { createDb, inlineParams, type Queryable, queryInOneTrip } from "../src/db/db.js";
@@ -61,7 +61,7 @@ async function addFacts(orgId: string, texts: string[]): Promise<string[]> {
 describe("BM25 as a sparse inner product", () => {
   it("scores a hand-computable case: IDF from the organisation's statistics, saturated term frequency", async () => {
     const { orgId } = await svc.newOrg();
-    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     // One statement: no average length is known yet, so each row is normalised by its own length
     // (1 - b + b * dl / dl = 1) and a term's weight is tf * 2.2 / (tf + 1.2): 1 once, 1.375 twice.
     const [d1, d2, d3] = await addFacts(orgId, ["apple banana", "apple cherry cherry", "durian"]);
@@ -107,7 +107,7 @@ describe("BM25 as a sparse inner product", () => {
       (_, i) => `note ${i % 7} about ${["rivers", "mountains", "deserts", "forests"][i % 4]} and trip ${i}`,
     );
     await addFacts(orgId, texts);
-    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     const query = "trip to the mountains";
     const [vector] = await svc.deps.providers.embedder.embed([query]);
     const pool = 30;
@@ -163,7 +163,7 @@ describe("fusion of a list whose rows all score alike", () => {
       "adopted a kitten on friday",
       "repainted the hallway green",
     ]);
-    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     const [vector] = await svc.deps.providers.embedder.embed(["kitten"]);
     const hybrid = await hybridSearch(svc.deps.db, {
       scope,
@@ -206,7 +206,7 @@ describe("vectors with no direction (zero: no content words under the local embe
         },
       ]),
     );
-    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     const search = async (query: string, vector: number[]) =>
       (
         await hybridSearch(svc.deps.db, {
@@ -290,7 +290,7 @@ describe("episode neighbours of the ranked facts", () => {
           },
         ]),
       );
-      const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+      const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
       const query = "walrus zeppelin";
       const [vector] = await svc.deps.providers.embedder.embed([query]);
       const search = (linkSpan: number) =>
@@ -358,7 +358,7 @@ describe("episode neighbours stored with each fact (details.episode_near)", () =
     const { episode, ids } = await episodeOf(orgId, texts, (ids, i) => ({ episode_near: nearOf(ids, i) }));
     // Without the episode row, the neighbours the hit stores are still linked.
     await svc.deps.db.query("DELETE FROM memories WHERE id = $1", [episode]);
-    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     const [vector] = await svc.deps.providers.embedder.embed(["walrus"]);
     const { ranked, links } = await hybridSearchLinked(svc.deps.db, {
       scope,
@@ -416,7 +416,7 @@ describe("statements kept prepared (queryPrepared)", () => {
   it("search runs from a prepared statement, prepares again when the session lost it, and gives the same rows", async () => {
     const { orgId } = await svc.newOrg();
     await addFacts(orgId, ["the walrus sang", "a walrus swam to the pier", "the zeppelin flew over the bay"]);
-    const scope = resolveScope({ orgId, keyId: null, userId: null, via: "system" }, { user_id: "u" });
+    const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     const [vector] = await svc.deps.providers.embedder.embed(["walrus"]);
     const one = createDb(svc.connectionString, 1);
     try {

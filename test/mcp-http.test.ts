@@ -133,6 +133,80 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(recalled).not.toMatch(/trigger_failed|Internal/);
   });
 
+  it("answers tools/call params that are not the protocol's shape with -32602 Invalid params, naming the field", async () => {
+    const { key } = await svc.newOrg();
+    const post = async (body: unknown) => {
+      const res = await svc.app.request("/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": key,
+        },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as any;
+    };
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+    });
+    expect(init.result.serverInfo.name).toBe("mnemo");
+    const rawDump = /invalid_type|"code"|"path"|\[\s*\{/;
+    const cases: [unknown, string][] = [
+      [null, "null"],
+      [[1], "an array"],
+      ["x", "a string"],
+      [5, "a number"],
+    ];
+    for (const [args, kind] of cases) {
+      for (const name of ["search_memory", "list_groups"]) {
+        const out = await post({
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name, arguments: args },
+        });
+        const where = `${name} arguments ${JSON.stringify(args)}`;
+        expect(out, where).toEqual({
+          jsonrpc: "2.0",
+          id: 7,
+          error: { code: -32602, message: expect.stringContaining("`params.arguments` must be an object") },
+        });
+        expect(out.error.message, where).toContain(`not ${kind}`);
+        expect(out.error.message, where).not.toMatch(rawDump);
+      }
+    }
+    // The rest of the request's shape gets the same answer.
+    const noName = await post({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { arguments: {} } });
+    expect(noName.error).toEqual({
+      code: -32602,
+      message: expect.stringContaining("`params.name` is missing"),
+    });
+    const badCursor = await post({ jsonrpc: "2.0", id: 9, method: "tools/list", params: { cursor: 5 } });
+    expect(badCursor.error.code).toBe(-32602);
+    expect(badCursor.error.message).toMatch(/`params.cursor` must be a string, not a number/);
+    // Omitted arguments and bad argument values are still the tool's own answer (an isError result).
+    const omitted = await post({
+      jsonrpc: "2.0",
+      id: 10,
+      method: "tools/call",
+      params: { name: "list_groups" },
+    });
+    expect(omitted.result.isError).toBeUndefined();
+    const badValue = await post({
+      jsonrpc: "2.0",
+      id: 11,
+      method: "tools/call",
+      params: { name: "search_memory", arguments: { query: 5 } },
+    });
+    expect(badValue.result.isError).toBe(true);
+    expect(badValue.result.content[0].text).toMatch(/-32602.*query/);
+  });
+
   it("answers errors as isError results with the REST code and an actionable message", async () => {
     const { key } = await svc.newOrg();
     const { client } = await connect(key);

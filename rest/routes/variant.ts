@@ -57,7 +57,13 @@ export function registerVariantRoutes(app: App) {
         200: { description: "Search results", ...json(VariantSearchResultSchema) },
         ...errorResponses(
           {
-            422: ["missing_scope", "invalid_filters", "missing_user_id", "missing_conv_id"],
+            422: [
+              "missing_scope",
+              "invalid_filters",
+              "missing_user_id",
+              "missing_conv_id",
+              "invalid_request",
+            ],
             500: ["search_failed"],
           },
           { body: true },
@@ -76,7 +82,10 @@ export function registerVariantRoutes(app: App) {
       request: { body: { required: true, ...json(VariantListRequestSchema) } },
       responses: {
         200: { description: "One page", ...json(VariantListSchema) },
-        ...errorResponses({ 422: ["missing_scope", "invalid_filters", "cursor_mismatch"] }, { body: true }),
+        ...errorResponses(
+          { 422: ["missing_scope", "invalid_filters", "cursor_mismatch", "invalid_request"] },
+          { body: true },
+        ),
       },
     }),
     async (c) => {

@@ -27,6 +27,23 @@ export const FILTER_MAX_NODES = 100;
 export const FILTER_MAX_LIST = 100;
 export const FILTER_MAX_STRING = 1000;
 
+/**
+ * The one cap on the group ids a read names, wherever it names them: the `group_ids` of search and
+ * trigger (`resolveScope`) and the `group_ids` operands of a filter (the variant search and list,
+ * and the MCP tools with filters). `max` is MNEMO_MAX_GROUP_IDS_PER_QUERY; more is 422
+ * `invalid_request` naming `field`, before anything reaches the database: each id is compared with
+ * each row's tags, and one search naming 110,000 ids held the embedded database for 67 s.
+ */
+export function checkGroupIdCount(count: number, max: number, field: string): void {
+  if (count <= max) return;
+  throw new CoreError(
+    "invalid_request",
+    `At most ${max} group ids may be named in one search, trigger or list ` +
+      `(MNEMO_MAX_GROUP_IDS_PER_QUERY); got ${count}.`,
+    { field },
+  );
+}
+
 const OPS = ["$eq", "$ne", "$in", "$nin", "$exists", "$gt", "$gte", "$lt", "$lte", "$between"] as const;
 type Op = (typeof OPS)[number];
 /** The axes a filter must pin (like search's scope): equality or `$in` on one of them. */
@@ -37,6 +54,10 @@ const DATE_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2
 
 class Walker {
   nodes = 0;
+  /** Group ids named so far, held to `maxGroupIds` (checkGroupIdCount). */
+  groupIds = 0;
+
+  constructor(readonly maxGroupIds: number) {}
 
   fail(path: string, message: string): never {
     throw new CoreError("invalid_filters", `${path}: ${message}`, { field: path });
@@ -75,9 +96,17 @@ class Walker {
     return nodes.length === 1 ? nodes[0]! : { op: "and", nodes };
   }
 
+  /** Counts `n` group ids when `field` is `group_ids` (checked before their values are read). */
+  namesGroups(field: FilterField, n: number, path: string) {
+    if (field.kind !== "array" || field.column !== "group_ids") return;
+    this.groupIds += n;
+    checkGroupIdCount(this.groupIds, this.maxGroupIds, path);
+  }
+
   condition(field: FilterField, value: unknown, path: string): FilterNode {
     if (!isPlainObject(value)) {
       this.count(path);
+      this.namesGroups(field, 1, path);
       return { op: "eq", field, value: this.scalar(field, value, path, "$eq") };
     }
     const keys = Object.keys(value);
@@ -95,10 +124,12 @@ class Walker {
     switch (o) {
       case "$eq":
       case "$ne":
+        this.namesGroups(field, 1, path);
         return { op: o === "$eq" ? "eq" : "ne", field, value: this.scalar(field, value, path, o) };
       case "$in":
       case "$nin": {
         if (!Array.isArray(value)) this.fail(path, "expected an array");
+        this.namesGroups(field, value.length, path);
         if (value.length > FILTER_MAX_LIST) this.fail(path, `at most ${FILTER_MAX_LIST} values`);
         const values = value.map((v, i) => this.scalar(field, v, `${path}[${i}]`, o));
         return { op: o === "$in" ? "in" : "nin", field, values };
@@ -200,9 +231,19 @@ function fieldOf(key: string, path: string, w: Walker): FilterField {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** Checks a filter tree; `path` names it in error messages (`filters`). */
-export function parseFilters(value: unknown, path = "filters"): FilterNode {
-  return new Walker().object(value, path, 1);
+/**
+ * Checks a filter tree; `path` names it in error messages (`filters`). The verbs pass
+ * `maxGroupIds` (MNEMO_MAX_GROUP_IDS_PER_QUERY): the group ids its conditions name, all together.
+ */
+export function parseFilters(
+  value: unknown,
+  options: { path?: string; maxGroupIds?: number } = {},
+): FilterNode {
+  return new Walker(options.maxGroupIds ?? Number.POSITIVE_INFINITY).object(
+    value,
+    options.path ?? "filters",
+    1,
+  );
 }
 
 /**

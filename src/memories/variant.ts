@@ -59,7 +59,7 @@ export async function listVariant({
   const orgId = ctx.principal.orgId;
   let filter: FilterNode | undefined;
   if (input.filters !== undefined && input.filters !== null) {
-    filter = parseFilters(input.filters);
+    filter = parseFilters(input.filters, { maxGroupIds: ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY });
     if (!pinsScope(filter)) {
       throw new CoreError(
         "missing_scope",

@@ -1,8 +1,9 @@
 import { readUserId } from "../auth/user-scope.js";
+import type { Config } from "../config.js";
 import type { Principal } from "../context.js";
 import type { ResolvedScope } from "../db/scope.js";
 import { CoreError } from "../errors.js";
-import { type FilterNode, pinsScope } from "../memories/filters.js";
+import { checkGroupIdCount, type FilterNode, pinsScope } from "../memories/filters.js";
 
 /** The four scope axes of search and trigger. */
 export interface Scope {
@@ -12,13 +13,23 @@ export interface Scope {
   group_ids?: string[] | null | undefined;
 }
 
+/** What resolving a scope needs from the context (a `Ctx` has it): the caller and the read cap. */
+export interface ScopeCtx {
+  principal: Principal;
+  deps: { config: Pick<Config, "MNEMO_MAX_GROUP_IDS_PER_QUERY"> };
+}
+
 /**
  * Every supplied axis is ANDed, an omitted (null) axis is unconstrained, and at least one axis is
  * required: an organisation-wide read is rejected. An empty `group_ids` list narrows nothing, so
- * it does not count as an axis. A credential confined to a user reads that user's rows (its user is
- * the default `user_id`, another one is 403) or, with `group_ids` and no user, the group's rows.
+ * it does not count as an axis; more than MNEMO_MAX_GROUP_IDS_PER_QUERY of them is 422
+ * `invalid_request` (a filter's own group ids were held to the same cap when it was parsed). A
+ * credential confined to a user reads that user's rows (its user is the default `user_id`, another
+ * one is 403) or, with `group_ids` and no user, the group's rows.
  */
-export function resolveScope(principal: Principal, scope: Scope, filter?: FilterNode): ResolvedScope {
+export function resolveScope(ctx: ScopeCtx, scope: Scope, filter?: FilterNode): ResolvedScope {
+  const { principal } = ctx;
+  checkGroupIdCount(scope.group_ids?.length ?? 0, ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY, "group_ids");
   const groupIds = scope.group_ids?.length ? [...new Set(scope.group_ids)] : null;
   const resolved: ResolvedScope = {
     orgId: principal.orgId,

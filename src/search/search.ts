@@ -51,7 +51,7 @@ export async function searchMemories({
   ctx: Ctx;
   input: SearchInput;
 }): Promise<SearchResult> {
-  const scope = resolveScope(ctx.principal, input, input.filter);
+  const scope = resolveScope(ctx, input, input.filter);
   await checkMonthlyQuota(ctx, { searches: 1 });
   const mode = input.mode ?? "compose";
   const limit = input.limit ?? 20;

@@ -52,8 +52,11 @@ export async function searchVariant({
   ctx: Ctx;
   input: VariantSearchRequest;
 }): Promise<VariantSearchResult> {
+  const maxGroupIds = ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY;
   const filter =
-    input.filters !== undefined && input.filters !== null ? parseFilters(input.filters) : undefined;
+    input.filters !== undefined && input.filters !== null
+      ? parseFilters(input.filters, { maxGroupIds })
+      : undefined;
   const include = input.include ?? [];
   const contextPrompt = include.includes("context_prompt");
   if (contextPrompt) {

@@ -42,7 +42,7 @@ export async function triggerDirectives({
   if (!action && !input.entities) {
     throw new CoreError("missing_trigger", "Supply `action` (the tool call) or `entities`.");
   }
-  const scope = resolveScope(ctx.principal, input);
+  const scope = resolveScope(ctx, input);
   await checkMonthlyQuota(ctx, { searches: 1 });
   const mode = input.mode ?? "compose";
   const types = input.include?.length

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { GROUP_IDS_PER_QUERY_CEILING } from "../config.js";
 import { translateLegacySearch } from "../search/legacy.js";
 import { Ident, NullableString, nestsDeeper, Str } from "./common.js";
 import { MemorySchema } from "./memories.js";
@@ -13,7 +14,12 @@ const ScopeFields = {
     .array(Ident())
     .nullable()
     .optional()
-    .openapi({ description: "Scope axis: rows tagged with at least one of these groups." }),
+    .openapi({
+      description:
+        "Scope axis: rows tagged with at least one of these groups. At most MNEMO_MAX_GROUP_IDS_PER_QUERY " +
+        `ids (default 100, configurable up to ${GROUP_IDS_PER_QUERY_CEILING}); more is 422 \`invalid_request\`.`,
+      maxItems: GROUP_IDS_PER_QUERY_CEILING,
+    }),
 };
 const Mode = z.enum(["compose", "retrieve"]);
 

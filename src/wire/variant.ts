@@ -21,7 +21,8 @@ export type VariantMemory = z.infer<typeof VariantMemorySchema>;
 const Filters = z.record(z.string(), z.unknown()).openapi("Filters", {
   description:
     "Filter language: `{field: value}` equality, or `{field: {$eq|$ne|$in|$nin|$exists|$gt|$gte|$lt|$lte|$between: …}}`, " +
-    "combined with `AND`, `OR` (arrays) and `NOT` (an object), nested at most 8 levels and 100 conditions. Fields: " +
+    "combined with `AND`, `OR` (arrays) and `NOT` (an object), nested at most 8 levels and 100 conditions, naming " +
+    "at most MNEMO_MAX_GROUP_IDS_PER_QUERY group ids in all (default 100; more is 422 `invalid_request`). Fields: " +
     "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at (ISO 8601) and " +
     "`metadata.<key>` (a bare unknown key means metadata). It must pin a scope axis (equality or $in on user_id, " +
     "agent_id, app_id or group_ids). A malformed filter is 422 `invalid_filters` naming the path.",
