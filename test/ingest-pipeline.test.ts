@@ -280,52 +280,93 @@ describe("jobs of one user at once, re-checked under the store lock", () => {
   });
 });
 
-describe("a restated fact whose stored copy is deleted while the job is stored", () => {
-  it("is stored after all, in its episode with its neighbours", async () => {
-    // A pause between store transactions (test only) leaves time to delete it.
-    const slow = await startTestService({ env: { MNEMO_TEST_STORE_CHUNK_DELAY_MS: "400" } });
-    try {
-      const { key, orgId } = await slow.newOrg();
-      const first = await slow.request("POST", "/v1/memories?wait=true", {
-        key,
-        body: { user_id: "u1", conv_id: "c0", messages: [user("I collect antique brass telescopes.")] },
-      });
-      const old = first.body.result.memories_created.find((m: any) => m.type === "fact").id as string;
-      // 80 new facts (two store transactions), then the restated one.
-      const messages = [
-        ...Array.from({ length: 80 }, (_, i) => user(`I keep ${i} jars of plum jam on shelf number ${i}.`)),
-        user("I collect antique brass telescopes."),
-      ];
-      const job = await slow.request("POST", "/v1/memories", {
-        key,
-        body: { user_id: "u1", conv_id: "c1", messages },
-      });
-      expect(job.status).toBe(202);
-      const stored = async () =>
+describe("changes made while a job is stored (a pause between its store transactions)", () => {
+  // A pause between store transactions (test only) leaves time to change what the job read.
+  let slow: TestService;
+  beforeAll(async () => {
+    slow = await startTestService({ env: { MNEMO_TEST_STORE_CHUNK_DELAY_MS: "400" } });
+  });
+  afterAll(async () => {
+    await slow?.stop();
+  });
+  /** Submits a job and waits until its first store transaction has committed. */
+  const submitAndWaitForFirstChunk = async (key: string, body: object) => {
+    const job = await slow.request("POST", "/v1/memories", { key, body: { user_id: "u1", ...body } });
+    expect(job.status).toBe(202);
+    await waitFor(
+      async () =>
         (await slow.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE job_id = $1", [job.body.id]))
-          .rows[0].n as number;
-      await waitFor(async () => (await stored()) > 0, { timeoutMs: 60_000, intervalMs: 20 });
-      expect((await slow.request("DELETE", `/v1/memories/${old}`, { key })).status).toBe(204);
-      await waitFor(
-        async () =>
-          (await slow.request("GET", `/v1/memories/jobs/${job.body.id}`, { key })).body.status ===
-          "succeeded",
-        { timeoutMs: 60_000, intervalMs: 100 },
-      );
-      const result = (await slow.request("GET", `/v1/memories/jobs/${job.body.id}`, { key })).body.result;
-      const telescopes = result.memories_created.filter((m: any) => m.text.includes("telescopes"));
-      expect(telescopes).toHaveLength(1);
-      expect(result.memories_updated).toEqual([]);
-      const row = (await findMemory(slow.deps.db, orgId, telescopes[0].id))!;
-      expect(row.status).toBe("active");
-      const episode = result.memories_created.find((m: any) => m.type === "episode");
-      const ep = (await findMemory(slow.deps.db, orgId, episode.id))!;
-      expect((ep.details.fact_ids as string[]).at(-1)).toBe(row.id);
-      // Its neighbours link to it; only the first job's episode still names the deleted copy.
-      expect(await danglingLinks(slow.deps.db, orgId)).toEqual([1, 0]);
-    } finally {
-      await slow.stop();
-    }
+          .rows[0].n > 0,
+      { timeoutMs: 60_000, intervalMs: 20 },
+    );
+    return job.body.id as string;
+  };
+  const finished = async (key: string, jobId: string) => {
+    await waitFor(
+      async () =>
+        (await slow.request("GET", `/v1/memories/jobs/${jobId}`, { key })).body.status === "succeeded",
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
+    return (await slow.request("GET", `/v1/memories/jobs/${jobId}`, { key })).body.result;
+  };
+  const jam = (n: number) =>
+    Array.from({ length: n }, (_, i) => user(`I keep ${i} jars of plum jam on shelf number ${i}.`));
+
+  it("a restated fact whose stored copy is deleted is stored after all, in its episode with its neighbours", async () => {
+    const { key, orgId } = await slow.newOrg();
+    const first = await slow.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "c0", messages: [user("I collect antique brass telescopes.")] },
+    });
+    const old = first.body.result.memories_created.find((m: any) => m.type === "fact").id as string;
+    // 80 new facts (two store transactions), then the restated one.
+    const jobId = await submitAndWaitForFirstChunk(key, {
+      conv_id: "c1",
+      messages: [...jam(80), user("I collect antique brass telescopes.")],
+    });
+    expect((await slow.request("DELETE", `/v1/memories/${old}`, { key })).status).toBe(204);
+    const result = await finished(key, jobId);
+    const telescopes = result.memories_created.filter((m: any) => m.text.includes("telescopes"));
+    expect(telescopes).toHaveLength(1);
+    expect(result.memories_updated).toEqual([]);
+    const row = (await findMemory(slow.deps.db, orgId, telescopes[0].id))!;
+    expect(row.status).toBe("active");
+    const episode = result.memories_created.find((m: any) => m.type === "episode");
+    const ep = (await findMemory(slow.deps.db, orgId, episode.id))!;
+    expect((ep.details.fact_ids as string[]).at(-1)).toBe(row.id);
+    // Its neighbours link to it; only the first job's episode still names the deleted copy.
+    expect(await danglingLinks(slow.deps.db, orgId)).toEqual([1, 0]);
+  });
+
+  it("a fact whose text is changed (PATCH) after the job replaced it is replaced in turn: one active", async () => {
+    const { key, orgId } = await slow.newOrg();
+    const first = await slow.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "c0", messages: [user("My favourite colour is blue.")] },
+    });
+    const blue = first.body.result.memories_created.find((m: any) => m.type === "fact").id as string;
+    // The change to green is in the first store transaction of 61 facts; the PATCH comes after it.
+    const jobId = await submitAndWaitForFirstChunk(key, {
+      conv_id: "c1",
+      messages: [user("My favourite colour is green."), ...jam(60)],
+    });
+    const patched = await slow.request("PATCH", `/v1/memories/${blue}/`, {
+      key,
+      body: { text: "The user's favourite colour is purple." },
+    });
+    expect(patched.status).toBe(200);
+    const result = await finished(key, jobId);
+    const { rows } = await slow.deps.db.query(
+      `SELECT id::text, text, status, supersedes::text FROM memories
+       WHERE org_id = $1 AND type = 'fact' AND text LIKE '%colour%' ORDER BY created_at`,
+      [orgId],
+    );
+    // blue <- green (the job) ... purple (the PATCH) came between: blue <- purple <- green.
+    const byText = (w: string) => rows.find((r) => r.text.includes(w))!;
+    expect(rows.filter((r) => r.status === "active").map((r) => r.text)).toEqual([byText("green").text]);
+    expect(byText("purple")).toMatchObject({ status: "superseded", supersedes: blue });
+    expect(byText("green").supersedes).toBe(byText("purple").id);
+    expect(result.memories_superseded_by).toEqual({ [byText("purple").id]: byText("green").id });
   });
 });
 

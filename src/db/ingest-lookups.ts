@@ -127,6 +127,21 @@ export async function patchDetails(
   );
 }
 
+/** Points facts written by an earlier store transaction at the fact they replace now. */
+export async function setSupersedes(
+  db: Queryable,
+  orgId: string,
+  rows: Array<{ id: string; supersedes: string }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `UPDATE memories m SET supersedes = x.supersedes
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, supersedes uuid)
+     WHERE m.org_id = $1 AND m.id = x.id`,
+    [orgId, JSON.stringify(rows)],
+  );
+}
+
 /** Which of these ids name a stored memory of the organisation. */
 export async function existingIds(db: Queryable, orgId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();

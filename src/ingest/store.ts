@@ -10,6 +10,7 @@ import {
   nameEarlierFacts,
   patchDetails,
   sameDirective,
+  setSupersedes,
   type Touched,
   touchFacts,
   touchObserved,
@@ -110,8 +111,13 @@ export async function storeResult({
       late.push(f);
       if (f.supersedes) replaces(f, null);
     }
-    // Follow replacements made meanwhile to the newest (a chain is a few links at most).
-    let replacing = fresh.filter((f) => f.supersedes && !moved.has(f.id));
+    await replaceNewest(tx, fresh);
+  };
+  // Facts replacing one that was replaced meanwhile (by another job, by a PATCH of its text)
+  // replace the newest of that chain instead (a chain is a few links at most): those changed.
+  const replaceNewest = async (tx: Queryable, rows: PlannedRow[]) => {
+    const changed = new Set<PlannedRow>();
+    let replacing = rows.filter((f) => f.supersedes && !moved.has(f.id));
     for (let hop = 0; replacing.length && hop < 10; hop++) {
       const newer = await activeSuccessors(
         tx,
@@ -121,10 +127,14 @@ export async function storeResult({
       );
       replacing = replacing.filter((f) => {
         const id = newer.get(f.supersedes!);
-        if (id) replaces(f, id);
+        if (id) {
+          replaces(f, id);
+          changed.add(f);
+        }
         return id !== undefined;
       });
     }
+    return changed;
   };
   const replaces = (f: PlannedRow, id: string | null) => {
     if (rec.supersedes.get(f.supersedes!) === f.id) rec.supersedes.delete(f.supersedes!);
@@ -171,6 +181,17 @@ export async function storeResult({
     const last = todo.slice(from);
     if (from === 0) await placeFacts(tx);
     else await recheck(tx, last);
+    // Facts of earlier transactions that replace one, checked again now that the replaced facts are
+    // to be marked: a change made meanwhile (a PATCH of its text) is replaced in turn.
+    const retargeted = await replaceNewest(
+      tx,
+      facts.filter((f) => f.supersedes && !last.includes(f)),
+    );
+    await setSupersedes(
+      tx,
+      orgId,
+      [...retargeted].map((f) => ({ id: f.id, supersedes: f.supersedes! })),
+    );
 
     // Artifacts and directives another job stored meanwhile.
     const kept: PlannedRow[] = [];

@@ -3,7 +3,14 @@ import { type Ctx, inTx } from "../context.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
 import type { FilterNode } from "../db/filter-sql.js";
 import { markSuperseded } from "../db/ingest-lookups.js";
-import { countMemoryRows, listMemoryRows, lockMemory, setMemoryMetadata } from "../db/memories.js";
+import { lockIngestUser } from "../db/locks.js";
+import {
+  countMemoryRows,
+  findMemory,
+  listMemoryRows,
+  lockMemory,
+  setMemoryMetadata,
+} from "../db/memories.js";
 import { MEMORY_TYPES, type MemoryType } from "../db/memory-row.js";
 import { CoreError } from "../errors.js";
 import { factHash } from "../ingest/assemble.js";
@@ -175,6 +182,11 @@ export async function patchVariant({
   }
   if (text !== undefined || metadata !== undefined) {
     id = await inTx(ctx, async (txCtx) => {
+      // A new text replaces the fact: under its user's ingest lock (taken first, as ingest takes
+      // it, before the row's), so an ingest replacing the same fact at once sees this change and
+      // replaces the new fact instead of leaving two active ones (src/ingest/store.ts).
+      const owner = text === undefined ? undefined : await findMemory(txCtx.db, orgId, input.id);
+      if (owner?.type === "fact") await lockIngestUser(txCtx.db, orgId, owner.user_id ?? "");
       const row = await lockMemory(txCtx.db, orgId, input.id);
       if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
       const merged = metadata ? mergeMetadata(row.metadata ?? {}, metadata) : row.metadata;
