@@ -2,13 +2,17 @@
  * Does the service stay responsive under a big job? A real `mnemo serve` process on a fresh
  * embedded data directory (or DATABASE_URL when set), spoken to over HTTP from this process:
  *   1. /healthz latency, polled back to back, while one 5,000-message ingest job runs;
- *   2. search latency at 20 concurrent clients over the memories that job stored, with the CPU
- *      time each search cost the service's threads, the PostgreSQL backends (when on this machine)
- *      and this client, read from /proc (Linux), and the latency that CPU alone allows;
+ *   2. search latency at 20 concurrent clients over the memories that job stored, at steady state
+ *      (after one search of each query, which prepares the statements, and one unmeasured round at
+ *      full concurrency, which warms the JIT and the caches), with the CPU time each search cost
+ *      the service's threads, the PostgreSQL backends (when on this machine) and this client, read
+ *      from /proc (Linux), and the latency that CPU alone allows;
  *   3. search latency at the same 20 clients while a second 5,000-message job (another user) is
  *      stored, and how many searches were refused: on the embedded database the job's store
  *      transactions and the searches share the one session.
- *   npm run bench:responsive [-- --messages 5000 --clients 20 --queries 400]
+ *   npm run bench:responsive [-- --messages 5000 --clients 20 --queries 1000]
+ * The clients are node:http with keep-alive (jsonClient), not fetch, which costs this process three
+ * times the CPU a request on a machine it shares with the service.
  * Targets (issue 13): /healthz p99 <= 50 ms during the job; search p95 <= 60 ms.
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -17,7 +21,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { benchDatabase, call, percentile } from "./lib.js";
+import { benchDatabase, call, jsonClient, percentile } from "./lib.js";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,7 +29,7 @@ const arg = (name: string, def: string) => {
 };
 const MESSAGES = Number(arg("messages", "5000"));
 const CLIENTS = Number(arg("clients", "20"));
-const QUERIES = Number(arg("queries", "400"));
+const QUERIES = Number(arg("queries", "1000"));
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 const cities = ["Lisbon", "Porto", "Oslo", "Kyoto", "Lima", "Quito", "Dakar", "Hanoi", "Tunis", "Perth"];
@@ -218,31 +222,43 @@ async function main() {
     await poller;
     if (job.status !== "succeeded") throw new Error(`job ${job.status}: ${JSON.stringify(job.error)}`);
 
-    // 2. Search at CLIENTS concurrent clients, after one search of each query (not measured: the
-    // first search of a statement shape prepares it, see queryPrepared).
+    // 2. Search at CLIENTS concurrent clients, at steady state: one search of each query first
+    // (the first search of a statement shape prepares it, see queryPrepared), then one unmeasured
+    // round at full concurrency (the JIT and the caches), then the measured round.
     const queries = [...cities, ...foods, ...hobbies].map((w) => `what about ${w}?`);
-    const ask = (query: string) =>
-      call(url, key, "POST", "/v1/memories/search", { query, user_id: "user-0", mode: "retrieve" });
+    const client = jsonClient(url, key);
+    const ask = async (query: string) => {
+      const res = await client.request("POST", "/v1/memories/search", {
+        query,
+        user_id: "user-0",
+        mode: "retrieve",
+      });
+      if (res.status !== 200)
+        throw new Error(`search: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    };
     for (const q of queries) await ask(q);
+    const round = async (latencies?: number[]) => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (next < QUERIES) {
+            const i = next++;
+            const t = performance.now();
+            await ask(queries[i % queries.length]!);
+            latencies?.push(performance.now() - t);
+          }
+        }),
+      );
+    };
+    await round();
     const search: number[] = [];
-    let next = 0;
     const threadsBefore = threadCpu(server.pid!);
     const backendsBefore = await backendCpu(database.env.DATABASE_URL);
     const clientBefore = process.cpuUsage();
     const searchStarted = performance.now();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (next < QUERIES) {
-          const i = next++;
-          const t = performance.now();
-          await ask(queries[i % queries.length]!);
-          search.push(performance.now() - t);
-        }
-      }),
-    );
-
+    await round(search);
     const searchWall = performance.now() - searchStarted;
-    const client = process.cpuUsage(clientBefore);
+    const clientCpu = process.cpuUsage(clientBefore);
     const threadsAfter = threadCpu(server.pid!);
     const backendsAfter = await backendCpu(database.env.DATABASE_URL);
     // CPU per search, by where it was spent.
@@ -257,7 +273,7 @@ async function main() {
     let backends = 0;
     for (const [pid, ms] of backendsAfter) backends += ms - (backendsBefore.get(pid) ?? 0);
     if (backendsAfter.size) perSearch.push(["PostgreSQL backends", backends / QUERIES]);
-    perSearch.push(["this client", (client.user + client.system) / 1000 / QUERIES]);
+    perSearch.push(["this client", (clientCpu.user + clientCpu.system) / 1000 / QUERIES]);
     const total = perSearch.reduce((a, [, ms]) => a + ms, 0);
     const cores = os.availableParallelism();
     // The most searches a second that CPU allows: every core busy, and no single thread (the
@@ -287,12 +303,11 @@ async function main() {
     const searching = Array.from({ length: CLIENTS }, async (_, c) => {
       while (jobRunning) {
         const t = performance.now();
-        const res = await fetch(`${url}/v1/memories/search`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: JSON.stringify({ query: queries[c % queries.length], user_id: "user-0", mode: "retrieve" }),
+        const res = await client.request("POST", "/v1/memories/search", {
+          query: queries[c % queries.length],
+          user_id: "user-0",
+          mode: "retrieve",
         });
-        await res.arrayBuffer();
         during.push(performance.now() - t);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       }
@@ -308,6 +323,7 @@ async function main() {
     }
     jobRunning = false;
     await Promise.all(searching);
+    client.close();
     const secondStore = (secondJob.result?.stage_timings as Record<string, number> | undefined)?.store;
 
     const timings = job.result.stage_timings as Record<string, number>;
@@ -319,7 +335,7 @@ async function main() {
           .map(([k, v]) => `${k} ${v.toFixed(2)}`)
           .join(", ")}\n` +
         `/healthz during the job: ${stats(health)}   (target p99 <= 50 ms)\n` +
-        `search (mode=retrieve, ${CLIENTS} concurrent clients, after ${queries.length} warm-up searches): ` +
+        `search (mode=retrieve, ${CLIENTS} concurrent clients, steady state: after ${queries.length} + ${QUERIES} unmeasured searches): ` +
         `${stats(search)}   (target p95 <= 60 ms)\n${cpuLine}\n` +
         `search at ${CLIENTS} clients while a second ${MESSAGES}-message job is stored (store ${secondStore?.toFixed(2) ?? "?"} s, job ${secondJob.status}): ` +
         `${stats(during)}; answers ${[...statuses].map(([k, n]) => `${k}: ${n}`).join(", ")}\n`,

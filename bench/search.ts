@@ -13,7 +13,7 @@ import { createKey, createOrg } from "../src/admin/orgs.js";
 import { systemCtx } from "../src/context.js";
 import type { Db } from "../src/db/db.js";
 import { insertMemoryRows, type NewMemoryRow } from "../src/db/memories.js";
-import { hnswSettings, hybridSearchLinked, nearestMemories, textMatches } from "../src/db/memory-search.js";
+import { hnswSettings, nearestMemories, rankCandidates, textMatches } from "../src/db/memory-search.js";
 import { newMemoryId } from "../src/ids.js";
 import type { Embedder } from "../src/providers/types.js";
 import { vectorWeight } from "../src/search/fuse.js";
@@ -207,7 +207,7 @@ async function main() {
     // prepared statement (full text, fusion, rows, episode links); only the usage count is left to
     // the API.
     const direct = await timeIt(`direct  @${size}`, (i) =>
-      hybridSearchLinked(db, {
+      rankCandidates(db, {
         scope,
         types: CONTENT,
         query: queries[i % queries.length]!,

@@ -23,8 +23,8 @@ import { insertMemoryRows } from "../src/db/memories.js";
 import {
   hnswSettings,
   hybridSearch,
-  hybridSearchLinked,
   nearestMemories,
+  rankCandidates,
   textMatches,
 } from "../src/db/memory-search.js";
 import { findKeyAndHit } from "../src/db/rate-limits.js";
@@ -294,7 +294,7 @@ describe("episode neighbours of the ranked facts", () => {
       const query = "walrus zeppelin";
       const [vector] = await svc.deps.providers.embedder.embed([query]);
       const search = (linkSpan: number) =>
-        hybridSearchLinked(svc.deps.db, {
+        rankCandidates(svc.deps.db, {
           scope,
           types: FACTS,
           query,
@@ -360,7 +360,7 @@ describe("episode neighbours stored with each fact (details.episode_near)", () =
     await svc.deps.db.query("DELETE FROM memories WHERE id = $1", [episode]);
     const scope = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
     const [vector] = await svc.deps.providers.embedder.embed(["walrus"]);
-    const { ranked, links } = await hybridSearchLinked(svc.deps.db, {
+    const { ranked, links } = await rankCandidates(svc.deps.db, {
       scope,
       types: FACTS,
       query: "walrus",

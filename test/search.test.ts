@@ -214,10 +214,10 @@ describe("search ranking and corpora", () => {
       expect(served, JSON.stringify(include)).toBeDefined();
       expect(served.details).toEqual(got.body.details);
     }
-    // The statement's own row has empty details: they are read only when the episode is served.
-    const { hybridSearchLinked, hnswSettings } = await import("../src/db/memory-search.js");
+    // The ranking statement reads none of an episode's details: they are read when it is served.
+    const { rankCandidates, hnswSettings } = await import("../src/db/memory-search.js");
     const [vector] = await svc.deps.providers.embedder.embed(["harbour lighthouse"]);
-    const { ranked } = await hybridSearchLinked(svc.deps.db, {
+    const { ranked } = await rankCandidates(svc.deps.db, {
       scope: { orgId, userId: "u", agentId: null, appId: null, groupIds: null },
       types: ["episode"],
       query: "harbour lighthouse",

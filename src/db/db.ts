@@ -55,39 +55,55 @@ export function beginSql(options?: TxOptions): string {
  * inside quoted strings or identifiers is left alone; dollar-quoted strings are refused.
  */
 export function inlineParams(text: string, values: readonly unknown[]): string {
-  let out = "";
+  const { parts, refs } = parsedParams(text);
+  let out = parts[0]!;
+  for (let k = 0; k < refs.length; k++) {
+    const n = refs[k]!;
+    if (n < 1 || n > values.length) throw new Error(`no value for $${n}`);
+    const v = prepareValue(values[n - 1]);
+    if (Buffer.isBuffer(v)) throw new Error("binary parameters cannot be inlined");
+    out += (v === null ? "NULL" : pg.escapeLiteral(v)) + parts[k + 1]!;
+  }
+  return out;
+}
+
+/**
+ * A statement's text cut at its `$n` references (outside quoted strings, identifiers and
+ * comments): `parts[0] $refs[0] parts[1] ...`. Cut once per text and kept: a statement's text is
+ * one of a few shapes, inlined on every call.
+ */
+const parsedTexts = new Map<string, { parts: string[]; refs: number[] }>();
+function parsedParams(text: string): { parts: string[]; refs: number[] } {
+  const known = parsedTexts.get(text);
+  if (known) return known;
+  const parts: string[] = [];
+  const refs: number[] = [];
+  let start = 0;
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
     if (c === "'" || c === '"') {
       const end = text.indexOf(c, i + 1);
       if (end < 0) throw new Error("unterminated quoted string in SQL");
-      out += text.slice(i, end + 1);
       i = end + 1; // a doubled quote ('') reads as two adjacent strings: the same text
-      continue;
-    }
-    if (c === "-" && text[i + 1] === "-") {
+    } else if (c === "-" && text[i + 1] === "-") {
       const end = text.indexOf("\n", i);
-      const stop = end < 0 ? text.length : end;
-      out += text.slice(i, stop);
-      i = stop;
-      continue;
-    }
-    if (c === "$") {
-      const m = /^\$(\d+)/.exec(text.slice(i));
+      i = end < 0 ? text.length : end;
+    } else if (c === "$") {
+      const m = /^\$(\d+)/.exec(text.slice(i, i + 12));
       if (!m || /[A-Za-z0-9_]/.test(text[i - 1] ?? "")) throw new Error("unsupported $ in SQL");
-      const n = Number(m[1]);
-      if (n < 1 || n > values.length) throw new Error(`no value for $${n}`);
-      const v = prepareValue(values[n - 1]);
-      if (Buffer.isBuffer(v)) throw new Error("binary parameters cannot be inlined");
-      out += v === null ? "NULL" : pg.escapeLiteral(v);
+      parts.push(text.slice(start, i));
+      refs.push(Number(m[1]));
       i += m[0].length;
-      continue;
-    }
-    out += c;
-    i++;
+      start = i;
+    } else i++;
   }
-  return out;
+  parts.push(text.slice(start));
+  const parsed = { parts, refs };
+  // Texts are a few shapes; a bound keeps a statement built with values in it from growing this.
+  if (parsedTexts.size >= 1000) parsedTexts.clear();
+  parsedTexts.set(text, parsed);
+  return parsed;
 }
 
 /**
@@ -97,20 +113,21 @@ export function inlineParams(text: string, values: readonly unknown[]): string {
  * transaction stays open between round trips: on the embedded database, where every connection
  * shares one session and waits while another holds a transaction, the session is never held
  * while this process is busy elsewhere. Inside a transaction already, the settings are SET LOCAL
- * there and the statement runs as usual.
+ * there and the statement runs as usual. `before` are statements (values inlined) run after the
+ * settings and before the statement, in the same round trip.
  */
 export async function queryInOneTrip<R extends pg.QueryResultRow = any>(
   db: Queryable,
   text: string,
   values: unknown[],
-  options: TxOptions,
+  options: TxOptions & { before?: readonly string[] },
 ): Promise<pg.QueryResult<R>> {
-  const sets = setLocalSql(options);
+  const first = [...setLocalSql(options), ...(options.before ?? [])];
   if (!canBegin(db)) {
-    if (sets.length) await db.query(sets.join("; "));
+    for (const statement of first) await db.query(statement);
     return db.query<R>(text, values);
   }
-  const results = (await db.query([...sets, inlineParams(text, values)].join(";\n"))) as unknown as
+  const results = (await db.query([...first, inlineParams(text, values)].join(";\n"))) as unknown as
     | pg.QueryResult<R>
     | pg.QueryResult<R>[];
   return Array.isArray(results) ? results[results.length - 1]! : results;
@@ -126,24 +143,39 @@ export async function queryInOneTrip<R extends pg.QueryResultRow = any>(
  * statement (a new connection, a restarted database) prepares it and executes again; if that
  * fails too (a pooler that moves sessions), or inside a transaction, the statement runs as a
  * plain one. Only for statements whose best plan does not depend on their values, each `$n` typed
- * by a cast.
+ * by a cast. `before` are statements (their values already inlined) that run first in the same
+ * round trip and the same implicit transaction: SET LOCALs, or a statement whose result the
+ * prepared one reads (see rankCandidates).
  */
 export async function queryPrepared<R extends pg.QueryResultRow = any>(
   db: Queryable,
   text: string,
   values: unknown[],
+  options: { before?: readonly string[] } = {},
 ): Promise<pg.QueryResult<R>> {
-  if (!canBegin(db)) return db.query<R>(text, values);
-  const name = `mnemo_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+  const before = options.before ?? [];
+  if (!canBegin(db)) {
+    for (const statement of before) await db.query(statement);
+    return db.query<R>(text, values);
+  }
+  const name = preparedName(text);
   const args = values.map((_, i) => `$${i + 1}`).join(", ");
-  const execute = `SET LOCAL plan_cache_mode = force_generic_plan;\n${inlineParams(`EXECUTE ${name}(${args})`, values)}`;
+  const execute = [
+    ...before,
+    "SET LOCAL plan_cache_mode = force_generic_plan",
+    inlineParams(`EXECUTE ${name}(${args})`, values),
+  ].join(";\n");
   const code = (err: unknown) => (err as { code?: string }).code;
   const missing = (err: unknown) => code(err) === "26000";
+  const last = (results: unknown) =>
+    (Array.isArray(results) ? results[results.length - 1] : results) as pg.QueryResult<R>;
   return db.session(async (client) => {
-    const run = async () => {
-      const results = (await client.query(execute)) as unknown as pg.QueryResult<R>[];
-      return results[results.length - 1]!;
-    };
+    const run = async () => last(await client.query(execute));
+    // The statement unprepared, after the same statements in the same round trip.
+    const plain = async () =>
+      before.length
+        ? last(await client.query([...before, inlineParams(text, values)].join(";\n")))
+        : client.query<R>(text, values);
     try {
       return await run();
     } catch (err) {
@@ -153,15 +185,28 @@ export async function queryPrepared<R extends pg.QueryResultRow = any>(
       await client.query(`PREPARE ${name} AS ${text}`);
     } catch (err) {
       // Another connection of the shared embedded session prepared it first.
-      if (code(err) !== "42P05") return client.query<R>(text, values);
+      if (code(err) !== "42P05") return plain();
     }
     try {
       return await run();
     } catch (err) {
       if (!missing(err)) throw err;
-      return client.query<R>(text, values);
+      return plain();
     }
   });
+}
+
+/** Prepared statements' names by text: the text's hash, computed once per statement shape. */
+const preparedNames = new Map<string, string>();
+function preparedName(text: string): string {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `mnemo_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    // Shapes are few (scope axes, corpora, link options); a bound keeps a bug from growing it.
+    if (preparedNames.size >= 1000) preparedNames.clear();
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 /** Whether a handle is the pool (it can begin a transaction) rather than a client inside one. */

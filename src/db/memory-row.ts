@@ -32,6 +32,13 @@ export interface MemoryRow {
   updated_at: Date;
 }
 
+/**
+ * What re-ranking reads of a candidate (src/search/rerank.ts): its id, type and text, and of its
+ * details only the episode it belongs to and who said it (`episode_id`, `source_role`). The
+ * search's ranking statement reads just these (rankCandidates); the rows served are read whole.
+ */
+export type RankRow = Pick<MemoryRow, "id" | "type" | "text" | "details">;
+
 /** Every column but the embedding and the text-search vector (never sent, rarely needed). */
 export const MEMORY_COLUMNS =
   "id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details, metadata, " +

@@ -1,5 +1,12 @@
-import { type Queryable, queryInOneTrip, queryPrepared, type TxOptions } from "./db.js";
-import { MEMORY_COLUMNS, type MemoryRow, type MemoryType } from "./memory-row.js";
+import {
+  inlineParams,
+  type Queryable,
+  queryInOneTrip,
+  queryPrepared,
+  setLocalSql,
+  type TxOptions,
+} from "./db.js";
+import { MEMORY_COLUMNS, type MemoryRow, type MemoryType, type RankRow } from "./memory-row.js";
 import { type ResolvedScope, scopeSql } from "./scope.js";
 import { usageUpsertSql } from "./usage.js";
 
@@ -37,18 +44,56 @@ export async function nearestMemories(
   limit: number,
   settings?: TxOptions,
 ): Promise<Candidate[]> {
-  const params: unknown[] = [`[${vector.join(",")}]`, types, limit];
-  const where = scopeSql(scope, params);
-  const text = `WITH c AS MATERIALIZED (
-       SELECT m.id, m.embedding <=> $1::vector AS dist FROM memories m
-       WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
-       ORDER BY m.embedding <=> $1::vector LIMIT $3::int)
-     SELECT id, dist FROM c WHERE dist <> 'NaN'::float8 ORDER BY dist, id`;
+  const { text, params } = nearestSql(scope, types, vector, limit);
   const { rows } = settings
     ? await queryInOneTrip<{ id: string; dist: number }>(tx, text, params, settings)
     : await tx.query<{ id: string; dist: number }>(text, params);
   return rows.map((r) => ({ id: r.id, value: 1 - Number(r.dist) }));
 }
+
+/** The nearest-neighbour statement (nearestMemories): `id, dist`, nearest first. */
+function nearestSql(
+  scope: ResolvedScope,
+  types: readonly MemoryType[],
+  vector: number[],
+  limit: number,
+): { text: string; params: unknown[] } {
+  const params: unknown[] = [`[${vector.join(",")}]`, types, limit];
+  const where = scopeSql(scope, params);
+  const text = shaped(
+    scope.filter ? null : `near\u0000${where}`,
+    () => `WITH c AS MATERIALIZED (
+       SELECT m.id, m.embedding <=> $1::vector AS dist FROM memories m
+       WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
+       ORDER BY m.embedding <=> $1::vector LIMIT $3::int)
+     SELECT id, dist FROM c WHERE dist <> 'NaN'::float8 ORDER BY dist, id`,
+  );
+  return { text, params };
+}
+
+/**
+ * Statement texts by shape (the scope's axes and the statement's options, never values): built
+ * once and kept, so a search does not rebuild and rehash 8 KB of SQL on every call. A shape of its
+ * own each time (a filter tree: key null) is built and not kept.
+ */
+const shapes = new Map<string, string>();
+function shaped(key: string | null, build: () => string): string {
+  if (key === null) return build();
+  let text = shapes.get(key);
+  if (text === undefined) {
+    text = build();
+    // Shapes are few (scope axes, corpora, options); a bound keeps a bug from growing this.
+    if (shapes.size >= 1000) shapes.clear();
+    shapes.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * The transaction setting through which the nearest neighbours reach the ranking statement in the
+ * same round trip (rankCandidates): `id:similarity` pairs, nearest first, comma-separated.
+ */
+const NEAR_SETTING = "mnemo.near";
 
 /**
  * How many documents (organisation-wide document frequency, summed over the query's rarest terms)
@@ -182,44 +227,10 @@ export interface HybridInput {
   /** Counts one search in usage, in the same statement. */
   usage?: { keyId: string | null } | undefined;
   /**
-   * The nearest-neighbour statement's settings (hnswSettings(pool)): it then runs with them in
-   * one round trip (queryInOneTrip). Without them, the caller has applied the settings.
+   * The nearest-neighbour statement's settings (hnswSettings(pool)), SET LOCAL in the same round
+   * trip. Without them, the caller has applied the settings (a transaction opened with them).
    */
   settings?: TxOptions | undefined;
-}
-
-/**
- * Hybrid search: the nearest neighbours (nearestMemories), then ONE statement with BM25 full text
- * over the scope, the fusion exactly as fuseScores does (each list min-max scaled to 0.05..1,
- * weighted sum over the total weight, rounded to 6 places), then the winning rows themselves, best
- * first; optionally the usage count of the search too.
- */
-export async function hybridSearch(
-  db: Queryable,
-  input: HybridInput,
-): Promise<{ row: MemoryRow; score: number }[]> {
-  const { ranked } = await hybridSearchLinked(db, input);
-  await withEpisodeDetails(db, input.scope.orgId, ranked);
-  return ranked;
-}
-
-/**
- * Reads the details that hybridSearchLinked leaves out of its episode rows, for the rows that are
- * served (in place): one statement, only when an episode is among them.
- */
-export async function withEpisodeDetails(
-  db: Queryable,
-  orgId: string,
-  ranked: readonly { row: MemoryRow }[],
-): Promise<void> {
-  const episodes = ranked.filter((r) => r.row.type === "episode");
-  if (episodes.length === 0) return;
-  const { rows } = await db.query<{ id: string; details: MemoryRow["details"] }>(
-    "SELECT id, details FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])",
-    [orgId, episodes.map((r) => r.row.id)],
-  );
-  const details = new Map(rows.map((r) => [r.id, r.details]));
-  for (const { row } of episodes) row.details = details.get(row.id) ?? row.details;
 }
 
 /**
@@ -230,58 +241,102 @@ export interface EpisodeLink {
   of: string;
   offset: number;
   distance: number;
-  row: MemoryRow;
+  row: RankRow;
 }
 
 /**
- * hybridSearch, and with `linkSpan` (when facts are searched) in the same statement the facts
- * within that many places of each of the first `linkFrom` ranked facts (all by default) in its
- * episode's fact order (the turns just before and after it), in the scope and servable; a
- * neighbour of several facts comes once for each. Ranked episode rows come with empty details
- * (withEpisodeDetails reads them for the rows served).
+ * Hybrid search ranked, in ONE round trip and one implicit transaction, as three statements sent
+ * together: the nearest-neighbour settings (SET LOCAL), the nearest neighbours themselves (planned
+ * for their values: the scope decides between the HNSW index and an exact ordering of the scope's
+ * rows), whose `id:similarity` list they leave in a transaction setting (NEAR_SETTING), and the
+ * ranking statement, which plans the same whatever the values and so runs prepared with a generic
+ * plan (queryPrepared): BM25 full text over the scope, the fusion exactly as fuseScores does (each
+ * list min-max scaled to 0.05..1, weighted sum over the total weight, rounded to 6 places), the
+ * usage count of the search, and with `linkSpan` (when facts are searched) the facts within that
+ * many places of each of the first `linkFrom` ranked facts (all by default) in its episode's fact
+ * order, in the scope and servable (a neighbour of several facts comes once for each). Rows come
+ * as RankRows, best first.
  */
-export async function hybridSearchLinked(
+export async function rankCandidates(
   db: Queryable,
   input: HybridInput & { linkSpan?: number | undefined; linkFrom?: number | undefined },
-): Promise<{ ranked: { row: MemoryRow; score: number }[]; links: EpisodeLink[] }> {
-  // The nearest neighbours first, planned for their values: the scope decides between the HNSW
-  // index and an exact ordering of the scope's rows. The rest (full text, fusion, rows, links)
-  // plans the same whatever the values, so it runs from a prepared statement (queryPrepared),
-  // with the neighbours as two arrays.
-  const near = await nearestMemories(db, input.scope, input.types, input.vector, input.pool, input.settings);
-  const params: unknown[] = [
-    input.query,
-    input.types,
-    input.pool,
-    near.map((c) => c.id),
-    input.vectorWeight,
-    input.limit,
-    near.map((c) => c.value),
-  ];
+): Promise<{ ranked: { row: RankRow; score: number }[]; links: EpisodeLink[] }> {
+  const near = nearestSql(input.scope, input.types, input.vector, input.pool);
+  const params: unknown[] = [input.query, input.types, input.pool, input.vectorWeight, input.limit];
   const where = scopeSql(input.scope, params);
-  const org = "$8";
-  let usage = "";
+  let usageKey: string | null = null;
   if (input.usage) {
     params.push(input.usage.keyId ?? "");
-    usage = `, counted AS (${usageUpsertSql(org, `$${params.length}`, { searches: 1 })})`;
+    usageKey = `$${params.length}`;
   }
-  const columns = MEMORY_COLUMNS.split(", ");
-  const cols = columns.map((c) => `m.${c}`).join(", ");
-  // An episode's details are not read here (see withEpisodeDetails): its fact list is 120 KB for
-  // a 3,000-fact conversation, decompressed and sent by every search that ranks it, while
-  // re-ranking puts an episode below its own facts, so it is rarely served.
-  const rankedCols = columns
-    .map((c) =>
-      c === "details"
-        ? "CASE WHEN m.type = 'episode' THEN '{}'::jsonb ELSE m.details END AS details"
-        : `m.${c}`,
-    )
-    .join(", ");
-  let links = "";
-  let linkRows = "";
+  let link: { from: string; span: string } | null = null;
   if (input.linkSpan && input.types.includes("fact")) {
     params.push(input.linkFrom ?? input.limit, input.linkSpan);
-    const span = `$${params.length}::int`;
+    link = { from: `$${params.length - 1}`, span: `$${params.length}` };
+  }
+  const key = input.scope.filter ? null : `rank\u0000${where}\u0000${usageKey}\u0000${link?.from}`;
+  const text = shaped(key, () => rankSql(where, usageKey, link));
+  const nearToSetting = shaped(
+    input.scope.filter ? null : `near-setting\u0000${near.text}`,
+    () => `SELECT set_config('${NEAR_SETTING}', coalesce((
+       SELECT string_agg(n.id::text || ':' || (1 - n.dist)::text, ',' ORDER BY n.dist, n.id)
+       FROM (${near.text}) n), ''), true)`,
+  );
+  type Row = {
+    id: string;
+    type: MemoryType;
+    text: string;
+    episode_id: string | null;
+    source_role: string | null;
+    score: number | null;
+    link_of: string | null;
+    link_offset: number | null;
+  };
+  const before = [...setLocalSql(input.settings), inlineParams(nearToSetting, near.params)];
+  // A filter tree is a statement shape of its own each time: planned per call, never kept.
+  const { rows } = input.scope.filter
+    ? await queryInOneTrip<Row>(db, text, params, { before })
+    : await queryPrepared<Row>(db, text, params, { before });
+  const ranked: { row: RankRow; score: number }[] = [];
+  const linked: EpisodeLink[] = [];
+  for (const r of rows) {
+    const details: Record<string, unknown> = {};
+    if (r.episode_id !== null) details.episode_id = r.episode_id;
+    if (r.source_role !== null) details.source_role = r.source_role;
+    const row: RankRow = { id: r.id, type: r.type, text: r.text, details };
+    if (r.link_of === null) ranked.push({ row, score: Number(r.score) });
+    else {
+      const offset = Number(r.link_offset);
+      linked.push({ of: r.link_of, offset, distance: Math.abs(offset), row });
+    }
+  }
+  return { ranked, links: linked };
+}
+
+/**
+ * The ranking statement's text (see rankCandidates): `where` the scope's condition, `usageKey` the
+ * parameter holding the key the search is counted for (none: not counted), `link` the parameters
+ * holding how many hits bring their neighbours and how far (none: no links).
+ */
+function rankSql(
+  where: string,
+  usageKey: string | null,
+  link: { from: string; span: string } | null,
+): string {
+  const org = "$6";
+  const usage = usageKey ? `, counted AS (${usageUpsertSql(org, usageKey, { searches: 1 })})` : "";
+  // An episode's details are never read here: its fact list is 120 KB for a 3,000-fact
+  // conversation, and re-ranking puts an episode below its own facts, so it is rarely served.
+  const rankCols = (m: string) =>
+    `${m}.id, ${m}.type, ${m}.text,
+       CASE WHEN ${m}.type <> 'episode' AND jsonb_typeof(${m}.details -> 'episode_id') = 'string'
+         THEN ${m}.details ->> 'episode_id' END AS episode_id,
+       CASE WHEN ${m}.type <> 'episode' AND jsonb_typeof(${m}.details -> 'source_role') = 'string'
+         THEN ${m}.details ->> 'source_role' END AS source_role`;
+  let links = "";
+  let linkRows = "";
+  if (link) {
+    const span = `${link.span}::int`;
     // Ingest stores each fact's neighbours with it (details.episode_near: ids by offset, see
     // src/ingest/store.ts), so a hit's links come from its own row. A fact without them (an
     // import file's, or one stored before sql/093 on a table too large to backfill) is placed by
@@ -292,7 +347,7 @@ export async function hybridSearchLinked(
      hits AS MATERIALIZED (
        SELECT m.id, ${asUuid("m.details ->> 'episode_id'")} AS episode,
          CASE WHEN jsonb_typeof(m.details -> 'episode_near') = 'object' THEN m.details -> 'episode_near' END AS near
-       FROM (SELECT id FROM fused ORDER BY score DESC, id LIMIT $${params.length - 1}::int) f
+       FROM (SELECT id FROM fused ORDER BY score DESC, id LIMIT ${link.from}::int) f
          JOIN memories m ON m.id = f.id
        WHERE m.type = 'fact' AND m.details ? 'episode_id'),
      listed AS MATERIALIZED (
@@ -319,14 +374,17 @@ export async function hybridSearchLinked(
     // every link for each one (3,009 facts, 19 hits: 5 s a search on PostgreSQL 15).
     linkRows = `
      UNION ALL
-     SELECT ${cols}, NULL::float8, l.link_of, l.link_offset
+     SELECT ${rankCols("m")}, NULL::float8, l.link_of, l.link_offset
      FROM links l CROSS JOIN LATERAL (
-       SELECT ${cols} FROM memories m WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
+       SELECT m.id, m.type, m.text, m.details FROM memories m
+       WHERE m.id = l.fid AND ${where} AND m.type = 'fact' AND ${SERVABLE} LIMIT 1) m`;
   }
-  const text = `WITH vector_hits AS (SELECT v.id, v.value FROM unnest($4::uuid[], $7::float8[]) AS v (id, value)),
+  return `WITH vector_hits AS (
+       SELECT split_part(e, ':', 1)::uuid AS id, split_part(e, ':', 2)::float8 AS value
+       FROM unnest(string_to_array(nullif(current_setting('${NEAR_SETTING}', true), ''), ',')) AS e),
      ${textCtes({ q: "$1", types: "$2", limit: "$3", org, where })},
      lists AS (
-       SELECT id, value, $5::float8 AS weight, 1 AS list FROM vector_hits
+       SELECT id, value, $4::float8 AS weight, 1 AS list FROM vector_hits
        UNION ALL SELECT id, value, 1::float8, 2 FROM text_hits),
      scaled AS (
        SELECT id, weight, value,
@@ -334,27 +392,49 @@ export async function hybridSearchLinked(
          coalesce(nullif(max(value) OVER l - min(value) OVER l, 0), 1) AS span
        FROM lists WINDOW l AS (PARTITION BY list)),
      fused AS (
-       SELECT id, round((sum(weight * (value - lo + span * 0.05) / (span * 1.05)) / ($5::float8 + 1))::numeric, 6)
+       SELECT id, round((sum(weight * (value - lo + span * 0.05) / (span * 1.05)) / ($4::float8 + 1))::numeric, 6)
          ::float8 AS score
-       FROM scaled GROUP BY id ORDER BY score DESC, id LIMIT $6::int)${usage}${links}
-     SELECT ${rankedCols}, f.score, NULL::uuid AS link_of, NULL::int AS link_offset
+       FROM scaled GROUP BY id ORDER BY score DESC, id LIMIT $5::int)${usage}${links}
+     SELECT ${rankCols("m")}, f.score, NULL::uuid AS link_of, NULL::int AS link_offset
      FROM fused f JOIN memories m ON m.id = f.id${linkRows}
      ORDER BY score DESC NULLS LAST, id`;
-  type Row = MemoryRow & { score: number | null; link_of: string | null; link_offset: number | null };
-  // A filter tree is a statement shape of its own each time: planned per call, never kept.
-  const { rows } = input.scope.filter
-    ? await db.query<Row>(text, params)
-    : await queryPrepared<Row>(db, text, params);
-  const ranked: { row: MemoryRow; score: number }[] = [];
-  const linked: EpisodeLink[] = [];
-  for (const { score, link_of, link_offset, ...row } of rows) {
-    if (link_of === null) ranked.push({ row: row as MemoryRow, score: Number(score) });
-    else {
-      const offset = Number(link_offset);
-      linked.push({ of: link_of, offset, distance: Math.abs(offset), row: row as MemoryRow });
-    }
-  }
-  return { ranked, links: linked };
+}
+
+/**
+ * The rows of `ids` (the organisation's), whole and in that order; an id whose row is gone (deleted
+ * since it was ranked) is left out. One prepared statement.
+ */
+export async function memoriesInOrder(
+  db: Queryable,
+  orgId: string,
+  ids: readonly string[],
+): Promise<MemoryRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await queryPrepared<MemoryRow>(
+    db,
+    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])`,
+    [orgId, ids],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * Hybrid search with whole rows (rankCandidates without links, then its rows read whole): the
+ * ranking before any re-ranking, as tests and benchmarks compare it.
+ */
+export async function hybridSearch(
+  db: Queryable,
+  input: HybridInput,
+): Promise<{ row: MemoryRow; score: number }[]> {
+  const { ranked } = await rankCandidates(db, input);
+  const rows = await memoriesInOrder(
+    db,
+    input.scope.orgId,
+    ranked.map((r) => r.row.id),
+  );
+  const score = new Map(ranked.map((r) => [r.row.id, r.score]));
+  return rows.map((row) => ({ row, score: score.get(row.id)! }));
 }
 
 /** The organisation's rows among `ids`, in no particular order. */

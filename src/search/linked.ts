@@ -1,4 +1,4 @@
-import type { MemoryRow, MemoryType } from "../db/memory-row.js";
+import type { MemoryType, RankRow } from "../db/memory-row.js";
 import type { EpisodeLink } from "../db/memory-search.js";
 
 /** How many of the top hits may bring linked facts, and how far from each (places in its episode). */
@@ -25,11 +25,11 @@ const SESSION_BOOST = 0.1;
 export const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** Best first, ties by id: the order of every re-ranked list. */
-export const byScore = (a: { row: MemoryRow; score: number }, b: { row: MemoryRow; score: number }) =>
+export const byScore = (a: { row: RankRow; score: number }, b: { row: RankRow; score: number }) =>
   b.score - a.score || (a.row.id < b.row.id ? -1 : 1);
 
 /** The episode a fact belongs to (facts only). */
-const episodeOf = (row: MemoryRow): string | undefined => {
+const episodeOf = (row: RankRow): string | undefined => {
   const ep = row.type === "fact" ? row.details?.episode_id : undefined;
   return typeof ep === "string" ? ep : undefined;
 };
@@ -45,9 +45,9 @@ const episodeOf = (row: MemoryRow): string | undefined => {
 export function withLinkedFacts(
   links: readonly EpisodeLink[],
   types: readonly MemoryType[],
-  ranked: { row: MemoryRow; score: number }[],
+  ranked: { row: RankRow; score: number }[],
   limit: number,
-): { row: MemoryRow; score: number }[] {
+): { row: RankRow; score: number }[] {
   if (!types.includes("fact")) return ranked;
   const from = ranked.slice(0, LINK_FROM).filter((r) => r.row.type === "fact");
   if (from.length === 0) return ranked;
@@ -84,8 +84,8 @@ export function withLinkedFacts(
  * 0.751, R@10 0.812, R@1 unchanged (a linked fact scores below its hit). The other tie orders
  * measured 0.738 to 0.747 at R@5; ties left to random ids, 0.742 to 0.747 between runs.
  */
-const sameSpeaker = (a: MemoryRow, b: MemoryRow): boolean => {
-  const speaker = (row: MemoryRow) => row.details?.source_role;
+const sameSpeaker = (a: RankRow, b: RankRow): boolean => {
+  const speaker = (row: RankRow) => row.details?.source_role;
   return speaker(a) != null && speaker(a) === speaker(b);
 };
 
@@ -95,7 +95,7 @@ const sameSpeaker = (a: MemoryRow, b: MemoryRow): boolean => {
  * repeats them (placed below the best of them only, it still took a slot above the others; on
  * LoCoMo dev R@5 0.717 -> 0.724). An episode none of whose facts made the list keeps its place.
  */
-export function factsBeforeTheirEpisode<T extends { row: MemoryRow; score: number }>(ranked: T[]): T[] {
+export function factsBeforeTheirEpisode<T extends { row: RankRow; score: number }>(ranked: T[]): T[] {
   const lowest = new Map<string, number>();
   for (const r of ranked) {
     const ep = episodeOf(r.row);
@@ -117,7 +117,7 @@ export function factsBeforeTheirEpisode<T extends { row: MemoryRow; score: numbe
  * elsewhere. Only facts already in the list move; a score may pass 1 here (withinOne scales the
  * list back), so facts lifted past the best one keep their order instead of tying at 1.
  */
-export function sessionsThatMatch<T extends { row: MemoryRow; score: number }>(ranked: T[]): T[] {
+export function sessionsThatMatch<T extends { row: RankRow; score: number }>(ranked: T[]): T[] {
   const top = ranked.slice(0, SESSION_WINDOW);
   const hits = new Map<string, number>();
   for (const r of top) {

@@ -1,4 +1,4 @@
-import type { MemoryRow, MemoryType } from "../db/memory-row.js";
+import type { MemoryType, RankRow } from "../db/memory-row.js";
 import type { EpisodeLink } from "../db/memory-search.js";
 import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne, withLinkedFacts } from "./linked.js";
 import { asksForSeveral } from "./several.js";
@@ -15,12 +15,12 @@ import { preferDated, preferNamedDay } from "./temporal.js";
  */
 export function rerank(
   query: string,
-  ranked: { row: MemoryRow; score: number }[],
+  ranked: { row: RankRow; score: number }[],
   links: readonly EpisodeLink[],
   types: readonly MemoryType[],
   limit: number,
   several = asksForSeveral(query),
-): { row: MemoryRow; score: number }[] {
+): { row: RankRow; score: number }[] {
   const grouped = factsBeforeTheirEpisode(several ? ranked : sessionsThatMatch(ranked));
   const linked = several ? grouped : withLinkedFacts(links, types, grouped, limit);
   return withinOne(preferNamedDay(query, preferDated(query, preferNamedSpeaker(query, linked, several))));

@@ -3,10 +3,10 @@ import type { MemoryRow } from "../db/memory-row.js";
 import {
   directivesByKeys,
   hnswSettings,
-  hybridSearchLinked,
   memoriesByIds,
+  memoriesInOrder,
+  rankCandidates,
   textMatches,
-  withEpisodeDetails,
 } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
@@ -68,20 +68,21 @@ export async function searchMemories({
     const [vector] = contentTypes.length ? await ctx.deps.providers.embedder.embed([input.query]) : [];
     if (vector) timings.embed = elapsed(t);
 
-    // The hybrid statement (candidates, fusion, rows and the usage count at once) with its
-    // iterative-scan settings, in one round trip and its own implicit transaction (SET LOCAL: on
-    // the embedded database all connections share one session). Directives, when asked for, are
-    // read in the same snapshot: one short transaction, BEGIN with the settings, the statements,
-    // COMMIT.
+    // The nearest neighbours and the ranking statement (full text, fusion, the usage count and the
+    // top hits' episode neighbours) in one round trip and its own implicit transaction (SET LOCAL:
+    // on the embedded database all connections share one session), then the re-ranking
+    // (src/search/rerank.ts) and the served rows read whole. Directives, when asked for, are read
+    // in the same snapshot: one short transaction, BEGIN with the settings, the statements, COMMIT.
     t = performance.now();
+    let rerankMs = 0;
     const pool = Math.min(400, Math.max(50, limit * 4));
     const weight = vectorWeight(ctx.deps.providers.embedder.name);
     let counted = false;
-    // The hybrid statement, then the re-ranking (src/search/rerank.ts); the neighbours it may
-    // link are read by the statement, except for a question asking for several things.
+    // The neighbours the ranking may link are read by the statement, except for a question asking
+    // for several things.
     const several = asksForSeveral(input.query);
     const hybrid = async (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) => {
-      const { ranked, links } = await hybridSearchLinked(db, {
+      const { ranked, links } = await rankCandidates(db, {
         scope,
         types: contentTypes,
         query: withNamedDay(input.query),
@@ -94,9 +95,16 @@ export async function searchMemories({
         linkSpan: several ? undefined : LINK_SPAN,
         linkFrom: LINK_CANDIDATES,
       });
+      const r = performance.now();
       const served = rerank(input.query, ranked, links, contentTypes, limit, several);
-      await withEpisodeDetails(db, scope.orgId, served);
-      return served;
+      rerankMs += elapsed(r);
+      const rows = await memoriesInOrder(
+        db,
+        scope.orgId,
+        served.map((s) => s.row.id),
+      );
+      const score = new Map(served.map((s) => [s.row.id, s.score]));
+      return rows.map((row) => ({ row, score: score.get(row.id)! }));
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];
@@ -120,12 +128,11 @@ export async function searchMemories({
         { settings: hnswSettings(pool) },
       ));
     }
-    timings.retrieve = elapsed(t);
+    timings.retrieve = elapsed(t) - rerankMs;
 
-    // Fusion ran inside the retrieve statement; rerank is what is left: the ranked list assembled.
-    t = performance.now();
+    // Fusion ran inside the ranking statement; rerank is the re-ranking of its candidates.
+    timings.rerank = rerankMs;
     const rows: MemoryRow[] = [...directives.map((d) => d.row), ...ranked.map((r) => r.row)];
-    timings.rerank = elapsed(t);
     let context: string | null = null;
     let applied = false;
     if (mode === "compose") {

@@ -1,4 +1,4 @@
-import type { MemoryRow } from "../db/memory-row.js";
+import type { RankRow } from "../db/memory-row.js";
 import { byScore, round6 } from "./linked.js";
 import { asksForSeveral } from "./several.js";
 
@@ -47,7 +47,7 @@ const HYPOTHETICAL = /\b(?:would|might|likely)\b/i;
  * -> 0.462, R@5 0.732 -> 0.731, R@10 0.790 -> 0.789; multi-hop and single-hop R@5 unchanged,
  * open-domain 0.324 -> 0.316, one question).
  */
-export function preferNamedSpeaker<T extends { row: MemoryRow; score: number }>(
+export function preferNamedSpeaker<T extends { row: RankRow; score: number }>(
   query: string,
   ranked: T[],
   // Whether the question asks for several things (asksForSeveral), when the caller knows.

@@ -1,5 +1,5 @@
 import { formatDay, parseLooseDate } from "../dates/dates.js";
-import type { MemoryRow } from "../db/memory-row.js";
+import type { RankRow } from "../db/memory-row.js";
 import { byScore, round6 } from "./linked.js";
 
 /** A question about time: "when did ...", "what year ...", "how long ago ...". */
@@ -17,7 +17,7 @@ const DATED_BOOST = 1.15;
  * ...?" questions. Pure re-ordering of the ranked list; a score may pass 1 (search scales the
  * list back, withinOne).
  */
-export function preferDated<T extends { row: MemoryRow; score: number }>(query: string, ranked: T[]): T[] {
+export function preferDated<T extends { row: RankRow; score: number }>(query: string, ranked: T[]): T[] {
   if (!WHEN.test(query)) return ranked;
   let changed = false;
   const out = ranked.map((r) => {
@@ -52,7 +52,7 @@ export function namedDay(query: string): string | null {
  * month (search sends the day as memories write it, withNamedDay: "8th" is not "8"). On LoCoMo dev
  * (56 of 997 questions name a day) R@5 0.755 -> 0.756, R@10 0.813 -> 0.814.
  */
-export function preferNamedDay<T extends { row: MemoryRow; score: number }>(query: string, ranked: T[]): T[] {
+export function preferNamedDay<T extends { row: RankRow; score: number }>(query: string, ranked: T[]): T[] {
   const day = namedDay(query);
   if (!day) return ranked;
   const lead = `On ${day}, `;
