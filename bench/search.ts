@@ -203,9 +203,9 @@ async function main() {
         serverStages[k] = [...(serverStages[k] ?? []), v * 1000];
       }
     });
-    // As the API runs it: the nearest neighbours with their settings in one round trip, then the
-    // prepared statement (full text, fusion, rows, episode links); only the usage count is left to
-    // the API.
+    // The API's ranking round trip: the nearest neighbours with their settings and the prepared
+    // ranking statement (full text, fusion, episode links) in one simple query; the re-ranking,
+    // the read of the rows served and the usage count are left to the API.
     const direct = await timeIt(`direct  @${size}`, (i) =>
       rankCandidates(db, {
         scope,
@@ -262,7 +262,7 @@ async function main() {
   }
   console.log(
     `\nsearch: mode=retrieve over HTTP, scope user_id (1 of ${USERS} users), limit ${LIMIT}; direct: the same` +
-      ` hybrid statement (${pool} vector + ${pool} BM25 candidates, fusion, rows, episode links) straight through pg, as the API sends it (nearest neighbours, then the prepared statement);` +
+      ` ranking round trip (${pool} vector + ${pool} BM25 candidates, fusion, episode links) straight through pg, as the API sends it (the nearest neighbours and the prepared ranking statement in one query; not the rows served);` +
       " knn / text: each retriever alone (p50); times in ms\n",
   );
   console.log(

@@ -33,7 +33,7 @@ const SERVABLE = "(m.status IS DISTINCT FROM 'superseded') AND (m.outcome IS DIS
  * b-tree scope indexes instead. Run it inside a transaction opened with hnswSettings(limit)
  * (SET LOCAL: on the embedded database every connection shares one session). A zero vector (a
  * query or memory with no content words under the local embedder) has no cosine distance (NaN):
- * such pairs are left out, here and in hybridSearchLinked, so one cannot turn a list's scaling
+ * such pairs are left out, here and in rankCandidates, so one cannot turn a list's scaling
  * (its minimum and maximum) into NaN for every row.
  */
 export async function nearestMemories(

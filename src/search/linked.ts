@@ -40,7 +40,7 @@ const episodeOf = (row: RankRow): string | undefined => {
  * join the ranking, scored below the hit that brought them, so a question needing two
  * neighbouring facts can see both. Bounded: LINK_FROM hits, LINK_SPAN places either side, and the
  * list keeps its length. `links` are the neighbours of the statement's top LINK_CANDIDATES rows,
- * read by the search statement itself (hybridSearchLinked), so this costs no round trip.
+ * read by the ranking statement itself (rankCandidates), so this costs no round trip.
  */
 export function withLinkedFacts(
   links: readonly EpisodeLink[],
