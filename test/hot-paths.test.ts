@@ -23,6 +23,7 @@ import { insertMemoryRows } from "../src/db/memories.js";
 import {
   hnswSettings,
   hybridSearch,
+  memoriesInOrder,
   nearestMemories,
   rankCandidates,
   textMatches,
@@ -409,6 +410,47 @@ describe("episode neighbours stored with each fact (details.episode_near)", () =
       expect(byId.get(id)).not.toHaveProperty("episode_index");
     }
     expect(byId.get(later[0]!)!.episode_near).toEqual({ "1": later[1] });
+  });
+});
+
+describe("the rows a search serves (memoriesInOrder)", () => {
+  it("are read again within the scope and servable, in the order asked", async () => {
+    const { orgId } = await svc.newOrg();
+    const row = (text: string, extra: Partial<Parameters<typeof insertMemoryRows>[1][number]> = {}) => ({
+      id: newMemoryId(),
+      org_id: orgId,
+      type: "fact" as const,
+      text,
+      user_id: "u",
+      group_ids: ["g1"],
+      ...extra,
+    });
+    const active = row("still active");
+    const later = row("also active");
+    const superseded = row("superseded since it was ranked", { status: "superseded" });
+    const otherUser = row("another user's", { user_id: "v" });
+    const untagged = row("tag removed since", { group_ids: [] });
+    const failed = row("a failed lesson", { type: "lesson", outcome: "failed" });
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [active, later, superseded, otherUser, untagged, failed]),
+    );
+    const gone = newMemoryId();
+    const ids = [later.id, superseded.id, gone, otherUser.id, active.id, untagged.id, failed.id];
+    const byUser = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u" });
+    expect((await memoriesInOrder(svc.deps.db, byUser, ids)).map((r) => r.text)).toEqual([
+      "also active",
+      "still active",
+      "tag removed since",
+    ]);
+    const byGroup = resolveScope(systemCtx(svc.deps, orgId, "test"), { user_id: "u", group_ids: ["g1"] });
+    expect((await memoriesInOrder(svc.deps.db, byGroup, ids)).map((r) => r.text)).toEqual([
+      "also active",
+      "still active",
+    ]);
+    // Another organisation's scope reads none of them.
+    const { orgId: other } = await svc.newOrg();
+    const elsewhere = resolveScope(systemCtx(svc.deps, other, "test"), { user_id: "u" });
+    expect(await memoriesInOrder(svc.deps.db, elsewhere, ids)).toEqual([]);
   });
 });
 

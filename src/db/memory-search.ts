@@ -401,20 +401,29 @@ function rankSql(
 }
 
 /**
- * The rows of `ids` (the organisation's), whole and in that order; an id whose row is gone (deleted
- * since it was ranked) is left out. One prepared statement.
+ * The rows of `ids`, whole and in that order, read again within the scope and servable: what was
+ * ranked is served only if it still may be (a fact superseded, a row deleted or a group tag removed
+ * since the ranking statement read it is left out, so a search never serves what its ranking would
+ * not). One prepared statement per scope shape.
  */
 export async function memoriesInOrder(
   db: Queryable,
-  orgId: string,
+  scope: ResolvedScope,
   ids: readonly string[],
 ): Promise<MemoryRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await queryPrepared<MemoryRow>(
-    db,
-    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])`,
-    [orgId, ids],
+  const params: unknown[] = [ids];
+  const where = scopeSql(scope, params);
+  const text = shaped(
+    scope.filter ? null : `rows\u0000${where}`,
+    () =>
+      `SELECT ${MEMORY_COLUMNS.split(", ")
+        .map((c) => `m.${c}`)
+        .join(", ")} FROM memories m WHERE m.id = ANY($1::uuid[]) AND ${where} AND ${SERVABLE}`,
   );
+  const { rows } = scope.filter
+    ? await db.query<MemoryRow>(text, params)
+    : await queryPrepared<MemoryRow>(db, text, params);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -430,7 +439,7 @@ export async function hybridSearch(
   const { ranked } = await rankCandidates(db, input);
   const rows = await memoriesInOrder(
     db,
-    input.scope.orgId,
+    input.scope,
     ranked.map((r) => r.row.id),
   );
   const score = new Map(ranked.map((r) => [r.row.id, r.score]));

@@ -100,7 +100,7 @@ export async function searchMemories({
       rerankMs += elapsed(r);
       const rows = await memoriesInOrder(
         db,
-        scope.orgId,
+        scope,
         served.map((s) => s.row.id),
       );
       const score = new Map(served.map((s) => [s.row.id, s.score]));
