@@ -74,7 +74,8 @@ export async function searchMemories({
     // (src/search/rerank.ts) and the served rows read whole. Directives, when asked for, are read
     // in the same snapshot: one short transaction, BEGIN with the settings, the statements, COMMIT.
     t = performance.now();
-    let rerankMs = 0;
+    // Seconds spent re-ranking (the stage `rerank`), left out of `retrieve`; undefined: it did not run.
+    let rerankSeconds: number | undefined;
     const pool = Math.min(400, Math.max(50, limit * 4));
     const weight = vectorWeight(ctx.deps.providers.embedder.name);
     let counted = false;
@@ -97,7 +98,7 @@ export async function searchMemories({
       });
       const r = performance.now();
       const served = rerank(input.query, ranked, links, contentTypes, limit, several);
-      rerankMs += elapsed(r);
+      rerankSeconds = elapsed(r);
       const rows = await memoriesInOrder(
         db,
         scope,
@@ -128,10 +129,9 @@ export async function searchMemories({
         { settings: hnswSettings(pool) },
       ));
     }
-    timings.retrieve = elapsed(t) - rerankMs;
-
+    timings.retrieve = Math.round((elapsed(t) - (rerankSeconds ?? 0)) * 1e6) / 1e6;
     // Fusion ran inside the ranking statement; rerank is the re-ranking of its candidates.
-    timings.rerank = rerankMs;
+    if (rerankSeconds !== undefined) timings.rerank = rerankSeconds;
     const rows: MemoryRow[] = [...directives.map((d) => d.row), ...ranked.map((r) => r.row)];
     let context: string | null = null;
     let applied = false;
