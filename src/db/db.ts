@@ -73,9 +73,8 @@ export function inlineParams(text: string, values: readonly unknown[]): string {
  * one of a few shapes, inlined on every call.
  */
 const parsedTexts = new Map<string, { parts: string[]; refs: number[] }>();
-function parsedParams(text: string): { parts: string[]; refs: number[] } {
-  const known = parsedTexts.get(text);
-  if (known) return known;
+const parsedParams = (text: string) => kept(parsedTexts, text, () => cutAtParams(text));
+function cutAtParams(text: string): { parts: string[]; refs: number[] } {
   const parts: string[] = [];
   const refs: number[] = [];
   let start = 0;
@@ -99,11 +98,22 @@ function parsedParams(text: string): { parts: string[]; refs: number[] } {
     } else i++;
   }
   parts.push(text.slice(start));
-  const parsed = { parts, refs };
-  // Texts are a few shapes; a bound keeps a statement built with values in it from growing this.
-  if (parsedTexts.size >= 1000) parsedTexts.clear();
-  parsedTexts.set(text, parsed);
-  return parsed;
+  return { parts, refs };
+}
+
+/**
+ * `cache`'s value for `key`, built on first use and kept. Keys are statement shapes, a few per
+ * statement; a bound (the cache emptied past 1,000 entries) keeps a key built with values in it
+ * from growing the cache without end.
+ */
+export function kept<V>(cache: Map<string, V>, key: string, build: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = build();
+    if (cache.size >= 1000) cache.clear();
+    cache.set(key, value);
+  }
+  return value;
 }
 
 /**
@@ -198,16 +208,8 @@ export async function queryPrepared<R extends pg.QueryResultRow = any>(
 
 /** Prepared statements' names by text: the text's hash, computed once per statement shape. */
 const preparedNames = new Map<string, string>();
-function preparedName(text: string): string {
-  let name = preparedNames.get(text);
-  if (name === undefined) {
-    name = `mnemo_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-    // Shapes are few (scope axes, corpora, link options); a bound keeps a bug from growing it.
-    if (preparedNames.size >= 1000) preparedNames.clear();
-    preparedNames.set(text, name);
-  }
-  return name;
-}
+const preparedName = (text: string) =>
+  kept(preparedNames, text, () => `mnemo_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`);
 
 /** Whether a handle is the pool (it can begin a transaction) rather than a client inside one. */
 export const canBegin = (db: Queryable): db is Db => typeof (db as Partial<Db>).tx === "function";

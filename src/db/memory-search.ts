@@ -1,5 +1,6 @@
 import {
   inlineParams,
+  kept,
   type Queryable,
   queryInOneTrip,
   queryPrepared,
@@ -57,18 +58,19 @@ function nearestSql(
   types: readonly MemoryType[],
   vector: number[],
   limit: number,
-): { text: string; params: unknown[] } {
+): { text: string; params: unknown[]; shape: string | null } {
   const params: unknown[] = [`[${vector.join(",")}]`, types, limit];
   const where = scopeSql(scope, params);
+  const shape = scope.filter ? null : `near\u0000${where}`;
   const text = shaped(
-    scope.filter ? null : `near\u0000${where}`,
+    shape,
     () => `WITH c AS MATERIALIZED (
        SELECT m.id, m.embedding <=> $1::vector AS dist FROM memories m
        WHERE ${where} AND m.type = ANY($2::text[]) AND m.embedding IS NOT NULL AND ${SERVABLE}
        ORDER BY m.embedding <=> $1::vector LIMIT $3::int)
      SELECT id, dist FROM c WHERE dist <> 'NaN'::float8 ORDER BY dist, id`,
   );
-  return { text, params };
+  return { text, params, shape };
 }
 
 /**
@@ -77,17 +79,8 @@ function nearestSql(
  * own each time (a filter tree: key null) is built and not kept.
  */
 const shapes = new Map<string, string>();
-function shaped(key: string | null, build: () => string): string {
-  if (key === null) return build();
-  let text = shapes.get(key);
-  if (text === undefined) {
-    text = build();
-    // Shapes are few (scope axes, corpora, options); a bound keeps a bug from growing this.
-    if (shapes.size >= 1000) shapes.clear();
-    shapes.set(key, text);
-  }
-  return text;
-}
+const shaped = (key: string | null, build: () => string): string =>
+  key === null ? build() : kept(shapes, key, build);
 
 /**
  * The transaction setting through which the nearest neighbours reach the ranking statement in the
@@ -277,7 +270,7 @@ export async function rankCandidates(
   const key = input.scope.filter ? null : `rank\u0000${where}\u0000${usageKey}\u0000${link?.from}`;
   const text = shaped(key, () => rankSql(where, usageKey, link));
   const nearToSetting = shaped(
-    input.scope.filter ? null : `near-setting\u0000${near.text}`,
+    near.shape && `setting\u0000${near.shape}`,
     () => `SELECT set_config('${NEAR_SETTING}', coalesce((
        SELECT string_agg(n.id::text || ':' || (1 - n.dist)::text, ',' ORDER BY n.dist, n.id)
        FROM (${near.text}) n), ''), true)`,
@@ -417,15 +410,28 @@ export async function memoriesInOrder(
   const text = shaped(
     scope.filter ? null : `rows\u0000${where}`,
     () =>
-      `SELECT ${MEMORY_COLUMNS.split(", ")
-        .map((c) => `m.${c}`)
-        .join(", ")} FROM memories m WHERE m.id = ANY($1::uuid[]) AND ${where} AND ${SERVABLE}`,
+      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.id = ANY($1::uuid[]) AND ${where} AND ${SERVABLE}`,
   );
   const { rows } = scope.filter
     ? await db.query<MemoryRow>(text, params)
     : await queryPrepared<MemoryRow>(db, text, params);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** A ranking's rows read whole (memoriesInOrder), each with its score. */
+export async function servedRows(
+  db: Queryable,
+  scope: ResolvedScope,
+  ranked: readonly { row: { id: string }; score: number }[],
+): Promise<{ row: MemoryRow; score: number }[]> {
+  const score = new Map(ranked.map((r) => [r.row.id, r.score]));
+  const rows = await memoriesInOrder(
+    db,
+    scope,
+    ranked.map((r) => r.row.id),
+  );
+  return rows.map((row) => ({ row, score: score.get(row.id)! }));
 }
 
 /**
@@ -436,24 +442,7 @@ export async function hybridSearch(
   db: Queryable,
   input: HybridInput,
 ): Promise<{ row: MemoryRow; score: number }[]> {
-  const { ranked } = await rankCandidates(db, input);
-  const rows = await memoriesInOrder(
-    db,
-    input.scope,
-    ranked.map((r) => r.row.id),
-  );
-  const score = new Map(ranked.map((r) => [r.row.id, r.score]));
-  return rows.map((row) => ({ row, score: score.get(row.id)! }));
-}
-
-/** The organisation's rows among `ids`, in no particular order. */
-export async function memoriesByIds(db: Queryable, orgId: string, ids: string[]): Promise<MemoryRow[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await db.query<MemoryRow>(
-    `SELECT ${MEMORY_COLUMNS} FROM memories WHERE org_id = $1::text AND id = ANY($2::uuid[])`,
-    [orgId, ids],
-  );
-  return rows;
+  return servedRows(db, input.scope, (await rankCandidates(db, input)).ranked);
 }
 
 /**

@@ -3,9 +3,9 @@ import type { MemoryRow } from "../db/memory-row.js";
 import {
   directivesByKeys,
   hnswSettings,
-  memoriesByIds,
   memoriesInOrder,
   rankCandidates,
+  servedRows,
   textMatches,
 } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
@@ -99,13 +99,7 @@ export async function searchMemories({
       const r = performance.now();
       const served = rerank(input.query, ranked, links, contentTypes, limit, several);
       rerankSeconds = elapsed(r);
-      const rows = await memoriesInOrder(
-        db,
-        scope,
-        served.map((s) => s.row.id),
-      );
-      const score = new Map(served.map((s) => [s.row.id, s.score]));
-      return rows.map((row) => ({ row, score: score.get(row.id)! }));
+      return servedRows(db, scope, served);
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];
@@ -184,13 +178,11 @@ async function leadingDirectives(
   if (out.length < MAX_LEADING_DIRECTIVES) {
     const text = await textMatches(tx, scope, types, query, MAX_LEADING_DIRECTIVES);
     const seen = new Set(out.map((d) => d.row.id));
-    const extra = (
-      await memoriesByIds(
-        tx,
-        scope.orgId,
-        text.map((c) => c.id).filter((id) => !seen.has(id)),
-      )
-    ).sort((a, b) => text.findIndex((c) => c.id === a.id) - text.findIndex((c) => c.id === b.id));
+    const extra = await memoriesInOrder(
+      tx,
+      scope,
+      text.map((c) => c.id).filter((id) => !seen.has(id)),
+    );
     for (const row of extra.slice(0, MAX_LEADING_DIRECTIVES - out.length)) out.push({ row, matchedOn: [] });
   }
   return out;
