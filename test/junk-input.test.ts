@@ -1,3 +1,4 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
@@ -60,8 +61,14 @@ function checkEnvelope(status: number, body: any, where: string) {
         body.detail.every((d: any) => Array.isArray(d.loc) && typeof d.msg === "string"));
     expect(ok, `${where} -> ${status} ${JSON.stringify(body)}`).toBe(true);
     // The hosted error object rides along on every error: same code, a type, the request id.
-    const type =
-      status === 404 ? "not_found_error" : status === 429 ? "rate_limit_error" : "invalid_request_error";
+    const types: Record<number, string> = {
+      401: "authentication_error",
+      403: "permission_error",
+      404: "not_found_error",
+      409: "conflict_error",
+      429: "rate_limit_error",
+    };
+    const type = types[status] ?? "invalid_request_error";
     expect(body.error, `${where} -> ${status} ${JSON.stringify(body)}`).toMatchObject({
       type,
       code: Array.isArray(body.detail) ? "invalid_request" : body.detail.code,
@@ -229,6 +236,49 @@ function withLeaf(v: unknown, at: string[], value: string): unknown {
   return copy;
 }
 
+/** Values a mutation puts anywhere in a valid body: any JSON, and the ones that broke services before. */
+const weird = fc.oneof(
+  fc.jsonValue({ maxDepth: 2 }),
+  fc.constantFrom<unknown>(
+    null,
+    -1,
+    1.5,
+    1e308,
+    2 ** 53,
+    "",
+    "\u0000",
+    "a\ud800b",
+    "x".repeat(70_000),
+    [[]],
+    { "": 1 },
+    "9999-12-31T99:99:99Z",
+    "1e999",
+    "00000000-0000-0000-0000-000000000000",
+    Array.from({ length: 2000 }, (_, i) => `v${i}`),
+    { $regex: "(" },
+  ),
+);
+
+/** Every node of a value (objects, arrays and leaves), as key paths; the root is []. */
+function nodePaths(v: unknown, at: string[] = []): string[][] {
+  if (!v || typeof v !== "object") return [at];
+  return [at, ...Object.entries(v).flatMap(([k, x]) => nodePaths(x, [...at, k]))];
+}
+
+/** `v` with the node at `at` replaced by `value`, removed, or (an object) given an unknown key. */
+function mutated(v: unknown, at: string[], value: unknown, how: "set" | "drop" | "add"): unknown {
+  if (at.length === 0) {
+    if (how === "add" && v && typeof v === "object" && !Array.isArray(v)) return { ...v, zz_unknown: value };
+    return how === "drop" ? undefined : value;
+  }
+  const [head, ...rest] = at as [string, ...string[]];
+  const copy: any = Array.isArray(v) ? [...v] : { ...(v as object) };
+  const next = mutated(copy[head], rest, value, how);
+  if (next === undefined && !Array.isArray(copy)) delete copy[head];
+  else copy[head] = next;
+  return copy;
+}
+
 describe("lone surrogates, over-long identifiers and short bodies", () => {
   let memoryId: string;
   let groupId: string;
@@ -295,6 +345,25 @@ describe("lone surrogates, over-long identifiers and short bodies", () => {
       body: { user_id: "u\ud83d\ude00", conv_id: "c", messages: [{ role: "user", content: "\ud83d\ude00" }] },
     });
     expect(ok.status).toBe(202);
+  });
+
+  it("valid bodies mutated in up to three places (a value replaced, a key dropped, an unknown key) are never a 500", async () => {
+    for (const [op, { body }] of Object.entries(BODIES)) {
+      const [method, path] = op.split(" ") as [string, string];
+      const nodes = nodePaths(body);
+      const mutation = fc.tuple(fc.nat(nodes.length - 1), weird, fc.constantFrom("set", "drop", "add"));
+      await fc.assert(
+        fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 3 }), async (mutations) => {
+          let b: unknown = fillBody(body);
+          for (const [i, value, how] of mutations)
+            b = mutated(b, nodes[i]!, value, how as "set" | "drop" | "add");
+          const sent = b === undefined ? "" : JSON.stringify(b);
+          const r = await svc.request(method, fill(path), { key, body: sent });
+          checkEnvelope(r.status, r.body, `${op} ${sent.slice(0, 300)}`);
+        }),
+        { numRuns: 40 },
+      );
+    }
   });
 
   it("identifiers are limited to 256 characters (a 900 KB user_id is a 422, not a failed job)", async () => {
@@ -390,6 +459,54 @@ describe("lone surrogates, over-long identifiers and short bodies", () => {
         ok.structured.id,
       ]);
       expect(rows[0].request.messages[0].content).toBe("tea \ufffd time");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("MCP: every tool called with junk arguments answers a tool error or an invalid-params error, never an internal one", async () => {
+    const groupId = await seedGroup(svc.deps, orgId, { name: "mcp-junk" });
+    const [m] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "seed", user_id: "u" },
+    ]);
+    const client = await httpClient({
+      url: "http://mnemo.test/mcp",
+      app: svc.app,
+      headers: { "x-api-key": key },
+    });
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.length).toBeGreaterThan(10);
+      // Real ids and plausible values beside the junk, so calls also get past validation.
+      const value = fc.oneof(
+        weird,
+        fc.constantFrom<unknown>(m!.id, groupId, "u", "tea", ["npm"], { user_id: "u" }),
+      );
+      const answered = new Map<string, number>();
+      for (const tool of tools) {
+        const props = Object.keys((tool.inputSchema as { properties?: object }).properties ?? {});
+        const args = fc.dictionary(fc.constantFrom(...props, "zz_unknown"), value, {
+          maxKeys: props.length + 1,
+        });
+        await fc.assert(
+          fc.asyncProperty(args, async (a) => {
+            const where = `${tool.name} ${JSON.stringify(a).slice(0, 300)}`;
+            let res: CallToolResult;
+            try {
+              res = (await client.callTool({ name: tool.name, arguments: a })) as CallToolResult;
+            } catch (err) {
+              expect(String(err), where).toMatch(/-32602/);
+              return;
+            }
+            const text = res.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+            expect(text, where).not.toMatch(/server_error|Internal error/);
+            if (!res.isError) answered.set(tool.name, (answered.get(tool.name) ?? 0) + 1);
+          }),
+          { numRuns: 40 },
+        );
+      }
+      // The junk reached the handlers, not only the schema check: some calls succeeded.
+      expect(answered.size, JSON.stringify([...answered])).toBeGreaterThan(3);
     } finally {
       await client.close();
     }
