@@ -9,6 +9,9 @@ import { freePort, type MnemoProcess, runMnemo, spawnMnemo } from "./helpers/pro
 /**
  * One owner per data directory: only the process holding the directory's lock opens the
  * database and creates or removes its socket; everyone else attaches through the socket.
+ *
+ * EMBEDDED-ONLY (left out of the PostgreSQL pass in vitest.config.ts): with DATABASE_URL there is
+ * no data directory to own, and these processes never read MNEMO_TEST_DATABASE_URL.
  */
 const dirs: string[] = [];
 const procs: MnemoProcess[] = [];

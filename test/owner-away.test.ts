@@ -13,6 +13,9 @@ import { freePort, type MnemoProcess, spawnMnemo } from "./helpers/process.js";
  * `npm run api` and `npm run worker` on one embedded data directory: the first to start owns it,
  * the other attaches. Killing the owner with SIGKILL must not take the attached one down: it
  * reports not ready while the owner is away and recovers when the owner is back.
+ *
+ * EMBEDDED-ONLY (left out of the PostgreSQL pass in vitest.config.ts): with DATABASE_URL every
+ * process connects to the server itself; a killed peer there is test/split-processes.test.ts.
  */
 const KEY = "mnemo_test_owner_away_bootstrap_key_01";
 const dirs: string[] = [];

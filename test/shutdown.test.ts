@@ -5,29 +5,46 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { childEnv, freePort, type MnemoProcess, ROOT, spawnMnemo } from "./helpers/process.js";
+import {
+  createTestDatabase,
+  onMaintenance,
+  onServer,
+  type TestDatabase,
+  testServerUrl,
+} from "./helpers/test-db.js";
 
-/** Graceful shutdown of the real process: signals, in-flight requests, keep-alive clients. */
+/**
+ * Graceful shutdown of the real process: signals, in-flight requests, keep-alive clients. On the
+ * embedded database by default; in the PostgreSQL pass (MNEMO_TEST_DATABASE_URL) each server gets
+ * an empty database of its own on that server (it migrates it), so the stop closes pg-boss, the
+ * LISTEN connection and the pool of a real server.
+ */
 const KEY = "mnemo_test_shutdown_bootstrap_key_001";
 const dirs: string[] = [];
 const procs: MnemoProcess[] = [];
+const databases: TestDatabase[] = [];
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.kill("SIGKILL")));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const db of databases) await db.drop();
 });
 
 async function start(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-"));
   dirs.push(dataDir);
+  const db = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
+  if (db) databases.push(db);
   const port = await freePort();
   const p = spawnMnemo(["serve"], {
     MNEMO_DATA_DIR: dataDir,
+    ...(db ? { DATABASE_URL: db.url } : {}),
     PORT: String(port),
     MNEMO_BOOTSTRAP_API_KEY: KEY,
     ...env,
   });
   procs.push(p);
   await p.waitFor(/"msg":"ready"/, 170_000);
-  return { p, dataDir, base: `http://127.0.0.1:${port}`, port };
+  return { p, dataDir, db, base: `http://127.0.0.1:${port}`, port };
 }
 
 const ingest = (base: string, wait = true) =>
@@ -41,11 +58,28 @@ const ingest = (base: string, wait = true) =>
     }),
   });
 
-/** The database was closed cleanly: the owner removed its record and socket, and logged it. */
-function closedCleanly(s: { p: MnemoProcess; dataDir: string }) {
+/**
+ * The database was closed cleanly and it was logged. Embedded: the owner removed its record and
+ * socket. PostgreSQL: no connection of the process is left on the server, and the data directory
+ * was never used.
+ */
+async function closedCleanly(s: { p: MnemoProcess; dataDir: string; db?: TestDatabase | undefined }) {
   expect(s.p.stdout()).toContain('"msg":"stopped"');
   expect(existsSync(path.join(s.dataDir, "server.json"))).toBe(false);
   expect(existsSync(path.join(s.dataDir, ".s.PGSQL.5432"))).toBe(false);
+  if (!s.db) return;
+  expect(existsSync(path.join(s.dataDir, "pgdata"))).toBe(false);
+  const backends = () =>
+    onMaintenance(testServerUrl()!, async (c) => {
+      const { rows } = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [
+        s.db!.name,
+      ]);
+      return rows[0].n as number;
+    });
+  // A backend ends a moment after its client has gone.
+  const until = Date.now() + 5_000;
+  while ((await backends()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  expect(await backends()).toBe(0);
 }
 
 describe("shutdown", () => {
@@ -61,7 +95,7 @@ describe("shutdown", () => {
     expect(((await res.json()) as { status: string }).status).toBe("succeeded");
     expect(await s.p.exited).toBe(0);
     expect(s.p.stdout()).toContain('"msg":"already shutting down"');
-    closedCleanly(s);
+    await closedCleanly(s);
   }, 180_000);
 
   it("a wait=true hold longer than the time-out answers 202 pending in time; exit 0", async () => {
@@ -74,7 +108,7 @@ describe("shutdown", () => {
     expect(res.headers.get("connection")).toBe("close");
     expect(((await res.json()) as { status: string }).status).toBe("pending");
     expect(await s.p.exited).toBe(0);
-    closedCleanly(s);
+    await closedCleanly(s);
   }, 180_000);
 
   it("busy keep-alive clients: nothing sent after the signal is served, in-flight answers close their connection", async () => {
@@ -154,7 +188,7 @@ describe("shutdown", () => {
       expect(r.connection).toBe("close");
       expect(JSON.parse(r.body)).toMatchObject({ detail: { code: "service_unavailable" } });
     }
-    closedCleanly(s);
+    await closedCleanly(s);
   }, 180_000);
 
   it("SIGTERM to the process group of `npm start` stops everything in it, with exit 0 and no orphans", async () => {
