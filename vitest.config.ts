@@ -8,6 +8,7 @@ const EMBEDDED_ONLY = [
   "test/embedded-concurrency.test.ts", // the PGlite wire server itself
   "test/data-dir-owner.test.ts", // the data directory's lock, socket and owner record
   "test/owner-away.test.ts", // a process attached to another's data directory
+  "test/embedded-panic.test.ts", // PGlite's PANIC (a server restarts after its own)
 ];
 const onServer = Boolean(process.env.MNEMO_TEST_DATABASE_URL);
 /** Files that need several processes on one real server (too heavy, and not meaningful, on PGlite). */

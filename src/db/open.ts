@@ -47,7 +47,10 @@ export async function openDatabase(
       ...(options.transient ? { transient: true } : {}),
       onCrash: (err) => {
         // The database of this process is gone: nothing it does from here on can be stored.
-        log.fatal({ err }, "the embedded database stopped unexpectedly");
+        const hint = /PANIC/.test(err.message)
+          ? "PostgreSQL stopped after a PANIC, most often a write that failed (a full disk, a file size limit): make room in MNEMO_DATA_DIR and start again; the next start recovers the files as after a crash"
+          : undefined;
+        log.fatal({ err, ...(hint ? { hint } : {}) }, "the embedded database stopped unexpectedly");
         process.exit(1);
       },
     });

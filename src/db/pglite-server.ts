@@ -15,6 +15,13 @@ import type { PGlite } from "@electric-sql/pglite";
  * connection's statement is running, usually the notifier's. The server records which channels
  * each connection asked for (`LISTEN name` as a simple query), takes NotificationResponse
  * messages out of the output stream, and sends each to the connections listening on its channel.
+ *
+ * PANIC: a PostgreSQL server restarts after one (a failed write of the write-ahead log, as when
+ * the disk is full); PGlite reports it as an error and carries on with a session it may no longer
+ * use: every later statement failed ("cannot drop active portal") or waited for ever, and every
+ * request hung. The server watches each batch's output for an ErrorResponse of severity PANIC;
+ * after one it runs nothing more, drops every connection and calls `onPanic`, whose caller stops
+ * the process (src/db/open.ts) so that the next start recovers the files as after a crash.
  */
 export class PgliteWireServer {
   private server: net.Server | undefined;
@@ -24,9 +31,13 @@ export class PgliteWireServer {
   private owner: Conn | undefined;
   private readonly conns = new Set<Conn>();
 
+  /** A PANIC was seen (see the class comment): nothing runs any more. */
+  private panicked = false;
+
   constructor(
     private readonly db: PGlite,
     private readonly maxConnections: number,
+    private readonly onPanic: (message: string) => void = () => {},
   ) {}
 
   listen(options: { path: string } | { host: string; port: number }): Promise<net.AddressInfo | string> {
@@ -49,6 +60,10 @@ export class PgliteWireServer {
   }
 
   private accept(socket: net.Socket) {
+    if (this.panicked) {
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     const conn: Conn = {
       socket,
@@ -126,7 +141,7 @@ export class PgliteWireServer {
     if (this.running) return;
     this.running = true;
     try {
-      for (;;) {
+      while (!this.panicked) {
         const i = this.owner ? this.queue.findIndex((q) => q.conn === this.owner) : 0;
         if (i < 0 || this.queue.length === 0) break;
         const item = this.queue.splice(i, 1)[0]!;
@@ -141,12 +156,14 @@ export class PgliteWireServer {
   }
 
   private async run(conn: Conn, batch: Buffer[]) {
+    const panic = new PanicWatch();
     await this.db.runExclusive(async () => {
       // Only while someone listens does the output need reading message by message.
       const router = this.listening()
         ? new NotificationRouter(conn, (ch) => this.listenersOf(ch))
         : undefined;
       for (const msg of batch) {
+        if (panic.message !== undefined) break;
         if (msg[0] === 0x58 /* X: Terminate */) {
           conn.socket.end();
           continue;
@@ -157,12 +174,21 @@ export class PgliteWireServer {
           // not draining queues what it is given, so the bytes are copied first.
           onRawData: (data) => {
             if (!data.length) return;
+            panic.push(data);
             if (router) router.push(data);
             else if (!conn.closed) conn.socket.write(Buffer.from(data));
           },
         });
       }
     });
+    if (panic.message !== undefined && !this.panicked) {
+      this.panicked = true;
+      this.server?.close();
+      // The ErrorResponse has been written: each connection ends once its output is sent.
+      for (const c of this.conns) c.socket.end();
+      for (const q of this.queue.splice(0)) q.done();
+      this.onPanic(panic.message);
+    }
   }
 
   private listening(): boolean {
@@ -276,5 +302,53 @@ class NotificationRouter {
     const end = msg.indexOf(0, 9);
     const channel = msg.toString("utf8", 9, end);
     for (const c of this.listenersOf(channel)) c.socket.write(msg);
+  }
+}
+
+/**
+ * Reads one batch's output as backend messages (type byte, int32 length; they may straddle
+ * chunks) and keeps the message of the first ErrorResponse ('E') whose severity is PANIC (field
+ * V, or S from a server without V). Only message boundaries are read, so a row's bytes never
+ * count.
+ */
+export class PanicWatch {
+  /** The PANIC's message, once one was seen. */
+  message: string | undefined;
+  private readonly header = Buffer.alloc(5);
+  private headerLen = 0;
+  private remaining = 0;
+  private error: Buffer[] | undefined;
+
+  push(data: Uint8Array) {
+    let pos = 0;
+    while (pos < data.length && this.message === undefined) {
+      if (this.remaining > 0) {
+        const n = Math.min(this.remaining, data.length - pos);
+        this.error?.push(Buffer.from(data.subarray(pos, pos + n)));
+        pos += n;
+        this.remaining -= n;
+        if (this.remaining === 0 && this.error) this.readError();
+        continue;
+      }
+      while (this.headerLen < 5 && pos < data.length) this.header[this.headerLen++] = data[pos++]!;
+      if (this.headerLen < 5) return;
+      this.headerLen = 0;
+      this.remaining = this.header.readInt32BE(1) - 4;
+      this.error = this.header[0] === 0x45 /* E: ErrorResponse */ ? [] : undefined;
+      if (this.remaining === 0 && this.error) this.readError();
+    }
+  }
+
+  private readError() {
+    const body = Buffer.concat(this.error!);
+    this.error = undefined;
+    const fields = new Map<string, string>();
+    for (let at = 0; at < body.length && body[at] !== 0; ) {
+      const end = body.indexOf(0, at + 1);
+      if (end < 0) break;
+      fields.set(String.fromCharCode(body[at]!), body.toString("utf8", at + 1, end));
+      at = end + 1;
+    }
+    if ((fields.get("V") ?? fields.get("S")) === "PANIC") this.message = fields.get("M") ?? "PANIC";
   }
 }

@@ -37,7 +37,11 @@ async function main() {
     // btree_gin: the scoped full-text index (sql/060_scoped_text_index.sql).
     extensions: { vector, btree_gin },
   });
-  const server = new PgliteWireServer(db, input.maxConnections);
+  // After a PANIC the session may not be used again: the owner stops (src/db/open.ts), and the
+  // next start recovers the files as after a crash. No close: it would write on the same session.
+  const server = new PgliteWireServer(db, input.maxConnections, (message) =>
+    post({ type: "failed", message: `PANIC: ${message}` }),
+  );
   const address = await server.listen(input.listen);
   post({
     type: "ready",

@@ -51,9 +51,16 @@ export interface MnemoProcess {
 export function spawnMnemo(
   args: string[],
   env: Record<string, string | undefined>,
-  options: { direct?: boolean; stdin?: string } = {},
+  options: { direct?: boolean; stdin?: string; fileSizeLimit?: number } = {},
 ): MnemoProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+  const node = [process.execPath, "--import", "tsx", "src/cli/main.ts", ...args];
+  // A file size limit (RLIMIT_FSIZE) through util-linux's prlimit, which runs node in its own
+  // place (same pid): a write past it fails with EFBIG (Node ignores SIGXFSZ), as on a full disk.
+  const [command, ...argv] =
+    options.fileSizeLimit === undefined
+      ? node
+      : ["prlimit", `--fsize=${options.fileSizeLimit}`, "--", ...node];
+  const child = spawn(command!, argv, {
     cwd: ROOT,
     env: childEnv(env),
     stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
