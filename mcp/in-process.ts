@@ -1,5 +1,5 @@
 import type { Ctx } from "../src/context.js";
-import { isCoreError } from "../src/errors.js";
+import { isCoreError, isDatabaseUnavailable } from "../src/errors.js";
 import { archiveGroup } from "../src/groups/archive.js";
 import { createGroup } from "../src/groups/create.js";
 import { listGroups } from "../src/groups/list.js";
@@ -46,6 +46,11 @@ export function inProcessService(
     } catch (err) {
       outcome = isCoreError(err) ? err.code : "server_error";
       if (isCoreError(err) && err.status < 500) throw err;
+      // The database out of reach or out of a resource: toolError answers service_unavailable.
+      if (isDatabaseUnavailable(err)) {
+        outcome = "service_unavailable";
+        throw err;
+      }
       ctx.log.error({ err: isCoreError(err) ? (err.cause ?? err) : err }, "mcp tool failed");
       throw internalError(isCoreError(err) ? err.code : "server_error", ctx.requestId);
     } finally {
