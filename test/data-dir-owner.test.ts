@@ -163,4 +163,27 @@ describe("one owner per data directory", () => {
       lock.release();
     }
   }, 180_000);
+  it("a damaged data directory: start-up stops at once with PostgreSQL's reason and what to do", async () => {
+    const dataDir = tempDir();
+    const first = await serve(dataDir);
+    await first.p.waitFor(/"msg":"ready"/, 170_000);
+    expect(await first.p.kill("SIGTERM")).toBe(0);
+    // The control file is gone (a copy taken half-way, a disk that lost it).
+    rmSync(path.join(dataDir, "pgdata", "global", "pg_control"));
+    const damaged = await serve(dataDir);
+    const ended = await Promise.race([
+      damaged.p.exited,
+      new Promise((r) => setTimeout(() => r("still running after 90 s"), 90_000)),
+    ]);
+    expect(ended, damaged.p.stderr()).toBe(1);
+    const said = damaged.p.stderr();
+    expect(said).toContain(`mnemo: cannot open the embedded database in ${dataDir}`);
+    expect(said).toContain(
+      'PostgreSQL says PANIC: could not open file "global/pg_control": No such file or directory',
+    );
+    expect(said).toMatch(/keep a copy of the directory as it is, then restore it from a backup/);
+    // A message, not a stack trace, and not taken for a directory in use.
+    expect(said).not.toMatch(/\n\s+at /);
+    expect(said).not.toMatch(/in use/);
+  }, 240_000);
 });

@@ -38,6 +38,20 @@ export interface OwnerRecord {
   transient?: boolean;
 }
 
+/** The data directory's database files would not open: damaged or incomplete. */
+export class DataDirUnopenable extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly reason: string,
+  ) {
+    super(
+      `cannot open the embedded database in ${dataDir}: ${reason}. Most often the directory's files are ` +
+        "damaged or incomplete (copied while a server was running, a disk error, a power loss): keep a copy " +
+        "of the directory as it is, then restore it from a backup (stop the server, copy the directory back).",
+    );
+  }
+}
+
 export class DirectoryInUse extends Error {
   override name = "DirectoryInUse";
   constructor(
@@ -214,7 +228,9 @@ export async function startEmbedded(options: {
           ready = true;
           resolve();
         } else if (m.type === "failed") {
-          const err = new Error(`the embedded database failed: ${m.message}`);
+          const err = m.opening
+            ? new DataDirUnopenable(dataDir, m.message)
+            : new Error(`the embedded database failed: ${m.message}`);
           if (ready) options.onCrash?.(err);
           else reject(err);
         } else if (m.type === "dump") {

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { createDb, type Db } from "./db.js";
-import { DirectoryInUse, ownOrAttach } from "./embedded.js";
+import { DataDirUnopenable, DirectoryInUse, ownOrAttach } from "./embedded.js";
 
 export class StartupError extends Error {
   override name = "StartupError";
@@ -55,7 +55,8 @@ export async function openDatabase(
       },
     });
   } catch (err) {
-    if (err instanceof DirectoryInUse) throw new StartupError(err.message);
+    if (err instanceof DirectoryInUse || err instanceof DataDirUnopenable)
+      throw new StartupError(err.message);
     throw err;
   }
   if (opened.kind === "attached") {
