@@ -98,18 +98,28 @@ const LOST_CONNECTION =
 /**
  * Whether a failure (or one of its causes) is the database being out of reach rather than the
  * request going wrong: no connection within the pool's time-out, a refused or lost connection, a
- * server shutting down or starting (PostgreSQL classes 08 and 57P), or out of a resource (class
- * 53: a full disk, memory, connections). The answer is then 503 with Retry-After, not 500: the
+ * server shutting down or starting (PostgreSQL classes 08 and 57P), a connection reset under a
+ * query, or out of a resource (class 53: a full disk, memory, connections). The answer is then 503 with Retry-After, not 500: the
  * request may simply be sent again once the database has room.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   // A refusal of the request itself (a 4xx) stays what it is, whatever it was caused by.
   if (err instanceof CoreError && err.status < 500) return false;
   for (let e = err, depth = 0; e && typeof e === "object" && depth < 8; depth++) {
-    const { code, syscall, message } = e as { code?: unknown; syscall?: unknown; message?: unknown };
+    const { code, syscall, message, name } = e as {
+      code?: unknown;
+      syscall?: unknown;
+      message?: unknown;
+      name?: unknown;
+    };
+    // A language model's endpoint is not the database, whatever its sockets did.
+    if (name === "ProviderError") return false;
     if (typeof code === "string" && /^(08...|57P0[123]|53...)$/.test(code)) return true;
     // The socket of the database server (or of the embedded database's owner) is not there.
     if (syscall === "connect" && (code === "ECONNREFUSED" || code === "ENOENT")) return true;
+    // A connection reset or broken under a query: the server restarted or ended it, or the network.
+    if ((syscall === "read" || syscall === "write") && (code === "ECONNRESET" || code === "EPIPE"))
+      return true;
     // node-postgres: no pooled connection in time; a connection dropped under a query, or before
     // the next one on a client that lost it.
     if (typeof message === "string" && LOST_CONNECTION.test(message)) return true;

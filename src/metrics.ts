@@ -88,7 +88,7 @@ export function createMetrics(): Metrics {
     }),
     ingestJobs: new Counter({
       name: "mnemo_ingest_jobs_total",
-      help: "Ingest job runs by outcome (succeeded, failed, gave_up).",
+      help: "Ingest job runs by outcome (succeeded, failed, gave_up, interrupted: the database was unavailable, retried).",
       labelNames: ["outcome"] as const,
       registers,
     }),

@@ -3,6 +3,7 @@ import { analyzeIfStale } from "../db/analyze.js";
 import { findGroupsByIds } from "../db/groups.js";
 import { recentFactTexts, userNameText } from "../db/ingest-lookups.js";
 import { claimJob } from "../db/jobs.js";
+import { isDatabaseUnavailable } from "../errors.js";
 import { embeddingText } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { ProviderError } from "../providers/openai.js";
@@ -112,6 +113,19 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     ctx.log.info({ jobId: job.id, path, created: rec.insert.length }, "ingest job succeeded");
   } catch (err) {
     if (err instanceof StaleAttempt) return;
+    // The database out of reach or out of room (a connection dropped, a server restarting or
+    // failing over, a full disk) is not the job's fault: the attempt ends without a terminal
+    // state and pg-boss delivers the job again, as after a killed worker (the job's row counts
+    // the attempts, MAX_ATTEMPTS). A job failed for this was lost work: its messages were
+    // accepted and would never be read.
+    if (isDatabaseUnavailable(err)) {
+      metrics.ingestJobs.inc({ outcome: "interrupted" });
+      ctx.log.warn(
+        { err, jobId: job.id },
+        "ingest attempt interrupted (database unavailable); it will be retried",
+      );
+      throw err;
+    }
     metrics.ingestJobs.inc({ outcome: "failed" });
     ctx.log.error({ err, jobId: job.id }, "ingest job failed");
     const message =
