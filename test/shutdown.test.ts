@@ -191,63 +191,72 @@ describe("shutdown", () => {
     await closedCleanly(s);
   }, 180_000);
 
-  it("SIGTERM to the process group of `npm start` stops everything in it, with exit 0 and no orphans", async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-"));
-    dirs.push(dataDir);
-    const port = await freePort();
-    const npm = spawn("npm", ["start", "--silent"], {
-      cwd: ROOT,
-      env: childEnv({ MNEMO_DATA_DIR: dataDir, PORT: String(port), MNEMO_BOOTSTRAP_API_KEY: KEY }),
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    let out = "";
-    npm.stdout!.on("data", (d) => {
-      out += d;
-    });
-    npm.stderr!.on("data", (d) => {
-      out += d;
-    });
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      npm.once("exit", (code, signal) => resolve({ code, signal })),
-    );
-    const pgid = npm.pid!;
-    try {
-      const deadline = Date.now() + 170_000;
-      while (!out.includes('"msg":"ready"')) {
-        if (Date.now() > deadline || npm.exitCode !== null)
-          throw new Error(`npm start did not get ready:\n${out}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      // The server runs as node itself (compiled), not under a tsx wrapper.
-      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
-      process.kill(-pgid, "SIGTERM");
-      // npm itself may end by the signal it was sent; the server under it stops cleanly.
-      const end = await exited;
-      expect(
-        end.code === 0 || end.signal === "SIGTERM",
-        `npm ended with ${JSON.stringify(end)}\n${out}`,
-      ).toBe(true);
-      // No process of the group is left: node, sh and npm are all gone.
-      const groupAlive = () => {
-        try {
-          process.kill(-pgid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      const until = Date.now() + 10_000;
-      while (groupAlive() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-      expect(groupAlive()).toBe(false);
-      expect(out, out).toContain('"msg":"stopped"');
-      expect(existsSync(path.join(dataDir, "server.json"))).toBe(false);
-    } finally {
+  // To the group: what a process manager or a terminal's Ctrl-C sends. To npm alone: what `kill
+  // <pid of npm>` sends; npm and its shell end without passing it on, and the server used to go on
+  // serving, orphaned.
+  it.each(["the process group of `npm start`", "the npm process alone"])(
+    "SIGTERM to %s stops everything in it, with exit 0 and no orphans",
+    async (target) => {
+      const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-"));
+      dirs.push(dataDir);
+      const port = await freePort();
+      const npm = spawn("npm", ["start", "--silent"], {
+        cwd: ROOT,
+        env: childEnv({ MNEMO_DATA_DIR: dataDir, PORT: String(port), MNEMO_BOOTSTRAP_API_KEY: KEY }),
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      let out = "";
+      npm.stdout!.on("data", (d) => {
+        out += d;
+      });
+      npm.stderr!.on("data", (d) => {
+        out += d;
+      });
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        npm.once("exit", (code, signal) => resolve({ code, signal })),
+      );
+      const pgid = npm.pid!;
       try {
-        process.kill(-pgid, "SIGKILL");
-      } catch {
-        // already gone
+        const deadline = Date.now() + 170_000;
+        while (!out.includes('"msg":"ready"')) {
+          if (Date.now() > deadline || npm.exitCode !== null)
+            throw new Error(`npm start did not get ready:\n${out}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        // The server runs as node itself (compiled), not under a tsx wrapper.
+        expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+        const toGroup = target.startsWith("the process group");
+        process.kill(toGroup ? -pgid : pgid, "SIGTERM");
+        // npm itself may end by the signal it was sent; the server under it stops cleanly.
+        const end = await exited;
+        expect(
+          end.code === 0 || end.signal === "SIGTERM",
+          `npm ended with ${JSON.stringify(end)}\n${out}`,
+        ).toBe(true);
+        // No process of the group is left: node, sh and npm are all gone.
+        const groupAlive = () => {
+          try {
+            process.kill(-pgid, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        const until = Date.now() + 20_000;
+        while (groupAlive() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+        expect(groupAlive()).toBe(false);
+        expect(out, out).toContain('"msg":"stopped"');
+        if (!toGroup) expect(out).toContain('"msg":"the npm process that started this one is gone"');
+        expect(existsSync(path.join(dataDir, "server.json"))).toBe(false);
+      } finally {
+        try {
+          process.kill(-pgid, "SIGKILL");
+        } catch {
+          // already gone
+        }
       }
-    }
-  }, 240_000);
+    },
+    240_000,
+  );
 });

@@ -94,6 +94,20 @@ async function serveRoles(
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
     process.on("SIGHUP", onSignal);
+    // Under an npm script (`npm start`), SIGTERM sent to npm alone ends npm and its shell but
+    // does not reach this process, which went on serving, orphaned. The parent's going (this
+    // process handed to another) counts as that SIGTERM. Only under npm: a server started in the
+    // background of a shell that then exits must keep running.
+    if (process.env.npm_lifecycle_event) {
+      const parent = process.ppid;
+      const watch = setInterval(() => {
+        if (process.ppid === parent) return;
+        clearInterval(watch);
+        log.info({ parent }, "the npm process that started this one is gone");
+        onSignal("SIGTERM");
+      }, 250);
+      watch.unref();
+    }
   });
   // A stop that hangs past its time-out (and a margin) must still end the process.
   setTimeout(() => {
