@@ -47,8 +47,9 @@ describe("slow extraction", () => {
 
 describe("worker killed mid-job", () => {
   it("leaves the job to be retried; the retry finishes it without duplicate memories", async () => {
-    // No in-process workers at first: the spawned worker process must take the job.
-    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "2" } });
+    // No in-process workers at first: the spawned worker process must take the job. The killed
+    // attempt is retried once it expires, and the retry must finish within that time too.
+    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "5" } });
     services.push(svc);
     const { key, orgId } = await svc.newOrg();
     const res = await svc.request("POST", "/v1/memories", {
@@ -103,7 +104,9 @@ describe("worker killed mid-job", () => {
 
 describe("worker killed between the store stage's transactions", () => {
   it("leaves the facts it committed; the retry stores the rest once, not a fact deleted in between", async () => {
-    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "2" } });
+    // The killed attempt is retried once it expires; the retry must finish within the same time,
+    // or it expires too and a third attempt starts: 2 s was too short on a loaded CI machine.
+    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "8" } });
     services.push(svc);
     const { key, orgId } = await svc.newOrg();
     // 450 distinct facts: store transactions of 50 (src/ingest/store.ts), the last with the rest.
