@@ -236,39 +236,37 @@ function trackListen(conn: Conn, msg: Buffer) {
 }
 
 /**
- * Splits one connection's output stream into backend messages (type byte, int32 length), passes
- * every message but NotificationResponse ('A') through to that connection, and sends each 'A' to
- * the connections listening on its channel. Messages may straddle chunks.
+ * Walks an output stream as backend messages (type byte, int32 length, body; a message may
+ * straddle chunks). A message whose type `wants` accepts is collected whole (header and body) and
+ * handed to `collected`; the bytes of every other message go to `passed`, in order.
  */
-class NotificationRouter {
+abstract class MessageWalker {
   private readonly header = Buffer.alloc(5);
   private headerLen = 0;
   /** Body bytes of the current message still to come. */
   private remaining = 0;
-  /** The notification being collected, when the current message is one. */
-  private note: Buffer[] | undefined;
+  /** The message being collected, when the current one is wanted. */
+  private collecting: Buffer[] | undefined;
 
-  constructor(
-    private readonly conn: Conn,
-    private readonly listenersOf: (channel: string) => Conn[],
-  ) {}
+  protected abstract wants(type: number): boolean;
+  protected abstract collected(msg: Buffer): void;
+  protected passed(_bytes: Uint8Array): void {}
 
-  push(data: Uint8Array) {
-    const out: Buffer[] = [];
-    let runStart = -1; // start of the current run of pass-through bytes in `data`
+  protected walk(data: Uint8Array) {
+    let runStart = -1; // start of the current run of passed bytes in `data`
     const endRun = (at: number) => {
-      if (runStart >= 0 && at > runStart) out.push(Buffer.from(data.subarray(runStart, at)));
+      if (runStart >= 0 && at > runStart) this.passed(data.subarray(runStart, at));
       runStart = -1;
     };
     let pos = 0;
     while (pos < data.length) {
       if (this.remaining > 0) {
         const n = Math.min(this.remaining, data.length - pos);
-        if (this.note) this.note.push(Buffer.from(data.subarray(pos, pos + n)));
+        if (this.collecting) this.collecting.push(Buffer.from(data.subarray(pos, pos + n)));
         else if (runStart < 0) runStart = pos;
         pos += n;
         this.remaining -= n;
-        if (this.remaining === 0 && this.note) this.deliver();
+        if (this.remaining === 0 && this.collecting) this.finish();
         continue;
       }
       const headerStart = pos;
@@ -280,24 +278,56 @@ class NotificationRouter {
       }
       this.headerLen = 0;
       this.remaining = this.header.readInt32BE(1) - 4;
-      if (this.header[0] === 0x41 /* A: NotificationResponse */) {
+      if (this.wants(this.header[0]!)) {
         endRun(headerStart);
-        this.note = [Buffer.from(this.header)];
-        if (this.remaining === 0) this.deliver();
+        this.collecting = [Buffer.from(this.header)];
+        if (this.remaining === 0) this.finish();
       } else if (carried > 0) {
-        out.push(Buffer.from(this.header)); // only at the start of a chunk: nothing precedes it
+        this.passed(Buffer.from(this.header)); // only at the start of a chunk: nothing precedes it
       } else if (runStart < 0) {
         runStart = headerStart;
       }
     }
     endRun(pos);
-    if (out.length && !this.conn.closed)
-      this.conn.socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
   }
 
-  private deliver() {
-    const msg = Buffer.concat(this.note!);
-    this.note = undefined;
+  private finish() {
+    const msg = Buffer.concat(this.collecting!);
+    this.collecting = undefined;
+    this.collected(msg);
+  }
+}
+
+/**
+ * Passes every message of one connection's output but NotificationResponse ('A') through to that
+ * connection, and sends each 'A' to the connections listening on its channel.
+ */
+class NotificationRouter extends MessageWalker {
+  private out: Buffer[] = [];
+
+  constructor(
+    private readonly conn: Conn,
+    private readonly listenersOf: (channel: string) => Conn[],
+  ) {
+    super();
+  }
+
+  push(data: Uint8Array) {
+    this.out = [];
+    this.walk(data);
+    if (this.out.length && !this.conn.closed)
+      this.conn.socket.write(this.out.length === 1 ? this.out[0]! : Buffer.concat(this.out));
+  }
+
+  protected wants(type: number) {
+    return type === 0x41; // A: NotificationResponse
+  }
+
+  protected override passed(bytes: Uint8Array) {
+    this.out.push(Buffer.from(bytes));
+  }
+
+  protected collected(msg: Buffer) {
     // Int32 length, int32 sender pid, then the channel name (NUL-terminated).
     const end = msg.indexOf(0, 9);
     const channel = msg.toString("utf8", 9, end);
@@ -306,47 +336,28 @@ class NotificationRouter {
 }
 
 /**
- * Reads one batch's output as backend messages (type byte, int32 length; they may straddle
- * chunks) and keeps the message of the first ErrorResponse ('E') whose severity is PANIC (field
- * V, or S from a server without V). Only message boundaries are read, so a row's bytes never
- * count.
+ * Reads one batch's output and keeps the message of the first ErrorResponse ('E') whose severity
+ * is PANIC (field V, or S from a server without V). Only message boundaries are read, so a row's
+ * bytes never count.
  */
-export class PanicWatch {
+export class PanicWatch extends MessageWalker {
   /** The PANIC's message, once one was seen. */
   message: string | undefined;
-  private readonly header = Buffer.alloc(5);
-  private headerLen = 0;
-  private remaining = 0;
-  private error: Buffer[] | undefined;
 
   push(data: Uint8Array) {
-    let pos = 0;
-    while (pos < data.length && this.message === undefined) {
-      if (this.remaining > 0) {
-        const n = Math.min(this.remaining, data.length - pos);
-        this.error?.push(Buffer.from(data.subarray(pos, pos + n)));
-        pos += n;
-        this.remaining -= n;
-        if (this.remaining === 0 && this.error) this.readError();
-        continue;
-      }
-      while (this.headerLen < 5 && pos < data.length) this.header[this.headerLen++] = data[pos++]!;
-      if (this.headerLen < 5) return;
-      this.headerLen = 0;
-      this.remaining = this.header.readInt32BE(1) - 4;
-      this.error = this.header[0] === 0x45 /* E: ErrorResponse */ ? [] : undefined;
-      if (this.remaining === 0 && this.error) this.readError();
-    }
+    if (this.message === undefined) this.walk(data);
   }
 
-  private readError() {
-    const body = Buffer.concat(this.error!);
-    this.error = undefined;
+  protected wants(type: number) {
+    return type === 0x45 && this.message === undefined; // E: ErrorResponse
+  }
+
+  protected collected(msg: Buffer) {
     const fields = new Map<string, string>();
-    for (let at = 0; at < body.length && body[at] !== 0; ) {
-      const end = body.indexOf(0, at + 1);
+    for (let at = 5; at < msg.length && msg[at] !== 0; ) {
+      const end = msg.indexOf(0, at + 1);
       if (end < 0) break;
-      fields.set(String.fromCharCode(body[at]!), body.toString("utf8", at + 1, end));
+      fields.set(String.fromCharCode(msg[at]!), msg.toString("utf8", at + 1, end));
       at = end + 1;
     }
     if ((fields.get("V") ?? fields.get("S")) === "PANIC") this.message = fields.get("M") ?? "PANIC";
