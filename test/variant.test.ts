@@ -277,6 +277,9 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     const nonFact = await patch(episode!.id, { text: "new" });
     expect(nonFact.status).toBe(422);
     expect(nonFact.body.detail.code).toBe("immutable_field");
+    expect(nonFact.body.detail.message).toBe(
+      "The text of an episode cannot change; only facts are superseded by a new text.",
+    );
     const immutable = await patch(moved.body.id, { user_id: "u2" });
     expect(immutable.body.detail.code).toBe("immutable_field");
     const reserved = await patch(moved.body.id, { metadata: { tag3: "x" } });

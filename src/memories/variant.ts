@@ -229,7 +229,7 @@ export async function patchVariant({
 const textOnNonFact = (type: string) =>
   new CoreError(
     "immutable_field",
-    `text of a ${type} cannot change; only facts are superseded by a new text.`,
+    `The text of ${/^[aeiou]/.test(type) ? "an" : "a"} ${type} cannot change; only facts are superseded by a new text.`,
     {
       field: "text",
     },
