@@ -12,7 +12,11 @@ const EMBEDDED_ONLY = [
 ];
 const onServer = Boolean(process.env.MNEMO_TEST_DATABASE_URL);
 /** Files that need several processes on one real server (too heavy, and not meaningful, on PGlite). */
-const SERVER_ONLY = ["test/split-processes.test.ts", "test/db-connections-killed.test.ts"];
+const SERVER_ONLY = [
+  "test/split-processes.test.ts",
+  "test/db-connections-killed.test.ts",
+  "test/db-outage.test.ts", // a TCP proxy to the server, unplugged
+];
 
 export default defineConfig({
   test: {

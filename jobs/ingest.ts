@@ -1,5 +1,7 @@
 import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
+import { untilReachable } from "../src/db/db.js";
+import { isDatabaseUnavailable } from "../src/errors.js";
 import { runIngestJob } from "../src/ingest/run-job.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { NOTIFY_BACKSTOP_POLL_SECONDS, QUEUES } from "./queues.js";
@@ -29,6 +31,14 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
           const ctx = systemCtx(deps, orgId, requestId ?? jobId);
           ctx.log = ctx.log.child({ jobId }); // every line a job writes carries its job id
           await runIngestJob({ ctx, input: { jobId } });
+        } catch (err) {
+          // An attempt interrupted by the database going away (a restart, a failover): pg-boss
+          // records the failed attempt, and so its retry, in that database. Recorded while it is
+          // still away, the record is lost and the job waits out its expiry (10 minutes by
+          // default) showing `running`; so wait for the database first (until the job's signal:
+          // a shutdown, the expiry), and the retry runs as soon as it is back.
+          if (isDatabaseUnavailable(err)) await untilReachable(deps.db, job.signal).catch(() => {});
+          throw err;
         } finally {
           // Fetch again right after this job instead of sleeping a poll interval: a backlog drains
           // at full speed, and an empty fetch falls back to polling.

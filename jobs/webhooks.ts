@@ -1,8 +1,14 @@
+import { setTimeout } from "node:timers/promises";
 import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
+import { untilReachable } from "../src/db/db.js";
+import { isDatabaseUnavailable } from "../src/errors.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { deliverWebhook } from "../src/webhooks/deliver.js";
 import { NOTIFY_BACKSTOP_POLL_SECONDS, QUEUES } from "./queues.js";
+
+/** Runs of one attempt again after the database failed under it (see below). */
+const MAX_RERUNS = 3;
 
 /**
  * Deliveries run one attempt per job: the next attempt is a new job with `startAfter`, scheduled
@@ -37,11 +43,34 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
           const ctx = systemCtx(deps, input.orgId, `webhook:${job.id}`);
           // Every line carries the delivery's job id and the ingest job it is about.
           ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
-          try {
-            await deliverWebhook({ ctx, input });
-          } catch (err) {
-            // A webhook's fate never touches the ingest job, nor the other attempts of the batch.
-            ctx.log.error({ err, eventId: input.eventId }, "webhook delivery crashed");
+          for (let rerun = 0; ; rerun++) {
+            try {
+              await deliverWebhook({ ctx, input });
+              return;
+            } catch (err) {
+              // The database away or out of room (a reset connection, a restart, a full disk)
+              // while the attempt read its webhook or recorded its outcome: run the attempt again
+              // once it answers, a few times, a second apart and more (until the job's signal: a
+              // shutdown, the expiry), or the event would be lost with no record and no next
+              // attempt. The receiver may then see the same event twice (same X-Webhook-Id), as
+              // after a worker that died.
+              if (isDatabaseUnavailable(err) && rerun < MAX_RERUNS && !job.signal.aborted) {
+                ctx.log.warn(
+                  { err, eventId: input.eventId },
+                  "webhook delivery interrupted (database unavailable); it will run again",
+                );
+                const back = await setTimeout(1000 * 2 ** rerun, undefined, { signal: job.signal })
+                  .then(() => untilReachable(deps.db, job.signal))
+                  .then(
+                    () => true,
+                    () => false,
+                  );
+                if (back) continue;
+              }
+              // A webhook's fate never touches the ingest job, nor the other attempts of the batch.
+              ctx.log.error({ err, eventId: input.eventId }, "webhook delivery crashed");
+              return;
+            }
           }
         }),
       );

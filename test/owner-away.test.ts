@@ -25,11 +25,17 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function role(name: "api" | "worker", dataDir: string, port?: number) {
+async function role(
+  name: "api" | "worker",
+  dataDir: string,
+  port?: number,
+  env: Record<string, string> = {},
+) {
   const p = spawnMnemo([name], {
     MNEMO_DATA_DIR: dataDir,
     PORT: String(port ?? (await freePort())),
     MNEMO_BOOTSTRAP_API_KEY: KEY,
+    ...env,
   });
   procs.push(p);
   await p.waitFor(/"msg":"ready"/, 170_000);
@@ -161,15 +167,27 @@ describe("the attached process outlives the owner", () => {
     dirs.push(dir);
     const port = await freePort();
     const owner = await role("api", dir, port);
-    const worker = await role("worker", dir);
+    // Each attempt sits in its extract stage for 3 s: long enough for the owner to go under it.
+    const worker = await role("worker", dir, undefined, { MNEMO_TEST_EXTRACT_DELAY_MS: "3000" });
     expect(worker.stdout()).toContain("attaching to the embedded database");
     const base = `http://127.0.0.1:${port}`;
+    const job = (await (await ingest(base, "I moved to Tromsø in March.", false)).json()) as { id: string };
+    const jobStatus = async () => {
+      const r = await fetch(`${base}/v1/memories/jobs/${job.id}`, { headers: { "x-api-key": KEY } });
+      return r.ok ? ((await r.json()) as { status: string }).status : undefined;
+    };
+    await waitFor(async () => (await jobStatus()) === "running", { timeoutMs: 30_000 });
     owner.child.kill("SIGKILL");
     await owner.exited;
     await new Promise((r) => setTimeout(r, 6000));
     expect(alive(worker)).toBe(true);
+    expect(worker.stdout()).toContain("ingest attempt interrupted");
 
     await role("api", dir, port);
+    // The attempt the owner's death interrupted runs again as soon as the owner is back, not
+    // after the job's expiry (600 s by default): the worker waited for the database before
+    // handing the failed attempt to pg-boss, whose record of it lives there.
+    await waitFor(async () => (await jobStatus()) === "succeeded", { timeoutMs: 60_000, intervalMs: 250 });
     // A job accepted by the new owner is worked by the worker that survived (the api has none).
     const res = await ingest(base, "I work as a baker.");
     expect(res.status).toBe(200);

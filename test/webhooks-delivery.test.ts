@@ -161,6 +161,43 @@ describe("webhook delivery", () => {
     expect(await pendingJobs(ev.jobId)).toBe(0);
   });
 
+  it("an attempt whose record the database refused (out of a resource) runs again: the event is not lost", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 500 }, { status: 200 }]);
+    // The real database refuses the first record of this organisation's attempts as a full disk
+    // would (class 53; a sequence, since a raised error rolls back any table write).
+    await svc.deps.db.query(`
+      CREATE SEQUENCE test_refuse_once;
+      CREATE FUNCTION test_refuse_once() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.org_id = '${org.orgId}' AND nextval('test_refuse_once') = 1 THEN
+          RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = '53100';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_refuse_once BEFORE INSERT ON webhook_deliveries
+        FOR EACH ROW EXECUTE FUNCTION test_refuse_once();`);
+    try {
+      const ev = await fire(org.orgId);
+      const list = await waitFor(async () => {
+        const d = await deliveries(org.key);
+        return d.some((x) => x.outcome === "delivered") ? d : null;
+      });
+      // Attempt 1 posted (500), was not recorded, and ran again once the database answered: the
+      // receiver saw the same event a second time and took it.
+      expect(list.map((d) => [d.attempt, d.status_code, d.outcome])).toEqual([[1, 200, "delivered"]]);
+      const hits = rx.at(org.path);
+      expect(hits).toHaveLength(2);
+      expect(hits[0]!.headers["x-webhook-id"]).toBe(hits[1]!.headers["x-webhook-id"]);
+      expect(hits[1]!.headers["x-webhook-attempt"]).toBe("1");
+      await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
+    } finally {
+      await svc.deps.db.query(
+        "DROP TRIGGER test_refuse_once ON webhook_deliveries; DROP FUNCTION test_refuse_once(); DROP SEQUENCE test_refuse_once",
+      );
+    }
+  });
+
   it("does not retry a 400", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 400 }, { status: 200 }]);

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
+import { setTimeout } from "node:timers/promises";
 import pg from "pg";
+import { isDatabaseUnavailable } from "../errors.js";
 
 /** node-pg's own conversion of a parameter to the text it sends (arrays, dates, JSON, ...). */
 const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
@@ -278,4 +280,22 @@ export function createDb(connectionString: string, poolSize: number, onClose?: (
       await onClose?.();
     },
   };
+}
+
+/**
+ * Resolves once the database answers again (`SELECT 1`), trying every 250 ms at first and every
+ * 5 s at most; at once when the failure is of another kind. Rejects with the signal's reason when
+ * `signal` aborts first (the caller gave up: a shutdown, a deadline).
+ */
+export async function untilReachable(db: Queryable, signal: AbortSignal): Promise<void> {
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    signal.throwIfAborted();
+    try {
+      await db.query("SELECT 1");
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) return;
+    }
+    await setTimeout(delay, undefined, { signal });
+  }
 }

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "./helpers/harness.js";
+import { freePort, type MnemoProcess, spawnMnemo } from "./helpers/process.js";
+import { startTcpProxy, type TcpProxy } from "./helpers/tcp-proxy.js";
+import { createTestDatabase, type TestDatabase } from "./helpers/test-db.js";
+
+/**
+ * PostgreSQL goes away for a few seconds (a restart, a failover) while an ingest job runs: the
+ * attempt is interrupted, and pg-boss records that in the database too. Before, the record was
+ * attempted while the database was still away, failed, and the job waited out its expiry
+ * (MNEMO_JOB_EXPIRE_SECONDS, 10 minutes by default) showing `running`. Now the worker waits for the
+ * database to answer before handing the failure over, and the retry runs as soon as it is back.
+ *
+ * The real server process talks to PostgreSQL through a TCP proxy that the test unplugs, so the
+ * server the other test files share keeps running. SERVER-ONLY (vitest.config.ts).
+ */
+let db: TestDatabase;
+let proxy: TcpProxy;
+let server: MnemoProcess;
+let dataDir: string;
+let base: string;
+const key = `mnemo_test_outage_${Math.random().toString(36).slice(2)}_bootstrap_key`;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const target = new URL(db.url);
+  proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+  const via = new URL(db.url);
+  via.host = `127.0.0.1:${proxy.port}`;
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-outage-"));
+  server = spawnMnemo(["serve"], {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    MNEMO_DATA_DIR: dataDir,
+    MNEMO_BOOTSTRAP_API_KEY: key,
+    DATABASE_URL: via.toString(),
+    // The job sits in its extract stage long enough for the database to go away under it.
+    MNEMO_TEST_EXTRACT_DELAY_MS: "2500",
+    MNEMO_JOB_EXPIRE_SECONDS: "600",
+  });
+  await server.waitFor(/"msg":"ready"/);
+});
+afterAll(async () => {
+  await server?.kill("SIGTERM");
+  await proxy?.close();
+  await db?.drop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+const api = async (method: string, p: string, body?: unknown) => {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { "x-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+
+describe("the database goes away for seconds under a running ingest job", () => {
+  it("retries the interrupted attempt once the database is back, not after the job's expiry", async () => {
+    const accepted = await api("POST", "/v1/memories", {
+      user_id: "u1",
+      conv_id: "c1",
+      messages: [{ role: "user", content: "I moved to Tromsø in March and I teach chemistry there." }],
+    });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.id as string;
+    await waitFor(async () => (await api("GET", `/v1/memories/jobs/${id}`)).body.status === "running", {
+      timeoutMs: 20_000,
+    });
+
+    // Away for longer than the rest of the extract stage: the store stage finds no database.
+    await proxy.cut();
+    await server.waitFor(/ingest attempt interrupted/, 30_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const away = await fetch(`${base}/readyz`);
+    expect(away.status).toBe(503);
+    await proxy.restore();
+
+    // Far inside the job's 600 s expiry.
+    let job: any;
+    await waitFor(
+      async () => {
+        job = (await api("GET", `/v1/memories/jobs/${id}`)).body;
+        return job.status === "succeeded";
+      },
+      { timeoutMs: 45_000, intervalMs: 250 },
+    );
+    expect(job.result.memories_created.length).toBeGreaterThan(0);
+    const listed = await api("GET", "/v1/memories?user_id=u1&type=fact");
+    expect(listed.status).toBe(200);
+    const texts = listed.body.data.map((m: { text: string }) => m.text);
+    expect(texts.filter((t: string) => /Tromsø/.test(t))).toHaveLength(1);
+    expect(server.child.exitCode).toBeNull();
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+});
