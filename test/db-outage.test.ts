@@ -101,3 +101,29 @@ describe("the database goes away for seconds under a running ingest job", () => 
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
 });
+
+describe("the server ends connections as they are established (a fast shutdown)", () => {
+  it("answers 503 and keeps running, then serves again once the database is back", async () => {
+    // Every connection the pool holds is gone; each new one is ended by the server as it is
+    // made: its ReadyForQuery and a FATAL 57P01 in one chunk. Before, pg-pool handed such a client
+    // over with no error listener for an instant, and the FATAL ended the process.
+    await proxy.cut();
+    await proxy.restore({ shuttingDown: true });
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i * 50));
+        return (await api("GET", "/v1/memories?user_id=u1")).status;
+      }),
+    );
+    expect(new Set(statuses)).toEqual(new Set([503]));
+    expect(server.child.exitCode).toBeNull();
+    expect(server.child.signalCode).toBeNull();
+
+    await proxy.restore();
+    await waitFor(async () => (await api("GET", "/v1/memories?user_id=u1")).status === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
+    expect(server.child.exitCode).toBeNull();
+  });
+});

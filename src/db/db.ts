@@ -236,6 +236,12 @@ export function createDb(connectionString: string, poolSize: number, onClose?: (
     connectionTimeoutMillis: 5_000,
   });
   pool.on("error", () => {});
+  // A connection made as the server shuts down may bring its last handshake message and a FATAL
+  // (57P01) in one chunk: pg-pool hands the client over, with its idle listener removed, while that
+  // chunk is still being parsed, before `session` (below) can listen, and an 'error' event with no
+  // listener ends the process. So every client listens for its whole life; the pool's listener and
+  // the session's still see each error.
+  pool.on("connect", (client) => client.on("error", () => {}));
   // A checked-out client, with its own error listener for as long as it is held; a client that
   // broke (an 'error' event, a failed ROLLBACK) is destroyed on release, not returned.
   const session = async <T>(

@@ -4,8 +4,13 @@ export interface TcpProxy {
   port: number;
   /** The database goes away: every connection through the proxy is reset and new ones are refused. */
   cut(): Promise<void>;
-  /** It is back: connections are accepted and forwarded again, on the same port. */
-  restore(): Promise<void>;
+  /**
+   * It is back: connections are accepted and forwarded again, on the same port. With
+   * `shuttingDown`, each new connection is ended by the server as it is established, the way a
+   * fast shutdown meets a connection just made: its last handshake message (ReadyForQuery) and a
+   * FATAL 57P01 arrive in one chunk, then the connection closes.
+   */
+  restore(options?: { shuttingDown?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -16,6 +21,7 @@ export interface TcpProxy {
  */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  let shuttingDown = false;
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
     for (const s of [client, upstream]) {
@@ -28,7 +34,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       });
     }
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (shuttingDown) endAtReady(upstream, client);
+    else upstream.pipe(client);
   });
   const listen = (port: number) =>
     new Promise<void>((resolve, reject) => {
@@ -48,11 +55,52 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       for (const s of sockets) s.resetAndDestroy();
       await closed;
     },
-    restore: () => listen(port),
+    restore(options = {}) {
+      shuttingDown = options.shuttingDown ?? false;
+      return server.listening ? Promise.resolve() : listen(port);
+    },
     async close() {
       const closed = server.listening ? closeServer() : Promise.resolve();
       for (const s of sockets) s.destroy();
       await closed;
     },
   };
+}
+
+/** PostgreSQL's ErrorResponse for a fast shutdown: FATAL 57P01. */
+function adminShutdown(): Buffer {
+  const fields = Buffer.concat([
+    ...[
+      ["S", "FATAL"],
+      ["V", "FATAL"],
+      ["C", "57P01"],
+      ["M", "terminating connection due to administrator command"],
+    ].map(([k, v]) => Buffer.from(`${k}${v}\0`)),
+    Buffer.from("\0"),
+  ]);
+  const head = Buffer.alloc(5);
+  head.write("E", 0);
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+}
+
+/**
+ * Forwards the server's handshake (messages framed as type byte and length) until its first
+ * ReadyForQuery, then writes what it held and a FATAL 57P01 in one write and ends both sides.
+ */
+function endAtReady(upstream: net.Socket, client: net.Socket) {
+  let held = Buffer.alloc(0);
+  upstream.on("data", (chunk: Buffer) => {
+    held = Buffer.concat([held, chunk]);
+    for (let at = 0; at + 5 <= held.length; ) {
+      const end = at + 1 + held.readInt32BE(at + 1);
+      if (end > held.length) break;
+      if (held[at] === 0x5a /* Z */) {
+        client.end(Buffer.concat([held.subarray(0, end), adminShutdown()]));
+        upstream.destroy();
+        return;
+      }
+      at = end;
+    }
+  });
 }
