@@ -156,6 +156,11 @@ export const EnvSchema = z.object({
   MNEMO_LLM_MODEL: z.string().default("gpt-4o-mini"),
   MNEMO_EMBEDDING_MODEL: z.string().default("text-embedding-3-small"),
   MNEMO_LLM_TIMEOUT_MS: int(60_000, 100, 600_000),
+  /**
+   * The bound for model calls a client waits on (a search's query embedding, context selection,
+   * the trigger's relevance gate); background jobs keep MNEMO_LLM_TIMEOUT_MS.
+   */
+  MNEMO_LLM_REQUEST_TIMEOUT_MS: int(10_000, 100, 600_000),
   MNEMO_LLM_MAX_RETRIES: int(3, 0, 10),
   // Webhooks
   MNEMO_WEBHOOK_ALLOW_PRIVATE: bool(false),

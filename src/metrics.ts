@@ -176,7 +176,7 @@ export function instrumentProviders(providers: Providers, metrics: Metrics): Pro
     embedder: {
       name: embedder.name,
       dim: embedder.dim,
-      embed: (texts) => timed("embed", () => embedder.embed(texts)),
+      embed: (texts, options) => timed("embed", () => embedder.embed(texts, options)),
     },
     extractor: {
       name: extractor.name,

@@ -91,6 +91,32 @@ describe("openai-compatible provider", () => {
     expect(res.body.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);
   });
 
+  it("bounds a search's query embedding by MNEMO_LLM_REQUEST_TIMEOUT_MS: a stuck model fails the search quickly", async () => {
+    const { key } = await svc.newOrg();
+    const config = svc.deps.config as { MNEMO_LLM_REQUEST_TIMEOUT_MS: number };
+    const bound = config.MNEMO_LLM_REQUEST_TIMEOUT_MS;
+    config.MNEMO_LLM_REQUEST_TIMEOUT_MS = 300;
+    stub.enqueue("embeddings", { delayMs: 20_000 });
+    try {
+      const t = performance.now();
+      const res = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query: "cello", user_id: "u1" },
+      });
+      expect(performance.now() - t).toBeLessThan(10_000);
+      expect(res.status).toBe(500);
+      expect(res.body.detail.code).toBe("search_failed");
+    } finally {
+      config.MNEMO_LLM_REQUEST_TIMEOUT_MS = bound;
+    }
+    // The next search, the model answering, works.
+    const ok = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "cello", user_id: "u1" },
+    });
+    expect(ok.status).toBe(200);
+  });
+
   it("tags with the model's classification: catch-all plus matched prompted groups, personal none", async () => {
     const { key, orgId } = await svc.newOrg();
     const all = await seedGroup(svc.deps, orgId, { prompt: null });

@@ -336,6 +336,23 @@ describe("search compose", () => {
       expect(failed.body.context_selection_applied).toBe(false);
       expect(failed.body.context).toContain("Dana adopted a dog named Rex");
 
+      // A stuck model: the deterministic block after MNEMO_LLM_REQUEST_TIMEOUT_MS, not after
+      // MNEMO_LLM_TIMEOUT_MS (a minute).
+      const config = svc.deps.config as { MNEMO_LLM_REQUEST_TIMEOUT_MS: number };
+      const bound = config.MNEMO_LLM_REQUEST_TIMEOUT_MS;
+      config.MNEMO_LLM_REQUEST_TIMEOUT_MS = 300;
+      stub.reply = () => new Promise((r) => setTimeout(() => r(500), 20_000));
+      try {
+        const t = performance.now();
+        const slow = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });
+        expect(performance.now() - t).toBeLessThan(10_000);
+        expect(slow.status).toBe(200);
+        expect(slow.body.context_selection_applied).toBe(false);
+        expect(slow.body.context).toContain("Dana adopted a dog named Rex");
+      } finally {
+        config.MNEMO_LLM_REQUEST_TIMEOUT_MS = bound;
+      }
+
       stub.requests.length = 0;
       const retrieve = await search(key, { query: "Dana dog", user_id: "u", mode: "retrieve" });
       expect(retrieve.body.context).toBeNull();

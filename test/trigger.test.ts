@@ -331,6 +331,27 @@ describe("trigger relevance gate", () => {
       expect(fallback.status).toBe(200);
       expect(fallback.body.context_selection_applied).toBe(false);
       expect(fallback.body.data.map((r: any) => r.id)).toContain(keep!.id);
+
+      // A stuck model: the hook gets the lexical gate after MNEMO_LLM_REQUEST_TIMEOUT_MS, not
+      // after MNEMO_LLM_TIMEOUT_MS (a minute), and not the model's late answer.
+      const config = svc.deps.config as { MNEMO_LLM_REQUEST_TIMEOUT_MS: number };
+      const bound = config.MNEMO_LLM_REQUEST_TIMEOUT_MS;
+      config.MNEMO_LLM_REQUEST_TIMEOUT_MS = 300;
+      stub.reply = () => new Promise((r) => setTimeout(() => r(500), 20_000));
+      try {
+        const t = performance.now();
+        const slow = await trigger(key, {
+          user_id: "u",
+          entities: ["queues.ts"],
+          task: "restart the worker",
+        });
+        expect(performance.now() - t).toBeLessThan(10_000);
+        expect(slow.status).toBe(200);
+        expect(slow.body.context_selection_applied).toBe(false);
+        expect(slow.body.data.map((r: any) => r.id)).toContain(keep!.id);
+      } finally {
+        config.MNEMO_LLM_REQUEST_TIMEOUT_MS = bound;
+      }
     } finally {
       svc.deps.providers.llm = saved;
     }

@@ -34,7 +34,7 @@ export function createOpenAIProviders(config: Config) {
   const embedder: Embedder = {
     name: `openai:${config.MNEMO_EMBEDDING_MODEL}`,
     dim: config.MNEMO_EMBEDDING_DIM,
-    async embed(texts) {
+    async embed(texts, options = {}) {
       if (texts.length === 0) return [];
       let embeddings: number[][];
       try {
@@ -42,7 +42,7 @@ export function createOpenAIProviders(config: Config) {
           model: provider.embeddingModel(config.MNEMO_EMBEDDING_MODEL),
           values: texts,
           maxRetries: config.MNEMO_LLM_MAX_RETRIES,
-          abortSignal: AbortSignal.timeout(config.MNEMO_LLM_TIMEOUT_MS),
+          abortSignal: AbortSignal.timeout(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
           providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } },
         }));
       } catch (err) {

@@ -7,8 +7,11 @@ import type { LanguageModel } from "ai";
 export interface Embedder {
   readonly name: string;
   readonly dim: number;
-  /** One unit-length vector per text, in order. */
-  embed(texts: string[]): Promise<number[][]>;
+  /**
+   * One unit-length vector per text, in order. `timeoutMs` bounds a call a client waits on (a
+   * search's query); without it a model-backed embedder uses MNEMO_LLM_TIMEOUT_MS.
+   */
+  embed(texts: string[], options?: { timeoutMs?: number }): Promise<number[][]>;
 }
 
 export interface Providers {

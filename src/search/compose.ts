@@ -73,6 +73,7 @@ export async function composeWithModel(
       system:
         "You select long-term memories for an AI agent. Pick only the memories that help with the query " +
         "and write a short markdown block of them (keep dates). Never invent facts.",
+      timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
       prompt: `Query: ${query}\n\nCandidate memories:\n${list.join("\n")}`,
     });
     const known = new Set(shown.map((r) => r.id));

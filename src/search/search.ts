@@ -65,7 +65,11 @@ export async function searchMemories({
 
   try {
     let t = performance.now();
-    const [vector] = contentTypes.length ? await ctx.deps.providers.embedder.embed([input.query]) : [];
+    const [vector] = contentTypes.length
+      ? await ctx.deps.providers.embedder.embed([input.query], {
+          timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
+        })
+      : [];
     if (vector) timings.embed = elapsed(t);
 
     // The nearest neighbours and the ranking statement (full text, fusion, the usage count and the

@@ -100,6 +100,7 @@ export async function modelVerdicts(
       system:
         "An AI agent is about to call a tool. Judge which recalled lessons and procedures are relevant " +
         "to its current task. Keep only those that would change or confirm what it is about to do.",
+      timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
       prompt: `Task: ${task?.trim() || "(not stated)"}\nTool call: ${action}\n\nRecalled directives:\n${list.join("\n")}`,
     });
     const out = new Map<string, Verdict>();

@@ -7,7 +7,10 @@ export interface StubLlm {
   model: LanguageModel;
   /** Request bodies received, in order. */
   requests: any[];
-  /** What the next completions return: a JSON-serialisable value, or a status to fail with. */
+  /**
+   * What the next completions return: a JSON-serialisable value, or a status to fail with (or a
+   * promise of either: a slow model).
+   */
   reply: (body: any) => unknown;
   close(): Promise<void>;
 }
@@ -29,7 +32,7 @@ export async function startStubLlm(): Promise<StubLlm> {
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     stub.requests.push(body);
-    const out = stub.reply(body);
+    const out = await stub.reply(body);
     if (typeof out === "number") {
       res.writeHead(out, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: "stub failure" } }));

@@ -10,6 +10,8 @@ import type { AddressInfo } from "node:net";
  */
 export type StubReply =
   | { status: number; headers?: Record<string, string>; body?: unknown }
+  /** The default answer, this much later (a slow or stuck model). */
+  | { delayMs: number }
   | { content: string }
   | { json: unknown };
 
@@ -78,7 +80,8 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
     req.on("data", (c) => {
       raw += c;
     });
-    req.on("end", () => {
+    req.on("end", () => answer(raw));
+    const answer = (raw: string, delayed = false): void => {
       const body = raw ? JSON.parse(raw) : {};
       const path = req.url ?? "";
       const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
@@ -86,8 +89,12 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
         res.end(JSON.stringify(payload));
       };
       if (req.method === "POST" && path.endsWith("/embeddings")) {
-        requests.push({ path, body, kind: "embeddings" });
-        const reply = queues.get("embeddings")?.shift();
+        if (!delayed) requests.push({ path, body, kind: "embeddings" });
+        const reply = delayed ? undefined : queues.get("embeddings")?.shift();
+        if (reply && "delayMs" in reply) {
+          setTimeout(() => answer(raw, true), reply.delayMs);
+          return;
+        }
         if (reply && "status" in reply)
           return send(reply.status, reply.body ?? { error: { message: "stub" } }, reply.headers);
         const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
@@ -101,8 +108,12 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
       }
       if (req.method === "POST" && path.endsWith("/chat/completions")) {
         const kind = kindOf(body);
-        requests.push({ path, body, kind });
-        const reply = queues.get(kind)?.shift();
+        if (!delayed) requests.push({ path, body, kind });
+        const reply = delayed ? undefined : queues.get(kind)?.shift();
+        if (reply && "delayMs" in reply) {
+          setTimeout(() => answer(raw, true), reply.delayMs);
+          return;
+        }
         if (reply && "status" in reply)
           return send(reply.status, reply.body ?? { error: { message: "stub error" } }, reply.headers);
         const content =
@@ -119,7 +130,7 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
         });
       }
       send(404, { error: { message: `no stub for ${req.method} ${path}` } });
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
