@@ -81,7 +81,7 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
       raw += c;
     });
     req.on("end", () => answer(raw));
-    const answer = (raw: string, delayed = false): void => {
+    const answer = (raw: string, delayed = false) => {
       const body = raw ? JSON.parse(raw) : {};
       const path = req.url ?? "";
       const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
