@@ -274,6 +274,15 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     expect((await patch(row!.id, { text: "again" })).status).toBe(422);
     const blank = await patch(moved.body.id, { text: "   " });
     expect(blank.body.detail.code).toBe("empty_text_field");
+    const nul = await patch(moved.body.id, { text: "\u0000 " });
+    expect(nul.body.detail.code).toBe("empty_text_field");
+    // Free text, as message content: a lone surrogate (half an emoji) becomes U+FFFD, never a 500.
+    const torn = await patch(moved.body.id, { text: "I live in Lisbon \ud83c" });
+    expect(torn.status, torn.text).toBe(200);
+    expect(torn.body.memory).toBe("I live in Lisbon \ufffd");
+    const back = await patch(torn.body.id, { text: "I live in Lisbon" });
+    expect(back.status).toBe(200);
+    moved.body.id = back.body.id;
     const nonFact = await patch(episode!.id, { text: "new" });
     expect(nonFact.status).toBe(422);
     expect(nonFact.body.detail.code).toBe("immutable_field");

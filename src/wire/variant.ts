@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Str } from "./common.js";
+import { LooseText, Str } from "./common.js";
 import { IngestRequestSchema } from "./ingest.js";
 import { GroupIdList, MemorySchema } from "./memories.js";
 
@@ -126,7 +126,8 @@ export type VariantList = z.infer<typeof VariantListSchema>;
 
 export const VariantPatchRequestSchema = z
   .looseObject({
-    text: z.string().optional().openapi({ description: "Facts only: supersedes the fact with this text." }),
+    // Free text, as message content: NUL dropped, a lone surrogate U+FFFD (a 500 before).
+    text: LooseText().optional().openapi({ description: "Facts only: supersedes the fact with this text." }),
     metadata: z
       .record(z.string(), z.unknown())
       .optional()
