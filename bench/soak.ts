@@ -116,6 +116,8 @@ async function main() {
     process.stderr.write(d);
   });
   const logged = new Map<string, number>();
+  // The first few requests that failed with a 5xx, whole: the cause is in the server's log line.
+  const failures: string[] = [];
   let partial = "";
   server.stdout!.on("data", (d) => {
     const lines = (partial + d).split("\n");
@@ -123,6 +125,7 @@ async function main() {
     for (const line of lines) {
       const msg = /"msg":"([^"]*)"/.exec(line)?.[1];
       if (msg) logged.set(msg, (logged.get(msg) ?? 0) + 1);
+      if (msg === "request failed" && failures.length < 5) failures.push(line.slice(0, 2000));
     }
   });
   let exitedAt: number | null = null;
@@ -436,6 +439,7 @@ async function main() {
   );
   for (const f of samples) console.log(`  ? ${f}`);
   for (const f of fives) console.log(`  ! ${f}`);
+  for (const f of failures) console.log(`  request failed: ${f}`);
   console.log(`server stderr lines: ${stderr.split("\n").filter(Boolean).length}`);
 }
 
