@@ -117,6 +117,34 @@ describe("openai-compatible provider", () => {
     expect(ok.status).toBe(200);
   });
 
+  it("a fact's new text is embedded before its transaction: a slow model holds no lock", async () => {
+    const { key } = await svc.newOrg();
+    const first = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
+    const fact = first.body.result.memories_created.find((m: any) => m.type === "fact");
+    // The patch's embedding takes 3 s; an ingest of the same user, sent while it waits, must not
+    // wait for it (before, the embedding ran inside the patch's transaction, under the user's
+    // ingest lock, and on the embedded database under every other statement too).
+    stub.enqueue("embeddings", { delayMs: 3000 });
+    const order: string[] = [];
+    const patching = svc
+      .request("PATCH", `/v1/memories/${fact.id}/`, { key, body: { text: "I play the viola now." } })
+      .then((r) => {
+        order.push("patch");
+        return r;
+      });
+    await new Promise((r) => setTimeout(r, 500));
+    const ingest = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "c2", messages: [{ role: "user", content: "I moved to Bergen." }] }),
+    });
+    order.push("ingest");
+    const patched = await patching;
+    expect(ingest.body.status).toBe("succeeded");
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.memory).toBe("I play the viola now.");
+    expect(order).toEqual(["ingest", "patch"]);
+  });
+
   it("tags with the model's classification: catch-all plus matched prompted groups, personal none", async () => {
     const { key, orgId } = await svc.newOrg();
     const all = await seedGroup(svc.deps, orgId, { prompt: null });

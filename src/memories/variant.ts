@@ -26,7 +26,7 @@ import { getMemory, memoryNotFound } from "./get.js";
 import { mergeMetadata } from "./metadata.js";
 import { toWire } from "./model.js";
 import { patchMemoryGroups } from "./patch.js";
-import { writeMemories } from "./write.js";
+import { embeddingText, writeMemories } from "./write.js";
 
 /** A memory in the variant shape: `memory` instead of `text`. */
 export function toVariant(m: Memory): VariantMemory {
@@ -181,6 +181,26 @@ export async function patchVariant({
     await patchMemoryGroups({ ctx, input: { id, add_group_ids, remove_group_ids } });
   }
   if (text !== undefined || metadata !== undefined) {
+    // A new text's vector, before the transaction: a model's embedding call (seconds; bounded by
+    // MNEMO_LLM_REQUEST_TIMEOUT_MS) would otherwise hold the user's ingest lock and the row's, and
+    // on the embedded database every other statement. Only for a fact that can take the text;
+    // the transaction checks again, and embeds itself if the row changed meanwhile.
+    const before = text === undefined ? null : await findMemory(ctx.db, orgId, input.id);
+    const planned =
+      text !== undefined &&
+      before?.type === "fact" &&
+      before.status !== "superseded" &&
+      mayWriteRow(ctx.principal, before)
+        ? embeddingText({ type: "fact", text: text.trim(), details: before.details })
+        : null;
+    const vector =
+      planned === null
+        ? undefined
+        : (
+            await ctx.deps.providers.embedder.embed([planned], {
+              timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
+            })
+          )[0];
     id = await inTx(ctx, async (txCtx) => {
       // A new text replaces the fact: under its user's ingest lock (taken first, as ingest takes
       // it, before the row's), so an ingest replacing the same fact at once sees this change and
@@ -201,8 +221,10 @@ export async function patchVariant({
           "This fact is already superseded; patch the active fact of its chain (see /revisions).",
         );
       }
+      const unchanged = embeddingText({ type: "fact", text: text.trim(), details: row.details }) === planned;
       const [created] = await writeMemories(txCtx, [
         {
+          ...(unchanged && vector ? { embedding: vector } : {}),
           type: "fact",
           text: text.trim(),
           user_id: row.user_id,
