@@ -1,5 +1,7 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -180,4 +182,58 @@ export function progress(label: string, total: number) {
       `\r${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total}${done >= total ? "\n" : ""}`,
     );
   };
+}
+
+/** A free loopback port (bound and released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once a spawned server answers /readyz 200; rejects if it exits first. */
+export async function untilReady(url: string, server: ChildProcess): Promise<void> {
+  for (;;) {
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    if (server.exitCode !== null) throw new Error("server exited");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * A new organisation of the `unlimited` tier, made by the admin CLI (which attaches to the running
+ * server's database, embedded or not) with the server's environment; returns its API key.
+ */
+export async function unlimitedOrgKey(env: NodeJS.ProcessEnv, name: string): Promise<string> {
+  const admin = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/cli/main.ts",
+      "admin",
+      "create-org",
+      "--name",
+      name,
+      "--tier",
+      "unlimited",
+      "--json",
+    ],
+    { cwd: path.resolve(import.meta.dirname, ".."), env, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let out = "";
+  admin.stdout!.on("data", (d) => {
+    out += d;
+  });
+  await new Promise((r) => admin.once("exit", r));
+  return (JSON.parse(out) as { api_key: string }).api_key;
 }

@@ -17,11 +17,10 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { benchDatabase, call, jsonClient, percentile } from "./lib.js";
+import { benchDatabase, call, freePort, jsonClient, percentile, unlimitedOrgKey, untilReady } from "./lib.js";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -58,17 +57,6 @@ function message(i: number) {
     `Remind me that the meeting ${i} is about ${f} supplies.`,
   ];
   return { role: i % 2 ? "assistant" : "user", content: forms[i % forms.length]! };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Milliseconds of CPU per clock tick of /proc/<pid>/stat (USER_HZ). */
@@ -159,38 +147,9 @@ async function main() {
     await database.drop();
   };
   try {
-    for (;;) {
-      const ok = await fetch(`${url}/readyz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      if (server.exitCode !== null) throw new Error("server exited");
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await untilReady(url, server);
     // An unlimited organisation (the admin CLI attaches to the server's database).
-    const admin = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "src/cli/main.ts",
-        "admin",
-        "create-org",
-        "--name",
-        "bench",
-        "--tier",
-        "unlimited",
-        "--json",
-      ],
-      { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let out = "";
-    admin.stdout!.on("data", (d) => {
-      out += d;
-    });
-    await new Promise((r) => admin.once("exit", r));
-    const key = (JSON.parse(out) as { api_key: string }).api_key;
+    const key = await unlimitedOrgKey(env, "bench");
 
     // 1. /healthz while a big job runs.
     const body = {

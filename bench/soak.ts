@@ -16,10 +16,10 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { benchDatabase, jsonClient, percentile } from "./lib.js";
+import { benchDatabase, freePort, jsonClient, percentile, unlimitedOrgKey, untilReady } from "./lib.js";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,16 +36,6 @@ const rand = () => {
 };
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 const rss = (pid: number) => {
   try {
     const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -132,37 +122,9 @@ async function main() {
   server.once("exit", () => {
     exitedAt = performance.now();
   });
-  for (;;) {
-    const ok = await fetch(`${url}/readyz`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) break;
-    if (server.exitCode !== null) throw new Error("server exited");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const admin = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/cli/main.ts",
-      "admin",
-      "create-org",
-      "--name",
-      "soak",
-      "--tier",
-      "unlimited",
-      "--json",
-    ],
-    { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  let out = "";
-  admin.stdout!.on("data", (d) => {
-    out += d;
-  });
-  await new Promise((r) => admin.once("exit", r));
-  const key = (JSON.parse(out) as { api_key: string }).api_key;
+  await untilReady(url, server);
+  // An unlimited organisation (the admin CLI attaches to the server's database).
+  const key = await unlimitedOrgKey(env, "soak");
   const c = jsonClient(url, key);
 
   const counts = new Map<string, number>();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMemory } from "../src/db/memories.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
-import { startTestService, type TestService } from "./helpers/harness.js";
+import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
 
 let svc: TestService;
@@ -93,11 +93,8 @@ describe("openai-compatible provider", () => {
 
   it("bounds a search's query embedding by MNEMO_LLM_REQUEST_TIMEOUT_MS: a stuck model fails the search quickly", async () => {
     const { key } = await svc.newOrg();
-    const config = svc.deps.config as { MNEMO_LLM_REQUEST_TIMEOUT_MS: number };
-    const bound = config.MNEMO_LLM_REQUEST_TIMEOUT_MS;
-    config.MNEMO_LLM_REQUEST_TIMEOUT_MS = 300;
     stub.enqueue("embeddings", { delayMs: 20_000 });
-    try {
+    await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 300 }, async () => {
       const t = performance.now();
       const res = await svc.request("POST", "/v1/memories/search", {
         key,
@@ -106,9 +103,7 @@ describe("openai-compatible provider", () => {
       expect(performance.now() - t).toBeLessThan(10_000);
       expect(res.status).toBe(500);
       expect(res.body.detail.code).toBe("search_failed");
-    } finally {
-      config.MNEMO_LLM_REQUEST_TIMEOUT_MS = bound;
-    }
+    });
     // The next search, the model answering, works.
     const ok = await svc.request("POST", "/v1/memories/search", {
       key,

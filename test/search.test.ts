@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
-import { startTestService, type TestService } from "./helpers/harness.js";
+import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 
 let svc: TestService;
@@ -338,20 +338,15 @@ describe("search compose", () => {
 
       // A stuck model: the deterministic block after MNEMO_LLM_REQUEST_TIMEOUT_MS, not after
       // MNEMO_LLM_TIMEOUT_MS (a minute).
-      const config = svc.deps.config as { MNEMO_LLM_REQUEST_TIMEOUT_MS: number };
-      const bound = config.MNEMO_LLM_REQUEST_TIMEOUT_MS;
-      config.MNEMO_LLM_REQUEST_TIMEOUT_MS = 300;
       stub.reply = () => new Promise((r) => setTimeout(() => r(500), 20_000));
-      try {
+      await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 300 }, async () => {
         const t = performance.now();
         const slow = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });
         expect(performance.now() - t).toBeLessThan(10_000);
         expect(slow.status).toBe(200);
         expect(slow.body.context_selection_applied).toBe(false);
         expect(slow.body.context).toContain("Dana adopted a dog named Rex");
-      } finally {
-        config.MNEMO_LLM_REQUEST_TIMEOUT_MS = bound;
-      }
+      });
 
       stub.requests.length = 0;
       const retrieve = await search(key, { query: "Dana dog", user_id: "u", mode: "retrieve" });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { identifiersFromAction } from "../src/identifiers/identifiers.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
-import { startTestService, type TestService } from "./helpers/harness.js";
+import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 
 let svc: TestService;
@@ -334,11 +334,8 @@ describe("trigger relevance gate", () => {
 
       // A stuck model: the hook gets the lexical gate after MNEMO_LLM_REQUEST_TIMEOUT_MS, not
       // after MNEMO_LLM_TIMEOUT_MS (a minute), and not the model's late answer.
-      const config = svc.deps.config as { MNEMO_LLM_REQUEST_TIMEOUT_MS: number };
-      const bound = config.MNEMO_LLM_REQUEST_TIMEOUT_MS;
-      config.MNEMO_LLM_REQUEST_TIMEOUT_MS = 300;
       stub.reply = () => new Promise((r) => setTimeout(() => r(500), 20_000));
-      try {
+      await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 300 }, async () => {
         const t = performance.now();
         const slow = await trigger(key, {
           user_id: "u",
@@ -349,9 +346,7 @@ describe("trigger relevance gate", () => {
         expect(slow.status).toBe(200);
         expect(slow.body.context_selection_applied).toBe(false);
         expect(slow.body.data.map((r: any) => r.id)).toContain(keep!.id);
-      } finally {
-        config.MNEMO_LLM_REQUEST_TIMEOUT_MS = bound;
-      }
+      });
     } finally {
       svc.deps.providers.llm = saved;
     }

@@ -131,3 +131,19 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));
   }
 }
+
+/** Runs `fn` with some settings of a running service changed, and puts them back after. */
+export async function withConfig<T>(
+  deps: Deps,
+  values: Partial<Deps["config"]>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const config = deps.config as Record<string, unknown>;
+  const saved = Object.fromEntries(Object.keys(values).map((k) => [k, config[k]]));
+  Object.assign(config, values);
+  try {
+    return await fn();
+  } finally {
+    Object.assign(config, saved);
+  }
+}
