@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMemory } from "../src/db/memories.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
-import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
+import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
 import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
 
 let svc: TestService;
@@ -127,7 +127,10 @@ describe("openai-compatible provider", () => {
         order.push("patch");
         return r;
       });
-    await new Promise((r) => setTimeout(r, 500));
+    // The ingest goes once the model holds the patch's embedding (so that the slow reply is its).
+    await waitFor(async () =>
+      stub.requests.some((q) => q.kind === "embeddings" && JSON.stringify(q.body.input).includes("viola")),
+    );
     const ingest = await svc.request("POST", "/v1/memories?wait=true", {
       key,
       body: body({ conv_id: "c2", messages: [{ role: "user", content: "I moved to Bergen." }] }),
