@@ -1,13 +1,13 @@
 import { setTimeout } from "node:timers/promises";
 import type { PgBoss } from "pg-boss";
-import { type Deps, systemCtx } from "../src/context.js";
+import { type Ctx, type Deps, systemCtx } from "../src/context.js";
 import { untilReachable } from "../src/db/db.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { deliverWebhook } from "../src/webhooks/deliver.js";
-import { NOTIFY_BACKSTOP_POLL_SECONDS, QUEUES } from "./queues.js";
+import { type DeliveryJobData, NOTIFY_BACKSTOP_POLL_SECONDS, QUEUES } from "./queues.js";
 
-/** Runs of one attempt again after the database failed under it (see below). */
+/** Runs of one attempt again after the database failed under it (deliverWithReruns). */
 const MAX_RERUNS = 3;
 
 /**
@@ -43,35 +43,7 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
           const ctx = systemCtx(deps, input.orgId, `webhook:${job.id}`);
           // Every line carries the delivery's job id and the ingest job it is about.
           ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
-          for (let rerun = 0; ; rerun++) {
-            try {
-              await deliverWebhook({ ctx, input });
-              return;
-            } catch (err) {
-              // The database away or out of room (a reset connection, a restart, a full disk)
-              // while the attempt read its webhook or recorded its outcome: run the attempt again
-              // once it answers, a few times, a second apart and more (until the job's signal: a
-              // shutdown, the expiry), or the event would be lost with no record and no next
-              // attempt. The receiver may then see the same event twice (same X-Webhook-Id), as
-              // after a worker that died.
-              if (isDatabaseUnavailable(err) && rerun < MAX_RERUNS && !job.signal.aborted) {
-                ctx.log.warn(
-                  { err, eventId: input.eventId },
-                  "webhook delivery interrupted (database unavailable); it will run again",
-                );
-                const back = await setTimeout(1000 * 2 ** rerun, undefined, { signal: job.signal })
-                  .then(() => untilReachable(deps.db, job.signal))
-                  .then(
-                    () => true,
-                    () => false,
-                  );
-                if (back) continue;
-              }
-              // A webhook's fate never touches the ingest job, nor the other attempts of the batch.
-              ctx.log.error({ err, eventId: input.eventId }, "webhook delivery crashed");
-              return;
-            }
-          }
+          await deliverWithReruns(deps, ctx, input, job.signal);
         }),
       );
     },
@@ -79,4 +51,39 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
   // A job that finished in this process may have just enqueued its delivery: fetch it now rather
   // than at the next poll (another process's delivery wakes this worker through NOTIFY).
   jobSignals(deps).on("finished", () => boss.notifyWorker(worker));
+}
+
+/**
+ * One delivery attempt. When the database fails under it (away or out of room: a reset
+ * connection, a restart, a full disk) while it reads its webhook or records its outcome, it runs
+ * again once the database answers, at most MAX_RERUNS times, 1, 2 and 4 s apart (until `signal`:
+ * a shutdown, the job's expiry); otherwise the event would be lost, with no record and no next
+ * attempt. The receiver may then see the same event twice (same X-Webhook-Id), as after a worker
+ * that died. Any other failure is logged: a webhook's fate never touches the ingest job, nor the
+ * other attempts of the batch.
+ */
+async function deliverWithReruns(deps: Deps, ctx: Ctx, input: DeliveryJobData, signal: AbortSignal) {
+  for (let rerun = 0; ; rerun++) {
+    try {
+      await deliverWebhook({ ctx, input });
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || rerun === MAX_RERUNS || signal.aborted) {
+        ctx.log.error({ err, eventId: input.eventId }, "webhook delivery crashed");
+        return;
+      }
+      ctx.log.warn(
+        { err, eventId: input.eventId },
+        "webhook delivery interrupted (database unavailable); it will run again",
+      );
+      try {
+        await setTimeout(1000 * 2 ** rerun, undefined, { signal });
+        await untilReachable(deps.db, signal);
+      } catch {
+        // Given up (a shutdown, the job's expiry): the queue runs the attempt again.
+        ctx.log.warn({ eventId: input.eventId }, "webhook delivery left to the queue's retry");
+        return;
+      }
+    }
+  }
 }

@@ -204,9 +204,9 @@ export async function patchVariant({
     id = await inTx(ctx, async (txCtx) => {
       // A new text replaces the fact: under its user's ingest lock (taken first, as ingest takes
       // it, before the row's), so an ingest replacing the same fact at once sees this change and
-      // replaces the new fact instead of leaving two active ones (src/ingest/store.ts).
-      const owner = text === undefined ? undefined : await findMemory(txCtx.db, orgId, input.id);
-      if (owner?.type === "fact") await lockIngestUser(txCtx.db, orgId, owner.user_id ?? "");
+      // replaces the new fact instead of leaving two active ones (src/ingest/store.ts). The row
+      // read above names the user: a memory's type and user never change.
+      if (before?.type === "fact") await lockIngestUser(txCtx.db, orgId, before.user_id ?? "");
       const row = await lockMemory(txCtx.db, orgId, input.id);
       if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
       const merged = metadata ? mergeMetadata(row.metadata ?? {}, metadata) : row.metadata;

@@ -127,7 +127,13 @@ export type VariantList = z.infer<typeof VariantListSchema>;
 export const VariantPatchRequestSchema = z
   .looseObject({
     // Free text, as message content: NUL dropped, a lone surrogate U+FFFD (a 500 before).
-    text: LooseText().optional().openapi({ description: "Facts only: supersedes the fact with this text." }),
+    text: LooseText()
+      .optional()
+      .openapi({
+        description:
+          "Facts only: supersedes the fact with this text. Free text as message content: a NUL is dropped " +
+          "and a lone surrogate becomes U+FFFD; empty or blank is 422 `empty_text_field`.",
+      }),
     metadata: z
       .record(z.string(), z.unknown())
       .optional()
