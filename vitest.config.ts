@@ -16,6 +16,7 @@ const SERVER_ONLY = [
   "test/split-processes.test.ts",
   "test/db-connections-killed.test.ts",
   "test/db-outage.test.ts", // a TCP proxy to the server, unplugged
+  "test/durability-warning.test.ts", // the server's fsync and synchronous_commit
 ];
 
 export default defineConfig({

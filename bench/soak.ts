@@ -4,8 +4,8 @@
  * webhook receiver that is sometimes slow or failing. Prints every answer's status and error code
  * by operation (a 5xx other than 503 is a defect), latency by operation, the server's RSS and V8
  * heap every 10 s (growth that does not come back is a leak), and whether every accepted ingest job
- * reached a terminal state.
- *   npm run bench:soak -- [--seconds 300] [--clients 6] [--seed 7]
+ * reached a terminal state (the ids of those that did not; `--log FILE` keeps the server's whole log).
+ *   npm run bench:soak -- [--seconds 300] [--clients 6] [--seed 7] [--log FILE]
  *   npm run bench:soak -- --outage-at 30 --outage-cmd "pg_ctlcluster 15 main stop -m fast" \
  *     --restore-after 5 --restore-cmd "pg_ctlcluster 15 main start"
  * With --outage-at, the outage command runs that many seconds in, and the restore command
@@ -14,7 +14,7 @@
  * production).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import type net from "node:net";
 import os from "node:os";
@@ -109,13 +109,17 @@ async function main() {
   // The first few requests that failed with a 5xx, whole: the cause is in the server's log line.
   const failures: string[] = [];
   let partial = "";
+  const logFile = arg("log", "");
   server.stdout!.on("data", (d) => {
+    if (logFile) appendFileSync(logFile, d);
     const lines = (partial + d).split("\n");
     partial = lines.pop() ?? "";
     for (const line of lines) {
       const msg = /"msg":"([^"]*)"/.exec(line)?.[1];
       if (msg) logged.set(msg, (logged.get(msg) ?? 0) + 1);
-      if (msg === "request failed" && failures.length < 5) failures.push(line.slice(0, 2000));
+      // Error level and above (pino's 50, 60): "request failed", "unhandled error", a crash.
+      const level = Number(/"level":(\d+)/.exec(line)?.[1] ?? 0);
+      if (level >= 50 && msg !== "pg-boss error" && failures.length < 5) failures.push(line.slice(0, 3000));
     }
   });
   let exitedAt: number | null = null;
@@ -356,6 +360,7 @@ async function main() {
   // Every accepted job terminal within a minute (the server still up).
   const deadline = Date.now() + 60_000;
   const states = new Map<string, number>();
+  const unfinished: string[] = [];
   let deliveries: { status: number; body: any } = { status: 0, body: undefined };
   if (exitedAt === null) {
     for (const id of jobs) {
@@ -365,6 +370,7 @@ async function main() {
         if (s === "succeeded" || s === "failed" || Date.now() > deadline) {
           const k = `${s}${s === "failed" ? ` ${JSON.stringify(res.body.error)}` : ""}`;
           states.set(k, (states.get(k) ?? 0) + 1);
+          if (s !== "succeeded" && s !== "failed") unfinished.push(id);
           break;
         }
         await new Promise((r) => setTimeout(r, 200));
@@ -388,6 +394,7 @@ async function main() {
       `  ${op}: p50 ${percentile(ms, 50).toFixed(0)} p99 ${percentile(ms, 99).toFixed(0)} max ${Math.max(...ms).toFixed(0)} ms`,
     );
   console.log(`jobs: ${[...states].map(([k, n]) => `${k}: ${n}`).join(", ")}`);
+  if (unfinished.length) console.log(`jobs not finished: ${unfinished.slice(0, 10).join(", ")}`);
   console.log(
     `webhook receiver: ${hooks} requests; deliveries page ${deliveries.status} (${deliveries.body?.data?.length} rows)`,
   );
@@ -401,7 +408,7 @@ async function main() {
   );
   for (const f of samples) console.log(`  ? ${f}`);
   for (const f of fives) console.log(`  ! ${f}`);
-  for (const f of failures) console.log(`  request failed: ${f}`);
+  for (const f of failures) console.log(`  error line: ${f}`);
   console.log(`server stderr lines: ${stderr.split("\n").filter(Boolean).length}`);
 }
 

@@ -9,7 +9,7 @@ import type { Config } from "./config.js";
 import type { Deps } from "./context.js";
 import { analyzeIfStale } from "./db/analyze.js";
 import { migrate } from "./db/migrate.js";
-import { type OpenedDatabase, openDatabase } from "./db/open.js";
+import { durabilityWarning, type OpenedDatabase, openDatabase } from "./db/open.js";
 import { type HttpServer, startHttpServer } from "./http-server.js";
 import { relayFinishedJobs, signalStopping } from "./ingest/signals.js";
 import type { Logger } from "./logger.js";
@@ -57,6 +57,10 @@ export async function startRuntime(
     if (opened.kind === "embedded") {
       // Statistics the embedded database may lack (no autovacuum there; see analyzeIfStale).
       analyzeIfStale(db).catch((err: unknown) => log.warn({ err }, "analyze at start failed"));
+    }
+    if (opened.kind === "external") {
+      const risk = await durabilityWarning(db);
+      if (risk) log.warn(risk);
     }
     const secret = await loadServerSecret(db, config.MNEMO_SECRET_KEY);
     if (secret.source === "database" && opened.kind === "external") {

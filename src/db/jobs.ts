@@ -22,10 +22,20 @@ export interface JobRow {
 const JOB_COLUMNS =
   "id, org_id, api_key_id, status, request, result, error, attempts, created_at, updated_at, started_at, finished_at, stored_facts";
 
+/**
+ * Inserts an accepted job, in the caller's transaction, and makes that transaction's commit
+ * durable: a server running with `synchronous_commit = off` acknowledges a commit before its WAL
+ * is written, and a crash then loses it, so a client holding a 202 and a job id would poll a job
+ * that never existed (seen with `bench:soak` stopping PostgreSQL in immediate mode). Raised to
+ * `on` for this transaction only; any other setting (local, remote_write, remote_apply) is kept.
+ */
 export async function insertJob(
   db: Queryable,
   job: { id: string; orgId: string; apiKeyId: string | null; request: object },
 ): Promise<JobRow> {
+  await db.query(
+    "SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'",
+  );
   const { rows } = await db.query<JobRow>(
     `INSERT INTO ingest_jobs (id, org_id, api_key_id, request) VALUES ($1, $2, $3, $4::jsonb)
      RETURNING ${JOB_COLUMNS}`,

@@ -89,3 +89,28 @@ export async function requireVector(db: Db): Promise<void> {
     );
   }
 }
+
+/**
+ * What a crash of the PostgreSQL server at DATABASE_URL can cost with its durability settings,
+ * or null when it keeps every commit it acknowledged: `fsync = off` (a power loss or an operating
+ * system crash can corrupt the database) and `synchronous_commit = off` (a crash loses the last
+ * commits it acknowledged; accepted ingest jobs are committed durably all the same, insertJob).
+ */
+export async function durabilityWarning(db: Db): Promise<string | null> {
+  const { rows } = await db.query<{ fsync: string; sync: string }>(
+    "SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
+  );
+  const { fsync, sync } = rows[0]!;
+  const risks: string[] = [];
+  if (fsync === "off")
+    risks.push("fsync is off: a power loss or an operating system crash can corrupt the database");
+  if (sync === "off")
+    risks.push(
+      "synchronous_commit is off: a crash of the server loses the last commits it acknowledged " +
+        "(memory writes, job results: a job whose result was lost runs again after MNEMO_JOB_EXPIRE_SECONDS; " +
+        "accepted ingest jobs are committed durably all the same)",
+    );
+  return risks.length
+    ? `PostgreSQL ${risks.join("; ")}. Fine for tests and benchmarks, not for data you keep.`
+    : null;
+}
