@@ -33,11 +33,12 @@ export async function insertJob(
   db: Queryable,
   job: { id: string; orgId: string; apiKeyId: string | null; request: object },
 ): Promise<JobRow> {
-  await db.query(
-    "SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'",
-  );
+  // The setting is raised by the statement itself (its FROM item runs once), not a round trip more.
   const { rows } = await db.query<JobRow>(
-    `INSERT INTO ingest_jobs (id, org_id, api_key_id, request) VALUES ($1, $2, $3, $4::jsonb)
+    `INSERT INTO ingest_jobs (id, org_id, api_key_id, request)
+     SELECT $1, $2, $3, $4::jsonb
+     FROM (SELECT CASE WHEN current_setting('synchronous_commit') = 'off'
+                  THEN set_config('synchronous_commit', 'on', true) END) durable
      RETURNING ${JOB_COLUMNS}`,
     [job.id, job.orgId, job.apiKeyId, JSON.stringify(job.request)],
   );
