@@ -76,7 +76,11 @@ describe("accepting an ingest job", () => {
       async () => {
         const r = await svc.request("POST", "/v1/memories", {
           key,
-          body: { user_id: "u1", conv_id: "c1", messages: [{ role: "user", content: "I keep bees on the roof." }] },
+          body: {
+            user_id: "u1",
+            conv_id: "c1",
+            messages: [{ role: "user", content: "I keep bees on the roof." }],
+          },
         });
         // Right after the sessions were ended a request may find the database away (503).
         if (r.status === 503) return undefined;
