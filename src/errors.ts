@@ -91,6 +91,17 @@ export class CoreError extends Error {
 
 export const isCoreError = (e: unknown): e is CoreError => e instanceof CoreError;
 
+/** How connecting to the database can fail when it is away (the `code` of a `connect` error). */
+const CONNECT_FAILURES = new Set([
+  "ECONNREFUSED",
+  "ENOENT",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+/** How an established connection to the database can break (the `code` of a `read` or `write` error). */
+const LOST_SOCKET = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT"]);
 /** node-postgres's messages for a connection it could not get or lost. */
 const LOST_CONNECTION =
   /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/;
@@ -115,10 +126,12 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // A language model's endpoint is not the database, whatever its sockets did.
     if (name === "ProviderError") return false;
     if (typeof code === "string" && /^(08...|57P0[123]|53...)$/.test(code)) return true;
-    // The socket of the database server (or of the embedded database's owner) is not there.
-    if (syscall === "connect" && (code === "ECONNREFUSED" || code === "ENOENT")) return true;
+    // The socket of the database server (or of the embedded database's owner) is not there, or
+    // not reachable, or reset the connection as it was made (a server stopping: `connect
+    // ECONNRESET` took a search to a 500 in a bench:soak run that stopped PostgreSQL).
+    if (syscall === "connect" && typeof code === "string" && CONNECT_FAILURES.has(code)) return true;
     // A connection reset or broken under a query: the server restarted or ended it, or the network.
-    if ((syscall === "read" || syscall === "write") && (code === "ECONNRESET" || code === "EPIPE"))
+    if ((syscall === "read" || syscall === "write") && typeof code === "string" && LOST_SOCKET.has(code))
       return true;
     // node-postgres: no pooled connection in time; a connection dropped under a query, or before
     // the next one on a client that lost it.
