@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -184,6 +184,12 @@ export function progress(label: string, total: number) {
   };
 }
 
+/** The value after `--name` on the command line, or `def`. */
+export function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? (process.argv[i + 1] ?? def) : def;
+}
+
 /** A free loopback port (bound and released). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -209,27 +215,25 @@ export async function untilReady(url: string, server: ChildProcess): Promise<voi
   }
 }
 
+/** `mnemo ARGS` from this checkout's sources (tsx), in the repository's directory. */
+export function spawnMnemo(args: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    cwd: path.resolve(import.meta.dirname, ".."),
+    env,
+    stdio,
+  });
+}
+
 /**
  * A new organisation of the `unlimited` tier, made by the admin CLI (which attaches to the running
  * server's database, embedded or not) with the server's environment; returns its API key.
  */
 export async function unlimitedOrgKey(env: NodeJS.ProcessEnv, name: string): Promise<string> {
-  const admin = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/cli/main.ts",
-      "admin",
-      "create-org",
-      "--name",
-      name,
-      "--tier",
-      "unlimited",
-      "--json",
-    ],
-    { cwd: path.resolve(import.meta.dirname, ".."), env, stdio: ["ignore", "pipe", "inherit"] },
-  );
+  const admin = spawnMnemo(["admin", "create-org", "--name", name, "--tier", "unlimited", "--json"], env, [
+    "ignore",
+    "pipe",
+    "inherit",
+  ]);
   let out = "";
   admin.stdout!.on("data", (d) => {
     out += d;

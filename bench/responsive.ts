@@ -15,21 +15,26 @@
  * times the CPU a request on a machine it shares with the service.
  * Targets (issue 13): /healthz p99 <= 50 ms during the job; search p95 <= 60 ms.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { benchDatabase, call, freePort, jsonClient, percentile, unlimitedOrgKey, untilReady } from "./lib.js";
+import {
+  arg,
+  benchDatabase,
+  call,
+  freePort,
+  jsonClient,
+  percentile,
+  spawnMnemo,
+  unlimitedOrgKey,
+  untilReady,
+} from "./lib.js";
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? (process.argv[i + 1] ?? def) : def;
-};
 const MESSAGES = Number(arg("messages", "5000"));
 const CLIENTS = Number(arg("clients", "20"));
 const QUERIES = Number(arg("queries", "1000"));
-const ROOT = path.resolve(import.meta.dirname, "..");
 
 const cities = ["Lisbon", "Porto", "Oslo", "Kyoto", "Lima", "Quito", "Dakar", "Hanoi", "Tunis", "Perth"];
 const foods = [
@@ -133,11 +138,7 @@ async function main() {
     LOG_LEVEL: "warn",
     MNEMO_BOOTSTRAP_API_KEY: "mnemo_bench_responsive_bootstrap_key",
   };
-  const server = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  const server = spawnMnemo(["serve"], env, ["ignore", "inherit", "inherit"]);
   const stop = async () => {
     if (server.exitCode === null) {
       server.kill("SIGTERM");

@@ -19,12 +19,8 @@ import type { Embedder } from "../src/providers/types.js";
 import { vectorWeight } from "../src/search/fuse.js";
 import { LINK_CANDIDATES, LINK_SPAN } from "../src/search/linked.js";
 import { resolveScope } from "../src/search/scope.js";
-import { call, percentile, progress, startBenchService } from "./lib.js";
+import { arg, call, percentile, progress, startBenchService } from "./lib.js";
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? (process.argv[i + 1] ?? def) : def;
-};
 const SIZES = arg("sizes", "10000,100000").split(",").map(Number);
 const QUERIES = Number(arg("queries", "200"));
 const USERS = 10;

@@ -19,15 +19,19 @@ import http from "node:http";
 import type net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { benchDatabase, freePort, jsonClient, percentile, unlimitedOrgKey, untilReady } from "./lib.js";
+import {
+  arg,
+  benchDatabase,
+  freePort,
+  jsonClient,
+  percentile,
+  spawnMnemo,
+  unlimitedOrgKey,
+  untilReady,
+} from "./lib.js";
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? (process.argv[i + 1] ?? def) : def;
-};
 const SECONDS = Number(arg("seconds", "300"));
 const CLIENTS = Number(arg("clients", "6"));
-const ROOT = path.resolve(import.meta.dirname, "..");
 
 let seed = Number(arg("seed", "7"));
 const rand = () => {
@@ -94,11 +98,7 @@ async function main() {
     MNEMO_WEBHOOK_TIMEOUT_MS: "1000",
     MNEMO_BOOTSTRAP_API_KEY: "mnemo_soak_bootstrap_key_0123456789",
   };
-  const server = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const server = spawnMnemo(["serve"], env, ["ignore", "pipe", "pipe"]);
   // The server's error lines (JSON logs on stdout) by message; anything on stderr is passed on.
   let stderr = "";
   server.stderr!.on("data", (d) => {

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "../../bench/lib.js";
 import { findRunningServer } from "../../src/db/embedded.js";
 import { createTestDatabase, onServer } from "./test-db.js";
 
@@ -21,17 +21,8 @@ export function childEnv(extra: Record<string, string | undefined>): Record<stri
   return env;
 }
 
-/** A free loopback port (bound and released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A free loopback port: the benchmarks' helper (bench/lib.ts). */
+export { freePort };
 
 export interface MnemoProcess {
   child: ChildProcess;

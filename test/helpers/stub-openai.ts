@@ -81,6 +81,8 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
       raw += c;
     });
     req.on("end", () => answer(raw));
+    // The answer, once the request is read; `delayed`: the second time, after a `delayMs` reply
+    // (neither recorded nor taken from the queue again).
     const answer = (raw: string, delayed = false) => {
       const body = raw ? JSON.parse(raw) : {};
       const path = req.url ?? "";
@@ -88,15 +90,19 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
         res.writeHead(status, { "content-type": "application/json", ...headers });
         res.end(JSON.stringify(payload));
       };
-      if (req.method === "POST" && path.endsWith("/embeddings")) {
-        if (!delayed) requests.push({ path, body, kind: "embeddings" });
-        const reply = delayed ? undefined : queues.get("embeddings")?.shift();
-        if (reply && "delayMs" in reply) {
-          setTimeout(() => answer(raw, true), reply.delayMs);
-          return;
-        }
-        if (reply && "status" in reply)
-          return send(reply.status, reply.body ?? { error: { message: "stub" } }, reply.headers);
+      const embeddings = path.endsWith("/embeddings");
+      if (req.method !== "POST" || !(embeddings || path.endsWith("/chat/completions")))
+        return send(404, { error: { message: `no stub for ${req.method} ${path}` } });
+      const kind = embeddings ? "embeddings" : kindOf(body);
+      if (!delayed) requests.push({ path, body, kind });
+      const reply = delayed ? undefined : queues.get(kind)?.shift();
+      if (reply && "delayMs" in reply) {
+        setTimeout(() => answer(raw, true), reply.delayMs);
+        return;
+      }
+      if (reply && "status" in reply)
+        return send(reply.status, reply.body ?? { error: { message: "stub error" } }, reply.headers);
+      if (embeddings) {
         const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
         const dim = body.dimensions ?? options.dim;
         return send(200, {
@@ -106,30 +112,18 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
           usage: { prompt_tokens: input.length, total_tokens: input.length },
         });
       }
-      if (req.method === "POST" && path.endsWith("/chat/completions")) {
-        const kind = kindOf(body);
-        if (!delayed) requests.push({ path, body, kind });
-        const reply = delayed ? undefined : queues.get(kind)?.shift();
-        if (reply && "delayMs" in reply) {
-          setTimeout(() => answer(raw, true), reply.delayMs);
-          return;
-        }
-        if (reply && "status" in reply)
-          return send(reply.status, reply.body ?? { error: { message: "stub error" } }, reply.headers);
-        const content =
-          reply && "content" in reply
-            ? reply.content
-            : JSON.stringify(reply && "json" in reply ? reply.json : defaultReply(kind, body));
-        return send(200, {
-          id: "chatcmpl-stub",
-          object: "chat.completion",
-          created: Math.floor(Date.now() / 1000),
-          model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-        });
-      }
-      send(404, { error: { message: `no stub for ${req.method} ${path}` } });
+      const content =
+        reply && "content" in reply
+          ? reply.content
+          : JSON.stringify(reply && "json" in reply ? reply.json : defaultReply(kindOf(body), body));
+      send(200, {
+        id: "chatcmpl-stub",
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      });
     };
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
