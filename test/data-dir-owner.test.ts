@@ -45,8 +45,16 @@ const groupNames = async (base: string) => {
   return ((await r.json()) as { data: Array<{ name: string }> }).data.map((g) => g.name).sort();
 };
 
+/**
+ * V8 aborting itself on one of its own checks ("# Fatal error in , line 0 / # Check failed:
+ * jit_page.has_value()"): a defect in V8's registry of compiled-code pages that many processes
+ * compiling at once on a busy machine can meet (nodejs/node#64500), not this project's locking.
+ * Seen once in about 40 runs of this file, in a process that had not yet logged a line.
+ */
+const v8Aborted = (p: MnemoProcess) => /# Fatal error in [^\n]*\n# Check failed/.test(p.stderr());
+
 /** Ten servers started at once on one directory: one owner, nine attached, none corrupting it. */
-async function tenAtOnce(dataDir: string, expectedGroups: string[]) {
+async function tenAtOnce(dataDir: string, expectedGroups: string[], retries = 1): Promise<void> {
   const started = await Promise.all(Array.from({ length: 10 }, () => serve(dataDir)));
   const outcomes = await Promise.all(
     started.map(({ p }) =>
@@ -56,6 +64,14 @@ async function tenAtOnce(dataDir: string, expectedGroups: string[]) {
       ),
     ),
   );
+  // A process V8 aborted is a crashed peer: the others are stopped and the round starts again on
+  // the same directory, once (its first start after the crash must open it intact too).
+  const aborted = started.filter(({ p }) => v8Aborted(p));
+  if (aborted.length > 0 && retries > 0) {
+    console.warn(`V8 aborted ${aborted.length} of 10 processes: ${aborted[0]!.p.stderr().slice(0, 200)}`);
+    await Promise.all(started.map(({ p }) => p.kill("SIGTERM")));
+    return tenAtOnce(dataDir, expectedGroups, retries - 1);
+  }
   expect(outcomes).toEqual(Array(10).fill("ready"));
   const logs = started.map(({ p }) => p.stdout());
   expect(logs.filter((l) => l.includes('"msg":"embedded database ready"'))).toHaveLength(1);
