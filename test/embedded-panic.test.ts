@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { PanicWatch } from "../src/db/pglite-server.js";
-import { freePort, type MnemoProcess, spawnMnemo } from "./helpers/process.js";
+import { freePort, type MnemoProcess, migratedDataDir, spawnMnemo } from "./helpers/process.js";
 
 /**
  * A PANIC of the embedded database: PostgreSQL raises one when a write of its write-ahead log
@@ -83,7 +81,7 @@ function panicked(p: MnemoProcess) {
 
 describe("a PANIC of the embedded database", () => {
   it("at start-up: exit 1 within seconds with a fatal line, and the next start serves what was stored", async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-panic-"));
+    const dataDir = migratedDataDir("mn-panic-");
     dirs.push(dataDir);
     const first = await start(dataDir);
     await first.p.waitFor(/"msg":"ready"/, 170_000);
@@ -110,7 +108,7 @@ describe("a PANIC of the embedded database", () => {
   }, 240_000);
 
   it("while jobs are accepted: the process exits instead of hanging, and every job answered 202 succeeds after a restart", async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-panic-"));
+    const dataDir = migratedDataDir("mn-panic-");
     dirs.push(dataDir);
     const first = await start(dataDir);
     await first.p.waitFor(/"msg":"ready"/, 170_000);

@@ -1,12 +1,17 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "./helpers/harness.js";
 import { callErr, callOk, httpClient, TOOL_NAMES } from "./helpers/mcp-client.js";
-import { childEnv, ROOT, type ServerProcess, startServerProcess, TSX } from "./helpers/process.js";
+import {
+  childEnv,
+  migratedDataDir,
+  ROOT,
+  type ServerProcess,
+  startServerProcess,
+  TSX,
+} from "./helpers/process.js";
 import { createTestDatabase, onServer } from "./helpers/test-db.js";
 
 let server: ServerProcess;
@@ -123,7 +128,7 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
   });
 
   it("runs on its own database with MNEMO_BOOTSTRAP_API_KEY, logging only to stderr", async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-stdio-"));
+    const dataDir = migratedDataDir("mnemo-stdio-");
     // Its own embedded data directory, or on a server pass its own fresh database.
     const serverDb = onServer() ? await createTestDatabase() : undefined;
     try {

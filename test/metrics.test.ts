@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrg } from "../src/admin/orgs.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
-import { freePort, spawnMnemo } from "./helpers/process.js";
+import { freePort, migratedDataDir, spawnMnemo } from "./helpers/process.js";
 import { startStubOpenAI } from "./helpers/stub-openai.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
@@ -135,7 +133,7 @@ describe("GET /metrics", () => {
 
 describe("worker-only process", () => {
   it("serves /metrics and /healthz on MNEMO_METRICS_PORT", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-wm-"));
+    const dir = migratedDataDir("mn-wm-");
     const port = await freePort();
     const proc = spawnMnemo(["worker"], {
       MNEMO_DATA_DIR: dir,

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrg, linkOrg } from "../src/admin/orgs.js";
@@ -8,7 +7,14 @@ import { createApiKey } from "../src/auth/keys.js";
 import { getOrg, insertOrgIfMissing } from "../src/db/orgs.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, signToken } from "./helpers/jwks-server.js";
-import { freePort, type MnemoProcess, ROOT, runMnemo, spawnMnemo } from "./helpers/process.js";
+import {
+  freePort,
+  type MnemoProcess,
+  migratedDataDir,
+  ROOT,
+  runMnemo,
+  spawnMnemo,
+} from "./helpers/process.js";
 
 /**
  * Identity-provider organisations and operator organisations share one id space: a token may only
@@ -86,7 +92,7 @@ describe("organisation origin", () => {
 });
 
 describe("admin link-org, against a running server process", () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-link-"));
+  const dataDir = migratedDataDir("mn-link-");
   let server: MnemoProcess | undefined;
   afterAll(async () => {
     await server?.kill("SIGTERM");

@@ -7,7 +7,7 @@ import { createDb } from "../src/db/db.js";
 import { startEmbedded } from "../src/db/embedded.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
 import { waitFor } from "./helpers/harness.js";
-import { freePort, type MnemoProcess, spawnMnemo } from "./helpers/process.js";
+import { freePort, type MnemoProcess, migratedDataDir, spawnMnemo } from "./helpers/process.js";
 
 /**
  * `npm run api` and `npm run worker` on one embedded data directory: the first to start owns it,
@@ -114,7 +114,7 @@ describe("the pool outlives the database", () => {
 
 describe("the attached process outlives the owner", () => {
   it("api attached to a worker: 503 on /readyz while the owner is away, no exit, recovery", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-away-"));
+    const dir = migratedDataDir("mn-away-");
     dirs.push(dir);
     const owner = await role("worker", dir);
     const port = await freePort();
@@ -163,7 +163,7 @@ describe("the attached process outlives the owner", () => {
   }, 180_000);
 
   it("worker attached to an api: no exit while the owner is away, works jobs once it is back", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-away-"));
+    const dir = migratedDataDir("mn-away-");
     dirs.push(dir);
     const port = await freePort();
     const owner = await role("api", dir, port);

@@ -1,10 +1,16 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { childEnv, freePort, type MnemoProcess, ROOT, spawnMnemo } from "./helpers/process.js";
+import {
+  childEnv,
+  freePort,
+  type MnemoProcess,
+  migratedDataDir,
+  ROOT,
+  spawnMnemo,
+} from "./helpers/process.js";
 import {
   createTestDatabase,
   onMaintenance,
@@ -30,7 +36,7 @@ afterAll(async () => {
 });
 
 async function start(env: Record<string, string> = {}) {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-"));
+  const dataDir = migratedDataDir("mn-stop-");
   dirs.push(dataDir);
   const db = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
   if (db) databases.push(db);
@@ -197,7 +203,7 @@ describe("shutdown", () => {
   it.each(["the process group of `npm start`", "the npm process alone"])(
     "SIGTERM to %s stops everything in it, with exit 0 and no orphans",
     async (target) => {
-      const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-"));
+      const dataDir = migratedDataDir("mn-stop-");
       dirs.push(dataDir);
       const port = await freePort();
       const npm = spawn("npm", ["start", "--silent"], {

@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportOrg } from "../src/admin/export.js";
 import { type ImportReport, importOrg } from "../src/admin/import.js";
@@ -10,7 +8,7 @@ import type { Embedder } from "../src/providers/types.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createNativeDatabase } from "./helpers/native-pg.js";
-import { runMnemo } from "./helpers/process.js";
+import { migratedDataDir, runMnemo } from "./helpers/process.js";
 
 let src: TestService;
 let dst: TestService;
@@ -294,7 +292,7 @@ describe("admin import (native PostgreSQL)", () => {
 
 describe("admin export and import commands", () => {
   it("import from stdin and export to stdout through the real entry point give back the same file", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "mn-cli-"));
+    const dir = migratedDataDir("mn-cli-");
     const env = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM) };
     try {
       const bad = [...file.slice(0, 2), "{oops", ...file.slice(2)].join("\n");

@@ -35,7 +35,10 @@ export default async function setup(project: TestProject) {
   await ensureNativeServer();
   const dir = path.join(os.tmpdir(), `mnemo-test-template-${process.pid}`);
   mkdirSync(dir, { recursive: true });
-  const server = await startEmbedded({ dataDir: dir, maxConnections: 20, inMemory: true });
+  // Persisted, and stopped cleanly below: the data directory that tests starting a real server
+  // copy (test/helpers/process.ts, migratedDataDir) instead of creating and migrating their own.
+  const dataDir = path.join(dir, "data");
+  const server = await startEmbedded({ dataDir, maxConnections: 20 });
   const db = createDb(server.connectionString, 4);
   await migrate(db, { embeddingDim: TEST_EMBEDDING_DIM });
   const boss = await startBoss(server.connectionString, silentLogger(), { schedule: false });
@@ -46,6 +49,7 @@ export default async function setup(project: TestProject) {
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await server.stop();
   project.provide("templatePath", file);
+  project.provide("templateDataDir", dataDir);
   return () => rmSync(dir, { recursive: true, force: true });
 }
 
@@ -65,6 +69,7 @@ async function setupServer(project: TestProject, serverUrl: string, runId: strin
   project.provide("testServerUrl", serverUrl);
   project.provide("testTemplateDb", template);
   project.provide("templatePath", "");
+  project.provide("templateDataDir", "");
   const { hostname, port } = new URL(serverUrl);
   console.log(
     `test databases: PostgreSQL server at ${hostname || "localhost"}:${port || 5432} (template ${template})`,
@@ -83,5 +88,7 @@ async function setupServer(project: TestProject, serverUrl: string, runId: strin
 declare module "vitest" {
   export interface ProvidedContext {
     templatePath: string;
+    /** A migrated embedded data directory, stopped cleanly ("" on a PostgreSQL server). */
+    templateDataDir: string;
   }
 }
