@@ -6,8 +6,9 @@ import type { Queue } from "../src/queue.js";
 import { ensureQueues, QUEUES } from "./queues.js";
 
 /**
- * pg-boss in the same Postgres as the data, tuned for a killed worker's job to come back within
- * seconds rather than a minute. With `listen`, pg-boss holds one LISTEN connection: a job sent
+ * pg-boss in the same Postgres as the data. The supervisor runs every 5 s, so an ingest attempt
+ * whose heartbeat lapsed (its worker killed; MNEMO_JOB_HEARTBEAT_SECONDS, sent with each job) is
+ * retried within seconds of lapsing. With `listen`, pg-boss holds one LISTEN connection: a job sent
  * to a queue with `notify` (jobs/queues.ts) sends a NOTIFY in the sending transaction, and every
  * process's workers on that queue fetch at once, whichever process enqueued. Polling stays the
  * fallback (and the only path when the listener cannot be had).
@@ -58,6 +59,7 @@ export function queueFor(boss: PgBoss): Queue {
         ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
         ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
         ...(options.expireInSeconds ? { expireInSeconds: options.expireInSeconds } : {}),
+        ...(options.heartbeatSeconds ? { heartbeatSeconds: options.heartbeatSeconds } : {}),
       }),
   };
 }

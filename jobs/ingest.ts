@@ -34,8 +34,8 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
         } catch (err) {
           // An attempt interrupted by the database going away (a restart, a failover): pg-boss
           // records the failed attempt, and so its retry, in that database. Recorded while it is
-          // still away, the record is lost and the job waits out its expiry (10 minutes by
-          // default) showing `running`; so wait for the database first (until the job's signal:
+          // still away, the record is lost and the job shows `running` until its heartbeat
+          // lapses (MNEMO_JOB_HEARTBEAT_SECONDS); so wait for the database first (until the job's signal:
           // a shutdown, the expiry), and the retry runs as soon as it is back.
           if (isDatabaseUnavailable(err)) await untilReachable(deps.db, job.signal).catch(() => {});
           throw err;

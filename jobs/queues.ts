@@ -12,7 +12,8 @@ type QueueOptions = Parameters<PgBoss["createQueue"]>[1];
  */
 export const QUEUES = {
   // Our own job row counts attempts (at most 3, see src/ingest/run-job.ts); pg-boss may deliver once
-  // more so that the last delivery can record the failure. Per-job expiry comes from send().
+  // more so that the last delivery can record the failure. Per-job expiry and heartbeat come from
+  // send() (src/ingest/submit.ts).
   // `notify`: a send wakes the workers of every process at once (jobs/boss.ts).
   ingest: {
     options: { retryLimit: 3, retryDelay: 0, deleteAfterSeconds: 3600, notify: true },

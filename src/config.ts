@@ -144,8 +144,13 @@ export const EnvSchema = z.object({
   MNEMO_WAIT_SECONDS: int(30, 0, 600),
   MNEMO_JOB_RETENTION_HOURS: int(24, 0, 24 * 365),
   MNEMO_WORKER_CONCURRENCY: int(2, 1, 64),
-  /** A running ingest job not finished in this time is taken as dead (worker killed) and retried. */
+  /** A running ingest attempt not finished in this time is taken as stuck and retried. */
   MNEMO_JOB_EXPIRE_SECONDS: int(600, 1, 86_400),
+  /**
+   * A running ingest attempt's worker refreshes the job's heartbeat every half of this; one not
+   * refreshed for this long (its worker killed, its process crashed) is retried. pg-boss's floor is 10.
+   */
+  MNEMO_JOB_HEARTBEAT_SECONDS: int(30, 10, 3_600),
   /** Test only: the local extractor sleeps this long, to exercise wait time-outs and worker kills. */
   MNEMO_TEST_EXTRACT_DELAY_MS: int(0, 0, 600_000),
   /** Test only: the store stage pauses this long after each committed chunk of facts. */

@@ -14,8 +14,10 @@ export interface Queue {
       db?: Queryable;
       startAfterSeconds?: number;
       singletonKey?: string;
-      /** How long an attempt may run before it is taken as dead and retried. */
+      /** How long an attempt may run before it is taken as stuck and retried. */
       expireInSeconds?: number;
+      /** How long an attempt's worker may go without refreshing its heartbeat before it is taken as dead. */
+      heartbeatSeconds?: number;
     },
   ): Promise<string | null>;
 }

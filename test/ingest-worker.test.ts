@@ -46,10 +46,11 @@ describe("slow extraction", () => {
 });
 
 describe("worker killed mid-job", () => {
-  it("leaves the job to be retried; the retry finishes it without duplicate memories", async () => {
-    // No in-process workers at first: the spawned worker process must take the job. The killed
-    // attempt is retried once it expires, and the retry must finish within that time too.
-    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "5" } });
+  it("leaves the job to be retried once its heartbeat stops, long before it expires; the retry finishes it without duplicate memories", async () => {
+    // No in-process workers at first: the spawned worker process must take the job. The attempt's
+    // expiry stays at its default (10 minutes): the killed attempt is retried because its worker
+    // stopped refreshing the job's heartbeat (every 5 s here), within 10 s of the last one.
+    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_HEARTBEAT_SECONDS: "10" } });
     services.push(svc);
     const { key, orgId } = await svc.newOrg();
     const res = await svc.request("POST", "/v1/memories", {

@@ -118,6 +118,17 @@ describe("admin migrate-to", () => {
       await running.stop();
     }
     expect(await counts(target.url)).toEqual(sourceCounts);
+    // The waiting job keeps its expiry and its heartbeat (a dead worker's attempt retried in 30 s).
+    const onTarget = createDb(target.url, 1);
+    try {
+      const { rows } = await onTarget.query(
+        "SELECT expire_seconds, heartbeat_seconds FROM pgboss.job WHERE data->>'jobId' = $1",
+        [pendingJob],
+      );
+      expect(rows).toEqual([{ expire_seconds: 600, heartbeat_seconds: 30 }]);
+    } finally {
+      await onTarget.close();
+    }
 
     // The target, as production would run it: same key, the pending job runs, the webhook secret reads.
     const onPg = await startRuntime(

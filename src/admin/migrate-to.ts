@@ -130,6 +130,8 @@ export async function migrateTo(
           id: j.id,
           startAfter: j.start_after,
           ...(j.singleton_key ? { singletonKey: j.singleton_key } : {}),
+          ...(j.expire_seconds ? { expireInSeconds: j.expire_seconds } : {}),
+          ...(j.heartbeat_seconds ? { heartbeatSeconds: j.heartbeat_seconds } : {}),
         });
       }
     } finally {

@@ -105,6 +105,8 @@ export interface PendingJob {
   data: object | null;
   start_after: Date;
   singleton_key: string | null;
+  expire_seconds: number | null;
+  heartbeat_seconds: number | null;
 }
 
 /** pg-boss jobs of our queues not yet finished (waiting, retrying or running at copy time). */
@@ -112,7 +114,7 @@ export async function pendingJobs(db: Queryable, queues: string[]): Promise<Pend
   const { rows: has } = await db.query<{ t: string | null }>("SELECT to_regclass('pgboss.job')::text AS t");
   if (!has[0]?.t) return [];
   const { rows } = await db.query<PendingJob>(
-    `SELECT id::text AS id, name, data, start_after, singleton_key FROM pgboss.job
+    `SELECT id::text AS id, name, data, start_after, singleton_key, expire_seconds, heartbeat_seconds FROM pgboss.job
      WHERE name = ANY($1::text[]) AND state IN ('created', 'retry', 'active')
      ORDER BY created_on, id`,
     [queues],

@@ -86,7 +86,11 @@ export async function submitIngest({
     await ctx.deps.queue.send(
       "ingest",
       { jobId, orgId: ctx.principal.orgId, requestId: ctx.requestId },
-      { db: tx, expireInSeconds: config.MNEMO_JOB_EXPIRE_SECONDS },
+      {
+        db: tx,
+        expireInSeconds: config.MNEMO_JOB_EXPIRE_SECONDS,
+        heartbeatSeconds: config.MNEMO_JOB_HEARTBEAT_SECONDS,
+      },
     );
     await recordUsage(tx, {
       orgId: ctx.principal.orgId,
