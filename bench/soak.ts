@@ -11,7 +11,10 @@
  * With --outage-at, the outage command runs that many seconds in, and the restore command
  * --restore-after seconds after it ends: a PostgreSQL restart or failover under load, during
  * which 503 is the right answer (issue 13; what it found is in the README under Running in
- * production).
+ * production). With --crash-at 20[,40...], the server itself is killed (SIGKILL) then and started
+ * again --restart-after seconds (2) later on the same data directory or database: every job
+ * accepted before the crash must still finish (one that was running, once its heartbeat lapses).
+ *   npm run bench:soak -- --seconds 90 --crash-at 20,50
  */
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -76,10 +79,20 @@ async function main() {
   const database = await benchDatabase("soak");
   // A webhook receiver that is slow, fails or answers.
   let hooks = 0;
+  /** Jobs whose terminal event reached the receiver (whatever it answered). */
+  const heard = new Set<string>();
   const receiver = http.createServer((req, res) => {
-    req.resume();
+    let body = "";
+    req.on("data", (d) => {
+      body += d;
+    });
     req.on("end", () => {
       hooks++;
+      try {
+        heard.add((JSON.parse(body) as { job_id: string }).job_id);
+      } catch {
+        // not an event
+      }
       const r = rand();
       if (r < 0.2) res.writeHead(500).end("no");
       else if (r < 0.3) setTimeout(() => res.writeHead(200).end("ok"), 3000);
@@ -98,34 +111,40 @@ async function main() {
     MNEMO_WEBHOOK_TIMEOUT_MS: "1000",
     MNEMO_BOOTSTRAP_API_KEY: "mnemo_soak_bootstrap_key_0123456789",
   };
-  const server = spawnMnemo(["serve"], env, ["ignore", "pipe", "pipe"]);
   // The server's error lines (JSON logs on stdout) by message; anything on stderr is passed on.
   let stderr = "";
-  server.stderr!.on("data", (d) => {
-    stderr += d;
-    process.stderr.write(d);
-  });
   const logged = new Map<string, number>();
   // The first few requests that failed with a 5xx, whole: the cause is in the server's log line.
   const failures: string[] = [];
-  let partial = "";
   const logFile = arg("log", "");
-  server.stdout!.on("data", (d) => {
-    if (logFile) appendFileSync(logFile, d);
-    const lines = (partial + d).split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) {
-      const msg = /"msg":"([^"]*)"/.exec(line)?.[1];
-      if (msg) logged.set(msg, (logged.get(msg) ?? 0) + 1);
-      // Error level and above (pino's 50, 60): "request failed", "unhandled error", a crash.
-      const level = Number(/"level":(\d+)/.exec(line)?.[1] ?? 0);
-      if (level >= 50 && msg !== "pg-boss error" && failures.length < 5) failures.push(line.slice(0, 3000));
-    }
-  });
   let exitedAt: number | null = null;
-  server.once("exit", () => {
-    exitedAt = performance.now();
-  });
+  /** Set while this benchmark kills the server itself (--crash-at): that exit is not a death. */
+  let crashing = false;
+  const startServer = () => {
+    const child = spawnMnemo(["serve"], env, ["ignore", "pipe", "pipe"]);
+    child.stderr!.on("data", (d) => {
+      stderr += d;
+      process.stderr.write(d);
+    });
+    let partial = "";
+    child.stdout!.on("data", (d) => {
+      if (logFile) appendFileSync(logFile, d);
+      const lines = (partial + d).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        const msg = /"msg":"([^"]*)"/.exec(line)?.[1];
+        if (msg) logged.set(msg, (logged.get(msg) ?? 0) + 1);
+        // Error level and above (pino's 50, 60): "request failed", "unhandled error", a crash.
+        const level = Number(/"level":(\d+)/.exec(line)?.[1] ?? 0);
+        if (level >= 50 && msg !== "pg-boss error" && failures.length < 5) failures.push(line.slice(0, 3000));
+      }
+    });
+    child.once("exit", () => {
+      if (!crashing) exitedAt = performance.now();
+    });
+    return child;
+  };
+  let server = startServer();
   await untilReady(url, server);
   // An unlimited organisation (the admin CLI attaches to the server's database).
   const key = await unlimitedOrgKey(env, "soak");
@@ -310,14 +329,17 @@ async function main() {
   const heap: string[] = [];
   const sampler = setInterval(() => {
     rssSamples.push([Math.round((performance.now() - t0) / 1000), Math.round(rss(server.pid!))]);
-    void fetch(`${url}/metrics`).then(async (r) => {
-      const t = await r.text();
-      const v = (n: string) =>
-        Math.round(Number(new RegExp(`^${n}(?:\\{[^}]*\\})? (\\S+)`, "m").exec(t)?.[1]) / 1048576);
-      heap.push(
-        `${v("nodejs_heap_size_used_bytes")}/${v("nodejs_heap_size_total_bytes")}/${v("nodejs_external_memory_bytes")}`,
-      );
-    });
+    void fetch(`${url}/metrics`).then(
+      async (r) => {
+        const t = await r.text();
+        const v = (n: string) =>
+          Math.round(Number(new RegExp(`^${n}(?:\\{[^}]*\\})? (\\S+)`, "m").exec(t)?.[1]) / 1048576);
+        heap.push(
+          `${v("nodejs_heap_size_used_bytes")}/${v("nodejs_heap_size_total_bytes")}/${v("nodejs_external_memory_bytes")}`,
+        );
+      },
+      () => heap.push("(no answer)"),
+    ); // the server down (--crash-at)
   }, 10_000);
   let errors = 0;
   const outageAt = Number(arg("outage-at", "0"));
@@ -342,6 +364,28 @@ async function main() {
         .then(() => (up ? shell(up) : undefined));
     }, outageAt * 1000);
   }
+  // --crash-at S[,S...]: the server killed with SIGKILL (a crash, an OOM kill) that many seconds
+  // in, and started again on the same data directory or database --restart-after seconds later.
+  const at = (ms: number) => `${((ms - t0) / 1000).toFixed(1)} s`;
+  for (const crashAt of arg("crash-at", "").split(",").filter(Boolean).map(Number)) {
+    setTimeout(async () => {
+      crashing = true;
+      const gone = new Promise((r) => server.once("exit", r));
+      server.kill("SIGKILL");
+      await gone;
+      const killed = performance.now();
+      await new Promise((r) => setTimeout(r, Number(arg("restart-after", "2")) * 1000));
+      server = startServer();
+      crashing = false;
+      await untilReady(url, server).then(
+        () =>
+          outages.push(
+            `server killed (SIGKILL) at ${at(killed)}, started again, ready at ${at(performance.now())}`,
+          ),
+        (err: Error) => outages.push(`server killed at ${at(killed)}; the new one: ${err.message}`),
+      );
+    }, crashAt * 1000);
+  }
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (performance.now() - t0 < SECONDS * 1000) {
@@ -352,6 +396,7 @@ async function main() {
         } catch (err) {
           errors++;
           if (fives.length < 50) fives.push(`${name} threw ${(err as Error).message}`);
+          await new Promise((r) => setTimeout(r, 50)); // the server down: no busy loop
         }
       }
     }),
@@ -376,7 +421,11 @@ async function main() {
         await new Promise((r) => setTimeout(r, 200));
       }
     }
-    await new Promise((r) => setTimeout(r, 3000));
+    // Each terminal job's event reaches the receiver (its first attempt is due at once; a crash
+    // must not lose it: it is enqueued in the job's terminal transaction).
+    const until = Date.now() + 30_000;
+    while (Date.now() < until && [...jobs].some((id) => !heard.has(id)))
+      await new Promise((r) => setTimeout(r, 500));
     deliveries = await c.request("GET", "/v1/webhooks/deliveries?limit=100");
   }
   c.close();
@@ -395,8 +444,10 @@ async function main() {
     );
   console.log(`jobs: ${[...states].map(([k, n]) => `${k}: ${n}`).join(", ")}`);
   if (unfinished.length) console.log(`jobs not finished: ${unfinished.slice(0, 10).join(", ")}`);
+  const unheard = [...jobs].filter((id) => !heard.has(id));
   console.log(
-    `webhook receiver: ${hooks} requests; deliveries page ${deliveries.status} (${deliveries.body?.data?.length} rows)`,
+    `webhook receiver: ${hooks} requests; deliveries page ${deliveries.status} (${deliveries.body?.data?.length} rows); ` +
+      `terminal jobs whose event never arrived: ${unheard.length}${unheard.length ? ` (${unheard.slice(0, 5).join(", ")})` : ""}`,
   );
   for (const o of outages) console.log(`outage: ${o}`);
   console.log(`rss (s, MB): ${rssSamples.map(([s, m]) => `${s}:${m}`).join(" ")}`);

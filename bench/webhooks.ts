@@ -4,8 +4,11 @@
  * time; (2) throughput draining a backlog of queued deliveries. Also the cost of signing and of
  * the URL check alone.
  *
- *   npm run bench:webhooks [-- --events 200 --latency 30]
+ *   npm run bench:webhooks [-- --events 200 --latency 30 --slow 0.1]
  *
+ * `--slow S`: that share of requests (every 1/S-th) gets no answer before the delivery time-out
+ * (1 s then), as from a receiver that is sometimes stuck; the drain then says whether one stuck
+ * attempt holds up the others.
  * The backlog is enqueued while no worker runs, then the worker starts, so the drain rate is the
  * worker's alone. Single-event latency is bounded below by pg-boss polling (0.5 s when idle), unless
  * the job finished in the same process, which wakes the worker.
@@ -32,17 +35,24 @@ import { checkWebhookUrl } from "../src/webhooks/url-safety.js";
 import { benchDatabase } from "./lib.js";
 
 const { values } = parseArgs({
-  options: { events: { type: "string", default: "200" }, latency: { type: "string", default: "30" } },
+  options: {
+    events: { type: "string", default: "200" },
+    latency: { type: "string", default: "30" },
+    slow: { type: "string", default: "0" },
+  },
 });
+const SLOW_EVERY = Number(values.slow) > 0 ? Math.round(1 / Number(values.slow)) : 0;
 const EVENTS = Number(values.events);
 const LATENCY_SAMPLES = Number(values.latency);
 
 const arrivals = new Map<string, number>();
+let requests = 0;
 const server = http.createServer((req, res) => {
   req.resume();
   req.on("end", () => {
     arrivals.set(String(req.headers["x-webhook-id"]), performance.now());
-    res.writeHead(204).end();
+    if (SLOW_EVERY && ++requests % SLOW_EVERY === 0) setTimeout(() => res.writeHead(204).end(), 2000);
+    else res.writeHead(204).end();
   });
 });
 server.listen(0, "127.0.0.1");
@@ -62,6 +72,7 @@ const config = loadConfig({
   LOG_LEVEL: "silent",
   MNEMO_DATA_DIR: dir,
   MNEMO_WEBHOOK_ALLOW_PRIVATE: "true",
+  ...(SLOW_EVERY ? { MNEMO_WEBHOOK_TIMEOUT_MS: "1000" } : {}),
 });
 const rt = await startRuntime(config, silentLogger(), { api: false, worker: false }, { listen: false });
 try {
@@ -99,7 +110,7 @@ try {
   });
   const drainS = (lastAt - t0) / 1000;
   console.log(
-    `backlog: ${arrivals.size}/${EVENTS} delivered in ${drainS.toFixed(2)} s = ${(arrivals.size / drainS).toFixed(1)} deliveries/s${drained && arrivals.size >= EVENTS ? "" : " (incomplete)"}`,
+    `backlog${SLOW_EVERY ? ` (every ${SLOW_EVERY}th request stuck past the 1 s time-out)` : ""}: ${arrivals.size}/${EVENTS} delivered in ${drainS.toFixed(2)} s = ${(arrivals.size / drainS).toFixed(1)} deliveries/s${drained && arrivals.size >= EVENTS ? "" : " (incomplete)"}`,
   );
 
   // (a) an event committed by another process: the worker finds it on its next poll;

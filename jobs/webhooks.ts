@@ -17,20 +17,23 @@ const MAX_RERUNS = 3;
  * whose worker died before it finished.
  */
 export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<void> {
-  // Batches keep a busy queue moving (a batch of one waits a polling interval after each job);
-  // the attempts of a batch run side by side, each bounded by MNEMO_WEBHOOK_TIMEOUT_MS.
-  const worker = await boss.work(
-    "webhook-delivery",
-    {
-      batchSize: 5,
-      burstWhenBatchFull: true,
-      pollingIntervalSeconds: 0.5,
-      notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_POLL_SECONDS,
-      localConcurrency: deps.config.MNEMO_WORKER_CONCURRENCY,
-    },
-    async (jobs) => {
-      await Promise.all(
-        jobs.map(async (job) => {
+  // MNEMO_WEBHOOK_CONCURRENCY slots, each one attempt at a time, fetching again at once after one
+  // (a busy queue drains back to back; an empty fetch falls back to polling): a receiver that
+  // hangs until the time-out holds only its own slot. Batches held every attempt of a batch until
+  // its slowest ended, so one stuck request in ten cut the drain rate tenfold (bench:webhooks --slow).
+  const ids: string[] = [];
+  for (let i = 0; i < deps.config.MNEMO_WEBHOOK_CONCURRENCY; i++) {
+    let self = "";
+    self = await boss.work(
+      "webhook-delivery",
+      {
+        batchSize: 1,
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_POLL_SECONDS,
+      },
+      async ([job]) => {
+        if (!job) return;
+        try {
           const parsed = QUEUES["webhook-delivery"].data.safeParse(job.data);
           if (!parsed.success) {
             deps.log.error(
@@ -44,13 +47,17 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
           // Every line carries the delivery's job id and the ingest job it is about.
           ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
           await deliverWithReruns(deps, ctx, input, job.signal);
-        }),
-      );
-    },
-  );
-  // A job that finished in this process may have just enqueued its delivery: fetch it now rather
-  // than at the next poll (another process's delivery wakes this worker through NOTIFY).
-  jobSignals(deps).on("finished", () => boss.notifyWorker(worker));
+        } finally {
+          boss.notifyWorker(self);
+        }
+      },
+    );
+    ids.push(self);
+  }
+  // A job that finished in this process may have just enqueued its delivery: a slot fetches it now
+  // rather than at its next poll (another process's delivery wakes the slots through NOTIFY).
+  let next = 0;
+  jobSignals(deps).on("finished", () => boss.notifyWorker(ids[next++ % ids.length]!));
 }
 
 /**

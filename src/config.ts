@@ -170,6 +170,8 @@ export const EnvSchema = z.object({
   // Webhooks
   MNEMO_WEBHOOK_ALLOW_PRIVATE: bool(false),
   MNEMO_WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000),
+  /** Delivery attempts a worker process runs at once, each waiting on its receiver alone. */
+  MNEMO_WEBHOOK_CONCURRENCY: int(8, 1, 256),
   MNEMO_WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1, 3650),
   /** Delay in seconds before each delivery attempt; its length is the number of attempts. */
   MNEMO_WEBHOOK_RETRY_SCHEDULE: z

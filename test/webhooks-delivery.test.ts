@@ -383,3 +383,56 @@ describe("webhook delivery", () => {
     );
   });
 });
+
+describe("a receiver that does not answer", () => {
+  it("holds only its own attempts: the organisation's other events arrive meanwhile", async () => {
+    // Attempts may wait a minute for an answer here; the first two are held until the end.
+    const slow = await startTestService({
+      env: { MNEMO_WEBHOOK_ALLOW_PRIVATE: "true", MNEMO_WEBHOOK_TIMEOUT_MS: "60000" },
+    });
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    try {
+      const org = await slow.newOrg();
+      const path = `/hook-held-${++n}`;
+      rx.script(path, [{ status: 200, wait: held }, { status: 200, wait: held }, { status: 200 }]);
+      const put = await slow.request("PUT", "/v1/webhooks", { key: org.key, body: { url: rx.base + path } });
+      expect(put.status).toBe(200);
+      const fireOn = () =>
+        slow.deps.db.tx((tx) =>
+          enqueueJobWebhook(tx, slow.deps, {
+            orgId: org.orgId,
+            jobId: newJobId(),
+            status: "succeeded",
+            convId: "conv-1",
+            userId: "user-1",
+            memories: [],
+            memoriesUpdated: [],
+            error: null,
+            finishedAt: new Date(),
+          }),
+        );
+      const delivered = async () => {
+        const r = await slow.request("GET", "/v1/webhooks/deliveries?limit=100", { key: org.key });
+        return (r.body.data as { outcome: string }[]).filter((d) => d.outcome === "delivered").length;
+      };
+      // Two attempts in flight, each waiting on the receiver.
+      await fireOn();
+      await waitFor(async () => rx.at(path).length === 1);
+      await fireOn();
+      await waitFor(async () => rx.at(path).length === 2);
+      // Ten more events: posted and recorded while those two still wait (before, in batches run
+      // by two slots, they waited behind them for the whole time-out).
+      for (let i = 0; i < 10; i++) await fireOn();
+      await waitFor(async () => (await delivered()) === 10);
+      expect(rx.at(path)).toHaveLength(12);
+      release();
+      await waitFor(async () => (await delivered()) === 12);
+    } finally {
+      release();
+      await slow.stop();
+    }
+  });
+});
