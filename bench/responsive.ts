@@ -20,6 +20,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { findRunningServer } from "../src/db/embedded.js";
 import {
   arg,
   benchDatabase,
@@ -118,6 +119,22 @@ async function backendCpu(url: string | undefined): Promise<Map<number, number>>
     await client.end();
   }
   return out;
+}
+
+/** The jobs' attempt counts, in order ("?" without a connection). */
+async function jobAttempts(url: string | undefined, ids: string[]): Promise<string> {
+  if (!url) return "?";
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; attempts: number }>(
+      "SELECT id, attempts FROM ingest_jobs WHERE id = ANY($1::text[])",
+      [ids],
+    );
+    return ids.map((id) => rows.find((r) => r.id === id)?.attempts ?? "?").join(", ");
+  } finally {
+    await client.end();
+  }
 }
 
 const stats = (ms: number[]) =>
@@ -285,6 +302,12 @@ async function main() {
     await Promise.all(searching);
     client.close();
     const secondStore = (secondJob.result?.stage_timings as Record<string, number> | undefined)?.store;
+    // How many attempts each job took: more than one means an attempt was taken as dead under the
+    // load (its heartbeat, MNEMO_JOB_HEARTBEAT_SECONDS, not refreshed in time) and run again.
+    const attempts = await jobAttempts(database.env.DATABASE_URL ?? (await findRunningServer(dir)), [
+      job.id,
+      second.id,
+    ]);
 
     const timings = job.result.stage_timings as Record<string, number>;
     process.stdout.write(
@@ -297,7 +320,7 @@ async function main() {
         `/healthz during the job: ${stats(health)}   (target p99 <= 50 ms)\n` +
         `search (mode=retrieve, ${CLIENTS} concurrent clients, steady state: after ${queries.length} + ${QUERIES} unmeasured searches): ` +
         `${stats(search)}   (target p95 <= 60 ms)\n${cpuLine}\n` +
-        `search at ${CLIENTS} clients while a second ${MESSAGES}-message job is stored (store ${secondStore?.toFixed(2) ?? "?"} s, job ${secondJob.status}): ` +
+        `search at ${CLIENTS} clients while a second ${MESSAGES}-message job is stored (store ${secondStore?.toFixed(2) ?? "?"} s, job ${secondJob.status}; attempts of the two jobs: ${attempts}): ` +
         `${stats(during)}; answers ${[...statuses].map(([k, n]) => `${k}: ${n}`).join(", ")}\n`,
     );
   } finally {
