@@ -1,4 +1,4 @@
-import type { PgBoss } from "pg-boss";
+import type { Job, PgBoss } from "pg-boss";
 import { z } from "zod";
 import { WEBHOOK_EVENTS } from "../src/webhooks/model.js";
 
@@ -61,4 +61,42 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
   // pg-boss's own pool. Inside a caller's transaction on the embedded database (one shared session)
   // that lookup waits for the transaction, which waits for it: a deadlock. Fill the cache now.
   for (const name of NAMES) await boss.getJobById(name, "00000000-0000-4000-8000-000000000000");
+}
+
+/**
+ * `count` workers on a queue, each running one job at a time and fetching again as soon as it is
+ * done (a busy queue drains back to back; an empty fetch falls back to polling every 0.5 s, or
+ * every NOTIFY_BACKSTOP_POLL_SECONDS while the listener is up): a slow job holds only its own
+ * slot. Returns `wake`, which has one slot fetch now (round robin), for a job this process just
+ * made runnable.
+ */
+export async function workSlots<N extends QueueName>(
+  boss: PgBoss,
+  name: N,
+  count: number,
+  handler: (job: Job<unknown>) => Promise<void>,
+): Promise<{ wake: () => void }> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let self = "";
+    self = await boss.work(
+      name,
+      {
+        batchSize: 1,
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_POLL_SECONDS,
+      },
+      async ([job]) => {
+        if (!job) return;
+        try {
+          await handler(job);
+        } finally {
+          boss.notifyWorker(self);
+        }
+      },
+    );
+    ids.push(self);
+  }
+  let next = 0;
+  return { wake: () => boss.notifyWorker(ids[next++ % ids.length]!) };
 }

@@ -5,7 +5,7 @@ import { untilReachable } from "../src/db/db.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { deliverWebhook } from "../src/webhooks/deliver.js";
-import { type DeliveryJobData, NOTIFY_BACKSTOP_POLL_SECONDS, QUEUES } from "./queues.js";
+import { type DeliveryJobData, QUEUES, workSlots } from "./queues.js";
 
 /** Runs of one attempt again after the database failed under it (deliverWithReruns). */
 const MAX_RERUNS = 3;
@@ -17,47 +17,29 @@ const MAX_RERUNS = 3;
  * whose worker died before it finished.
  */
 export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<void> {
-  // MNEMO_WEBHOOK_CONCURRENCY slots, each one attempt at a time, fetching again at once after one
-  // (a busy queue drains back to back; an empty fetch falls back to polling): a receiver that
-  // hangs until the time-out holds only its own slot. Batches held every attempt of a batch until
-  // its slowest ended, so one stuck request in ten cut the drain rate tenfold (bench:webhooks --slow).
-  const ids: string[] = [];
-  for (let i = 0; i < deps.config.MNEMO_WEBHOOK_CONCURRENCY; i++) {
-    let self = "";
-    self = await boss.work(
-      "webhook-delivery",
-      {
-        batchSize: 1,
-        pollingIntervalSeconds: 0.5,
-        notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_POLL_SECONDS,
-      },
-      async ([job]) => {
-        if (!job) return;
-        try {
-          const parsed = QUEUES["webhook-delivery"].data.safeParse(job.data);
-          if (!parsed.success) {
-            deps.log.error(
-              { err: parsed.error, pgBossJobId: job.id },
-              "malformed webhook delivery job dropped",
-            );
-            return;
-          }
-          const input = parsed.data;
-          const ctx = systemCtx(deps, input.orgId, `webhook:${job.id}`);
-          // Every line carries the delivery's job id and the ingest job it is about.
-          ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
-          await deliverWithReruns(deps, ctx, input, job.signal);
-        } finally {
-          boss.notifyWorker(self);
-        }
-      },
-    );
-    ids.push(self);
-  }
+  // MNEMO_WEBHOOK_CONCURRENCY slots of one attempt each: a receiver that hangs until the time-out
+  // holds only its own slot. Batches held every attempt of a batch until its slowest ended, so one
+  // stuck request in ten cut the drain rate tenfold (bench:webhooks --slow).
+  const slots = await workSlots(
+    boss,
+    "webhook-delivery",
+    deps.config.MNEMO_WEBHOOK_CONCURRENCY,
+    async (job) => {
+      const parsed = QUEUES["webhook-delivery"].data.safeParse(job.data);
+      if (!parsed.success) {
+        deps.log.error({ err: parsed.error, pgBossJobId: job.id }, "malformed webhook delivery job dropped");
+        return;
+      }
+      const input = parsed.data;
+      const ctx = systemCtx(deps, input.orgId, `webhook:${job.id}`);
+      // Every line carries the delivery's job id and the ingest job it is about.
+      ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
+      await deliverWithReruns(deps, ctx, input, job.signal);
+    },
+  );
   // A job that finished in this process may have just enqueued its delivery: a slot fetches it now
   // rather than at its next poll (another process's delivery wakes the slots through NOTIFY).
-  let next = 0;
-  jobSignals(deps).on("finished", () => boss.notifyWorker(ids[next++ % ids.length]!));
+  jobSignals(deps).on("finished", slots.wake);
 }
 
 /**
