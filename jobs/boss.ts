@@ -1,9 +1,13 @@
 import { PgBoss } from "pg-boss";
 import type { Queryable } from "../src/db/db.js";
+import { isDatabaseUnavailable } from "../src/errors.js";
 import type { Listen } from "../src/ingest/signals.js";
 import type { Logger } from "../src/logger.js";
 import type { Queue } from "../src/queue.js";
 import { ensureQueues, QUEUES } from "./queues.js";
+
+/** How often pg-boss's failures while the database is away are logged (at most one line). */
+const DB_AWAY_LOG_MS = 10_000;
 
 /**
  * pg-boss in the same Postgres as the data. The supervisor runs every 5 s, so an ingest attempt
@@ -27,7 +31,18 @@ export async function startBoss(
     migrate: true,
     useListenNotify: options.listen ?? false,
   });
-  boss.on("error", (err) => log.error({ err }, "pg-boss error"));
+  // The database away (a restart, a failover): every worker slot's poll fails every few seconds,
+  // which /readyz (503) already says. One warning per DB_AWAY_LOG_MS, counting the rest, instead
+  // of an error line per poll; anything else is an error.
+  let quietUntil = 0;
+  let unlogged = 0;
+  boss.on("error", (err) => {
+    if (!isDatabaseUnavailable(err)) return log.error({ err }, "pg-boss error");
+    if (Date.now() < quietUntil) return void unlogged++;
+    quietUntil = Date.now() + DB_AWAY_LOG_MS;
+    log.warn({ err, sinceLastLine: unlogged }, "pg-boss: the database is unavailable");
+    unlogged = 0;
+  });
   // Losing LISTEN/NOTIFY matters to operators (everything falls back to polling); pg-boss's
   // other warnings (slow queries, backlogs) are for debugging.
   boss.on("warning", (w) => {

@@ -99,6 +99,13 @@ describe("the database goes away for seconds under a running ingest job", () => 
     expect(texts.filter((t: string) => /Tromsø/.test(t))).toHaveLength(1);
     expect(server.child.exitCode).toBeNull();
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    // The queue's failed polls while the database was away: at most one warning per 10 s, not an
+    // error line per worker slot and poll.
+    const lines = server.stdout().split("\n");
+    expect(lines.filter((l) => l.includes('"msg":"pg-boss error"'))).toEqual([]);
+    const warned = lines.filter((l) => l.includes('"msg":"pg-boss: the database is unavailable"'));
+    expect(warned.length).toBeGreaterThanOrEqual(1);
+    expect(warned.length).toBeLessThanOrEqual(2);
   });
 });
 
