@@ -136,7 +136,7 @@ async function main() {
         if (msg) logged.set(msg, (logged.get(msg) ?? 0) + 1);
         // Error level and above (pino's 50, 60): "request failed", "unhandled error", a crash.
         const level = Number(/"level":(\d+)/.exec(line)?.[1] ?? 0);
-        if (level >= 50 && msg !== "pg-boss error" && failures.length < 5) failures.push(line.slice(0, 3000));
+        if (level >= 50 && failures.length < 5) failures.push(line.slice(0, 3000));
       }
     });
     child.once("exit", () => {
