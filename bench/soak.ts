@@ -338,8 +338,8 @@ async function main() {
           `${v("nodejs_heap_size_used_bytes")}/${v("nodejs_heap_size_total_bytes")}/${v("nodejs_external_memory_bytes")}`,
         );
       },
-      () => heap.push("(no answer)"),
-    ); // the server down (--crash-at)
+      () => heap.push("(no answer)"), // the server down (--crash-at)
+    );
   }, 10_000);
   let errors = 0;
   const outageAt = Number(arg("outage-at", "0"));

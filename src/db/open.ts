@@ -107,7 +107,7 @@ export async function durabilityWarning(db: Db): Promise<string | null> {
   if (sync === "off")
     risks.push(
       "synchronous_commit is off: a crash of the server loses the last commits it acknowledged " +
-        "(memory writes, job results: a job whose result was lost runs again after MNEMO_JOB_EXPIRE_SECONDS; " +
+        "(memory writes, job results: a job whose result was lost runs again once its heartbeat lapses, MNEMO_JOB_HEARTBEAT_SECONDS; " +
         "accepted ingest jobs are committed durably all the same)",
     );
   return risks.length
