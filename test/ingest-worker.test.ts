@@ -105,9 +105,10 @@ describe("worker killed mid-job", () => {
 
 describe("worker killed between the store stage's transactions", () => {
   it("leaves the facts it committed; the retry stores the rest once, not a fact deleted in between", async () => {
-    // The killed attempt is retried once it expires; the retry must finish within the same time,
-    // or it expires too and a third attempt starts: 2 s was too short on a loaded CI machine.
-    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_EXPIRE_SECONDS: "8" } });
+    // The killed attempt is retried once its heartbeat lapses (10 s). The retry's own worker keeps
+    // its heartbeat fresh, so however long a loaded machine makes it take, it is never failed
+    // under it (with an expiry of 8 s, it was, and a third attempt ran, at four test files at once).
+    const svc = await startTestService({ workers: false, env: { MNEMO_JOB_HEARTBEAT_SECONDS: "10" } });
     services.push(svc);
     const { key, orgId } = await svc.newOrg();
     // 450 distinct facts: store transactions of 50 (src/ingest/store.ts), the last with the rest.
