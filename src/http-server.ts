@@ -9,6 +9,7 @@ import {
 } from "../rest/serve.js";
 import type { App } from "../rest/types.js";
 import type { Config } from "./config.js";
+import { StartupError } from "./db/open.js";
 import type { Logger } from "./logger.js";
 
 export interface HttpServer {
@@ -21,6 +22,33 @@ export interface HttpServer {
    * Resolves when no connection is left. Idempotent.
    */
   drain(deadline: number): Promise<void>;
+}
+
+/**
+ * Binds `server` to `host`:`port`. A port another process holds, one below 1024 without the
+ * privilege, or a HOST that is not this machine's is a StartupError naming the setting (`setting`,
+ * and HOST), not an unhandled 'error' event.
+ */
+export function listenOn(server: Server, port: number, host: string, setting: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      const why =
+        err.code === "EADDRINUSE"
+          ? `the address is already in use: stop what listens there or set ${setting} to a free port`
+          : err.code === "EACCES"
+            ? `permission denied (ports below 1024 need privileges): set ${setting} to 1024 or above`
+            : err.code === "EADDRNOTAVAIL" || err.code === "ENOTFOUND"
+              ? "HOST is not an address of this machine"
+              : err.message;
+      reject(new StartupError(`cannot listen on ${where} (${setting}): ${why}`));
+    };
+    server.once("error", failed);
+    server.listen(port, host, () => {
+      server.off("error", failed);
+      resolve();
+    });
+  });
 }
 
 const SHUTTING_DOWN = JSON.stringify({
@@ -60,7 +88,7 @@ export async function startHttpServer(app: App, config: Config, log: Logger): Pr
     { hostname: config.HOST, errorHandler: refuse },
   );
   const server = createServer({ ...httpServerOptions(config), requireHostHeader: false }, listener);
-  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  await listenOn(server, config.PORT, config.HOST, "PORT");
   server.on("clientError", clientErrorHandler(log));
   server.on("checkExpectation", expectationHandler(log));
   let active = 0;

@@ -1,8 +1,10 @@
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
 import { registerMetricsRoute } from "../rest/routes/metrics.js";
 import type { Config } from "./config.js";
+import { listenOn } from "./http-server.js";
 import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 
@@ -18,12 +20,8 @@ export async function serveMetrics(
   const app = new Hono();
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   registerMetricsRoute(app, metrics, config.MNEMO_METRICS_TOKEN);
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: config.MNEMO_METRICS_PORT ?? 0, hostname: config.HOST }, () =>
-      resolve(s),
-    );
-    s.once("error", reject);
-  });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: config.HOST }) as Server;
+  await listenOn(server, config.MNEMO_METRICS_PORT ?? 0, config.HOST, "MNEMO_METRICS_PORT");
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
@@ -33,7 +31,7 @@ export async function serveMetrics(
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+        server.closeIdleConnections();
       }),
   };
 }

@@ -4,7 +4,7 @@ import { startWorkers } from "../jobs/workers.js";
 import { mcpHttpHandler } from "../mcp/http.js";
 import { createApp } from "../rest/app.js";
 import type { App } from "../rest/types.js";
-import { bootstrap } from "./auth/bootstrap.js";
+import { bootstrap, undoFirstStart } from "./auth/bootstrap.js";
 import type { Config } from "./config.js";
 import type { Deps } from "./context.js";
 import { analyzeIfStale } from "./db/analyze.js";
@@ -50,10 +50,14 @@ export async function startRuntime(
   }
   const opened = options.opened ?? (await openDatabase(config, log));
   const { db } = opened;
+  // What has started, stopped in reverse if a later step fails (a port in use): a half-started
+  // runtime must not keep the process alive, polling a database that was closed under it.
+  const started: (() => Promise<unknown>)[] = [];
   try {
     const { applied } = await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
     if (applied.length) log.info({ applied }, "migrations applied");
     const { createdKey } = await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY);
+    if (createdKey) started.push(() => undoFirstStart(db, createdKey));
     if (opened.kind === "embedded") {
       // Statistics the embedded database may lack (no autovacuum there; see analyzeIfStale).
       analyzeIfStale(db).catch((err: unknown) => log.warn({ err }, "analyze at start failed"));
@@ -70,6 +74,7 @@ export async function startRuntime(
       schedule: roles.worker,
       listen: config.MNEMO_LISTEN_NOTIFY,
     });
+    started.push(() => boss.stop({ graceful: false }));
     const metrics = createMetrics();
     metrics.watchPool(db.pool);
     metrics.watchQueues(boss);
@@ -94,12 +99,15 @@ export async function startRuntime(
           return undefined;
         })
       : undefined;
+    if (relay) started.push(() => relay.close());
 
     let http: HttpServer | undefined;
     let app: App | undefined;
     if (roles.api) app = createApp(deps, { mounts: { "/mcp": mcpHttpHandler(deps) } });
     if (app && options.listen !== false) {
       http = await startHttpServer(app, config, log);
+      const server = http;
+      started.push(() => server.drain(Date.now()));
       log.info({ url: http.url, roles }, "listening");
     }
     // A worker-only process has no API port: MNEMO_METRICS_PORT gives it /metrics and /healthz.
@@ -133,6 +141,7 @@ export async function startRuntime(
       stop,
     };
   } catch (err) {
+    for (const stop of started.reverse()) await stop().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }

@@ -1,3 +1,6 @@
+import { existsSync, rmSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { createDb } from "../src/db/db.js";
@@ -5,7 +8,8 @@ import { loadMigrations, migrate } from "../src/db/migrate.js";
 import { openDatabase, StartupError } from "../src/db/open.js";
 import { silentLogger } from "../src/logger.js";
 import { startBareDatabase } from "./helpers/bare-db.js";
-import { freePort, runMnemo, spawnMnemo } from "./helpers/process.js";
+import { freePort, migratedDataDir, runMnemo, spawnMnemo } from "./helpers/process.js";
+import { createTestDatabase, onServer } from "./helpers/test-db.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -77,6 +81,18 @@ describe("database start-up", { timeout: 180_000 }, () => {
     expect(codes).toEqual([0, 0]);
   });
 
+  it("a data directory the file system refuses: exit 1 naming MNEMO_DATA_DIR and why, no stack trace", async () => {
+    const r = await runMnemo(["serve"], {
+      MNEMO_DATA_DIR: path.join(import.meta.filename, "data"), // below a file
+      PORT: String(await freePort()),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^mnemo: cannot use the data directory .*\(MNEMO_DATA_DIR\): ENOTDIR: not a directory/,
+    );
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it("refuses a different embedding dimension than the database was created with", async () => {
     const bare = await startBareDatabase({ vector: true });
     cleanups.push(bare.stop);
@@ -104,4 +120,51 @@ describe("database start-up", { timeout: 180_000 }, () => {
     );
     expect(rows).toEqual([{ d: 2000 }]);
   });
+});
+
+describe("a port another process holds", { timeout: 180_000 }, () => {
+  it.each(["PORT", "MNEMO_METRICS_PORT"])(
+    "%s: exit 1 naming it, the database closed; the next start still prints the first-start key",
+    async (setting) => {
+      const holder = net.createServer();
+      await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+      cleanups.push(() => new Promise((resolve) => holder.close(resolve)));
+      const port = (holder.address() as net.AddressInfo).port;
+      const dataDir = migratedDataDir("mn-port-");
+      cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+      const serverDb = onServer() ? await createTestDatabase() : undefined;
+      if (serverDb) cleanups.push(() => serverDb.drop());
+      const env = { MNEMO_DATA_DIR: dataDir, ...(serverDb ? { DATABASE_URL: serverDb.url } : {}) };
+      const busy =
+        setting === "PORT"
+          ? { PORT: String(port) }
+          : { PORT: String(await freePort()), MNEMO_METRICS_PORT: String(port) };
+
+      const failed = spawnMnemo(["serve"], { ...env, ...busy });
+      cleanups.push(() => failed.kill("SIGKILL"));
+      const ended = await Promise.race([
+        failed.exited,
+        new Promise((r) => setTimeout(() => r("still running after 90 s"), 90_000)),
+      ]);
+      // Before: the API port was an unhandled 'error' event (a stack trace, the database left
+      // open); the metrics port left the process running, its workers polling a closed database.
+      expect(ended, failed.stderr()).toBe(1);
+      expect(failed.stderr()).toContain(
+        `mnemo: cannot listen on 127.0.0.1:${port} (${setting}): the address is already in use`,
+      );
+      expect(failed.stderr()).not.toMatch(/Unhandled 'error' event|\n\s+at /);
+      expect(failed.stdout()).not.toMatch(/First start/);
+      if (!serverDb) expect(existsSync(path.join(dataDir, "server.json"))).toBe(false);
+
+      // The failed start's organisation and key were taken back: the next start creates a key
+      // and prints it (before, the database was no longer empty and no key was ever shown).
+      const free = await freePort();
+      const next = spawnMnemo(["serve"], { ...env, PORT: String(free) });
+      cleanups.push(() => next.kill("SIGKILL"));
+      const m = await next.waitFor(/API key \(shown once, keep it\):\s+(mnemo_\S+)/, 90_000);
+      const r = await fetch(`http://127.0.0.1:${free}/v1/groups`, { headers: { "x-api-key": m[1]! } });
+      expect(r.status).toBe(200);
+      expect(await next.kill("SIGTERM")).toBe(0);
+    },
+  );
 });

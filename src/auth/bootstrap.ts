@@ -1,7 +1,7 @@
 import { findKeyByHash, unrevokeApiKey } from "../db/api-keys.js";
 import type { Db } from "../db/db.js";
 import { lockBootstrap } from "../db/locks.js";
-import { countOrgs, insertOrgIfMissing } from "../db/orgs.js";
+import { countOrgs, deleteOrgWithOnlyKey, insertOrgIfMissing } from "../db/orgs.js";
 import { createApiKey, hashApiKey } from "./keys.js";
 
 export const DEFAULT_ORG_ID = "org_default";
@@ -27,4 +27,13 @@ export async function bootstrap(db: Db, bootstrapKey?: string): Promise<{ create
     const { key } = await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "first-start" });
     return { createdKey: key };
   });
+}
+
+/**
+ * Takes back what a first start's bootstrap created (the `default` organisation and its key) when
+ * that start fails after it, before the key was printed (a port in use): otherwise the database is
+ * no longer empty, the next start creates no key, and the one made here was never shown.
+ */
+export async function undoFirstStart(db: Db, createdKey: string): Promise<void> {
+  await deleteOrgWithOnlyKey(db, DEFAULT_ORG_ID, hashApiKey(createdKey));
 }

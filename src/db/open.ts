@@ -57,6 +57,11 @@ export async function openDatabase(
   } catch (err) {
     if (err instanceof DirectoryInUse || err instanceof DataDirUnopenable)
       throw new StartupError(err.message);
+    // The file system refused the directory (a path through a file, no permission, read-only).
+    if (typeof (err as NodeJS.ErrnoException).syscall === "string")
+      throw new StartupError(
+        `cannot use the data directory ${config.MNEMO_DATA_DIR} (MNEMO_DATA_DIR): ${(err as Error).message}`,
+      );
     throw err;
   }
   if (opened.kind === "attached") {

@@ -35,6 +35,20 @@ export async function insertOrgIfMissing(
   return rowCount === 1;
 }
 
+/**
+ * Deletes organisation `id` (and, by cascade, all it holds) if its only key is the one hashed
+ * `keyHash`: a first start's organisation, taken back when that start fails (src/auth/bootstrap.ts).
+ */
+export async function deleteOrgWithOnlyKey(db: Queryable, id: string, keyHash: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `DELETE FROM organisations o WHERE o.id = $1
+       AND EXISTS (SELECT 1 FROM api_keys k WHERE k.org_id = o.id AND k.key_hash = $2)
+       AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.org_id = o.id AND k.key_hash <> $2)`,
+    [id, keyHash],
+  );
+  return rowCount === 1;
+}
+
 export async function getOrg(db: Queryable, id: string): Promise<OrgRow | undefined> {
   const { rows } = await db.query<OrgRow>(`SELECT ${ORG_COLS} FROM organisations WHERE id = $1`, [id]);
   return rows[0];
