@@ -26,8 +26,8 @@ export interface HttpServer {
 
 /**
  * Binds `server` to `host`:`port`. A port another process holds, one below 1024 without the
- * privilege, or a HOST that is not this machine's is a StartupError naming the setting (`setting`,
- * and HOST), not an unhandled 'error' event.
+ * privilege, or a HOST that is not this machine's is a StartupError naming the address and the
+ * setting that chose the port (`setting`), not an unhandled 'error' event.
  */
 export function listenOn(server: Server, port: number, host: string, setting: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
