@@ -270,6 +270,20 @@ describe("local extraction", () => {
       classifyLocally({ type: "fact", text: "The billing service deploys with terraform on Fridays." }, g),
     ).toEqual({ verdict: "shareable", matched_group_ids: ["g1"] });
   });
+
+  it.each([
+    ["The user's bank PIN is 4417, please remember it.", "personal"],
+    ["The user's SSH private key passphrase is CorrectHorse42.", "personal"],
+    ["The user's home Wi-Fi key is Blue-Falcon-2291 if you need it.", "personal"],
+    ["The user's apartment door code is 4711B and the buzzer is broken.", "personal"],
+    ["The user takes Sertraline_50mg every morning for the user's mood.", "personal"],
+    ["The user's recovery codes are in the drawer: 1234-5678.", "personal"],
+    // technical wording that only looks like a credential stays shareable
+    ["Pin the node version to 24 in package.json.", "shareable"],
+    ["The deploy uses a combination of terraform and ansible in the build.", "shareable"],
+  ])("credentials and health stay personal, even beside identifiers: %s", (text, verdict) => {
+    expect(classifyLocally({ type: "fact", text }, []).verdict).toBe(verdict);
+  });
 });
 
 describe("the local extractor on a long conversation", () => {

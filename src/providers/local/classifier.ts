@@ -8,8 +8,23 @@ import { contentWords, stem } from "./english.js";
  * products or shared knowledge is shareable; anything else is personal (if unsure, personal).
  * Prompted groups match by overlap between the memory's words and the group's criterion.
  */
-const PERSONAL =
-  /\b(health|doctor|hospital|sick|illness|diagnos\w*|medication|medicine|therapy|therapist|allerg\w*|pregnan\w*|surgery|depress\w*|anxiety|wife|husband|son|daughter|mother|mom|mum|father|dad|sister|brother|kids|children|family|boyfriend|girlfriend|divorce|salary|debt|loan|mortgage|bank account|credit card|income|tax return|savings|password|passcode|api key|secret|token|ssn|social security|pin code|phone number|email address|home address|address is|lives at|birthday|date of birth)\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+?\d[\d ()-]{7,}\d/i;
+const PERSONAL = new RegExp(
+  [
+    // health
+    String.raw`\b(health|doctor|hospital|clinic|sick|illness|disease|diagnos\w*|medications?|medicines?|meds|prescri\w+|dose|dosage|pills?|mood|therapy|therapist|psychiatr\w*|mental health|allerg\w*|pregnan\w*|surgery|depress\w*|anxiety|diabet\w*|cancer|blood pressure|insulin|antidepressants?)\b|\d+ ?mg\b`,
+    // family
+    String.raw`\b(wife|husband|son|daughter|mother|mom|mum|father|dad|sister|brother|kids|children|family|boyfriend|girlfriend|divorce)\b`,
+    // finances
+    String.raw`\b(salary|debt|loan|mortgage|bank|account number|routing number|iban|credit card|debit card|cvv|income|tax return|savings)\b`,
+    // credentials: what opens an account, a device or a door
+    String.raw`\b(passwords?|passcodes?|passphrases?|pin (code|number)|api key|private key|ssh key|secret|token|recovery (codes?|phrase)|backup codes|seed phrase|one-time code|wi-?fi (key|password)|(door|gate|alarm|access|lock|entry|garage) code|(lock|safe) combination|ssn|social security|passport|licen[cs]e number)\b`,
+    // contact details
+    String.raw`\b(phone number|email address|home address|address is|lives at|birthday|date of birth)\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+?\d[\d ()-]{7,}\d`,
+  ].join("|"),
+  "i",
+);
+/** A PIN in capitals: in lower case "pin" is as often a version pin. */
+const PIN = /\bPINs?\b/;
 const SHAREABLE =
   /\b(project|team|company|customer|client|product|release|deploy\w*|build|tests?|ci|pipeline|server|service|database|api|endpoint|repo(sitory)?|code|bug|feature|docs?|documentation|library|framework|config\w*|meeting|roadmap|design|architecture|process|policy|convention|style guide|standard|incident|migration|version)\b/i;
 
@@ -24,7 +39,7 @@ export function classifyLocally(
   item: ClassifyItem,
   groups: Array<{ id: string; prompt: string }>,
 ): Classification {
-  if (PERSONAL.test(item.text)) return { verdict: "personal", matched_group_ids: [] };
+  if (PERSONAL.test(item.text) || PIN.test(item.text)) return { verdict: "personal", matched_group_ids: [] };
   const technical =
     item.type === "lesson" ||
     item.type === "procedure" ||
