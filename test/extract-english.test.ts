@@ -48,6 +48,23 @@ describe("third-person facts of tricky turns", () => {
     ],
     // an adverb before the verb
     ["I generally don't get competitive.", "The user generally doesn't get competitive."],
+    // adverbs of one or two words leave the verb to conjugate; -ly verbs are verbs
+    ["I no longer work at Acme.", "The user no longer works at Acme."],
+    ["I now live in a small flat in Berlin.", "The user now lives in a small flat in Berlin."],
+    ["I hardly ever drink coffee after lunch.", "The user hardly ever drinks coffee after lunch."],
+    ["I fly to Paris every month for work.", "The user flies to Paris every month for work."],
+    ["I apply for jobs every week now.", "The user applies for jobs every week now."],
+    ["I quit my job last month.", "The user quit the user's job last month."],
+    // the speaker in a plural subject
+    [
+      "My partner and I are vegetarians since last year.",
+      "The user's partner and the user are vegetarians since last year.",
+    ],
+    ["Jamie and I have two dogs and a cat.", "Jamie and the user have two dogs and a cat."],
+    [
+      "My wife and I've been married for ten years.",
+      "The user's wife and the user have been married for ten years.",
+    ],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);

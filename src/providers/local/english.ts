@@ -96,12 +96,15 @@ const MODALS = new Set([
   "wasn't",
 ]);
 const ADVERBS = new Set(
-  "really just also never always still recently finally actually usually often sometimes already totally definitely absolutely even truly honestly probably currently mostly only".split(
+  "really just also never always still recently finally actually usually often sometimes already totally definitely absolutely even truly honestly probably currently mostly only now ever seldom first then later soon once almost".split(
     " ",
   ),
 );
+/** Verbs that end in -ly ("I apply", "I rely"): not adverbs. */
+const LY_VERBS = new Set("supply multiply comply rely reply apply imply ally bully rally tally".split(" "));
+const isAdverb = (w: string) => ADVERBS.has(w) || (/ly$/.test(w) && w.length > 4 && !LY_VERBS.has(w));
 const IRREGULAR_PAST = new Set(
-  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore overcame forgave mistook undertook withdrew foresaw".split(
+  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore overcame forgave mistook undertook withdrew foresaw quit cut hit let cost spread split".split(
     " ",
   ),
 );
@@ -172,6 +175,12 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
   let s = sentence;
   const poss = `${name}'s`;
   s = s.replace(/^(\s*)[Mm]e and\b/, (_m, sp: string) => `${sp}${name} and`);
+  // "My partner and I are", "Jamie and I have": the speaker in a plural subject keeps its verb.
+  s = s.replace(
+    /^(\s*(?:(?:[Mm]y|[Oo]ur)\s+(?:[\p{L}'-]+\s+){0,2}?[\p{L}'-]+|\p{Lu}\p{Ll}[\p{L}'-]*))\s+and I(?:'ve\b|(?=\s+(?!am\b|was\b)[a-z']+))/u,
+    (m, subj: string) => `${subj} and ${name}${m.endsWith("'ve") ? " have" : ""}`,
+  );
+  s = s.replace(/\band I (are|were)\b/g, `and ${name} $1`);
   s = s.replace(/\bI'm\b|\bI am\b/g, `${name} is`);
   s = s.replace(/\bI've\b/g, `${name} has`);
   s = s.replace(/\bI'd\b/g, `${name} would`);
@@ -180,13 +189,15 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
     /\bI (was|will|would|can|could|should|might|must|had|did|didn't|can't|won't|couldn't)\b/g,
     `${name} $1`,
   );
-  // "I <adverb>? <verb>": conjugate the verb for the third person.
-  s = s.replace(/\bI ((?:[a-z]+ )?)([a-z']+)\b/g, (_m, adv: string, verb: string) => {
-    const a = adv.trim();
-    if (NON_VERBS.has(a) || (!a && NON_VERBS.has(verb))) return `${name} ${adv}${verb}`;
-    if (a && (ADVERBS.has(a) || /ly$/.test(a))) return `${name} ${a} ${thirdPersonVerb(verb)}`;
-    if (a) return `${name} ${thirdPersonVerb(a)} ${verb}`;
-    return `${name} ${thirdPersonVerb(verb)}`;
+  // "I <adverbs> <verb>": conjugate the verb, the first word that is no adverb, for the third
+  // person ("I no longer work" -> "works", "I hardly ever drink" -> "drinks").
+  s = s.replace(/\bI ((?:[a-z]+ ){0,2}[a-z']+)\b/g, (_m, words: string) => {
+    const w = words.split(" ");
+    let i = 0;
+    while (i < w.length - 1 && (isAdverb(w[i]!) || (w[i] === "no" && w[i + 1] === "longer")))
+      i += w[i] === "no" ? 2 : 1;
+    if (i < w.length && !NON_VERBS.has(w[i]!)) w[i] = thirdPersonVerb(w[i]!);
+    return `${name} ${w.join(" ")}`;
   });
   s = s.replace(/\bI\b/g, name);
   s = s.replace(/\b[Mm]yself\b/g, "themselves");
