@@ -183,6 +183,19 @@ describe("the user's name", () => {
     ["I'm Italian.", null],
     ["I'm going to Paris.", null],
     ["I am Christian.", null],
+    // full names, and names WordNet also knows as someone famous or a star sign, after a greeting
+    ["Hi, I'm Alice Martin. I live in Paris.", "Alice Martin"],
+    ["My name is Alice Martin and I live in Paris.", "Alice Martin"],
+    ["Hi, I'm Leo. I work as an architect.", "Leo"],
+    ["Hi, I'm German.", null],
+    ["You can call me Sam, everyone does.", "Sam"],
+    ["Everyone calls me Sam.", "Sam"],
+    // a request for a call, a nickname from someone else, someone else introduced
+    ["Could you call me Monday about the contract renewal?", null],
+    ["Please call me ASAP if the package arrives.", null],
+    ["My mom used to call me Bunny when I was little.", null],
+    ["This is Bob, my coworker, he will join the call.", null],
+    ["This is Max, our dog.", null],
   ])("reads %s as %s", (content, want) => {
     expect(introducedName(content)).toBe(want);
   });
@@ -200,6 +213,12 @@ describe("the user's name", () => {
     ]);
     // "the user" stays searchable beside the name.
     expect(out[1]!.context).toContain("the user");
+  });
+
+  it("leaves the rest of an introduction with a full name as the fact", () => {
+    expect(
+      facts([turn(0, "user", "My name is Alice Martin and I live in Paris.")]).map((f) => f.text),
+    ).toEqual(["The user's name is Alice Martin.", "Alice Martin lives in Paris."]);
   });
 
   it("uses a name on record for later turns", () => {

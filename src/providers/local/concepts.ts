@@ -381,6 +381,27 @@ export function conceptTerms(text: string): string[] {
  * Whether a capitalised word is, in WordNet, first of all a kind of person or a language
  * ("Italian", "Christian", "English"): then "I'm Italian" is no self-introduction.
  */
+/**
+ * Whether a capitalised word is first of all a nationality, a language or a follower of a belief
+ * ("Italian", "French", "Buddhist"), read from its first sense's class and definition; a name that
+ * is also a famous person or a star sign ("Victoria", "Leo") is not.
+ */
+export function isNationalityOrBelief(word: string): boolean {
+  const d = load();
+  const info = d.nouns.get(word.toLowerCase());
+  if (!info) return false;
+  const first = synset(d, info.first);
+  if (!/^\p{Lu}/u.test(first.words[0] ?? "")) return false;
+  if (first.lexFile === 10) return true;
+  if (first.lexFile !== 18) return false;
+  const end = d.data.indexOf(10, info.first);
+  const line = d.data.toString("latin1", info.first, end < 0 ? undefined : end);
+  const gloss = line.slice(line.indexOf("| ") + 2);
+  return /\b(native|inhabitant|citizen|nationality|member|follower|follows|adherent|believer|speaker)\b/.test(
+    gloss,
+  );
+}
+
 export function isCommonProperNoun(word: string): boolean {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());

@@ -207,7 +207,7 @@ function withUserName(input: ExtractInput): {
 
 function withoutIntroduction(content: string, name: string): string {
   const intro = new RegExp(
-    `\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|[Pp]eople call me|I'm|I am|[Tt]his is)\\s+${name}\\b(?:\\s*(?:,|and)\\s*)?`,
+    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I'm|I am|[Tt]his is)\\s+${name}\\b(?:\\s*(?:,|and)\\s*)?`,
   );
   return content.replace(intro, "").trim();
 }

@@ -1,26 +1,50 @@
-import { isCommonProperNoun } from "./concepts.js";
+import { isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
 
 /**
- * Self-introductions: "my name is Priya", "call me Priya", "Hi, I'm Priya." The bare "I'm X" form
- * counts only when X is a capitalised word that ends its clause ("I'm Priya, a nurse") and is not
- * a nationality, language or belief ("I'm Italian."), which WordNet knows as a person or language.
+ * Self-introductions: "my name is Priya", "call me Priya", "Hi, I'm Priya Shah." A name is one to
+ * three capitalised words, each with a lower-case letter ("ASAP" is none). "Call me X" counts where
+ * it opens a clause or follows "you can", "just", "everyone"... ("could you call me Monday" asks for
+ * a call; "my mom used to call me Bunny" is a nickname). "This is X" introduces someone else when a
+ * description follows ("This is Max, our dog"). The bare "I'm X" form counts only when X ends its
+ * clause ("I'm Priya, a nurse") and is not a nationality, language or belief ("I'm Italian.");
+ * without a greeting before it, not any word WordNet knows as a person or language either.
  */
-const CALLED = /\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|[Pp]eople call me)\s+(\p{Lu}[\p{L}'-]+)/u;
-const IM =
-  /(?:^|[.!?,;]\s*|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)(?:I'm|I am|[Tt]his is)\s+(\p{Lu}[\p{L}'-]+)\s*(?:[.!,;]|$|\band\b|\bhere\b)/u;
+const NAME = String.raw`\p{Lu}[\p{Ll}'][\p{L}'-]*(?:\s+\p{Lu}[\p{Ll}'][\p{L}'-]*){0,2}`;
+const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b))`;
+const CLAUSE = String.raw`(?:^|[.!?,;:]\s*|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)`;
+const NAMED = new RegExp(String.raw`\b[Mm]y name(?: is|'s)\s+(${NAME})${ENDS}`, "u");
+const CALLED = new RegExp(
+  String.raw`${CLAUSE}(?:(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\s+(?:just\s+)?)?[Cc]all me\s+(${NAME})${ENDS}|\b(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends)\s+calls?\s+me\s+(${NAME})${ENDS}`,
+  "u",
+);
+const IM = new RegExp(
+  String.raw`(${CLAUSE})(I'm|I am|[Tt]his is)\s+(${NAME})${ENDS}(\s*,\s*(?:my|our|his|her|their|the|a|an)\b)?`,
+  "u",
+);
+const WEEKDAY = /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b/;
 
 export function introducedName(content: string): string | null {
+  const named = NAMED.exec(content);
+  if (named) return named[1]!;
   const called = CALLED.exec(content);
-  if (called) return called[1]!;
+  const callName = called?.[1] ?? called?.[2];
+  if (callName && !WEEKDAY.test(callName)) return callName;
   const im = IM.exec(content);
-  if (im && !isCommonProperNoun(im[1]!)) return im[1]!;
-  return null;
+  if (!im) return null;
+  const [, before, form, name, described] = im as unknown as [string, string, string, string, string?];
+  const another = /^[Tt]his/.test(form);
+  if (another && described) return null;
+  const first = name.split(/\s+/)[0]!;
+  if (WEEKDAY.test(first) || isNationalityOrBelief(first)) return null;
+  const greeted = /[Hh]i|[Hh]ello|[Hh]ey/.test(before);
+  if (!greeted && (another || isCommonProperNoun(first))) return null;
+  return name;
 }
 
 /** The profile fact that records a user's name, and reads it back ("The user's name is Priya."). */
 export const userNameFact = (name: string) => `The user's name is ${name}.`;
 export const USER_NAME_FACT_PREFIX = "The user's name is ";
 export function nameFromFact(text: string): string | null {
-  const m = /^The user's name is (\p{Lu}[\p{L}'-]+)\.$/u.exec(text);
+  const m = new RegExp(String.raw`^The user's name is (${NAME})\.$`, "u").exec(text);
   return m ? m[1]! : null;
 }
