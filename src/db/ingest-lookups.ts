@@ -206,6 +206,22 @@ export async function sameDirective(
   return rows[0];
 }
 
+/** An episode of this user (and agent) and conversation with this exact text. */
+export async function sameEpisode(
+  db: Queryable,
+  scope: { orgId: string; userId: string; agentId: string | null },
+  convId: string | null,
+  text: string,
+): Promise<{ id: string } | undefined> {
+  const { rows } = await db.query(
+    `SELECT id::text FROM memories WHERE org_id = $1 AND user_id = $2 AND agent_id IS NOT DISTINCT FROM $3
+       AND type = 'episode' AND conv_id IS NOT DISTINCT FROM $4 AND text = $5
+     ORDER BY created_at LIMIT 1`,
+    [scope.orgId, scope.userId, scope.agentId, convId, text],
+  );
+  return rows[0];
+}
+
 export type Touched = { id: string; type: MemoryType; text: string };
 
 /** A restated fact: bump `updated_at` and add the new source turns. */
@@ -246,6 +262,15 @@ export async function touchFacts(
      FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, events jsonb)
      WHERE m.org_id = $1 AND m.id = x.id RETURNING m.id::text, m.type, m.text`,
     [orgId, JSON.stringify([...merged].map(([id, events]) => ({ id, events })))],
+  );
+  return rows;
+}
+
+/** An episode ingested again: `updated_at` now (if it is still there). */
+export async function touchEpisode(db: Queryable, orgId: string, id: string): Promise<Touched[]> {
+  const { rows } = await db.query(
+    `UPDATE memories SET updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING id::text, type, text`,
+    [orgId, id],
   );
   return rows;
 }

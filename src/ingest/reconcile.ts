@@ -1,5 +1,10 @@
 import type { Queryable } from "../db/db.js";
-import { latestArtifactVersion, sameDirective, similarActiveFactsOf } from "../db/ingest-lookups.js";
+import {
+  latestArtifactVersion,
+  sameDirective,
+  sameEpisode,
+  similarActiveFactsOf,
+} from "../db/ingest-lookups.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
@@ -19,6 +24,11 @@ export interface Reconciled {
   newVersions: Set<string>;
   /** Directives observed again. */
   sameDirectives: string[];
+  /**
+   * The same conversation ingested again: nothing new in it, and an episode of this user and
+   * conversation with the same text. It is touched instead of stored twice.
+   */
+  sameEpisode: string | null;
 }
 
 /**
@@ -40,6 +50,7 @@ export async function reconcile(
     sameArtifacts: [],
     newVersions: new Set(),
     sameDirectives: [],
+    sameEpisode: null,
   };
   const similar = await similarActiveFactsOf(
     db,
@@ -94,6 +105,10 @@ export async function reconcile(
 
   // The episode links to the rows that now hold each fact and artifact.
   const ep = plan.episode;
+  if (out.insert.length === 0) {
+    out.sameEpisode = (await sameEpisode(db, scope, ep.conv_id ?? null, ep.text))?.id ?? null;
+    if (out.sameEpisode) return out;
+  }
   const swap = (ids: unknown) => [...new Set((ids as string[]).map((id) => replaced.get(id) ?? id))];
   ep.details = {
     ...ep.details,

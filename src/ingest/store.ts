@@ -12,6 +12,7 @@ import {
   sameDirective,
   setSupersedes,
   type Touched,
+  touchEpisode,
   touchFacts,
   touchObserved,
 } from "../db/ingest-lookups.js";
@@ -295,6 +296,7 @@ export async function storeResult({
     for (const id of new Set(sameDirectives)) {
       for (const r of await touchObserved(tx, orgId, id, request.outcome ?? null)) updated.set(r.id, r);
     }
+    if (rec.sameEpisode) for (const r of await touchEpisode(tx, orgId, rec.sameEpisode)) updated.set(r.id, r);
     const created = [];
     for (const r of mine) {
       if (rec.newVersions.has(r.id)) updated.set(r.id, r);
