@@ -55,6 +55,12 @@ describe("third-person facts of tricky turns", () => {
     ["I fly to Paris every month for work.", "The user flies to Paris every month for work."],
     ["I apply for jobs every week now.", "The user applies for jobs every week now."],
     ["I quit my job last month.", "The user quit the user's job last month."],
+    // three words the speaker says of themselves are a fact; a three-word chat reply is not
+    ["I'm vegan now.", "The user is vegan now."],
+    ["I love jazz.", "The user loves jazz."],
+    ["I know, right.", null],
+    // a script without spaces between words
+    ["我喜欢喝绿茶，每天早上都喝。", "我喜欢喝绿茶，每天早上都喝。"],
     // the speaker in a plural subject
     [
       "My partner and I are vegetarians since last year.",

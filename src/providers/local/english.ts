@@ -64,12 +64,29 @@ const PLEASANTRY =
 const LEADING_INTERJECTION =
   /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|haha|lol|gosh|thanks|thank you)(\s+[A-Z][a-z]+)?[,!.]+\s*)+/i;
 
-/** Whether a sentence says something worth keeping as a fact. */
+/** Words of a three-word reply that says nothing of the speaker ("I know, right.", "I agree totally."). */
+const CHAT_REPLY = new Set(
+  "i'm i've we're know right agree totally guess mean think see true exactly same understand hope bet".split(
+    " ",
+  ),
+);
+/** Scripts written without spaces between words (Chinese, Japanese). */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+
+/**
+ * Whether a sentence says something worth keeping as a fact: four words or more, or three that
+ * the speaker says of themselves ("I'm vegan now.", "I love jazz."), or, in a script without
+ * spaces, six characters of it or more.
+ */
 export function isSubstantive(sentence: string): boolean {
   const s = sentence.trim();
-  if (s.endsWith("?")) return false;
-  if (PLEASANTRY.test(s) && contentWords(s).length < 4) return false;
-  return contentWords(s).length >= 2 && s.split(/\s+/).length >= 4;
+  if (/[?？]$/.test(s)) return false;
+  if ((s.match(UNSPACED)?.length ?? 0) >= 6) return true;
+  const words = contentWords(s);
+  if (PLEASANTRY.test(s) && words.length < 4) return false;
+  const n = s.split(/\s+/).length;
+  if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
+  return words.length >= 2 && n >= 4;
 }
 
 export const stripInterjections = (s: string) => s.replace(LEADING_INTERJECTION, "").trim();
