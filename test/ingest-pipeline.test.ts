@@ -65,6 +65,38 @@ describe("group tagging", () => {
 });
 
 describe("supersede and dedup", () => {
+  const activeFacts = async (key: string, userId: string) => {
+    const res = await svc.request("GET", `/v1/memories?user_id=${userId}&type=fact&limit=100`, { key });
+    expect(res.status).toBe(200);
+    return res.body.data.filter((m: any) => m.details.status === "active").map((m: any) => m.text);
+  };
+
+  it.each([
+    ["I live in Paris.", "I moved to Berlin.", "The user moved to Berlin."],
+    ["I live in Paris.", "I moved from Paris to Berlin last month.", "The user moved from Paris to Berlin last month."],
+    ["I work at Acme as an engineer.", "I work at Globex now.", "The user works at Globex now."],
+    ["I work at Acme.", "I no longer work at Acme.", "The user no longer works at Acme."],
+    ["My favorite color is green.", "My favourite colour is purple.", "The user's favourite colour is purple."],
+  ])("a change the nearest neighbours miss still supersedes: %s -> %s", async (before, after, now) => {
+    const { key } = await svc.newOrg();
+    const first = await ingestOk(key, { user_id: "u5", messages: [user(before)] });
+    const old = first.memories_created.find((m: any) => m.type === "fact");
+    const second = await ingestOk(key, { user_id: "u5", messages: [user(after)] });
+    const fresh = second.memories_created.find((m: any) => m.type === "fact" && m.text === now);
+    expect(fresh).toBeDefined();
+    expect(second.memories_superseded_by).toEqual({ [old.id]: fresh.id });
+    expect(await activeFacts(key, "u5")).toEqual([now]);
+  });
+
+  it("a restated value after a move is the same fact, not a change of the one before", async () => {
+    const { key } = await svc.newOrg();
+    await ingestOk(key, { user_id: "u6", messages: [user("I live in Paris.")] });
+    await ingestOk(key, { user_id: "u6", messages: [user("I moved to Berlin.")] });
+    const third = await ingestOk(key, { user_id: "u6", messages: [user("I live in Berlin now.")] });
+    expect(third.memories_superseded_by).toEqual({});
+    expect(await activeFacts(key, "u6")).toEqual(["The user moved to Berlin."]);
+  });
+
   it("supersedes a changed single-valued fact and keeps the chain", async () => {
     const { key, orgId } = await svc.newOrg();
     const first = await ingestOk(key, { messages: [user("I live in Paris with two cats.")] });

@@ -76,6 +76,27 @@ export async function similarActiveFactsOf(
 }
 
 /**
+ * The user's active facts whose text matches a PostgreSQL regular expression (case-insensitive),
+ * newest first, other than `exceptJob`'s own: a new fact's candidates of the same kind.
+ */
+export async function activeFactsMatching(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  pattern: string,
+  limit: number,
+  exceptJob: string | null = null,
+): Promise<Similar[]> {
+  const { rows } = await db.query<Similar>(
+    `SELECT id::text, text, 0.5 AS similarity FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND text ~* $3
+       AND ($5::text IS NULL OR job_id IS DISTINCT FROM $5)
+     ORDER BY created_at DESC LIMIT $4`,
+    [scope.orgId, scope.userId, pattern, limit, exceptJob],
+  );
+  return rows.map((r) => ({ ...r, similarity: Number(r.similarity) }));
+}
+
+/**
  * Active facts of the user with one of these hashes (re-checked under the store lock), other than
  * `exceptJob`'s own.
  */

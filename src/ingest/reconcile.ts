@@ -1,12 +1,17 @@
 import type { Queryable } from "../db/db.js";
 import {
+  activeFactsMatching,
   latestArtifactVersion,
   sameDirective,
   sameEpisode,
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
+import { slotPattern } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
+
+/** How many of the user's latest facts of the same kind a single-valued attribute meets. */
+const SLOT_CANDIDATES = 5;
 
 /** What the store stage does besides inserting new rows. */
 export interface Reconciled {
@@ -59,10 +64,18 @@ export async function reconcile(
     5,
     plan.episode.job_id,
   );
-  const cases: JudgeCase[] = plan.facts.map((f, i) => ({
-    text: f.text,
-    candidates: similar[i]!.filter((c) => c.similarity >= 0.5),
-  }));
+  const cases: JudgeCase[] = [];
+  for (const [i, f] of plan.facts.entries()) {
+    const candidates = similar[i]!.filter((c) => c.similarity >= 0.5);
+    // A single-valued attribute ("lives in", "works at") also meets the user's latest statements
+    // of it, which the nearest neighbours miss ("lives in Paris" against "moved to Berlin").
+    const pattern = slotPattern(f.text);
+    if (pattern) {
+      for (const c of await activeFactsMatching(db, scope, pattern, SLOT_CANDIDATES, plan.episode.job_id))
+        if (!candidates.some((x) => x.id === c.id)) candidates.push(c);
+    }
+    cases.push({ text: f.text, candidates });
+  }
   const verdicts = await extractor.judge(cases);
   const replaced = new Map<string, string>(); // planned fact id -> existing id
   plan.facts.forEach((f, i) => {

@@ -347,14 +347,25 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   return { title, summary, gist };
 }
 
-// Single-valued attributes: a new value for the same subject and slot supersedes the old one.
+// Single-valued attributes: a new value for the same subject and slot supersedes the old one; a
+// negated one ("no longer works at Acme") supersedes the same value.
+const NEG = `(?<neg>no longer |doesn't |does not |is no longer )?`;
 const SLOTS: Array<[string, RegExp]> = [
   [
     "residence",
-    /^(?<s>.+?) (?:now |currently |recently )?(?:lives|is living|moved|has moved|relocated) (?:in|to) (?<v>.+)$/i,
+    new RegExp(
+      String.raw`^(?<s>.+?) ${NEG}(?:now |currently |recently )?(?:lives|live|is living|moved|has moved|relocated) (?:from (?:\S+ ){0,2}?)?(?:in|to) (?<v>.+)$`,
+      "i",
+    ),
   ],
-  ["employer", /^(?<s>.+?) (?:now |currently )?(?:works|is working) (?:at|for) (?<v>.+)$/i],
-  ["job", /^(?<s>.+?) (?:now |currently )?works as (?<v>.+)$/i],
+  [
+    "employer",
+    new RegExp(
+      `^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) (?:at|for) (?<v>.+)$`,
+      "i",
+    ),
+  ],
+  ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],
   ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
   [
     "contact",
@@ -366,13 +377,25 @@ const SLOTS: Array<[string, RegExp]> = [
 ];
 
 /**
+ * A PostgreSQL regular expression that finds the stored facts stating the same kind of attribute
+ * as this one ("lives in", "works at"...), or null when it states none: candidates for the judge
+ * beside the nearest neighbours, which miss "lives in Paris" against "moved to Berlin".
+ */
+export function slotPattern(text: string): string | null {
+  const slot = slotOf(text);
+  if (!slot) return null;
+  const re = SLOTS.find(([name]) => slot.slot.startsWith(`${name}:`))![1];
+  return re.source.replace(/\(\?<\w+>/g, "(").replace(/^\^/, "");
+}
+
+/**
  * A fact without its context, the leading "On 8 May 2023, " and the trailing "(answering: ...)":
  * the same claim restated another day or in reply to another question is the same claim.
  */
 const bareClaim = (text: string) =>
   text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: .*\)$/, "");
 
-function slotOf(text: string): { slot: string; subject: string; value: string } | null {
+function slotOf(text: string): { slot: string; subject: string; value: string; negated: boolean } | null {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes.
   const claim = bareClaim(text);
@@ -382,9 +405,13 @@ function slotOf(text: string): { slot: string; subject: string; value: string } 
     const m = re.exec(t);
     if (m?.groups) {
       return {
-        slot: `${slot}:${(m.groups.k ?? "").toLowerCase()}`,
+        slot: `${slot}:${(m.groups.k ?? "").toLowerCase().replace(/colour/g, "color")}`,
         subject: normaliseText(m.groups.s!),
-        value: normaliseText(m.groups.v!),
+        value: normaliseText(m.groups.v!).replace(
+          / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
+          "",
+        ),
+        negated: !!m.groups.neg,
       };
     }
   }
@@ -398,14 +425,17 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
     if (normaliseText(bareClaim(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
   }
   if (mine) {
-    for (const cand of c.candidates) {
+    const same = c.candidates.filter((cand) => {
       const theirs = slotOf(cand.text);
-      if (theirs && theirs.slot === mine.slot && theirs.subject === mine.subject) {
-        return theirs.value === mine.value
-          ? { verdict: "duplicate", id: cand.id }
-          : { verdict: "supersedes", id: cand.id };
-      }
-    }
+      return (
+        theirs && theirs.slot === mine.slot && theirs.subject === mine.subject && theirs.negated === false
+      );
+    });
+    const sameValue = same.find((cand) => slotOf(cand.text)!.value === mine.value);
+    if (mine.negated) {
+      if (sameValue) return { verdict: "supersedes", id: sameValue.id };
+    } else if (sameValue) return { verdict: "duplicate", id: sameValue.id };
+    else if (same[0]) return { verdict: "supersedes", id: same[0].id };
   }
   const best = c.candidates.find((x) => x.similarity >= 0.93);
   return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
