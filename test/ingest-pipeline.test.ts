@@ -73,10 +73,18 @@ describe("supersede and dedup", () => {
 
   it.each([
     ["I live in Paris.", "I moved to Berlin.", "The user moved to Berlin."],
-    ["I live in Paris.", "I moved from Paris to Berlin last month.", "The user moved from Paris to Berlin last month."],
+    [
+      "I live in Paris.",
+      "I moved from Paris to Berlin last month.",
+      "The user moved from Paris to Berlin last month.",
+    ],
     ["I work at Acme as an engineer.", "I work at Globex now.", "The user works at Globex now."],
     ["I work at Acme.", "I no longer work at Acme.", "The user no longer works at Acme."],
-    ["My favorite color is green.", "My favourite colour is purple.", "The user's favourite colour is purple."],
+    [
+      "My favorite color is green.",
+      "My favourite colour is purple.",
+      "The user's favourite colour is purple.",
+    ],
   ])("a change the nearest neighbours miss still supersedes: %s -> %s", async (before, after, now) => {
     const { key } = await svc.newOrg();
     const first = await ingestOk(key, { user_id: "u5", messages: [user(before)] });
@@ -391,8 +399,8 @@ describe("changes made while a job is stored (a pause between its store transact
     const episode = result.memories_created.find((m: any) => m.type === "episode");
     const ep = (await findMemory(slow.deps.db, orgId, episode.id))!;
     expect((ep.details.fact_ids as string[]).at(-1)).toBe(row.id);
-    // Its neighbours link to it; only the first job's episode still names the deleted copy.
-    expect(await danglingLinks(slow.deps.db, orgId)).toEqual([1, 0]);
+    // Its neighbours link to it, and the deleted copy left the first job's episode.
+    expect(await danglingLinks(slow.deps.db, orgId)).toEqual([0, 0]);
   });
 
   it("a fact whose text is changed (PATCH) after the job replaced it is replaced in turn: one active", async () => {
@@ -616,5 +624,38 @@ describe("a big job shares this thread", () => {
     expect(slices.length).toBeGreaterThanOrEqual(4);
     expect(Math.max(...slices.map((c) => c.size))).toBeLessThanOrEqual(100);
     for (let i = 1; i < slices.length; i++) expect(slices[i]!.ticks).toBeGreaterThan(slices[i - 1]!.ticks);
+  });
+});
+
+describe("a deleted fact leaves its episodes", () => {
+  it("its sentences leave the episode's text and its id the episode's fact_ids; search no longer shows it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      user_id: "u7",
+      messages: [
+        user("I live in Oslo with my partner and our cat."),
+        user("My bank PIN is 4417, please remember it for me."),
+        user("I work as a nurse at the city hospital in Oslo."),
+      ],
+    });
+    const pin = result.memories_created.find((m: any) => m.type === "fact" && m.text.includes("4417"));
+    const episode = result.memories_created.find((m: any) => m.type === "episode");
+    const before = await findMemory(svc.deps.db, orgId, episode.id);
+    expect(before!.text).toContain("4417");
+    expect(before!.details.fact_ids).toContain(pin.id);
+
+    const del = await svc.request("DELETE", `/v1/memories/${pin.id}`, { key });
+    expect(del.status).toBe(204);
+    const after = await findMemory(svc.deps.db, orgId, episode.id);
+    expect(after!.text).not.toContain("4417");
+    expect(after!.text).toContain("Oslo");
+    expect(after!.details.fact_ids).not.toContain(pin.id);
+    expect(after!.details.fact_ids).toHaveLength((before!.details.fact_ids as string[]).length - 1);
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "bank PIN", user_id: "u7" },
+    });
+    expect(search.status).toBe(200);
+    expect(JSON.stringify(search.body)).not.toContain("4417");
   });
 });

@@ -250,13 +250,48 @@ export async function patchMemoryGroupIds(
 }
 
 /** Hard delete; true when a row of the organisation was removed. */
-export async function deleteMemoryRow(db: Queryable, orgId: string, id: string): Promise<boolean> {
-  if (!UUID_RE.test(id)) return false;
-  const { rowCount } = await db.query("DELETE FROM memories WHERE id = $2::uuid AND org_id = $1", [
+export async function deleteMemoryRow(
+  db: Queryable,
+  orgId: string,
+  id: string,
+): Promise<{ type: MemoryType; text: string; user_id: string | null } | null> {
+  if (!UUID_RE.test(id)) return null;
+  const { rows } = await db.query(
+    "DELETE FROM memories WHERE id = $2::uuid AND org_id = $1 RETURNING type, text, user_id",
+    [orgId, id],
+  );
+  return rows[0] ?? null;
+}
+
+/** The episodes of a user that list a fact in `details.fact_ids`, for update. */
+export async function episodesListingFact(
+  db: Queryable,
+  orgId: string,
+  userId: string | null,
+  factId: string,
+): Promise<Array<{ id: string; text: string; details: Record<string, unknown> }>> {
+  const { rows } = await db.query(
+    `SELECT id::text, text, details FROM memories
+     WHERE org_id = $1 AND user_id IS NOT DISTINCT FROM $2 AND type = 'episode' AND details->'fact_ids' ? $3
+     FOR UPDATE`,
+    [orgId, userId, factId],
+  );
+  return rows;
+}
+
+export async function updateEpisodeText(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  text: string,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await db.query("UPDATE memories SET text = $3, details = $4 WHERE org_id = $1 AND id = $2::uuid", [
     orgId,
     id,
+    text,
+    details,
   ]);
-  return (rowCount ?? 0) > 0;
 }
 
 /** Guards the chain walk against a cycle in bad data; real chains are far shorter. */

@@ -1,12 +1,16 @@
 import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
-import type { Ctx } from "../context.js";
-import { deleteMemoryRow, findMemory } from "../db/memories.js";
+import { type Ctx, inTx } from "../context.js";
+import { deleteMemoryRow, episodesListingFact, findMemory, updateEpisodeText } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
+import { splitSentences } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
 
 /**
  * Hard delete, no tombstone. A fact that others supersede simply leaves their chain (there is no
- * foreign key on `supersedes`; the revision walker stops at the gap).
+ * foreign key on `supersedes`; the revision walker stops at the gap). A deleted fact also leaves
+ * the episodes that list it: its id from their `fact_ids`, and its sentences from their text
+ * (the local extractor's summary is made of its facts' sentences; a model's summary in its own
+ * words keeps what it says, so delete that episode too).
  */
 export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<void> {
   let deleted: boolean;
@@ -16,11 +20,39 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
     if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
   }
   try {
-    deleted = await deleteMemoryRow(ctx.db, ctx.principal.orgId, input.id);
+    deleted = await inTx(ctx, async ({ db }) => {
+      const orgId = ctx.principal.orgId;
+      const row = await deleteMemoryRow(db, orgId, input.id);
+      if (row?.type === "fact") {
+        for (const ep of await episodesListingFact(db, orgId, row.user_id, input.id)) {
+          const { text, details } = withoutFact(ep, input.id, row.text);
+          await updateEpisodeText(db, orgId, ep.id, text, details);
+        }
+      }
+      return row !== null;
+    });
   } catch (err) {
     if (isCoreError(err)) throw err;
     throw new CoreError("delete_failed", "The memory could not be deleted.", { cause: err });
   }
   if (!deleted) throw memoryNotFound(input.id);
   ctx.log.info({ memoryId: input.id }, "memory deleted");
+}
+
+const asSentence = (s: string) => s.replace(/[.!]?$/, ".");
+
+/** An episode without a deleted fact: its id, and its sentences where the summary quotes them. */
+export function withoutFact(
+  episode: { text: string; details: Record<string, unknown> },
+  factId: string,
+  factText: string,
+): { text: string; details: Record<string, unknown> } {
+  const gone = new Set(splitSentences(factText).map(asSentence));
+  const kept = splitSentences(episode.text).filter((s) => !gone.has(asSentence(s)));
+  const title = typeof episode.details.title === "string" ? episode.details.title : "";
+  const factIds = Array.isArray(episode.details.fact_ids) ? (episode.details.fact_ids as string[]) : [];
+  return {
+    text: kept.length ? kept.join(" ") : title,
+    details: { ...episode.details, fact_ids: factIds.filter((id) => id !== factId) },
+  };
 }
