@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { identifiersFromAction } from "../src/identifiers/identifiers.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
+import { extractDirectives } from "../src/providers/local/directives.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 
@@ -79,6 +80,48 @@ describe("identifier extraction", () => {
 
   it("finds nothing in plain prose", () => {
     expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
+  });
+
+  it("takes no acronym that names a kind of thing, and keeps command names", () => {
+    const ids = identifiersFromAction({
+      tool: "bash",
+      args: { command: "aws s3 ls" },
+      output: "the AWS CLI v2 reads JSON",
+    });
+    expect(ids).toContain("aws");
+    for (const kind of ["CLI", "JSON"]) expect(ids).not.toContain(kind);
+  });
+});
+
+describe("directives learned without a model", () => {
+  it("are triggered by their specific identifiers, not by a one-letter flag beside them", () => {
+    const ds = extractDirectives([
+      {
+        index: 0,
+        role: "tool",
+        speaker: null,
+        content: "Error: ECONNREFUSED 127.0.0.1:5432",
+        date: null,
+        at: null,
+        refDate: null,
+        eventId: "0",
+      },
+      {
+        index: 1,
+        role: "assistant",
+        speaker: null,
+        content:
+          "The fix was to start the database first with docker compose up -d postgres, then rerun migrate.ts.",
+        date: null,
+        at: null,
+        refDate: null,
+        eventId: "1",
+      },
+    ]);
+    const lesson = ds.find((d) => d.type === "lesson")!;
+    expect(lesson.trigger_entities).toContain("ECONNREFUSED");
+    expect(lesson.trigger_entities).toContain("migrate.ts");
+    expect(lesson.trigger_entities).not.toContain("-d");
   });
 });
 

@@ -92,5 +92,11 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
       }
     }
   });
+  // A one-letter flag ("-d") is in half the commands of a shell: beside a more specific
+  // identifier it would fire the directive on unrelated calls.
+  for (const d of out) {
+    const specific = d.trigger_entities.filter((e) => !/^-[A-Za-z]$/.test(e));
+    if (specific.length) d.trigger_entities = specific;
+  }
   return out;
 }
