@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
+import type { Context } from "hono";
 import { createConsole } from "../console/app.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { CoreError } from "../src/errors.js";
@@ -37,6 +38,11 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
   app.use("*", requestContext(deps));
   app.use("/v1/*", bodyRules(deps.config.MNEMO_MAX_BODY_BYTES));
   app.use("/v1/*", requireAuth(deps));
+  // Hono would hand `GET /v1/memories/search` to the memory-id route (a memory called "search"):
+  // an authenticated /v1 request is checked against the route table first.
+  let table: RouteTable | undefined;
+  const routes = () => (table ??= routeTable(app.routes));
+  app.use("/v1/*", async (c, next) => routeRefusal(c, routes()) ?? next());
 
   registerHealthRoutes(app);
   registerMetricsRoute(app, deps.metrics, deps.config.MNEMO_METRICS_TOKEN);
@@ -76,31 +82,61 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
   });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Mnemo API reference" }));
 
-  const routes = () => app.routes.filter((r) => r.method !== "ALL");
-  app.notFound((c) => {
-    const path = c.req.path;
-    const allowed = new Set(
-      routes()
-        .filter((r) => pathMatches(r.path, path))
-        .map((r) => r.method),
-    );
-    if (allowed.size > 0) {
-      return errorResponse(
-        c,
-        new CoreError("method_not_allowed", `${c.req.method} is not allowed on ${path}.`, {
-          headers: { Allow: [...allowed].join(", ") },
-        }),
-      );
-    }
-    return errorResponse(c, new CoreError("not_found", `No route for ${c.req.method} ${path}.`));
-  });
+  app.notFound((c) => routeRefusal(c, routes()) ?? notFound(c));
   app.onError((err, c) => errorResponse(c, err));
   return app;
 }
 
-function pathMatches(pattern: string, path: string): boolean {
-  const re = new RegExp(
-    `^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+")}/?$`,
+const notFound = (c: Context<AppEnv>) =>
+  errorResponse(c, new CoreError("not_found", `No route for ${c.req.method} ${c.req.path}.`));
+
+/** The 404 or 405 a request gets when no route of its method takes its path; undefined when one does. */
+function routeRefusal(c: Context<AppEnv>, table: RouteTable): Response | undefined {
+  const allowed = table(c.req.path);
+  if (allowed.size === 0) return notFound(c);
+  if (allowed.has(c.req.method === "HEAD" ? "GET" : c.req.method)) return undefined;
+  return errorResponse(
+    c,
+    new CoreError("method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`, {
+      headers: { Allow: [...allowed].join(", ") },
+    }),
   );
-  return re.test(path);
+}
+
+/** The methods of the routes that take a path. */
+type RouteTable = (path: string) => Set<string>;
+
+/**
+ * A path's routes, segment by segment. A trailing slash is part of the path (only the variant
+ * family has slash routes), and a parameter never takes a word that another route has as a literal
+ * in the same place: `/v1/memories/jobs` is the jobs list, never a memory "jobs".
+ */
+function routeTable(routes: ReadonlyArray<{ method: string; path: string }>): RouteTable {
+  const shapes = routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => ({ method: r.method, segments: r.path.split("/") }));
+  const prefix = (segments: string[], i: number) =>
+    segments
+      .slice(0, i)
+      .map((s) => (s.startsWith(":") ? ":" : s))
+      .join("/");
+  const literals = new Map<string, Set<string>>();
+  for (const { segments } of shapes) {
+    segments.forEach((s, i) => {
+      if (s.startsWith(":")) return;
+      const key = prefix(segments, i);
+      literals.set(key, (literals.get(key) ?? new Set()).add(s));
+    });
+  }
+  const takes = (segments: string[], parts: string[]) =>
+    segments.length === parts.length &&
+    segments.every((s, i) => {
+      const part = parts[i]!;
+      if (!s.startsWith(":")) return s === part;
+      return part !== "" && !literals.get(prefix(segments, i))?.has(part);
+    });
+  return (path) => {
+    const parts = path.split("/");
+    return new Set(shapes.filter((r) => takes(r.segments, parts)).map((r) => r.method));
+  };
 }

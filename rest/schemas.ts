@@ -63,7 +63,7 @@ const describe: Record<number, string> = {
   403: "X-Org-Id does not match the credential (`org_mismatch`)",
   404: "Not found",
   413: "Request body too large (`payload_too_large`)",
-  415: "Content type is not application/json",
+  415: "Content type is not application/json, or the body has a Content-Encoding (`unsupported_media_type`)",
   429: "Rate limit (`rate_limited`), daily cap (`daily_cap_exceeded`) or the tier's monthly cap (`monthly_quota_exceeded`, ingest, search and trigger) exceeded; see `Retry-After`",
   500: "Internal error (`server_error` or an operation-specific code); the message names only the request id",
   503: "The database is out of reach or out of a resource such as disk space (`service_unavailable`), or the server is shutting down; retry after `Retry-After`",

@@ -169,11 +169,22 @@ describe("cross-user matrix: a key confined to one user", () => {
     "GET /v1/memories/jobs": [{ expect: 200 }],
     "GET /v1/memories/": [{ expect: 200 }],
     "POST /v1/memories/": [
-      { body: { filters: { user_id: "user_2" } }, expect: 200 },
+      // Another user named in the filters is refused like `user_id` (it was 200 with no rows).
+      { body: { filters: { user_id: "user_2" } }, expect: 403, code: "user_mismatch" },
+      {
+        body: { filters: { OR: [{ user_id: "user_1" }, { user_id: { $in: ["user_2"] } }] } },
+        expect: 403,
+        code: "user_mismatch",
+      },
+      { body: { filters: { user_id: "user_1" } }, expect: 200 },
+      { body: { filters: { NOT: { user_id: "user_2" }, agent_id: "bot" } }, expect: 200 },
       { body: {}, expect: 200 },
     ],
     "POST /v1/memories/add/": [{ body: ingest("user_2"), expect: 403, code: "user_mismatch" }],
-    "POST /v1/memories/search/": [{ body: { query: "tea", filters: { user_id: "user_2" } }, expect: 200 }],
+    "POST /v1/memories/search/": [
+      { body: { query: "tea", filters: { user_id: "user_2" } }, expect: 403, code: "user_mismatch" },
+      { body: { query: "tea", filters: { user_id: "user_1" } }, expect: 200 },
+    ],
     "GET /v1/memories/{memory_id}/": [{ expect: 404, code: "memory_not_found" }],
     "PATCH /v1/memories/{memory_id}/": [
       { body: { metadata: { a: 1 } }, expect: 404, code: "memory_not_found" },

@@ -34,6 +34,53 @@ describe("groups registry", () => {
     expect(new Set([a.body.id, b.body.id, c.body.id]).size).toBe(3);
   });
 
+  it("counts name and prompt lengths in characters (code points), not UTF-16 units", async () => {
+    const { key } = await svc.newOrg();
+    const emojis = (n: number) => "😀".repeat(n);
+    for (const body of [
+      { name: emojis(61) },
+      { name: `${"n".repeat(119)}😀` },
+      { name: "pe", prompt: emojis(1001) },
+    ]) {
+      const r = await create(key, body);
+      expect(r.status, r.text.slice(0, 200)).toBe(201);
+    }
+    const last = (await svc.request("GET", "/v1/groups", { key })).body.data[2];
+    const patched = await svc.request("PATCH", `/v1/groups/${last.id}`, {
+      key,
+      body: { name: emojis(120), prompt: emojis(2000) },
+    });
+    expect(patched.status, patched.text.slice(0, 200)).toBe(200);
+    expect(patched.body.name).toBe(emojis(120));
+    const long = await svc.request("PATCH", `/v1/groups/${last.id}`, { key, body: { name: emojis(121) } });
+    expect(long.body.detail).toEqual({
+      code: "name_too_long",
+      message: "name: must be 1 to 120 characters (not blank)",
+      field: "name",
+    });
+    const prompt = await svc.request("PATCH", `/v1/groups/${last.id}`, {
+      key,
+      body: { prompt: emojis(2001) },
+    });
+    expect(prompt.body.detail.code).toBe("prompt_too_long");
+  });
+
+  it("a blank name or prompt is refused with the rule, not zod's '>=1 characters'", async () => {
+    const { key } = await svc.newOrg();
+    const blank = await create(key, { name: "   " });
+    expect(blank.body.detail).toEqual({
+      code: "empty_name",
+      message: "name: must be 1 to 120 characters (not blank)",
+      field: "name",
+    });
+    const prompt = await create(key, { name: "x", prompt: " " });
+    expect(prompt.body.detail).toEqual({
+      code: "empty_prompt",
+      message: "prompt: must be 1 to 2000 characters (not blank)",
+      field: "prompt",
+    });
+  });
+
   it("rejects an empty prompt, a bad name and a missing body field with validation 422", async () => {
     const { key } = await svc.newOrg();
     for (const [body, code, field] of [

@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -53,6 +54,49 @@ describe("HTTP error envelopes", () => {
     expectEnvelope(g, 405, "method_not_allowed");
   });
 
+  it("a trailing slash outside the memories variant family is 404 not_found, not 405", async () => {
+    const paths: Array<[string, string]> = [
+      ["GET", "/v1/groups/"],
+      ["DELETE", "/v1/groups/grp_x/"],
+      ["GET", "/v1/memories/jobs/job_x/"],
+      ["GET", "/v1/memories/x/revisions/"],
+      ["GET", "/v1/usage/"],
+      ["PUT", "/v1/webhooks/"],
+      ["POST", "/v1/memories/trigger/"],
+      ["GET", "/v1/memories/jobs/"],
+      ["GET", "/healthz/"],
+    ];
+    for (const [method, path] of paths) {
+      const r = await svc.request(method, path, { key, ...(method === "GET" ? {} : { body: {} }) });
+      expectEnvelope(r, 404, "not_found");
+      expect(r.headers.get("allow"), `${method} ${path}`).toBeNull();
+    }
+    // The variant family keeps its slash routes.
+    expect((await svc.request("GET", "/v1/memories/", { key })).status).toBe(200);
+  });
+
+  it("reserved path words are routes, never memory ids: a wrong method is 405 with the route's Allow", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["GET", "/v1/memories/search", "POST"],
+      ["GET", "/v1/memories/trigger", "POST"],
+      ["DELETE", "/v1/memories/jobs", "GET"],
+      ["POST", "/v1/memories/jobs", "GET"],
+      ["GET", "/v1/memories/search/", "POST"],
+      ["DELETE", "/v1/memories/add/", "POST"],
+      ["PUT", "/v1/memories/00000000-0000-0000-0000-000000000000", "GET, PATCH, DELETE"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const r = await svc.request(method, path, { key, ...(method === "POST" ? { body: {} } : {}) });
+      expectEnvelope(r, 405, "method_not_allowed");
+      expect(r.headers.get("allow"), `${method} ${path}`).toBe(allow);
+    }
+    expectEnvelope(await svc.request("GET", "/v1/memories/add", { key }), 404, "not_found");
+    // A memory id is still a memory id, and HEAD reads like GET.
+    const missing = await svc.request("GET", "/v1/memories/00000000-0000-0000-0000-000000000000", { key });
+    expectEnvelope(missing, 404, "memory_not_found");
+    expect((await svc.request("HEAD", "/v1/groups", { key })).status).toBe(200);
+  });
+
   it("malformed JSON is 400 invalid_json", async () => {
     expectEnvelope(await svc.request("POST", "/v1/groups", { key, body: '{"name": ' }), 400, "invalid_json");
   });
@@ -70,6 +114,21 @@ describe("HTTP error envelopes", () => {
       headers: { "content-type": "text/plain" },
     });
     expectEnvelope(plain, 415, "unsupported_media_type");
+    // A content coding is not decoded: 415 naming it, not 400 "not valid JSON".
+    const gz = gzipSync(JSON.stringify({ name: "gz" }));
+    const res = await svc.app.request("/v1/groups", {
+      method: "POST",
+      headers: {
+        "x-api-key": key,
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        "content-length": String(gz.byteLength),
+      },
+      body: gz,
+    });
+    const gzipped = { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    expectEnvelope(gzipped, 415, "unsupported_media_type");
+    expect(gzipped.body.detail.message).toContain("Content-Encoding");
   });
 
   it("an oversized body is 413 payload_too_large", async () => {

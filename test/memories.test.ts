@@ -105,6 +105,54 @@ describe("GET /v1/memories (list)", () => {
     expect((await svc.request("GET", "/v1/memories?limit=1&include=full_content", { key })).status).toBe(200);
   });
 
+  it("a bad limit names the real range; hex, exponent and other non-decimal forms are refused", async () => {
+    const { key } = await svc.newOrg();
+    const message = (max: number) => `limit: must be an integer from 1 to ${max}`;
+    const lists: Array<[string, number]> = [
+      ["/v1/memories", 500],
+      ["/v1/memories/", 100],
+      ["/v1/memories/jobs", 100],
+      ["/v1/webhooks/deliveries", 100],
+    ];
+    const bad = [
+      "99999999999999999999999",
+      "",
+      "1&limit=2",
+      "0",
+      "0x10",
+      "0b11",
+      "0o7",
+      "1e1",
+      "%2B4",
+      "3.0",
+      "abc",
+    ];
+    for (const [path, max] of lists) {
+      for (const value of bad) {
+        const r = await svc.request("GET", `${path}?limit=${value}`, { key });
+        const where = `${path}?limit=${value}`;
+        expect(r.status, where).toBe(422);
+        expect(r.body.detail, where).toEqual({
+          code: "invalid_limit",
+          message: message(max),
+          field: "limit",
+        });
+      }
+      if (!path.includes("webhooks"))
+        expect((await svc.request("GET", `${path}?limit=${max}`, { key })).status).toBe(200);
+    }
+    const bodies: Array<[string, unknown]> = [
+      ["/v1/memories/search", { query: "x", user_id: "u1", limit: 1e308 }],
+      ["/v1/memories/search/", { query: "x", filters: { user_id: "u1" }, limit: 1e308 }],
+      ["/v1/memories/", { filters: { user_id: "u1" }, limit: "0x10" }],
+    ];
+    for (const [path, body] of bodies) {
+      const r = await svc.request("POST", path, { key, body });
+      expect(r.body.detail, path).toEqual({ code: "invalid_limit", message: message(100), field: "limit" });
+    }
+    expect((await svc.request("POST", "/v1/memories/", { key, body: { limit: "10" } })).status).toBe(200);
+  });
+
   it("paginates with limit and next_cursor across tied created_at", async () => {
     const { orgId, key } = await svc.newOrg();
     // one batch: identical created_at, so order falls back to id

@@ -193,6 +193,17 @@ describe("usage", () => {
     expect(bad.body.error.details.issues[0].loc).toEqual(["query", "month"]);
   });
 
+  it("refuses year 0000 (no such month: it was read as 1 BC, echoed as 0001 with BC dates)", async () => {
+    const { key } = await svc.newOrg();
+    for (const month of ["0000-01", "0000-12"]) {
+      const r = await svc.request("GET", `/v1/usage?month=${month}`, { key });
+      expect(r.status, month).toBe(422);
+      expect(r.body.detail).toEqual({ code: "invalid_month", message: expect.any(String), field: "month" });
+    }
+    const first = await svc.request("GET", "/v1/usage?month=0001-01", { key });
+    expect(first.body.period).toMatchObject({ month: "0001-01", start: "0001-01-01", end: "0001-01-31" });
+  });
+
   it("counts concurrent updates exactly (no lost increments)", async () => {
     const { orgId, key } = await svc.newOrg();
     const keyId = await keyIdOf(key);

@@ -3,8 +3,8 @@ import { CoreError } from "../../src/errors.js";
 import type { AppEnv } from "../types.js";
 
 /**
- * Input rules for /v1, checked before authentication work or parsing: bodies must be JSON and at
- * most `maxBytes` (an oversized one is refused without being read whole), and the URL may not carry
+ * Input rules for /v1, checked before authentication work or parsing: bodies must be JSON, sent
+ * without a content coding, and at most `maxBytes` (an oversized one is refused without being read whole), and the URL may not carry
  * NUL characters (query and path values are identifiers; PostgreSQL text cannot hold NUL). In
  * bodies, NUL is a per-field matter: identifiers refuse it, free text (tool output) drops it.
  */
@@ -24,6 +24,14 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
     const type = c.req.header("content-type");
     if (hasBody && !(type && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type.trim()))) {
       throw new CoreError("unsupported_media_type", "Send the request body as application/json.");
+    }
+    // No content coding is decoded: a gzip body would otherwise read as "not valid JSON".
+    const coding = c.req.header("content-encoding")?.trim().toLowerCase();
+    if (hasBody && coding && coding !== "identity") {
+      throw new CoreError(
+        "unsupported_media_type",
+        `Content-Encoding ${JSON.stringify(coding)} is not supported; send the body uncompressed.`,
+      );
     }
     if (!c.req.raw.body) return next();
     // Read under the limit (a chunked body has no length to check up front), then hand the bytes on.

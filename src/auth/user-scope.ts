@@ -1,5 +1,7 @@
 import type { Principal } from "../context.js";
+import type { FilterNode } from "../db/filter-sql.js";
 import { CoreError } from "../errors.js";
+import { namedValues } from "../memories/filters.js";
 
 /*
  * Credentials that carry a user (a service key minted from a user's token, an operator key made
@@ -46,6 +48,17 @@ export function readUserId(
     return asked;
   }
   return options.groupRead ? asked : user;
+}
+
+/**
+ * The users a read's filter names (variant search and list; an equality or `$in` on `user_id`
+ * outside a NOT): for a confined credential, another user is 403 `user_mismatch`, as `user_id` is.
+ */
+export function readFilterUsers(p: Principal, filter: FilterNode | undefined): void {
+  const user = confinedUser(p);
+  if (user === null || filter === undefined) return;
+  const other = namedValues(filter, "user_id").find((asked) => asked !== user);
+  if (other !== undefined) throw mismatch("filters.user_id", other, user);
 }
 
 /** Whether a credential may read this row by id: its own, or one shared through a group tag. */

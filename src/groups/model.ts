@@ -29,8 +29,10 @@ export const isGroupId = (id: string) => GROUP_ID_RE.test(id);
 /** Core-side checks of a name or prompt (the REST schema checks them first; MCP may not). */
 export function checkText(field: "name" | "prompt", value: string, max: number): string {
   const v = value.trim();
-  if (v.length < 1 || v.length > max) {
-    const code = v.length < 1 ? (`empty_${field}` as const) : (`${field}_too_long` as const);
+  // Characters are code points, as for every other length limit (an emoji is one, not two).
+  const chars = [...v].length;
+  if (chars < 1 || chars > max) {
+    const code = chars < 1 ? (`empty_${field}` as const) : (`${field}_too_long` as const);
     throw new CoreError(code, `${field} must be 1 to ${max} characters (not blank).`, { field });
   }
   return v;

@@ -285,3 +285,23 @@ export function pinnedValue(node: FilterNode, column: (typeof TEXT_COLUMNS)[numb
   }
   return undefined;
 }
+
+/**
+ * Every value an equality or `$in` on `column` names anywhere in the tree outside a NOT: the users
+ * a read asks for (a confined credential may name only its own, src/auth/user-scope.ts).
+ */
+export function namedValues(node: FilterNode, column: (typeof TEXT_COLUMNS)[number]): string[] {
+  switch (node.op) {
+    case "and":
+    case "or":
+      return node.nodes.flatMap((n) => namedValues(n, column));
+    case "eq":
+    case "in": {
+      if (node.field.kind !== "text" || node.field.column !== column) return [];
+      const values: Scalar[] = "values" in node ? node.values : [node.value];
+      return values.filter((v): v is string => typeof v === "string");
+    }
+    default:
+      return [];
+  }
+}

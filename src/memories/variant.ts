@@ -1,4 +1,4 @@
-import { mayWriteRow, readUserId } from "../auth/user-scope.js";
+import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
 import type { FilterNode } from "../db/filter-sql.js";
@@ -74,6 +74,7 @@ export async function listVariant({
       );
     }
   }
+  readFilterUsers(ctx.principal, filter);
   const base = {
     orgId,
     types: input.type ? [input.type] : MEMORY_TYPES,

@@ -1,4 +1,4 @@
-import { readUserId } from "../auth/user-scope.js";
+import { readFilterUsers, readUserId } from "../auth/user-scope.js";
 import type { Config } from "../config.js";
 import type { Principal } from "../context.js";
 import type { ResolvedScope } from "../db/scope.js";
@@ -25,12 +25,13 @@ export interface ScopeCtx {
  * it does not count as an axis; more than MNEMO_MAX_GROUP_IDS_PER_QUERY of them is 422
  * `invalid_request` (a filter's own group ids were held to the same cap when it was parsed). A
  * credential confined to a user reads that user's rows (its user is the default `user_id`, another
- * one is 403) or, with `group_ids` and no user, the group's rows.
+ * one, there or in the filter, is 403) or, with `group_ids` and no user, the group's rows.
  */
 export function resolveScope(ctx: ScopeCtx, scope: Scope, filter?: FilterNode): ResolvedScope {
   const { principal } = ctx;
   checkGroupIdCount(scope.group_ids?.length ?? 0, ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY, "group_ids");
   const groupIds = scope.group_ids?.length ? [...new Set(scope.group_ids)] : null;
+  readFilterUsers(principal, filter);
   const resolved: ResolvedScope = {
     orgId: principal.orgId,
     userId: readUserId(principal, scope.user_id, { groupRead: groupIds !== null }) ?? null,

@@ -6,7 +6,7 @@ import { getOrg } from "../db/orgs.js";
 import { monthBounds, storageCounts, usageByDay, usageByKey, usageTotals } from "../db/usage.js";
 import { CoreError } from "../errors.js";
 import { resolveTier } from "../ratelimit/tiers.js";
-import type { Usage } from "../wire/usage.js";
+import { MONTH_RE, type Usage } from "../wire/usage.js";
 
 export interface GetUsageInput {
   /** YYYY-MM; the current UTC month when absent. */
@@ -18,8 +18,8 @@ export interface GetUsageInput {
 /** The caller's organisation's usage for a calendar month, its stored rows, tier and limits. */
 export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput }): Promise<Usage> {
   const orgId = ctx.principal.orgId;
-  if (input.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(input.month)) {
-    throw new CoreError("invalid_month", "month must be YYYY-MM.", { field: "month" });
+  if (input.month !== undefined && !MONTH_RE.test(input.month)) {
+    throw new CoreError("invalid_month", "month must be YYYY-MM, year 0001 to 9999.", { field: "month" });
   }
   const org = await getOrg(ctx.db, orgId);
   if (!org) throw new CoreError("unauthorized", "The organisation of this credential no longer exists.");

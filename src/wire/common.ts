@@ -67,6 +67,23 @@ export const QueryBool = z
   .transform((v) => v === "true" || v === "1")
   .openapi({ type: "boolean", default: false });
 
+/**
+ * A `limit`: an integer from 1 to `max`, and every failure says so (422 `invalid_limit`; zod's own
+ * messages quoted 2^53-1, "received NaN" or ">=1" for a blank value).
+ */
+export const Limit = (max: number) => {
+  const error = `must be an integer from 1 to ${max}`;
+  return z.number({ error }).int({ error }).min(1, { error }).max(max, { error });
+};
+
+/**
+ * `Limit` where it arrives as text (query strings, and the variant list body, which took strings):
+ * a string of decimal digits reads as its number; any other string (`0x10`, `1e1`, `+4`, blank, a
+ * repeated parameter) is refused, never coerced.
+ */
+export const DigitsLimit = (max: number) =>
+  z.preprocess((v) => (typeof v === "string" && /^[0-9]+$/.test(v) ? Number(v) : v), Limit(max));
+
 /** A cursor-paginated list envelope of `item`, registered as the component `name`. */
 export const listOf = <T extends z.ZodType>(item: T, name: string) =>
   z

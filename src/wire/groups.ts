@@ -21,8 +21,13 @@ export type Group = z.infer<typeof GroupSchema>;
 export const GroupListSchema = listOf(GroupSchema, "GroupList");
 export type GroupList = z.infer<typeof GroupListSchema>;
 
-const Name = Str().trim().min(1).max(GROUP_NAME_MAX);
-const Prompt = Str().trim().min(1).max(GROUP_PROMPT_MAX);
+/** A name or prompt, trimmed: 1 to `max` characters (code points), one message either way. */
+const Text = (max: number) => {
+  const error = `must be 1 to ${max} characters (not blank)`;
+  return Str().trim().min(1, { error }).max(max, { error });
+};
+const Name = Text(GROUP_NAME_MAX);
+const Prompt = Text(GROUP_PROMPT_MAX);
 
 export const CreateGroupRequest = z
   .object({

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MEMORY_TYPES } from "../memories/model.js";
-import { DateTime, Ident, LooseText, listOf, Str } from "./common.js";
+import { DateTime, DigitsLimit, Ident, LooseText, listOf, Str } from "./common.js";
 
 export const MessageSchema = z
   .looseObject({
@@ -107,11 +107,7 @@ export const ListIngestJobsQuery = z.object({
   cursor: Str()
     .optional()
     .openapi({ param: { name: "cursor", in: "query" }, description: "`next_cursor` of the previous page." }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(JOB_LIST_LIMIT_MAX)
+  limit: DigitsLimit(JOB_LIST_LIMIT_MAX)
     .default(JOB_LIST_LIMIT_DEFAULT)
     .openapi({
       param: { name: "limit", in: "query" },

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MEMORY_TYPES } from "../memories/model.js";
-import { DateTime, Ident, listOf, Str } from "./common.js";
+import { DateTime, DigitsLimit, Ident, listOf, Str } from "./common.js";
 
 export const LIST_LIMIT_MAX = 500;
 export const LIST_LIMIT_DEFAULT = 50;
@@ -57,11 +57,7 @@ export const ListMemoriesQuery = z.object({
         "Facts' status (`superseded` facts were replaced by a newer one); other types count as active. Default: both.",
     }),
   cursor: q("cursor", "`next_cursor` of the previous page (same organisation and order).", Str().max(4096)),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(LIST_LIMIT_MAX)
+  limit: DigitsLimit(LIST_LIMIT_MAX)
     .default(LIST_LIMIT_DEFAULT)
     .openapi({
       param: { name: "limit", in: "query" },

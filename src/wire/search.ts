@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { GROUP_IDS_PER_QUERY_CEILING } from "../config.js";
 import { translateLegacySearch } from "../search/legacy.js";
-import { Ident, NullableString, nestsDeeper, Str } from "./common.js";
+import { Ident, Limit, NullableString, nestsDeeper, Str } from "./common.js";
 import { MemorySchema } from "./memories.js";
 
 const NullableStr = () => Ident().nullable();
@@ -36,7 +36,7 @@ const SearchBody = z
           "Corpora to search (default fact, artifact, episode). `lesson`/`procedure` add matched directives, " +
           "which lead the list with a null score. `full_content` returns artifact bodies.",
       }),
-    limit: z.number().int().min(1).max(100).optional().openapi({ description: "1..100, default 20." }),
+    limit: Limit(100).optional().openapi({ description: "1..100, default 20." }),
   })
   .openapi("SearchRequest");
 

@@ -1,10 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { DateTime, QueryBool } from "./common.js";
 
+/** A calendar month, YYYY-MM, year 0001 to 9999 (PostgreSQL has no year 0: 0000 read as 1 BC). */
+export const MONTH_RE = /^(?!0000)\d{4}-(0[1-9]|1[0-2])$/;
+
 export const UsageQuery = z.object({
   month: z
     .string()
-    .regex(/^\d{4}-(0[1-9]|1[0-2])$/, "must be YYYY-MM")
+    .regex(MONTH_RE, "must be YYYY-MM, year 0001 to 9999")
     .optional()
     .openapi({ description: "Calendar month (UTC); the current month when omitted.", example: "2026-11" }),
   daily: QueryBool.openapi({ description: "Add a per-day breakdown." }),

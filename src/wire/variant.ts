@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { LooseText, Str } from "./common.js";
+import { DigitsLimit, Limit, LooseText, Str } from "./common.js";
 import { IngestRequestSchema } from "./ingest.js";
 import { GroupIdList, MemorySchema } from "./memories.js";
 
@@ -35,11 +35,7 @@ export const VariantSearchRequestSchema = z
   .object({
     query: Str().min(1).max(4000),
     filters: Filters.nullish(),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(VARIANT_LIST_LIMIT_MAX)
+    limit: Limit(VARIANT_LIST_LIMIT_MAX)
       .default(VARIANT_SEARCH_LIMIT_DEFAULT)
       .openapi({ description: "1..100, default 20." }),
     cursor: Str().nullish().openapi({
@@ -79,12 +75,18 @@ export const VariantSearchResultSchema = z
   .openapi("VariantSearchResult");
 export type VariantSearchResult = z.infer<typeof VariantSearchResultSchema>;
 
-const Limit = z.coerce.number().int().min(1).max(VARIANT_LIST_LIMIT_MAX).default(VARIANT_LIST_LIMIT_DEFAULT);
+const ListLimit = DigitsLimit(VARIANT_LIST_LIMIT_MAX).default(VARIANT_LIST_LIMIT_DEFAULT);
 
 export const VariantListRequestSchema = z
   .object({
     filters: Filters.nullish(),
-    limit: Limit.openapi({ type: "integer", description: "1..100, default 50." }),
+    limit: ListLimit.openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: VARIANT_LIST_LIMIT_MAX,
+      default: VARIANT_LIST_LIMIT_DEFAULT,
+      description: "1..100, default 50.",
+    }),
     cursor: Str().nullish().openapi({ description: "`next` or `previous` of an earlier page." }),
     include: z.array(z.enum(["full_content"])).optional(),
   })
@@ -104,7 +106,7 @@ export const VariantListQuery = z.object({
     .enum(["fact", "artifact", "episode", "lesson", "procedure"])
     .optional()
     .openapi({ param: { name: "type", in: "query" } }),
-  limit: Limit.openapi({
+  limit: ListLimit.openapi({
     param: { name: "limit", in: "query" },
     type: "integer",
     minimum: 1,

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { WEBHOOK_EVENTS } from "../webhooks/model.js";
-import { DateTime, listOf, QueryBool, Str } from "./common.js";
+import { DateTime, DigitsLimit, listOf, QueryBool, Str } from "./common.js";
 import { IngestJobError, MemoryRefSchema, MemoryTypeSchema } from "./ingest.js";
 
 const EventName = z.enum(WEBHOOK_EVENTS).openapi("WebhookEventName");
@@ -54,7 +54,7 @@ export const DeliveryListSchema = listOf(DeliverySchema, "WebhookDeliveryList");
 export type DeliveryList = z.infer<typeof DeliveryListSchema>;
 
 export const ListDeliveriesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: DigitsLimit(100).default(20),
   cursor: z.string().max(1000).optional(),
 });
 
