@@ -182,6 +182,19 @@ describe("one claim per fact: a turn that changes the subject", () => {
   });
 });
 
+describe("the assistant's words", () => {
+  it("are its claim or advice, never a fact the user stated", () => {
+    const out = facts([
+      turn(0, "user", "I want to learn a new language this year."),
+      turn(1, "assistant", "You might enjoy Spanish, it could be a good first choice for you."),
+    ]);
+    expect(out.map((f) => f.text)).toEqual([
+      "The user wants to learn a new language this year.",
+      "The assistant said: The user might enjoy Spanish, it could be a good first choice for the user.",
+    ]);
+  });
+});
+
 describe("the user's name", () => {
   it.each([
     ["Hi, I'm Priya!", "Priya"],

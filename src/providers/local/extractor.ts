@@ -156,8 +156,11 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       return i === 0 && context ? { context } : {};
     };
     for (let { text, shifted, i } of texts) {
-      // Say whose statement it is when the text does not name them ("X said: ...").
+      // Say whose statement it is when the text does not name them ("X said: ..."); what an
+      // assistant says ("You might enjoy Spanish") is its claim or advice, never the user's.
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
+      else if (!turn.speaker && turn.role === "assistant" && !/^the assistant\b/i.test(text))
+        text = `The assistant said: ${text}`;
       if (day) text = `On ${day}, ${text}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
       if (text.length > 1000) text = `${text.slice(0, 997)}...`;
