@@ -1,4 +1,4 @@
-import { FILTER_MAX_DEPTH } from "../src/memories/filters.js";
+import { FILTER_MAX_DEPTH, parseFilters, pinnedValue } from "../src/memories/filters.js";
 import { nestsDeeper } from "../src/wire/common.js";
 import type { Memory, MemoryList } from "../src/wire/memories.js";
 import type { SearchResult } from "../src/wire/search.js";
@@ -75,4 +75,20 @@ export function filterKeys(filters: Record<string, unknown>): Set<string> {
   };
   walk(filters);
   return keys;
+}
+
+/**
+ * Whether the filters pin `user_id` and `conv_id` to one value each (an equality in their
+ * top-level conjunction, not `$ne`, `$in`, an OR or a NOT): what the variant search needs to
+ * compose (src/search/variant.ts), read with its own parser. A tree the parser refuses does not
+ * compose; the search then refuses it, naming the field.
+ */
+export function pinsConversation(filters: Record<string, unknown>): boolean {
+  let tree: ReturnType<typeof parseFilters>;
+  try {
+    tree = parseFilters(filters);
+  } catch {
+    return false;
+  }
+  return pinnedValue(tree, "user_id") !== undefined && pinnedValue(tree, "conv_id") !== undefined;
 }

@@ -1,4 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { admitRequest } from "../src/auth/admit.js";
+import { createJwtVerifier, type JwtVerifier } from "../src/auth/jwt.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { inProcessService } from "./in-process.js";
 import { connectChecked } from "./params.js";
@@ -8,11 +10,13 @@ import { createMcpServer } from "./server.js";
 /**
  * Streamable HTTP for /mcp. The HTTP app mounts it behind the same body rules and authentication
  * as /v1 (so keys, 401s and rate limits are the same) and hands over the request's core context:
- * the request was counted once there, and the tools call the verbs with that context, never
- * counting again. Stateless: a new server and transport per request, because a shared transport
- * mixes up the replies of concurrent clients.
+ * the request was counted once there, and its tool call runs with that context; each further
+ * call of a JSON-RPC batch is counted on its own (`eachCallCounted`). Stateless: a new server and
+ * transport per request, because a shared transport mixes up the replies of concurrent clients.
  */
 export function mcpHttpHandler(deps: Deps) {
+  // Built once, as the authentication middleware does: the JWKS cache lives as long as the app.
+  const jwt = createJwtVerifier(deps.config);
   return async (request: Request, ctx: Ctx): Promise<Response> => {
     if (request.method !== "POST") {
       // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
@@ -32,7 +36,8 @@ export function mcpHttpHandler(deps: Deps) {
       (n) => request.headers.get(n) ?? undefined,
       ctx.principal.userId,
     );
-    const server = createMcpServer({ service: inProcessService(async () => ctx), scope, log: ctx.log });
+    const service = inProcessService(eachCallCounted(deps, request, ctx, jwt));
+    const server = createMcpServer({ service, scope, log: ctx.log });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -44,6 +49,34 @@ export function mcpHttpHandler(deps: Deps) {
       // With JSON responses the answer is complete here; release the per-request server.
       await server.close().catch(() => {});
     }
+  };
+}
+
+/**
+ * The context for each tool call of one POST. Authentication counted the POST once: the first call
+ * runs with that context; every further call (the other calls of a JSON-RPC batch) authenticates
+ * and counts again, like a request of its own, and one over the limit is a `rate_limited` (or
+ * `daily_cap_exceeded`) tool error while the calls before it ran. Counted rather than refused:
+ * the SDK's transport accepts a batch whatever the protocol version and has no hook to refuse
+ * one, and protocol 2025-03-26 (still supported, and the version a server must assume for a POST
+ * without an MCP-Protocol-Version header, as a stateless server sees them) allows batches; only
+ * 2025-06-18 removed them. Counting each call holds the limit and the daily cap for every version.
+ */
+function eachCallCounted(deps: Deps, request: Request, ctx: Ctx, jwt: JwtVerifier | undefined) {
+  let first = true;
+  return async (): Promise<Ctx> => {
+    if (first) {
+      first = false;
+      return ctx;
+    }
+    const header = (name: string) => request.headers.get(name) ?? undefined;
+    const credentials = {
+      apiKey: header("x-api-key"),
+      authorization: header("authorization"),
+      orgId: header("x-org-id"),
+    };
+    const log = deps.log.child({ requestId: ctx.requestId });
+    return (await admitRequest(deps, credentials, { requestId: ctx.requestId, log, jwt })).ctx;
   };
 }
 

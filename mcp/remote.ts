@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { CoreError, ERROR_STATUS, type ErrorCode } from "../src/errors.js";
+import { groupNotFound } from "../src/groups/model.js";
+import { memoryNotFound } from "../src/memories/get.js";
 import { type FieldIssue, issuesMessage } from "../src/wire/common.js";
 import { GroupListSchema, GroupSchema } from "../src/wire/groups.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { MemoryListSchema, MemorySchema } from "../src/wire/memories.js";
 import { SearchResultSchema } from "../src/wire/search.js";
+import { ServiceKeyListSchema } from "../src/wire/service-keys.js";
 import { VariantListSchema, VariantMemorySchema, VariantSearchResultSchema } from "../src/wire/variant.js";
 import { internalError, type MemoryService, UnreachableError } from "./port.js";
 
@@ -20,7 +23,7 @@ export function remoteService(options: {
   baseUrl: string;
   headers: Record<string, string>;
   timeoutMs?: number;
-}): MemoryService {
+}): MemoryService & { credentialUser(key: string): Promise<string | null> } {
   const base = options.baseUrl.replace(/\/+$/, "");
   /**
    * One REST call. A 2xx body is read through its wire schema (`answer`): a field a newer server
@@ -71,33 +74,60 @@ export function remoteService(options: {
     throw fromEnvelope(res, parsed, res.headers.get("x-request-id") ?? requestId);
   };
 
-  const enc = encodeURIComponent;
+  const memory = (id: string) => segment(id, memoryNotFound);
+  const job = (id: string) => segment(id, (j) => new CoreError("job_not_found", `No ingest job ${j}.`));
+  const group = (id: string) => segment(id, groupNotFound);
   return {
     ingest: (request, { wait }) =>
       call("POST", "/v1/memories", IngestJobSchema, { body: request, query: { wait: wait || undefined } }),
-    getIngestJob: (id) => call("GET", `/v1/memories/jobs/${enc(id)}`, IngestJobSchema),
+    getIngestJob: async (id) => call("GET", `/v1/memories/jobs/${job(id)}`, IngestJobSchema),
     search: (request) => call("POST", "/v1/memories/search", SearchResultSchema, { body: request }),
     trigger: (request) => call("POST", "/v1/memories/trigger", SearchResultSchema, { body: request }),
     listMemories: (query) => call("GET", "/v1/memories", MemoryListSchema, { query: { ...query } }),
-    getMemory: (id) => call("GET", `/v1/memories/${enc(id)}`, MemorySchema),
+    getMemory: async (id) => call("GET", `/v1/memories/${memory(id)}`, MemorySchema),
     deleteMemory: async (id) => {
-      await call("DELETE", `/v1/memories/${enc(id)}`, null);
+      await call("DELETE", `/v1/memories/${memory(id)}`, null);
     },
-    memoryRevisions: (id) => call("GET", `/v1/memories/${enc(id)}/revisions`, MemoryListSchema),
-    tagMemory: (id, patch) => call("PATCH", `/v1/memories/${enc(id)}`, MemorySchema, { body: patch }),
+    memoryRevisions: async (id) => call("GET", `/v1/memories/${memory(id)}/revisions`, MemoryListSchema),
+    tagMemory: async (id, patch) =>
+      call("PATCH", `/v1/memories/${memory(id)}`, MemorySchema, { body: patch }),
     searchFiltered: (request) =>
       call("POST", "/v1/memories/search/", VariantSearchResultSchema, { body: request }),
     listFiltered: (request) => call("POST", "/v1/memories/", VariantListSchema, { body: request }),
-    updateMemory: (id, patch) =>
-      call("PATCH", `/v1/memories/${enc(id)}/`, VariantMemorySchema, { body: patch }),
+    updateMemory: async (id, patch) =>
+      call("PATCH", `/v1/memories/${memory(id)}/`, VariantMemorySchema, { body: patch }),
     listGroups: ({ includeArchived }) =>
       call("GET", "/v1/groups", GroupListSchema, {
         query: { include_archived: includeArchived || undefined },
       }),
     createGroup: (request) => call("POST", "/v1/groups", GroupSchema, { body: request }),
-    updateGroup: (id, patch) => call("PATCH", `/v1/groups/${enc(id)}`, GroupSchema, { body: patch }),
-    archiveGroup: (id) => call("DELETE", `/v1/groups/${enc(id)}`, GroupSchema),
+    updateGroup: async (id, patch) => call("PATCH", `/v1/groups/${group(id)}`, GroupSchema, { body: patch }),
+    archiveGroup: async (id) => call("DELETE", `/v1/groups/${group(id)}`, GroupSchema),
+    /**
+     * The user `key` (the credential sent) is confined to, null for an organisation-wide key: its
+     * own entry in the key list (matched by prefix and last four) names it. A key confined to a
+     * user lists only that user's keys, so every match names the same user; an organisation-wide
+     * key matches itself (no user). A credential that is not a listed key (a JWT) reads as null.
+     */
+    credentialUser: async (key) => {
+      const keys = await call("GET", "/v1/auth/service-keys", ServiceKeyListSchema);
+      const users = new Set(
+        keys.data.filter((k) => key.startsWith(k.prefix) && key.endsWith(k.last_four)).map((k) => k.user_id),
+      );
+      return users.size === 1 ? ([...users][0] ?? null) : null;
+    },
   };
+}
+
+/**
+ * An id as one path segment. `encodeURIComponent` leaves `.` and `..` as they are, and the URL
+ * parser resolves them as dot segments (`/v1/memories/..` is `/v1`), so the call would reach
+ * another route; their percent-encoded forms are dot segments too, so escaping them is no way out.
+ * No stored id is one, so they are answered here as the unknown id they are, never sent.
+ */
+function segment(id: string, notFound: (id: string) => CoreError): string {
+  if (id === "." || id === "..") throw notFound(id);
+  return encodeURIComponent(id);
 }
 
 const isCode = (code: unknown): code is ErrorCode => typeof code === "string" && code in ERROR_STATUS;

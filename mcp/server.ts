@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toolError } from "./errors.js";
+import type { DefaultScope } from "./scope.js";
 import type { ToolDef, ToolEnv } from "./tool.js";
 import { addMemoryTool } from "./tools/add-memory.js";
 import { archiveGroupTool } from "./tools/archive-group.js";
@@ -43,8 +44,14 @@ const INSTRUCTIONS =
   "conversation that taught you something durable, add_memory. Before risky tool calls, recall_directives with " +
   "the pending call to get lessons learned earlier.";
 
-/** A server for one request (HTTP) or one session (stdio); tools reach the service through `env.service`. */
-export function createMcpServer(env: ToolEnv): McpServer {
+/**
+ * A server for one request (HTTP) or one session (stdio); tools reach the service through
+ * `env.service`. The default scope is known up front (HTTP: the request's credential and headers)
+ * or read before each call (stdio: the key's user is looked up once, on the first call).
+ */
+export function createMcpServer(
+  env: Omit<ToolEnv, "scope"> & { scope: DefaultScope | (() => Promise<DefaultScope>) },
+): McpServer {
   const server = new McpServer({ name: "mnemo", version: SERVER_VERSION }, { instructions: INSTRUCTIONS });
   for (const tool of TOOLS) {
     server.registerTool(
@@ -58,7 +65,8 @@ export function createMcpServer(env: ToolEnv): McpServer {
       },
       (async (args: unknown): Promise<CallToolResult> => {
         try {
-          const out = await tool.run(args as never, env);
+          const scope = typeof env.scope === "function" ? await env.scope() : env.scope;
+          const out = await tool.run(args as never, { ...env, scope });
           return { content: [{ type: "text", text: out.text }], structuredContent: out.structured };
         } catch (err) {
           return toolError(err, env.log, args as Record<string, unknown>);

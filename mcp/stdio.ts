@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { admitRequest } from "../src/auth/admit.js";
+import { authenticate } from "../src/auth/authenticate.js";
 import { createJwtVerifier } from "../src/auth/jwt.js";
 import { type Config, ConfigError } from "../src/config.js";
 import { createLogger, type Logger } from "../src/logger.js";
@@ -9,8 +9,9 @@ import { inProcessService } from "./in-process.js";
 import { connectChecked } from "./params.js";
 import type { MemoryService } from "./port.js";
 import { remoteService } from "./remote.js";
-import { scopeFromConfig } from "./scope.js";
+import { type DefaultScope, defaultScopeFor } from "./scope.js";
 import { createMcpServer } from "./server.js";
+import { StdioLineTransport } from "./stdio-transport.js";
 
 /**
  * MCP over stdio. Two ways to reach the memory service:
@@ -22,13 +23,13 @@ import { createMcpServer } from "./server.js";
  */
 export async function runStdio(config: Config): Promise<void> {
   const log = createLogger({ level: config.LOG_LEVEL, stream: "stderr" });
-  const { service, stop } = config.MNEMO_URL ? remote(config) : await local(config, log);
-  const server = createMcpServer({ service, scope: scopeFromConfig(config), log });
-  const transport = new StdioServerTransport();
+  const { service, keyUser, stop } = config.MNEMO_URL ? remote(config) : await local(config, log);
+  const server = createMcpServer({ service, scope: keyScope(config, keyUser), log });
+  const transport = new StdioLineTransport(log);
 
+  // The transport closes at the end of input once the requests it read are answered.
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.stdin.once("end", () => resolve());
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());
   });
@@ -38,17 +39,41 @@ export async function runStdio(config: Config): Promise<void> {
   await stop();
 }
 
-function remote(config: Config): { service: MemoryService; stop: () => Promise<void> } {
+/** The service, the user its key is confined to (null: organisation-wide), and how to stop it. */
+interface Backend {
+  service: MemoryService;
+  keyUser: () => Promise<string | null>;
+  stop: () => Promise<void>;
+}
+
+/**
+ * The default scope, as on /mcp: the user the key is confined to comes ahead of
+ * MNEMO_DEFAULT_USER_ID (a key made for a user acts as that user). Looked up on the first tool
+ * call and kept; a failed lookup fails that call with its error (unauthorized, unreachable) and
+ * is tried again on the next.
+ */
+function keyScope(config: Config, keyUser: () => Promise<string | null>): () => Promise<DefaultScope> {
+  let known: Promise<DefaultScope> | undefined;
+  return () => {
+    if (!known) {
+      const lookup = keyUser().then((user) => defaultScopeFor(config, () => undefined, user));
+      lookup.catch(() => {
+        if (known === lookup) known = undefined;
+      });
+      known = lookup;
+    }
+    return known;
+  };
+}
+
+function remote(config: Config): Backend {
   const key = config.MNEMO_API_KEY;
   if (!key) throw new ConfigError("MNEMO_URL is set but MNEMO_API_KEY is not: set the key to use.");
   const service = remoteService({ baseUrl: config.MNEMO_URL!, headers: { authorization: `Bearer ${key}` } });
-  return { service, stop: async () => {} };
+  return { service, keyUser: () => service.credentialUser(key), stop: async () => {} };
 }
 
-async function local(
-  config: Config,
-  log: Logger,
-): Promise<{ service: MemoryService; stop: () => Promise<void> }> {
+async function local(config: Config, log: Logger): Promise<Backend> {
   const rt = await startRuntime(config, log, { api: false, worker: true }, { listen: false });
   let key = config.MNEMO_API_KEY ?? config.MNEMO_BOOTSTRAP_API_KEY;
   if (!key && rt.createdKey) {
@@ -78,5 +103,7 @@ async function local(
     },
     { logCalls: true },
   );
-  return { service, stop: () => rt.stop() };
+  // Resolving the key is not a request: only tool calls are counted.
+  const keyUser = async () => (await authenticate(rt.deps.db, credentials, { jwt })).userId;
+  return { service, keyUser, stop: () => rt.stop() };
 }

@@ -462,6 +462,30 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     ).toMatch(/invalid_filters.*filters\.user_id\.\$regex/s);
     await client.close();
   });
+
+  it("search_memory with filters composes only when they pin user_id and conv_id, else returns the ranked list", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "My brother Tom plays the cello.", user_id: "u-pin", conv_id: "c-pin" },
+    ]);
+    const search = async (args: Record<string, unknown>) =>
+      (await callOk(client, tools, "search_memory", { query: "brother", ...args })).structured;
+    // Named, but not pinned to one value: the ranked list (was missing_conv_id / missing_user_id).
+    for (const args of [
+      { user_id: "u-pin", filters: { conv_id: { $ne: "zz" } } },
+      { user_id: "u-pin", filters: { OR: [{ conv_id: "c-pin" }, { "metadata.topic": "fam" }] } },
+      { filters: { user_id: { $in: ["u-pin", "bob"] }, conv_id: "c-pin" } },
+    ]) {
+      const out = await search(args);
+      expect([args, out.mode, out.data.length]).toEqual([args, "retrieve", 1]);
+    }
+    // Pinned by the call's user_id and an equality on conv_id: composed.
+    const composed = await search({ user_id: "u-pin", filters: { conv_id: "c-pin" } });
+    expect(composed.mode).toBe("compose");
+    expect(composed.context).toContain("cello");
+    await client.close();
+  });
 });
 
 const ownId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;

@@ -138,4 +138,33 @@ describe("the MCP tools' port: in-process and remote answer alike", () => {
       expect([name, reserved.code]).toEqual([name, "reserved_field"]);
     }
   });
+
+  it("answers an id that is a dot segment as not found, never as a path to another route", async () => {
+    const { ports } = await adapters();
+    for (const [name, port] of ports) {
+      // `.` and `..` would resolve away in a URL (GET /v1/memories/.. is the list); their
+      // percent-encoded forms are escaped as ids and reach the id's own route.
+      for (const id of [".", "..", "%2e", "%2E%2e", ".%2e"]) {
+        const calls: [string, () => Promise<unknown>][] = [
+          ["memory_not_found", () => port.getMemory(id)],
+          ["memory_not_found", () => port.deleteMemory(id)],
+          ["memory_not_found", () => port.memoryRevisions(id)],
+          [
+            "memory_not_found",
+            () => port.tagMemory(id, { remove_group_ids: ["grp_0123456789abcdef0123456789abcdef"] }),
+          ],
+          ["memory_not_found", () => port.updateMemory(id, { metadata: { x: 1 } })],
+          ["job_not_found", () => port.getIngestJob(id)],
+          ["group_not_found", () => port.updateGroup(id, { name: "renamed" })],
+          ["group_not_found", () => port.archiveGroup(id)],
+        ];
+        for (const [code, call] of calls) {
+          // Each call starts only when awaited: a rejection waiting its turn is an unhandled one.
+          const err = await failure(call());
+          expect([name, id, err.code]).toEqual([name, id, code]);
+          expect(err.message).toContain(id);
+        }
+      }
+    }
+  });
 });

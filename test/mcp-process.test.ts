@@ -1,7 +1,12 @@
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_LINE_BYTES } from "../mcp/stdio-transport.js";
+import { authenticate } from "../src/auth/authenticate.js";
+import { createApiKey } from "../src/auth/keys.js";
+import { createDb } from "../src/db/db.js";
 import { waitFor } from "./helpers/harness.js";
 import { callErr, callOk, httpClient, TOOL_NAMES } from "./helpers/mcp-client.js";
 import {
@@ -41,6 +46,50 @@ async function stdioClient(env: Record<string, string>) {
   const { tools } = await client.listTools();
   return { client, tools, stderr: () => stderr };
 }
+
+/** `mnemo mcp` on raw stdin and stdout lines, for what an SDK client never sends. */
+function rawStdio(env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "mcp"], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => {
+    out += d;
+  });
+  child.stderr.on("data", (d) => {
+    err += d;
+  });
+  // A process that exited early fails the assertions, not the run (EPIPE on a later write).
+  child.stdin.on("error", () => {});
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const answers = (): { id: unknown; result?: unknown; error?: { code: number; message: string } }[] =>
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  return {
+    child,
+    exited,
+    answers,
+    stderr: () => err,
+    write: (...lines: string[]) => child.stdin.write(lines.map((l) => `${l}\n`).join("")),
+    /** Every answer to `ids`, once all have arrived. */
+    answered: (ids: unknown[]) =>
+      waitFor(async () => ids.every((id) => answers().some((a) => a.id === id)) && answers()),
+  };
+}
+
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
+const rpc = (id: number | string, method: string, params?: unknown) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
 
 describe("MCP over Streamable HTTP (real server process)", () => {
   it("refuses /mcp without a key with 401", async () => {
@@ -116,6 +165,112 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     const listed = await callOk(client, tools, "list_memories", {});
     expect(listed.structured.data.every((m: { user_id: string }) => m.user_id === "stdio-user")).toBe(true);
     await client.close();
+  });
+
+  it("acts as the user of a key made for one user, ahead of MNEMO_DEFAULT_USER_ID (remote and local)", async () => {
+    const db = createDb(server.databaseUrl, 2);
+    let alice: string;
+    let dave: string;
+    try {
+      const { orgId } = await authenticate(db, { apiKey: server.key });
+      alice = (await createApiKey(db, { orgId, userId: "stdio-alice", kind: "service" })).key;
+      dave = (await createApiKey(db, { orgId, userId: "stdio-dave", kind: "service" })).key;
+    } finally {
+      await db.close();
+    }
+    const modes: [string, string, Record<string, string>][] = [
+      ["remote", "stdio-alice", { MNEMO_URL: server.url, MNEMO_API_KEY: alice }],
+      ["local", "stdio-dave", { DATABASE_URL: server.databaseUrl, MNEMO_API_KEY: dave }],
+    ];
+    for (const [mode, user, env] of modes) {
+      // No user_id anywhere: the key's user writes.
+      const first = await stdioClient(env);
+      const added = await callOk(first.client, first.tools, "add_memory", {
+        text: `I drive a red Fiat (${mode}).`,
+      });
+      const id = added.structured.result.memories_created[0].id;
+      const got = await callOk(first.client, first.tools, "get_memory", { memory_id: id });
+      expect([mode, got.structured.user_id]).toEqual([mode, user]);
+      await first.client.close();
+      // A configured default user does not override the key's own.
+      const second = await stdioClient({ ...env, MNEMO_DEFAULT_USER_ID: "someone-else" });
+      const listed = await callOk(second.client, second.tools, "list_memories", {});
+      const rows = listed.structured.data as { id: string; user_id: string }[];
+      expect([mode, rows.map((m) => m.id)]).toEqual([mode, expect.arrayContaining([id])]);
+      expect([mode, [...new Set(rows.map((m) => m.user_id))]]).toEqual([mode, [user]]);
+      await second.client.close();
+    }
+  });
+
+  it("answers every line: -32700 for one that is not JSON, -32600 with the id for a bad envelope", async () => {
+    const p = rawStdio({ MNEMO_URL: server.url, MNEMO_API_KEY: server.key });
+    try {
+      p.write(
+        INIT,
+        "not json",
+        '{"jsonrpc":"2.0","id":5',
+        "[1,2]",
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":null}',
+        '{"jsonrpc":"2.0","id":71,"method":"tools/list","params":[]}',
+        rpc(73, "tools/call", { name: "get_memory", arguments: { memory_id: "x" }, _meta: 5 }),
+        '{"jsonrpc":"1.0","id":"v1","method":"ping"}',
+        rpc(9, "ping"),
+      );
+      const answers = await p.answered([0, 7, 71, 73, "v1", 9]);
+      const errors = (id: unknown) => answers.filter((a) => a.id === id).map((a) => a.error?.code);
+      expect(errors(null)).toEqual([-32700, -32700, -32600]);
+      for (const id of [7, 71, 73, "v1"]) expect([id, errors(id)]).toEqual([id, [-32600]]);
+      expect(answers.find((a) => a.id === 73)?.error?.message).toMatch(/params\._meta/);
+      expect(answers.find((a) => a.id === 9)?.result).toEqual({});
+      // Each refusal is logged, and the process still serves.
+      expect(p.stderr().match(/mcp stdio: a line that is not JSON/g)).toHaveLength(2);
+      expect(p.child.exitCode).toBeNull();
+    } finally {
+      p.child.stdin.end();
+      expect(await p.exited).toBe(0);
+    }
+  });
+
+  it("refuses a line over the size bound with an error answer, and keeps serving", async () => {
+    const p = rawStdio({ MNEMO_URL: server.url, MNEMO_API_KEY: server.key });
+    try {
+      // The SDK client writes the id last; another client may write it first.
+      const pad = "c".repeat(MAX_LINE_BYTES);
+      p.write(INIT, JSON.stringify({ method: "ping", params: { pad }, jsonrpc: "2.0", id: 4 }));
+      p.write(rpc("first", "ping", { pad }), rpc(5, "ping"));
+      const answers = await p.answered([0, 4, "first", 5]);
+      for (const id of [4, "first"]) {
+        const refused = answers.find((a) => a.id === id);
+        expect([id, refused?.error?.code]).toEqual([id, -32600]);
+        expect(refused?.error?.message).toMatch(/at most 10485760/);
+      }
+      expect(answers.find((a) => a.id === 5)?.result).toEqual({});
+      expect(p.stderr()).toMatch(/a line over the size bound was skipped/);
+      expect(p.child.exitCode).toBeNull();
+    } finally {
+      p.child.stdin.end();
+      expect(await p.exited).toBe(0);
+    }
+  });
+
+  it("answers the requests it read before the end of input, then exits 0", async () => {
+    const p = rawStdio({
+      MNEMO_URL: server.url,
+      MNEMO_API_KEY: server.key,
+      MNEMO_DEFAULT_USER_ID: "eof-user",
+    });
+    p.write(
+      INIT,
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      rpc(2, "tools/call", { name: "search_memory", arguments: { query: "car", mode: "retrieve" } }),
+      rpc(3, "tools/call", { name: "list_memories", arguments: {} }),
+    );
+    // The last line has no newline: it is still a line.
+    p.child.stdin.end(rpc(4, "tools/call", { name: "list_groups", arguments: {} }));
+    expect(await p.exited).toBe(0);
+    const answers = p.answers();
+    expect(answers.map((a) => a.id).sort()).toEqual([0, 2, 3, 4]);
+    expect(answers.every((a) => a.error === undefined && a.result !== undefined)).toBe(true);
   });
 
   it("answers every call with unauthorized when the key is wrong", async () => {

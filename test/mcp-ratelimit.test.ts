@@ -1,3 +1,4 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrg } from "../src/admin/orgs.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
@@ -68,5 +69,40 @@ describe("MCP and the REST rate limit", () => {
     const rest = await svc.request("GET", "/v1/groups", { key });
     expect(rest.status).toBe(429);
     await client.close().catch(() => {});
+  });
+
+  it("counts each tool call of a JSON-RPC batch, so a batch cannot pass the limit", async () => {
+    const { api_key: key } = await createOrg(svc.deps.db, { name: "tiny-batch", tier: "tiny" });
+    const batch = (n: number, from: number) =>
+      svc.app.request("/mcp", {
+        method: "POST",
+        headers: {
+          "x-api-key": key,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify(
+          Array.from({ length: n }, (_, i) => ({
+            jsonrpc: "2.0",
+            id: from + i,
+            method: "tools/call",
+            params: { name: "list_groups", arguments: {} },
+          })),
+        ),
+      });
+    const first = await batch(3, 1);
+    expect(first.status).toBe(200);
+    const answers = (await first.json()) as { result: { isError?: boolean } }[];
+    expect(answers.map((a) => a.result.isError ?? false)).toEqual([false, false, false]);
+    // Three calls in one POST are three requests (8 a minute: 5 left, then this one).
+    const rest = await svc.request("GET", "/v1/groups", { key });
+    expect(rest.headers.get("x-ratelimit-remaining")).toBe("4");
+
+    // Ten more: the four left run, the other six are refused as over the limit.
+    const second = await batch(10, 10);
+    expect(second.status).toBe(200);
+    const texts = ((await second.json()) as { result: CallToolResult }[]).map((a) => text(a.result));
+    expect(texts.filter((t) => /^Error rate_limited/.test(t))).toHaveLength(6);
+    expect((await svc.request("GET", "/v1/groups", { key })).status).toBe(429);
   });
 });

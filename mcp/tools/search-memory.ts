@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SearchResultSchema } from "../../src/wire/search.js";
-import { filterKeys, scopedFilters, searchFromVariant } from "../filters.js";
+import { pinsConversation, scopedFilters, searchFromVariant } from "../filters.js";
 import { searchText } from "../render.js";
 import { agentId, appId, groupIds, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
@@ -34,7 +34,8 @@ export const searchMemoryTool = defineTool({
         'Optional narrowing, e.g. {"metadata.topic": "travel", "created_at": {"$gte": "2026-01-01"}}. Operators: ' +
           "$eq $ne $in $nin $exists $gt $gte $lt $lte $between; combine with AND/OR (arrays) and NOT. Fields: " +
           "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at, " +
-          "metadata.<key>. With filters, compose needs user_id and conv_id pinned in them; otherwise the ranked list is returned.",
+          "metadata.<key>. With filters, compose needs user_id and conv_id each pinned to one value by an equality " +
+          "(user_id may come from the call); otherwise the ranked list is returned.",
       ),
   },
   output: SearchResultSchema,
@@ -42,8 +43,7 @@ export const searchMemoryTool = defineTool({
   async run(args, env) {
     if (args.filters) {
       const filters = scopedFilters(args, args.filters, env.scope);
-      const keys = filterKeys(filters);
-      const canCompose = args.mode === "compose" && keys.has("user_id") && keys.has("conv_id");
+      const canCompose = args.mode === "compose" && pinsConversation(filters);
       const out = searchFromVariant(
         await env.service.searchFiltered({
           query: args.query,
