@@ -627,6 +627,37 @@ describe("a big job shares this thread", () => {
   });
 });
 
+describe("artifacts without a name of their own", () => {
+  it("are told apart by what introduced them: two unrelated snippets are not versions of one", async () => {
+    const { key } = await svc.newOrg();
+    const snippet = (lead: string, code: string) =>
+      ingestOk(key, {
+        conv_id: lead,
+        extract_artifacts: true,
+        messages: [user(`${lead}\n\n\`\`\`bash\n${code}\n\`\`\``)],
+      });
+    const backup = await snippet("Here is my backup script:", "rsync -a ~/docs /mnt/backup");
+    const resize = await snippet(
+      "And this is my unrelated script to resize images:",
+      "mogrify -resize 50% *.jpg",
+    );
+    const artifactOf = (r: any) => r.memories_created.find((m: any) => m.type === "artifact");
+    expect(artifactOf(backup)).toBeDefined();
+    expect(artifactOf(resize)).toBeDefined();
+    expect(resize.memories_updated.filter((m: any) => m.type === "artifact")).toEqual([]);
+    const got = await svc.request("GET", `/v1/memories/${artifactOf(resize).id}`, { key });
+    expect(got.body.details).toMatchObject({
+      title: "bash snippet: And this is my unrelated script to resize images",
+      version: 1,
+    });
+    // the same lead with changed code is the next version of that snippet
+    const edited = await snippet("Here is my backup script:", "rsync -a --delete ~/docs /mnt/backup");
+    const next = edited.memories_updated.find((m: any) => m.type === "artifact") ?? artifactOf(edited);
+    const again = await svc.request("GET", `/v1/memories/${next.id}`, { key });
+    expect(again.body.details).toMatchObject({ title: "bash snippet: Here is my backup script", version: 2 });
+  });
+});
+
 describe("a deleted fact leaves its episodes", () => {
   it("its sentences leave the episode's text and its id the episode's fact_ids; search no longer shows it", async () => {
     const { key, orgId } = await svc.newOrg();

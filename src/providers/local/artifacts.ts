@@ -29,8 +29,9 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
         FILE_NAME.exec(info)?.[0] ??
         FILE_NAME.exec(before.split("\n").slice(-2).join(" "))?.[0];
       const declared = DECLARED.exec(body)?.[1];
-      const title = file ?? (declared ? `${declared} (${lang})` : `${lang} snippet`);
       const rationale = splitSentences(before).pop() ?? null;
+      const title =
+        file ?? (declared ? `${declared} (${lang})` : described(`${lang} snippet`, rationale, body));
       out.push({
         title,
         summary: rationale ? `${title}: ${rationale}`.slice(0, 300) : title,
@@ -48,7 +49,7 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
           ? json.title
           : typeof json.name === "string"
             ? json.name
-            : "JSON document";
+            : described("JSON document", null, content);
       out.push({
         title,
         summary: `${title} (JSON document)`,
@@ -65,7 +66,8 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
         .find((l) => /^#{1,6}\s/.test(l))
         ?.replace(/^#+\s*/, "")
         .trim();
-      const title = heading ?? (turn.role === "tool" ? "Tool output document" : "Document");
+      const title =
+        heading ?? described(turn.role === "tool" ? "Tool output document" : "Document", null, content);
       out.push({ title, summary: title, rationale: null, content, source_event_ids: [turn.eventId] });
     } else if (agentic && turn.role === "tool" && FILE_NAME.test(lines[0] ?? "") && lines.length >= 5) {
       const title = FILE_NAME.exec(lines[0]!)![0];
@@ -79,6 +81,20 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
     }
   }
   return out;
+}
+
+/**
+ * A title for content with no name of its own: the kind, then what introduced it ("bash snippet:
+ * Here is my backup script") or its first line. Versions hang on titles, so a bare "bash snippet"
+ * made every snippet of a user the next version of the first.
+ */
+function described(kind: string, lead: string | null, content: string): string {
+  const hint = (lead ?? content.split("\n").find((l) => l.trim()) ?? "")
+    .trim()
+    .replace(/[:.!]+$/, "")
+    .replace(/\s+/g, " ");
+  if (!hint) return kind;
+  return `${kind}: ${hint.length > 60 ? `${hint.slice(0, 57)}...` : hint}`;
 }
 
 function tryJson(s: string): Record<string, unknown> | null {
