@@ -55,6 +55,10 @@ describe("third-person facts of tricky turns", () => {
     ["I fly to Paris every month for work.", "The user flies to Paris every month for work."],
     ["I apply for jobs every week now.", "The user applies for jobs every week now."],
     ["I quit my job last month.", "The user quit the user's job last month."],
+    // openers that only link to the talk before
+    ["Big news: I moved to Berlin last month.", "The user moved to Berlin last month."],
+    ["And I no longer work at Acme.", "The user no longer works at Acme."],
+    ["Nope, I hate seafood.", "The user hates seafood."],
     // three words the speaker says of themselves are a fact; a three-word chat reply is not
     ["I'm vegan now.", "The user is vegan now."],
     ["I love jazz.", "The user loves jazz."],

@@ -89,7 +89,12 @@ export function isSubstantive(sentence: string): boolean {
   return words.length >= 2 && n >= 4;
 }
 
-export const stripInterjections = (s: string) => s.replace(LEADING_INTERJECTION, "").trim();
+/** Openers that join a sentence to the talk before it and say nothing themselves. */
+const LEADING_LINK =
+  /^(?:(?:and|but|also|plus)\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*)+/i;
+
+export const stripInterjections = (s: string) =>
+  s.replace(LEADING_INTERJECTION, "").replace(LEADING_LINK, "").trim();
 
 const MODALS = new Set([
   "can",
