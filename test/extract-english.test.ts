@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import type { MemoryRow } from "../src/db/memory-row.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
+import { composeDeterministic } from "../src/search/compose.js";
 
 const turn = (index: number, role: string, content: string, speaker: string | null = null): Turn => ({
   index,
@@ -343,5 +345,41 @@ describe("concept expansion (WordNet)", () => {
     // Indexed beside the text's own words, never repeating them.
     expect(conceptTerms('Tim saw that John had "The Alchemist" on his bookshelf.')).toContain("book");
     expect(conceptTerms('Tim read the book "The Alchemist".').filter((t) => t === "book")).toEqual([]);
+  });
+});
+
+describe("the context block and episode titles read cleanly", () => {
+  const row = (type: MemoryRow["type"], text: string, details: Record<string, unknown>): MemoryRow =>
+    ({ id: text, type, text, details, created_at: new Date("2026-01-01T00:00:00Z") }) as MemoryRow;
+
+  it("shows a fact's day once: the line's date, not again at the head of its text", () => {
+    const block = composeDeterministic([
+      row("fact", "On 10 January 2025, the user moved to Berlin.", { occurred_at: "2025-01-10T09:00:00Z" }),
+      row("fact", "On 3 March 2024, the user lived in Paris.", { occurred_at: "2025-02-01T00:00:00Z" }),
+    ]);
+    expect(block).toContain("- 2025-01-10: The user moved to Berlin.");
+    // a day other than the line's stays in the text
+    expect(block).toContain("- 2025-02-01: On 3 March 2024, the user lived in Paris.");
+  });
+
+  it("writes 'the' lower case after a leading day, and titles no conversation by its dates", () => {
+    const dated = (i: number, content: string): Turn => ({
+      ...turn(i, "user", content),
+      date: "2025-06-01T10:00:00Z",
+      at: new Date("2025-06-01T10:00:00Z"),
+      refDate: new Date("2025-06-01T10:00:00Z"),
+    });
+    const ex = extractLocally({
+      turns: [
+        dated(0, "The garden is full of tomatoes in summer."),
+        dated(1, "The tomatoes need water every evening."),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(ex.facts[0]!.text).toBe("On 1 June 2025, the garden is full of tomatoes in summer.");
+    expect(ex.episode.title).toBe("Conversation about tomatoes");
   });
 });

@@ -29,10 +29,25 @@ export function memoryDate(row: MemoryRow): string {
   return row.created_at.toISOString().slice(0, 10);
 }
 
+const MONTHS = "January February March April May June July August September October November December".split(" ");
+
+/**
+ * A row's text without the day it leads with ("On 10 January 2025, ...") when that is the date the
+ * line already shows.
+ */
+function withoutShownDay(text: string, date: string): string {
+  const m = /^On (\d{1,2}) ([A-Z][a-z]+) (\d{4}), (.)/.exec(text);
+  if (!m) return text;
+  const month = MONTHS.indexOf(m[2]!) + 1;
+  const iso = `${m[3]}-${String(month).padStart(2, "0")}-${m[1]!.padStart(2, "0")}`;
+  return iso === date ? m[4]!.toUpperCase() + text.slice(m[0].length) : text;
+}
+
 function line(row: MemoryRow): string {
   const title =
     typeof row.details?.title === "string" && row.details.title ? `**${row.details.title}**: ` : "";
-  return `- ${memoryDate(row)}: ${title}${row.text.replace(/\s+/g, " ").trim()}`;
+  const date = memoryDate(row);
+  return `- ${date}: ${title}${withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date)}`;
 }
 
 /** The markdown block without a model: the top rows grouped by type, each with its date. */

@@ -161,7 +161,7 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
       else if (!turn.speaker && turn.role === "assistant" && !/^the assistant\b/i.test(text))
         text = `The assistant said: ${text}`;
-      if (day) text = `On ${day}, ${text}`;
+      if (day) text = `On ${day}, ${text.replace(LEADING_FUNCTION_WORD, (w) => w.toLowerCase())}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
       if (text.length > 1000) text = `${text.slice(0, 997)}...`;
       const key = normaliseText(text);
@@ -295,13 +295,21 @@ function secondToThird(s: string, name: string): string {
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
+/** A sentence's first word that is lower case inside a sentence ("On 8 May 2023, the user ..."). */
+const LEADING_FUNCTION_WORD =
+  /^(The|A|An|It|Its|It's|This|That|These|Those|There|They|We|He|She|His|Her|Their|Our|My|Your|You|Some|All|Both|Each|Every|No)\b/;
+
+/** Words of the dates that lead facts ("On 8 May 2023, ..."): no topic of a conversation. */
+const DATE_WORD =
+  /^(\d+|january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weeks|month|months|year|years|today|yesterday|tomorrow|last|next|ago)$/;
+
 function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["episode"] {
   const speakers = [...new Set(input.turns.filter((t) => t.role !== "tool").map(speakerName))];
   const freq = new Map<string, number>();
   for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
   const names = new Set(speakers.flatMap((s) => contentWords(s).flatMap((w) => [w, `${w}'s`])));
   const topics = [...freq.entries()]
-    .filter(([w, n]) => n > 1 && !names.has(w))
+    .filter(([w, n]) => n > 1 && !names.has(w) && !DATE_WORD.test(w))
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 3)
     .map(([w]) => w);
@@ -321,7 +329,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   const summary = chosen.length
     ? chosen.map((c) => sentences[c.i]!.replace(/[.!]?$/, ".")).join(" ")
     : firstTurn.slice(0, 300);
-  const who = speakers.filter((s) => !/^The /.test(s));
+  const who = speakers.filter((s) => !/^the /i.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
   if (topics.length) title += ` about ${topics.join(", ")}`;
 
