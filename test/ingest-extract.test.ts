@@ -69,6 +69,17 @@ describe("local extraction", () => {
     expect(resolveRelativeDates("I went yesterday", new Date("2023-05-08T13:56:00Z"))).toBe(
       "I went yesterday (7 May 2023)",
     );
+    // 8 May 2023 was a Monday
+    expect(resolveRelativeDates("I fly out next Saturday", new Date("2023-05-08T13:56:00Z"))).toBe(
+      "I fly out next Saturday (13 May 2023)",
+    );
+    expect(resolveRelativeDates("I will move in three months", new Date("2023-05-08T13:56:00Z"))).toBe(
+      "I will move in three months (August 2023)",
+    );
+    // a duration, not a time ahead
+    expect(resolveRelativeDates("I grew a lot in a year", new Date("2023-05-08T13:56:00Z"))).toBe(
+      "I grew a lot in a year",
+    );
     const at = new Date("2023-05-08T13:56:00Z");
     const ex = extractLocally({
       turns: [

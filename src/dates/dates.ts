@@ -84,6 +84,30 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
       },
     ],
     [
+      /\bin (a|an|one|two|three|four|five|six|\d+) (day|week|month|year)s?\b/i,
+      (m) => {
+        // "in a year" is as often how long something took ("grew a lot in a year"): a time ahead
+        // only where the sentence speaks of the future.
+        if (!/\b(will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to)\b/i.test(text))
+          return null;
+        const n = NUMBERS[m[1]!.toLowerCase()] ?? Number(m[1]);
+        const unit = m[2]!.toLowerCase();
+        if (unit === "day") return formatDay(addDays(at, n));
+        if (unit === "week") return `the week of ${formatDay(addDays(at, 7 * n))}`;
+        if (unit === "month") return formatMonth(addMonths(at, n));
+        return String(at.getUTCFullYear() + n);
+      },
+    ],
+    [
+      /\bnext (sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/i,
+      (m) => {
+        const target = DAY_NAMES.indexOf(m[1]!.toLowerCase());
+        let diff = (target - at.getUTCDay() + 7) % 7;
+        if (diff === 0) diff = 7;
+        return formatDay(addDays(at, diff));
+      },
+    ],
+    [
       /\blast (sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/i,
       (m) => {
         const target = DAY_NAMES.indexOf(m[1]!.toLowerCase());

@@ -17,11 +17,14 @@ const STANDARD_ROLES = new Set([
 /**
  * Stage 1, route: at most `threshold` messages is the live path, more is the batch path. On the
  * batch path each `date` is parsed with `timestamp_format`; unparseable or absent dates keep the raw
- * string. Either way a loosely read date is kept to resolve relative dates ("yesterday").
+ * string. Either way a loosely read date is kept to resolve relative dates ("yesterday"); a live
+ * message without one was said about when it was sent (`receivedAt`), so its relative dates resolve
+ * against that (a batch without dates is history of unknown age: left as said).
  */
 export function routeTurns(
   request: StoredRequest,
   threshold: number,
+  receivedAt: Date | null = null,
 ): { path: "live" | "batch"; turns: Turn[] } {
   const path = request.messages.length > threshold ? "batch" : "live";
   const format = path === "batch" ? (request.timestamp_format ?? null) : null;
@@ -44,7 +47,7 @@ export function routeTurns(
       content,
       date: m.date ?? null,
       at,
-      refDate: at ?? (m.date ? parseLooseDate(m.date) : null),
+      refDate: at ?? (m.date ? parseLooseDate(m.date) : path === "live" ? receivedAt : null),
       eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
     };
   });

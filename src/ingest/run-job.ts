@@ -70,7 +70,7 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
   try {
     const { providers, config } = deps;
     const scope = { orgId: ctx.principal.orgId, userId: request.user_id, agentId: request.agent_id ?? null };
-    const { path, turns } = routeTurns(request, config.MNEMO_BATCH_THRESHOLD);
+    const { path, turns } = routeTurns(request, config.MNEMO_BATCH_THRESHOLD, job.created_at);
     const extraction = await time("extract", async () => {
       const known = request.agentic ? await recentFactTexts(ctx.db, scope) : [];
       // Unnamed user turns speak as the user's name once it is on record.

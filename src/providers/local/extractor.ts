@@ -418,7 +418,8 @@ function slotOf(text: string): { slot: string; subject: string; value: string; n
       return {
         slot: `${slot}:${(m.groups.k ?? "").toLowerCase().replace(/colour/g, "color")}`,
         subject: normaliseText(m.groups.s!),
-        value: normaliseText(m.groups.v!).replace(
+        // A resolved date ("last month (October 2026)") and a time word say when, not what.
+        value: normaliseText(m.groups.v!.replace(/\s*\([^)]*\)/g, "")).replace(
           / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
           "",
         ),
