@@ -13,6 +13,11 @@ export function toolError(
   log?: { error: (o: object, m: string) => void },
   args?: Record<string, unknown>,
 ): CallToolResult {
+  // The service out of reach (remote stdio) first: its refused connection would also read as a
+  // database's below, and send the operator to the database instead of MNEMO_URL.
+  if (err instanceof UnreachableError) {
+    return result("service_unavailable", `${err.message}. Check that the server is running and MNEMO_URL.`);
+  }
   // As over REST (rest/errors.ts): the database out of reach is worth a retry, not an internal error.
   if (isDatabaseUnavailable(err)) {
     return result("service_unavailable", "The database is unavailable; retry shortly.");
@@ -24,9 +29,6 @@ export function toolError(
     return result(err.code, `${namingTheId(err, args)}${hint ? ` ${hint}` : ""}`);
   }
   if (err instanceof ToolFailure) return result(err.code, err.message);
-  if (err instanceof UnreachableError) {
-    return result("service_unavailable", `${err.message}. Check that the server is running and MNEMO_URL.`);
-  }
   log?.error({ err }, "mcp tool failed");
   return result("server_error", "Internal error in the MCP tool; the server log has the details.");
 }

@@ -486,6 +486,31 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(composed.context).toContain("cello");
     await client.close();
   });
+
+  it("search_memory with filters searches only the kinds include names", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "My brother Tom plays the cello.", user_id: "u-inc", metadata: { topic: "fam" } },
+      {
+        type: "episode",
+        text: "A talk about my brother and his cello.",
+        user_id: "u-inc",
+        metadata: { topic: "fam" },
+      },
+    ]);
+    const out = (
+      await callOk(client, tools, "search_memory", {
+        query: "brother cello",
+        user_id: "u-inc",
+        include: ["episode"],
+        mode: "retrieve",
+        filters: { "metadata.topic": "fam" },
+      })
+    ).structured;
+    expect(out.data.map((m: any) => m.type)).toEqual(["episode"]);
+    await client.close();
+  });
 });
 
 const ownId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toolError } from "../mcp/errors.js";
 import { inProcessService } from "../mcp/in-process.js";
 import type { MemoryService } from "../mcp/port.js";
 import { remoteService } from "../mcp/remote.js";
@@ -166,5 +167,21 @@ describe("the MCP tools' port: in-process and remote answer alike", () => {
         }
       }
     }
+  });
+
+  it("a service it cannot reach is named as such, not as the database", async () => {
+    // A port that was just free: nothing listens there.
+    const probe = serve({ fetch: () => new Response(), port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => probe.once("listening", r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const remote = remoteService({ baseUrl: `http://127.0.0.1:${port}`, headers: {} });
+    const err = await remote.listGroups({ includeArchived: false }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const text = (toolError(err).content[0] as { text: string }).text;
+    expect(text).toMatch(/^Error service_unavailable: Could not reach the Mnemo service/);
+    expect(text).toContain("MNEMO_URL");
   });
 });

@@ -44,10 +44,12 @@ export const searchMemoryTool = defineTool({
     if (args.filters) {
       const filters = scopedFilters(args, args.filters, env.scope);
       const canCompose = args.mode === "compose" && pinsConversation(filters);
+      // The kinds asked for narrow the filtered search too: as a condition on `type`.
+      const kinds = args.include ? { AND: [filters, { type: { $in: args.include } }] } : filters;
       const out = searchFromVariant(
         await env.service.searchFiltered({
           query: args.query,
-          filters,
+          filters: kinds,
           ...(args.limit ? { limit: args.limit } : {}),
           ...(canCompose ? { include: ["context_prompt"] } : {}),
         }),
