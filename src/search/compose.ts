@@ -29,7 +29,9 @@ export function memoryDate(row: MemoryRow): string {
   return row.created_at.toISOString().slice(0, 10);
 }
 
-const MONTHS = "January February March April May June July August September October November December".split(" ");
+const MONTHS = "January February March April May June July August September October November December".split(
+  " ",
+);
 
 /**
  * A row's text without the day it leads with ("On 10 January 2025, ...") when that is the date the

@@ -371,10 +371,7 @@ const SLOTS: Array<[string, RegExp]> = [
   ],
   [
     "employer",
-    new RegExp(
-      `^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) (?:at|for) (?<v>.+)$`,
-      "i",
-    ),
+    new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) (?:at|for) (?<v>.+)$`, "i"),
   ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],
   ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
