@@ -37,6 +37,14 @@ export async function startBoss(
   let quietUntil = 0;
   let unlogged = 0;
   boss.on("error", (err) => {
+    // A graceful stop that ran out of time: pg-boss failed the running jobs (they are retried) and
+    // closed its pool; a handler that ends after that cannot settle its job. Expected, not an error.
+    if (/^Database connection is not opened/.test(err.message)) {
+      return log.info(
+        { queue: (err as { queue?: string }).queue },
+        "pg-boss: a job ran past the shutdown time-out; it is retried after the restart",
+      );
+    }
     if (!isDatabaseUnavailable(err)) return log.error({ err }, "pg-boss error");
     if (Date.now() < quietUntil) return void unlogged++;
     quietUntil = Date.now() + DB_AWAY_LOG_MS;

@@ -21,6 +21,14 @@ const int = (def: number, min: number, max: number) =>
       return n;
     });
 
+/**
+ * An empty value (`HOST=` in an env file or a systemd `Environment=` line) is the same as unset:
+ * the default applies. Kept as "", it meant every interface for HOST and the working directory for
+ * MNEMO_DATA_DIR.
+ */
+const orDefault = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
+
 /** The highest MNEMO_MAX_GROUP_IDS_PER_QUERY can be set to (the published `maxItems` of `group_ids`). */
 export const GROUP_IDS_PER_QUERY_CEILING = 1000;
 
@@ -75,15 +83,17 @@ const RateTiersSchema = z.record(
  */
 export const EnvSchema = z.object({
   PORT: int(8080, 0, 65535),
-  HOST: z.string().default("127.0.0.1"),
+  HOST: orDefault(z.string().trim().default("127.0.0.1")),
   DATABASE_URL: url,
-  MNEMO_DATA_DIR: z.string().default("./.mnemo-data"),
+  MNEMO_DATA_DIR: orDefault(z.string().default("./.mnemo-data")),
   MNEMO_BOOTSTRAP_API_KEY: optionalString.pipe(
     z.string().min(24, "must be at least 24 characters").optional(),
   ),
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  LOG_LEVEL: orDefault(
+    z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  ),
   /** json (one object a line, for collectors) or pretty (for a terminal). */
-  LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
+  LOG_FORMAT: orDefault(z.enum(["json", "pretty"]).default("json")),
   /** Bearer token required on /metrics when set. */
   MNEMO_METRICS_TOKEN: optionalString,
   /** When set, /metrics and /healthz are also served on this port (a worker-only process's only HTTP). */
@@ -123,7 +133,11 @@ export const EnvSchema = z.object({
    */
   MNEMO_EMBEDDING_DIM: int(384, 8, 2000),
   MNEMO_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
-  MNEMO_SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 600_000),
+  /**
+   * At least 1 s: a `wait=true` hold must answer (202, pending) before the time-out, and with 0
+   * the connections were closed before it could (the client got no response at all).
+   */
+  MNEMO_SHUTDOWN_TIMEOUT_MS: int(10_000, 1000, 600_000),
   /** How long a process waits for the owner of the embedded data directory to start serving it. */
   MNEMO_OWNER_WAIT_MS: int(60_000, 0, 600_000),
   /** Messages one ingest may carry; more is 422 `too_many_messages`. */
@@ -158,8 +172,8 @@ export const EnvSchema = z.object({
   // Language model (OpenAI-compatible). Unset: the deterministic local providers.
   OPENAI_API_KEY: optionalString,
   MNEMO_LLM_BASE_URL: url,
-  MNEMO_LLM_MODEL: z.string().default("gpt-4o-mini"),
-  MNEMO_EMBEDDING_MODEL: z.string().default("text-embedding-3-small"),
+  MNEMO_LLM_MODEL: orDefault(z.string().trim().default("gpt-4o-mini")),
+  MNEMO_EMBEDDING_MODEL: orDefault(z.string().trim().default("text-embedding-3-small")),
   MNEMO_LLM_TIMEOUT_MS: int(60_000, 100, 600_000),
   /**
    * The bound for model calls a client waits on (a search's query embedding, context selection,
@@ -179,8 +193,14 @@ export const EnvSchema = z.object({
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === "") return [0, 5, 30, 120, 600];
-      const parts = v.split(",").map((p) => Number(p.trim()));
-      if (parts.length > 20 || parts.some((n) => !Number.isFinite(n) || n < 0 || n > 86_400)) {
+      // An empty entry ("5,,30", "5,") is a mistake, not an immediate attempt (Number("") is 0).
+      const entries = v.split(",").map((p) => p.trim());
+      const parts = entries.map(Number);
+      if (
+        parts.length > 20 ||
+        entries.some((p) => p === "") ||
+        parts.some((n) => !Number.isFinite(n) || n < 0 || n > 86_400)
+      ) {
         ctx.addIssue({
           code: "custom",
           message: "must be 1 to 20 comma-separated delays in seconds (0..86400)",
@@ -199,8 +219,8 @@ export const EnvSchema = z.object({
   MNEMO_JWT_SECRET: optionalString,
   MNEMO_JWT_ISSUER: optionalString,
   MNEMO_JWT_AUDIENCE: optionalString,
-  MNEMO_JWT_ORG_CLAIM: z.string().default("org_id"),
-  MNEMO_JWT_USER_CLAIM: z.string().default("sub"),
+  MNEMO_JWT_ORG_CLAIM: orDefault(z.string().trim().default("org_id")),
+  MNEMO_JWT_USER_CLAIM: orDefault(z.string().trim().default("sub")),
   MNEMO_JWT_CLOCK_TOLERANCE_S: int(30, 0, 600),
   MNEMO_JWT_JWKS_COOLDOWN_MS: int(30_000, 0, 3_600_000),
   // Rate limits: extra or overriding tiers as JSON, see rateTiers below
@@ -237,8 +257,9 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+    // One line (start-up failures are one line on stderr), every wrong variable named.
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${issues.join("; ")}`);
   }
   return parsed.data;
 }

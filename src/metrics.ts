@@ -60,6 +60,8 @@ export function createMetrics(): Metrics {
       if (!boss) return;
       try {
         for (const q of await boss.getQueues()) {
+          // pg-boss's own queues (`__pgboss__send-it`) are not ours to report.
+          if (q.name.startsWith("__pgboss")) continue;
           this.set({ queue: q.name, state: "ready" }, q.readyCount);
           this.set({ queue: q.name, state: "deferred" }, q.deferredCount);
           this.set({ queue: q.name, state: "active" }, q.activeCount);

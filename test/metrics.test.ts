@@ -124,6 +124,11 @@ describe("GET /metrics", () => {
     expect(after.has('mnemo_db_pool_connections{state="waiting"}')).toBe(true);
     for (const q of ["ingest", "webhook-delivery"])
       expect(after.has(`mnemo_queue_jobs{queue="${q}",state="ready"}`)).toBe(true);
+    // Only the documented queues: not pg-boss's internal ones (`__pgboss__send-it`).
+    const queues = new Set(
+      [...after.keys()].flatMap((k) => k.match(/^mnemo_queue_jobs\{queue="([^"]+)"/)?.slice(1) ?? []),
+    );
+    expect([...queues].sort()).toEqual(["ingest", "maintenance-sweep", "webhook-delivery"]);
     // prom-client's process series come along.
     expect(after.has("process_cpu_user_seconds_total")).toBe(true);
     // The local providers call no model: no model series values.

@@ -12,6 +12,7 @@ import { decryptSecret } from "../src/webhooks/secrets.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { waitFor } from "./helpers/harness.js";
 import { createNativeDatabase } from "./helpers/native-pg.js";
+import { spawnMnemo } from "./helpers/process.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "mn-mig-"));
 const env = {
@@ -165,5 +166,93 @@ describe("admin migrate-to", () => {
     expect(copied.memories).toBe(sourceCounts.memories);
     expect(copied.api_keys).toBe(sourceCounts.api_keys);
     await expect(migrateTo(config, silentLogger(), { target: target.url })).rejects.toThrow(/not empty/);
+  }, 240_000);
+
+  /** Rows in `sql` on `url`, or undefined while the table does not exist yet. */
+  async function scalar(url: string, sql: string, params: unknown[] = []): Promise<number | undefined> {
+    const db = createDb(url, 1);
+    try {
+      return (await db.query(sql, params)).rows[0].n;
+    } catch {
+      return undefined;
+    } finally {
+      await db.close();
+    }
+  }
+
+  it("killed as soon as its copy commits, it leaves the waiting jobs queued on the target, and they run there", async () => {
+    const target = await createNativeDatabase("migrate_killed_after");
+    targets.push(target);
+    const run = spawnMnemo(["admin", "migrate-to", "--target", target.url], env);
+    // The copy holds `organisations` locked until it commits: this count answers right after.
+    for (;;) {
+      const n = await scalar(target.url, "SELECT count(*)::int AS n FROM organisations");
+      if (n) break;
+      if (run.child.exitCode !== null) throw new Error(`migrate-to exited: ${run.stderr()}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await run.kill("SIGKILL");
+    expect(
+      await scalar(target.url, "SELECT count(*)::int AS n FROM pgboss.job WHERE data->>'jobId' = $1", [
+        pendingJob,
+      ]),
+    ).toBe(1);
+    await expect(migrateTo(config, silentLogger(), { target: target.url })).rejects.toThrow(/holding data/);
+    const onPg = await startRuntime(
+      loadConfig({ ...env, DATABASE_URL: target.url }),
+      silentLogger(),
+      { api: true, worker: true },
+      { listen: false },
+    );
+    try {
+      await waitFor(async () => {
+        const r = await call(onPg, "GET", `/v1/memories/jobs/${pendingJob}`);
+        return r.body.status === "succeeded" ? r : undefined;
+      });
+    } finally {
+      await onPg.stop();
+    }
+  }, 240_000);
+
+  it("killed during its copy, it leaves no data, and a new run carries on there", async () => {
+    const target = await createNativeDatabase("migrate_killed_during");
+    targets.push(target);
+    const run = spawnMnemo(["admin", "migrate-to", "--target", target.url], env);
+    await run.waitFor(/copy \w+/);
+    await run.kill("SIGKILL");
+    expect(await scalar(target.url, "SELECT count(*)::int AS n FROM organisations")).toBe(0);
+    const report = await migrateTo(config, silentLogger(), { target: target.url });
+    expect(report.jobsRequeued).toBeGreaterThanOrEqual(1);
+    expect(await counts(target.url)).toEqual(sourceCounts);
+    expect(
+      await scalar(target.url, "SELECT count(*)::int AS n FROM pgboss.job WHERE data->>'jobId' = $1", [
+        pendingJob,
+      ]),
+    ).toBe(1);
+  }, 240_000);
+
+  it("with MNEMO_NEW_SECRET_KEY and the key kept in the database, says to run the target with the new key", async () => {
+    const target = await createNativeDatabase("migrate_newkey");
+    targets.push(target);
+    const newKey = "NEWKEY-0123456789-0123456789-abcdefgh";
+    const report = await migrateTo(loadConfig({ ...env, MNEMO_NEW_SECRET_KEY: newKey }), silentLogger(), {
+      target: target.url,
+    });
+    expect(report.webhookSecrets).toEqual({ kept: 0, reencrypted: 1, unreadable: 0 });
+    expect(report.instructions).toContain("MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>");
+    expect(report.instructions).not.toContain("the server key moved with the data");
+    // Following them, the webhook secret reads on the target.
+    const onPg = await startRuntime(
+      loadConfig({ ...env, DATABASE_URL: target.url, MNEMO_SECRET_KEY: newKey }),
+      silentLogger(),
+      { api: false, worker: false },
+      { listen: false },
+    );
+    try {
+      const { rows } = await onPg.deps.db.query("SELECT secret_enc FROM webhooks WHERE org_id = $1", [orgId]);
+      expect(decryptSecret(onPg.deps.secret, orgId, rows[0].secret_enc)).toBe(webhookSecret);
+    } finally {
+      await onPg.stop();
+    }
   }, 240_000);
 });

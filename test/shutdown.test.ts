@@ -117,6 +117,21 @@ describe("shutdown", () => {
     await closedCleanly(s);
   }, 180_000);
 
+  it("at the shortest time-out (1 s), with a job running: the wait=true hold answers 202 pending, no error is logged, exit 0", async () => {
+    const s = await start({ MNEMO_TEST_EXTRACT_DELAY_MS: "20000", MNEMO_SHUTDOWN_TIMEOUT_MS: "1000" });
+    const inFlight = ingest(s.base);
+    await s.p.waitFor(/"msg":"ingest accepted"/);
+    await new Promise((r) => setTimeout(r, 1500)); // a worker has taken the job
+    s.p.child.kill("SIGTERM");
+    const res = await inFlight;
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { status: string }).status).toBe("pending");
+    expect(await s.p.exited).toBe(0);
+    // An ordinary, documented stop: nothing at error level (50) or above.
+    expect(s.p.stdout()).not.toMatch(/"level":[56]0/);
+    await closedCleanly(s);
+  }, 180_000);
+
   it("busy keep-alive clients: nothing sent after the signal is served, in-flight answers close their connection", async () => {
     const s = await start({ MNEMO_TEST_EXTRACT_DELAY_MS: "2500" });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 5 });

@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
@@ -25,6 +26,9 @@ describe("configuration", () => {
     expect(() => loadConfig({ MNEMO_BOOTSTRAP_API_KEY: "short" })).toThrow(/MNEMO_BOOTSTRAP_API_KEY/);
     // More than pgvector's HNSW index takes: refused before any migration, not half-way through.
     expect(() => loadConfig({ MNEMO_EMBEDDING_DIM: "3072" })).toThrow(/MNEMO_EMBEDDING_DIM.*2000/);
+    // 0 closed the connections before a wait=true hold could answer (no response at all).
+    expect(() => loadConfig({ MNEMO_SHUTDOWN_TIMEOUT_MS: "0" })).toThrow(/MNEMO_SHUTDOWN_TIMEOUT_MS.*1000/);
+    expect(loadConfig({ MNEMO_SHUTDOWN_TIMEOUT_MS: "1000" }).MNEMO_SHUTDOWN_TIMEOUT_MS).toBe(1000);
   });
 
   it("has the documented defaults", () => {
@@ -38,10 +42,97 @@ describe("configuration", () => {
     expect(c.DATABASE_URL).toBeUndefined();
   });
 
-  it("stops the process with the variable's name", async () => {
-    const r = await runMnemo(["serve"], { PORT: "eighty" });
+  it("stops the process with the variable's name, in one line", async () => {
+    const r = await runMnemo(["serve"], { PORT: "eighty", LOG_LEVEL: "loud" });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/invalid configuration[\s\S]*PORT/);
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^mnemo: invalid configuration: PORT: .*; LOG_LEVEL: /);
+  });
+
+  it("takes an empty value as unset: the default, never every interface or the working directory", () => {
+    const empty = Object.fromEntries(
+      [
+        "HOST",
+        "MNEMO_DATA_DIR",
+        "LOG_LEVEL",
+        "LOG_FORMAT",
+        "MNEMO_LLM_MODEL",
+        "MNEMO_EMBEDDING_MODEL",
+        "MNEMO_JWT_ORG_CLAIM",
+        "MNEMO_JWT_USER_CLAIM",
+        "MNEMO_WEBHOOK_RETRY_SCHEDULE",
+      ].map((k) => [k, ""]),
+    );
+    const defaults = loadConfig({});
+    expect(loadConfig(empty)).toEqual(defaults);
+    expect(loadConfig({ ...empty, HOST: " " }).HOST).toBe("127.0.0.1");
+    // All interfaces only when asked.
+    expect(loadConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
+    expect(loadConfig({ HOST: "::" }).HOST).toBe("::");
+  });
+
+  it("refuses an empty entry in MNEMO_WEBHOOK_RETRY_SCHEDULE (it was an extra immediate attempt)", () => {
+    for (const v of [",", "5,", "5,,30", " ,5"])
+      expect(() => loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: v }), v).toThrow(
+        /MNEMO_WEBHOOK_RETRY_SCHEDULE/,
+      );
+    expect(loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: "5, 30" }).MNEMO_WEBHOOK_RETRY_SCHEDULE).toEqual([
+      5, 30,
+    ]);
+  });
+
+  it("HOST= (empty) serves on 127.0.0.1 only", { timeout: 180_000 }, async () => {
+    const dataDir = migratedDataDir("mn-host-");
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
+    if (serverDb) cleanups.push(() => serverDb.drop());
+    const port = await freePort();
+    const proc = spawnMnemo(["serve"], {
+      HOST: "",
+      PORT: String(port),
+      MNEMO_DATA_DIR: dataDir,
+      ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
+    });
+    cleanups.push(() => proc.kill("SIGKILL"));
+    const m = await proc.waitFor(/"url":"([^"]+)"/, 90_000);
+    expect(m[1]).toBe(`http://127.0.0.1:${port}`);
+    await proc.waitFor(/"msg":"ready"/, 90_000);
+    expect(await proc.kill("SIGTERM")).toBe(0);
+  });
+});
+
+describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
+  // A data directory that does not exist: nothing may create it (nor open or migrate a database).
+  const env = () => ({ MNEMO_DATA_DIR: path.join(os.tmpdir(), `mn-admin-typo-${process.pid}`) });
+  afterEach(() => rmSync(env().MNEMO_DATA_DIR, { recursive: true, force: true }));
+
+  it("a missing option value or an unknown option: one line naming it, exit 2, no stack", async () => {
+    for (const [args, named] of [
+      [["create-org", "--name"], "--name"],
+      [["create-org", "--name", "x", "--bogus"], "--bogus"],
+      [["list-keys", "--org"], "--org"],
+    ] as const) {
+      const r = await runMnemo(["admin", ...args], env());
+      expect(r.code, args.join(" ")).toBe(2);
+      const lines = r.stderr.trimEnd().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^mnemo: admin ${args[0]}: .*'${named}`));
+    }
+    expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
+  });
+
+  it("admin help, --help and an unknown subcommand answer without opening or creating a database", async () => {
+    for (const sub of ["help", "--help", "-h"]) {
+      const r = await runMnemo(["admin", sub], env());
+      expect(r.code, sub).toBe(0);
+      expect(r.stdout).toContain("migrate-to --target");
+    }
+    const typo = await runMnemo(["admin", "lsit-keys", "--org", "x"], env());
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^unknown admin command 'lsit-keys'/);
+    expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 });
 
@@ -57,6 +148,8 @@ describe("database start-up", { timeout: 180_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/pgvector/);
     expect(r.stderr).toMatch(/install/i);
+    // One line, as every start-up failure.
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
   });
 
   it("applies each migration once when two processes start together", async () => {

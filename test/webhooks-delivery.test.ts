@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "../examples/webhook-receiver.js";
 import { newJobId } from "../src/ids.js";
 import { enqueueJobWebhook, type JobTerminalEvent } from "../src/webhooks/enqueue.js";
+import { encryptSecret } from "../src/webhooks/secrets.js";
 import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
@@ -310,6 +311,27 @@ describe("webhook delivery", () => {
     expect(JSON.parse(rx.at(only.path)[0]!.raw.toString()).job_id).toBe(d.jobId);
     expect(rx.at(off.path)).toHaveLength(0);
     expect(await deliveries(off.key)).toEqual([]);
+  });
+
+  it("a secret the server key does not decrypt: each attempt is recorded with the reason, retried, then failed; nothing is posted", async () => {
+    const org = await orgWithHook();
+    // As after a change of MNEMO_SECRET_KEY: the stored secret was encrypted under another key.
+    await svc.deps.db.query("UPDATE webhooks SET secret_enc = $2 WHERE org_id = $1", [
+      org.orgId,
+      encryptSecret(Buffer.alloc(32, 7), org.orgId, "whsec_fromanotherkey"),
+    ]);
+    const ev = await fire(org.orgId);
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.length === 3 ? d : null;
+    });
+    expect(list.map((d) => d.outcome)).toEqual(["retrying", "retrying", "failed"]);
+    for (const d of list) {
+      expect(d).toMatchObject({ job_id: ev.jobId, status_code: null });
+      expect(d.error).toMatch(/cannot be decrypted with the server key.*PUT \/v1\/webhooks/);
+    }
+    await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
+    expect(rx.at(org.path)).toEqual([]);
   });
 
   it("a delivery queued before the webhook was disabled is dropped", async () => {

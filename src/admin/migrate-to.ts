@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type pg from "pg";
-import { startBoss } from "../../jobs/boss.js";
+import { bossDb, startBoss } from "../../jobs/boss.js";
 import { QUEUES } from "../../jobs/queues.js";
 import type { Config } from "../config.js";
 import {
@@ -37,14 +37,18 @@ export interface MigrateReport {
  * pgvector. The source is read in one read-only snapshot: through the running server's socket when
  * one serves the directory (its own requests wait until the copy is done: the embedded database
  * has a single session), else by opening the directory. The target gets the schema by the normal
- * migrations, then every row in one transaction (ids, keys, job history, delivery records and the
- * server key as they are), checked by row counts before it commits: a failure leaves it empty.
+ * migrations and pg-boss's schema, then in one transaction every row (ids, keys, job history,
+ * delivery records and the server key as they are), the webhook secrets re-encrypted when asked,
+ * and the waiting jobs (below), checked by row counts before it commits. A run stopped before
+ * that commit leaves the schemas with no data, and a new run carries on there; after it, the
+ * target is complete, jobs included: no accepted job is left behind either way.
  *
  * pg-boss: its tables are not copied. The target's pg-boss starts with an empty schema, and the
  * jobs still waiting in the source (ingest jobs not yet run, webhook attempts scheduled for later)
- * are sent again to the target's queues with their ids, data and start times; finished pg-boss
- * jobs are not copied (our own `ingest_jobs` and `webhook_deliveries` tables are the history, and
- * they are copied in full). Schedules are recreated by the workers when they start.
+ * are sent again to the target's queues with their ids, data and start times, in the copy's
+ * transaction; finished pg-boss jobs are not copied (our own `ingest_jobs` and
+ * `webhook_deliveries` tables are the history, and they are copied in full). Schedules are
+ * recreated by the workers when they start.
  */
 export async function migrateTo(
   config: Config,
@@ -72,13 +76,15 @@ export async function migrateTo(
     await target.query("SELECT 1").catch((err: Error) => {
       throw new CoreError("invalid_request", `cannot connect to --target: ${err.message}`);
     });
-    await requireVector(target);
+    await requireVector(target, "--target");
+    // Empty, or Mnemo's schema without data (what a run stopped before its commit leaves).
     const held = await existingContents(target);
-    if (held.tables > 0 || held.boss)
+    if (held.data || ((held.tables > 0 || held.boss) && !held.migrated))
       throw new CoreError(
         "invalid_request",
-        `the target database is not empty (${held.tables} tables in schema public${held.boss ? ", a pgboss schema" : ""}); ` +
-          "migrate-to only writes into an empty database (CREATE DATABASE ... and point --target at it).",
+        `the target database is not empty (${held.tables} tables in schema public${held.boss ? ", a pgboss schema" : ""}` +
+          `${held.data ? ", holding data" : ""}); migrate-to only writes into an empty database ` +
+          "(CREATE DATABASE ... and point --target at it), or one where an earlier migrate-to stopped before copying.",
       );
 
     const dim = Number(
@@ -86,11 +92,13 @@ export async function migrateTo(
         .rows[0]?.value,
     );
     await migrate(target, { embeddingDim: dim });
+    // pg-boss's schema and queues on the target, so that the waiting jobs go in the copy's transaction.
+    const boss = await startBoss(input.target, log, { max: 2, schedule: false });
 
     const result = await withSnapshot(source, async (snap) => {
       const tables = order(await publicTables(snap), await foreignKeyEdges(snap));
       const counts: Record<string, number> = {};
-      await target.tx(async (tx) => {
+      return target.tx(async (tx) => {
         for (const t of tables) await setUserTriggers(tx, t.name, false);
         for (const t of tables) {
           if (t.name === "schema_migrations") continue; // the target's own migrations wrote it
@@ -113,37 +121,30 @@ export async function migrateTo(
             `row counts differ, nothing was kept:\n  ${wrong.join("\n  ")}`,
           );
         counts.schema_migrations = await countRows(tx, "schema_migrations");
+        const secrets = await checkWebhookSecrets(snap, tx, config);
+        // The waiting jobs, committed with the rows: a stop at any point strands none.
+        const jobs = await pendingJobs(snap, Object.keys(QUEUES));
+        for (const j of jobs) {
+          await boss.send(j.name, j.data ?? {}, {
+            db: bossDb(tx),
+            id: j.id,
+            startAfter: j.start_after,
+            ...(j.singleton_key ? { singletonKey: j.singleton_key } : {}),
+            ...(j.expire_seconds ? { expireInSeconds: j.expire_seconds } : {}),
+            ...(j.heartbeat_seconds ? { heartbeatSeconds: j.heartbeat_seconds } : {}),
+          });
+        }
+        return { counts, jobs, secrets };
       });
-      return {
-        counts,
-        jobs: await pendingJobs(snap, Object.keys(QUEUES)),
-      };
-    });
+    }).finally(() => boss.stop({ graceful: false }));
+    const { secrets } = result;
 
-    const secrets = await checkWebhookSecrets(source, target, config);
-
-    // pg-boss on the target, with its own schema, and the waiting jobs sent again.
-    const boss = await startBoss(input.target, log, { max: 2, schedule: false });
-    try {
-      for (const j of result.jobs) {
-        await boss.send(j.name, j.data ?? {}, {
-          id: j.id,
-          startAfter: j.start_after,
-          ...(j.singleton_key ? { singletonKey: j.singleton_key } : {}),
-          ...(j.expire_seconds ? { expireInSeconds: j.expire_seconds } : {}),
-          ...(j.heartbeat_seconds ? { heartbeatSeconds: j.heartbeat_seconds } : {}),
-        });
-      }
-    } finally {
-      await boss.stop({ graceful: false });
-    }
-
-    const keyLine = config.MNEMO_SECRET_KEY
-      ? config.MNEMO_NEW_SECRET_KEY
-        ? "  MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>   (webhook secrets were re-encrypted under it)"
-        : "  MNEMO_SECRET_KEY=<the same value as now>   (webhook secrets are encrypted under it)"
-      : "  (the server key moved with the data, in the settings table; to hold it in the environment instead,\n" +
-        "   set MNEMO_SECRET_KEY to: SELECT value FROM settings WHERE key = 'server_secret')";
+    const keyLine = config.MNEMO_NEW_SECRET_KEY
+      ? "  MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>   (webhook secrets were re-encrypted under it)"
+      : config.MNEMO_SECRET_KEY
+        ? "  MNEMO_SECRET_KEY=<the same value as now>   (webhook secrets are encrypted under it)"
+        : "  (the server key moved with the data, in the settings table; to hold it in the environment instead,\n" +
+          "   set MNEMO_SECRET_KEY to: SELECT value FROM settings WHERE key = 'server_secret')";
     const instructions = [
       `Copied to ${redact(input.target)}:`,
       ...Object.entries(result.counts).map(([t, n]) => `  ${t.padEnd(22)} ${n} rows`),
@@ -218,7 +219,7 @@ function order<T extends { name: string }>(
  * target when it runs with the same key; with MNEMO_NEW_SECRET_KEY set they are re-encrypted
  * under that key; any that this process cannot read are counted for a clear warning.
  */
-async function checkWebhookSecrets(source: Db, target: Db, config: Config) {
+async function checkWebhookSecrets(source: Queryable, target: Queryable, config: Config) {
   const keyOf = (v: string) => createHash("sha256").update(v).digest();
   const stored = (
     await source.query<{ value: string }>("SELECT value FROM settings WHERE key = 'server_secret'")

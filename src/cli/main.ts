@@ -40,6 +40,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (command === "admin") {
+    const code = adminUsage(rest);
+    if (code !== undefined) return code;
+  }
   const config = loadConfig();
   const stdioMode = command === "mcp" || command === "admin";
   const log = createLogger({
@@ -121,9 +125,45 @@ async function serveRoles(
   return 0;
 }
 
-async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: string[]): Promise<number> {
+const ADMIN_COMMANDS = new Set([
+  "create-org",
+  "create-key",
+  "list-keys",
+  "revoke-key",
+  "link-org",
+  "export",
+  "import",
+  "migrate-to",
+]);
+
+/**
+ * Wrong use of `admin` (help asked for, an unknown subcommand, a missing option value, an unknown
+ * option) is answered before any configuration is read or database opened: a typo must not
+ * migrate a production database, nor create a data directory. Returns the exit code, or
+ * undefined when the command is to run.
+ */
+function adminUsage(argv: string[]): number | undefined {
   const [sub, ...args] = argv;
-  const { values, positionals } = parseArgs({
+  if (sub === "help" || sub === "--help" || sub === "-h") {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (sub === undefined || !ADMIN_COMMANDS.has(sub)) {
+    process.stderr.write(`unknown admin command '${sub ?? ""}'\n\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    parseAdminArgs(args);
+  } catch (err) {
+    // One line: node's message without its stack (ERR_PARSE_ARGS_*).
+    process.stderr.write(`mnemo: admin ${sub}: ${(err as Error).message.split("\n")[0]}\n`);
+    return 2;
+  }
+  return undefined;
+}
+
+const parseAdminArgs = (args: string[]) =>
+  parseArgs({
     args,
     allowPositionals: true,
     options: {
@@ -137,6 +177,10 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
       unlink: { type: "boolean", default: false },
     },
   });
+
+async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: string[]): Promise<number> {
+  const [sub, ...args] = argv;
+  const { values, positionals } = parseAdminArgs(args);
   const need = (v: string | undefined, flag: string) => {
     if (!v) throw new CoreError("invalid_request", `admin ${sub}: ${flag} is required`);
     return v;

@@ -41,13 +41,34 @@ export async function countRows(db: Queryable, table: string): Promise<number> {
   return rows[0]!.n;
 }
 
-/** What the target already holds: tables in the public schema, and whether pg-boss's schema exists. */
-export async function existingContents(db: Queryable): Promise<{ tables: number; boss: boolean }> {
-  const { rows } = await db.query<{ tables: number; boss: boolean }>(
+/**
+ * What the target already holds: tables in the public schema, whether pg-boss's schema exists, and
+ * `data`: rows in any of them beyond what the migrations write (`schema_migrations`, the
+ * `embedding_dim` setting) or any job in pg-boss (its own internal queues aside). A target with Mnemo's schema and no data is what an
+ * interrupted `migrate-to` leaves (its copy is one transaction): a new run may carry on there.
+ */
+export async function existingContents(
+  db: Queryable,
+): Promise<{ tables: number; boss: boolean; migrated: boolean; data: boolean }> {
+  const { rows } = await db.query<{ tables: number; boss: boolean; migrated: boolean }>(
     `SELECT (SELECT count(*)::int FROM information_schema.tables WHERE table_schema = 'public') AS tables,
-            EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'pgboss') AS boss`,
+            EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'pgboss') AS boss,
+            to_regclass('public.schema_migrations') IS NOT NULL AS migrated`,
   );
-  return rows[0]!;
+  const out = { ...rows[0]!, data: false };
+  for (const t of await publicTables(db)) {
+    if (t.name === "schema_migrations") continue;
+    const where = t.name === "settings" ? " WHERE key <> 'embedding_dim'" : "";
+    const { rows: any } = await db.query(`SELECT 1 FROM ${quoteIdent(t.name)}${where} LIMIT 1`);
+    if (any.length) out.data = true;
+  }
+  if (out.boss && (await db.query("SELECT to_regclass('pgboss.job')::text AS t")).rows[0]?.t) {
+    const { rows: jobs } = await db.query(
+      "SELECT 1 FROM pgboss.job WHERE name NOT LIKE '\\_\\_pgboss%' LIMIT 1",
+    );
+    if (jobs.length) out.data = true;
+  }
+  return out;
 }
 
 /** Copies all rows of `table` from the source (a snapshot client) into the target transaction. */

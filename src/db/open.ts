@@ -81,16 +81,19 @@ export async function openDatabase(
   return { db, connectionString: embedded.connectionString, kind: "embedded" };
 }
 
-/** Start-up stops with a clear message when the `vector` extension cannot be had. */
-export async function requireVector(db: Db): Promise<void> {
+/**
+ * Start-up stops with a clear message (one line) when the `vector` extension cannot be had;
+ * `setting` names where the server came from (DATABASE_URL, or migrate-to's --target).
+ */
+export async function requireVector(db: Db, setting = "DATABASE_URL"): Promise<void> {
   const { rows } = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
   if (rows.length === 0) {
     await db.close();
     throw new StartupError(
-      "the PostgreSQL server at DATABASE_URL does not have the pgvector extension ('vector').\n" +
-        "Install pgvector on the database server (https://github.com/pgvector/pgvector#installation;\n" +
-        "for example `apt install postgresql-16-pgvector`, or use the pgvector/pgvector Docker image),\n" +
-        "then restart. Mnemo runs `CREATE EXTENSION IF NOT EXISTS vector` itself.",
+      `the PostgreSQL server at ${setting} does not have the pgvector extension ('vector'): ` +
+        "install pgvector on the database server (https://github.com/pgvector/pgvector#installation; " +
+        "for example `apt install postgresql-16-pgvector`, or use the pgvector/pgvector Docker image), " +
+        "then run again. Mnemo runs `CREATE EXTENSION IF NOT EXISTS vector` itself.",
     );
   }
 }

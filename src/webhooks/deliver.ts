@@ -46,13 +46,18 @@ export async function deliverWebhook({
   // already recorded the receiver's 2xx, the event is delivered: never post it twice.
   if (await wasDelivered(ctx.db, input.orgId, input.eventId)) return skip(ctx, input, "already delivered");
 
-  const secret = decryptSecret(ctx.deps.secret, input.orgId, hook.secret_enc);
+  const secret = readSecret(ctx, input.orgId, hook.secret_enc);
   const started = performance.now();
-  const sent = await post(hook.url, input, secret, {
-    allowPrivate: config.MNEMO_WEBHOOK_ALLOW_PRIVATE,
-    timeoutMs: config.MNEMO_WEBHOOK_TIMEOUT_MS,
-    ...(resolve ? { resolve } : {}),
-  });
+  // A secret the server key does not read (the key changed since it was stored) is an attempt
+  // that failed, recorded and retried like any other: the next PUT mints a secret that reads.
+  const sent =
+    secret === undefined
+      ? { statusCode: null, error: UNREADABLE_SECRET, retryable: true, retryAfterSeconds: null }
+      : await post(hook.url, input, secret, {
+          allowPrivate: config.MNEMO_WEBHOOK_ALLOW_PRIVATE,
+          timeoutMs: config.MNEMO_WEBHOOK_TIMEOUT_MS,
+          ...(resolve ? { resolve } : {}),
+        });
   const durationMs = Math.round(performance.now() - started);
 
   const schedule = config.MNEMO_WEBHOOK_RETRY_SCHEDULE;
@@ -99,6 +104,18 @@ export async function deliverWebhook({
     "webhook delivery attempt",
   );
   return { outcome, statusCode: sent.statusCode, error: sent.error };
+}
+
+const UNREADABLE_SECRET =
+  "not sent: the webhook's signing secret cannot be decrypted with the server key (MNEMO_SECRET_KEY " +
+  "changed since it was stored); PUT /v1/webhooks mints a new secret";
+
+function readSecret(ctx: Ctx, orgId: string, stored: string): string | undefined {
+  try {
+    return decryptSecret(ctx.deps.secret, orgId, stored);
+  } catch {
+    return undefined;
+  }
 }
 
 function skip(ctx: Ctx, input: DeliveryJobData, reason: string): AttemptResult {
