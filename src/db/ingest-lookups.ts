@@ -13,7 +13,7 @@ const countIn = (key: string) =>
 
 const vec = (v: number[]) => `[${v.join(",")}]`;
 
-type Similar = { id: string; text: string; similarity: number };
+export type Similar = { id: string; text: string; similarity: number };
 
 /** Facts looked up per statement by similarActiveFactsOf (bounds the statement's size). */
 const LOOKUP_CHUNK = 200;
@@ -76,22 +76,24 @@ export async function similarActiveFactsOf(
 }
 
 /**
- * The user's active facts whose text matches a PostgreSQL regular expression (case-insensitive),
- * newest first, other than `exceptJob`'s own: a new fact's candidates of the same kind.
+ * The user's active facts that hold `words` (a full-text query, through the user's scoped text
+ * index) and match `pattern` (a PostgreSQL regular expression, case-insensitive), newest first,
+ * other than `exceptJob`'s own: candidates of the same kind as a new fact.
  */
 export async function activeFactsMatching(
   db: Queryable,
   scope: { orgId: string; userId: string },
-  pattern: string,
+  search: { pattern: string; words: string },
   limit: number,
   exceptJob: string | null = null,
 ): Promise<Similar[]> {
   const { rows } = await db.query<Similar>(
     `SELECT id::text, text, 0.5 AS similarity FROM memories
-     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND text ~* $3
-       AND ($5::text IS NULL OR job_id IS DISTINCT FROM $5)
-     ORDER BY created_at DESC LIMIT $4`,
-    [scope.orgId, scope.userId, pattern, limit, exceptJob],
+     WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', $4)
+       AND type = 'fact' AND status = 'active' AND text ~* $3
+       AND ($6::text IS NULL OR job_id IS DISTINCT FROM $6)
+     ORDER BY created_at DESC LIMIT $5`,
+    [scope.orgId, scope.userId, search.pattern, search.words, limit, exceptJob],
   );
   return rows.map((r) => ({ ...r, similarity: Number(r.similarity) }));
 }

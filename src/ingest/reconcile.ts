@@ -2,16 +2,21 @@ import type { Queryable } from "../db/db.js";
 import {
   activeFactsMatching,
   latestArtifactVersion,
+  type Similar,
   sameDirective,
   sameEpisode,
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
-import { slotPattern } from "../providers/local/extractor.js";
+import { sameSlot, slotSearch } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
-/** How many of the user's latest facts of the same kind a single-valued attribute meets. */
-const SLOT_CANDIDATES = 5;
+/**
+ * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
+ * sister lives in Rome" too), and how many of those of the same subject a fact meets.
+ */
+const SLOT_CANDIDATES = 20;
+const SAME_SLOT_CANDIDATES = 5;
 
 /** What the store stage does besides inserting new rows. */
 export interface Reconciled {
@@ -64,18 +69,23 @@ export async function reconcile(
     5,
     plan.episode.job_id,
   );
-  const cases: JudgeCase[] = [];
-  for (const [i, f] of plan.facts.entries()) {
-    const candidates = similar[i]!.filter((c) => c.similarity >= 0.5);
-    // A single-valued attribute ("lives in", "works at") also meets the user's latest statements
-    // of it, which the nearest neighbours miss ("lives in Paris" against "moved to Berlin").
-    const pattern = slotPattern(f.text);
-    if (pattern) {
-      for (const c of await activeFactsMatching(db, scope, pattern, SLOT_CANDIDATES, plan.episode.job_id))
-        if (!candidates.some((x) => x.id === c.id)) candidates.push(c);
-    }
-    cases.push({ text: f.text, candidates });
+  // A single-valued attribute ("lives in", "works at") also meets the user's latest statements of
+  // it, which the nearest neighbours miss ("lives in Paris" against "moved to Berlin"): one lookup
+  // per kind of attribute the job states, not per fact.
+  const slotted = new Map<string, { pattern: string; words: string }>();
+  for (const f of plan.facts) {
+    const s = slotSearch(f.text);
+    if (s) slotted.set(s.kind, s);
   }
+  const stated: Similar[] = [];
+  for (const s of slotted.values())
+    stated.push(...(await activeFactsMatching(db, scope, s, SLOT_CANDIDATES, plan.episode.job_id)));
+  const cases: JudgeCase[] = plan.facts.map((f, i) => {
+    const candidates = similar[i]!.filter((c) => c.similarity >= 0.5);
+    for (const c of stated.filter((c) => sameSlot(f.text, c.text)).slice(0, SAME_SLOT_CANDIDATES))
+      if (!candidates.some((x) => x.id === c.id)) candidates.push(c);
+    return { text: f.text, candidates };
+  });
   const verdicts = await extractor.judge(cases);
   const replaced = new Map<string, string>(); // planned fact id -> existing id
   plan.facts.forEach((f, i) => {

@@ -384,16 +384,41 @@ const SLOTS: Array<[string, RegExp]> = [
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
 ];
 
+/** Words (stemmed by PostgreSQL's english configuration) that every statement of a slot holds. */
+const SLOT_WORDS: Record<string, string> = {
+  residence: "lives | live | living | moved | relocated",
+  employer: "works | work | working",
+  job: "works | work",
+  favourite: "favourite | favorite",
+  contact: "email | phone | address",
+  name: "name",
+  age: "old",
+  preference: "prefers",
+};
+
 /**
- * A PostgreSQL regular expression that finds the stored facts stating the same kind of attribute
- * as this one ("lives in", "works at"...), or null when it states none: candidates for the judge
- * beside the nearest neighbours, which miss "lives in Paris" against "moved to Berlin".
+ * How to find the stored facts stating the same kind of attribute as this one ("lives in", "works
+ * at"...), or null when it states none: the kind, a PostgreSQL regular expression and a full-text
+ * query that every such statement matches (the full text narrows by the user's scoped index, the
+ * expression checks). Candidates for the judge beside the nearest neighbours, which miss "lives in
+ * Paris" against "moved to Berlin".
  */
-export function slotPattern(text: string): string | null {
+export function slotSearch(text: string): { kind: string; pattern: string; words: string } | null {
   const slot = slotOf(text);
   if (!slot) return null;
-  const re = SLOTS.find(([name]) => slot.slot.startsWith(`${name}:`))![1];
-  return re.source.replace(/\(\?<\w+>/g, "(").replace(/^\^/, "");
+  const [kind, re] = SLOTS.find(([name]) => slot.slot.startsWith(`${name}:`))!;
+  return {
+    kind,
+    pattern: re.source.replace(/\(\?<\w+>/g, "(").replace(/^\^/, ""),
+    words: SLOT_WORDS[kind]!,
+  };
+}
+
+/** Whether two facts state the same attribute of the same subject (the judge decides the rest). */
+export function sameSlot(a: string, b: string): boolean {
+  const x = slotOf(a);
+  const y = slotOf(b);
+  return !!x && !!y && x.slot === y.slot && x.subject === y.subject;
 }
 
 /**
