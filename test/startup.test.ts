@@ -109,29 +109,35 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
   afterEach(() => rmSync(env().MNEMO_DATA_DIR, { recursive: true, force: true }));
 
   it("a missing option value or an unknown option: one line naming it, exit 2, no stack", async () => {
-    for (const [args, named] of [
+    const cases = [
       [["create-org", "--name"], "--name"],
       [["create-org", "--name", "x", "--bogus"], "--bogus"],
       [["list-keys", "--org"], "--org"],
-    ] as const) {
-      const r = await runMnemo(["admin", ...args], env());
+    ] as const;
+    // At once: each is a process start, and none touches anything.
+    const runs = await Promise.all(cases.map(([args]) => runMnemo(["admin", ...args], env())));
+    cases.forEach(([args, named], i) => {
+      const r = runs[i]!;
       expect(r.code, args.join(" ")).toBe(2);
       const lines = r.stderr.trimEnd().split("\n");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(new RegExp(`^mnemo: admin ${args[0]}: .*'${named}`));
-    }
+    });
     expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 
   it("admin help, --help and an unknown subcommand answer without opening or creating a database", async () => {
-    for (const sub of ["help", "--help", "-h"]) {
-      const r = await runMnemo(["admin", sub], env());
-      expect(r.code, sub).toBe(0);
-      expect(r.stdout).toContain("migrate-to --target");
-    }
-    const typo = await runMnemo(["admin", "lsit-keys", "--org", "x"], env());
-    expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/^unknown admin command 'lsit-keys'/);
+    const subs = ["help", "--help", "-h"];
+    const [typo, ...helps] = await Promise.all([
+      runMnemo(["admin", "lsit-keys", "--org", "x"], env()),
+      ...subs.map((sub) => runMnemo(["admin", sub], env())),
+    ]);
+    helps.forEach((r, i) => {
+      expect(r!.code, subs[i]).toBe(0);
+      expect(r!.stdout).toContain("migrate-to --target");
+    });
+    expect(typo!.code).toBe(2);
+    expect(typo!.stderr).toMatch(/^unknown admin command 'lsit-keys'/);
     expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 });
