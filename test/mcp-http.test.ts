@@ -487,6 +487,30 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await client.close();
   });
 
+  it("add_memory carries each message's name and dia_id, and takes text when messages is empty", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const named = await callOk(client, tools, "add_memory", {
+      messages: [
+        { role: "user", name: "Ana", content: "I play the cello in a quartet on Sundays.", dia_id: "D1:1" },
+      ],
+      user_id: "u-name",
+    });
+    const fact = (named.structured.result.memories_created as { id: string; type: string }[]).find(
+      (m) => m.type === "fact",
+    )!;
+    const row = (await callOk(client, tools, "get_memory", { memory_id: fact.id })).structured;
+    expect(row.text).toContain("Ana plays the cello");
+    expect(row.details.source_event_ids).toEqual(["D1:1"]);
+    const fromText = await callOk(client, tools, "add_memory", {
+      messages: [],
+      text: "I keep bees on the roof of my building.",
+      user_id: "u-name",
+    });
+    expect(fromText.structured.status).toBe("succeeded");
+    await client.close();
+  });
+
   it("search_memory with filters searches only the kinds include names", async () => {
     const { key, orgId } = await svc.newOrg();
     const { client, tools } = await connect(key);

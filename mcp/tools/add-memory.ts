@@ -10,6 +10,11 @@ const Message = z.object({
   role: z.string().describe("Who spoke: usually user, assistant, system or tool."),
   content: z.string().describe("What was said."),
   date: z.string().nullable().optional().describe("When it was said (optional)."),
+  name: z
+    .string()
+    .optional()
+    .describe("The speaker's name, when the role does not say who spoke (several people in one chat)."),
+  dia_id: z.string().optional().describe("Your id for this turn, returned in details.source_event_ids."),
 });
 
 export const addMemoryTool = defineTool({
@@ -49,6 +54,10 @@ export const addMemoryTool = defineTool({
       .boolean()
       .optional()
       .describe("True to also store code, documents and other structured objects as artifacts."),
+    timestamp_format: z
+      .string()
+      .optional()
+      .describe("strptime format of the messages' dates for long imports, e.g. %Y-%m-%d %H:%M."),
     metadata: z
       .record(z.string(), z.unknown())
       .optional()
@@ -73,7 +82,12 @@ export const addMemoryTool = defineTool({
         "add_memory needs user_id: pass it, or pin a default with MNEMO_DEFAULT_USER_ID (or the X-Mnemo-User-Id header on /mcp).",
       );
     }
-    const messages = args.messages ?? (args.text !== undefined ? [{ role: "user", content: args.text }] : []);
+    // `text` is the one turn when `messages` holds none (an empty list too).
+    const messages = args.messages?.length
+      ? args.messages
+      : args.text !== undefined
+        ? [{ role: "user", content: args.text }]
+        : [];
     const ns = args.namespace ?? env.scope.namespace;
     const body = {
       messages,
@@ -86,6 +100,7 @@ export const addMemoryTool = defineTool({
       ...(args.agentic !== undefined ? { agentic: args.agentic } : {}),
       ...(args.extract_artifacts !== undefined ? { extract_artifacts: args.extract_artifacts } : {}),
       ...(args.metadata ? { metadata: args.metadata } : {}),
+      ...(args.timestamp_format ? { timestamp_format: args.timestamp_format } : {}),
     };
     const job = await env.service.ingest(body, { wait: args.wait });
     return { structured: job, text: jobText(job) };
