@@ -32,6 +32,8 @@ export const QUEUES = {
       jobId: z.string(),
       body: z.string(),
       attempt: z.number().int().min(1),
+      /** The webhook's drop token when the event was queued (absent in jobs queued before it existed). */
+      dropToken: z.string().optional(),
     }),
   },
   // Retention sweeps on a schedule (jobs/maintenance.ts); the scheduled job carries no data.

@@ -334,18 +334,52 @@ describe("webhook delivery", () => {
     expect(rx.at(org.path)).toEqual([]);
   });
 
-  it("a delivery queued before the webhook was disabled is dropped", async () => {
+  // Each case: the first attempt fails and asks for 2 s, the config changes meanwhile; the queued
+  // retry is dropped, and the drop is on record (the event's last record no longer reads retrying).
+  it.each([
+    ["disabled", [{ enabled: false }]],
+    ["disabled, then enabled again", [{ enabled: false }, { enabled: true }]],
+    ["deleted, then created again", ["DELETE", {}]],
+  ] as const)(
+    "a delivery queued before the webhook was %s is dropped, and the drop recorded",
+    async (_, changes) => {
+      const org = await orgWithHook();
+      rx.script(org.path, [{ status: 503, headers: { "Retry-After": "2" } }, { status: 200 }]);
+      const ev = await fire(org.orgId);
+      await waitFor(async () => (await deliveries(org.key)).length === 1);
+      for (const change of changes) {
+        const r =
+          change === "DELETE"
+            ? await svc.request("DELETE", "/v1/webhooks", { key: org.key })
+            : await svc.request("PUT", "/v1/webhooks", {
+                key: org.key,
+                body: { url: rx.base + org.path, ...change },
+              });
+        expect(r.status).toBeLessThan(300);
+      }
+      await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
+      expect(rx.at(org.path)).toHaveLength(1);
+      const list = await deliveries(org.key);
+      expect(list.map((d) => [d.attempt, d.outcome])).toEqual([
+        [1, "retrying"],
+        [2, "failed"],
+      ]);
+      expect(list[1].status_code).toBeNull();
+      expect(list[1].error).toMatch(/^not sent: .*dropped$/);
+    },
+  );
+
+  it("a URL change keeps the queued retry: it goes to the new URL", async () => {
     const org = await orgWithHook();
-    rx.script(org.path, [{ status: 500 }, { status: 200 }]);
+    rx.script(org.path, [{ status: 503, headers: { "Retry-After": "1" } }]);
+    const moved = `${org.path}-moved`;
+    rx.script(moved, [{ status: 200 }]);
     const ev = await fire(org.orgId);
     await waitFor(async () => (await deliveries(org.key)).length === 1);
-    await svc.request("PUT", "/v1/webhooks", {
-      key: org.key,
-      body: { url: rx.base + org.path, enabled: false },
-    });
+    const put = await svc.request("PUT", "/v1/webhooks", { key: org.key, body: { url: rx.base + moved } });
+    expect(put.status).toBe(200);
     await waitFor(async () => (await pendingJobs(ev.jobId)) === 0);
-    expect(rx.at(org.path)).toHaveLength(1);
-    expect((await deliveries(org.key)).map((d) => d.outcome)).toEqual(["retrying"]);
+    expect(rx.at(moved)).toHaveLength(1);
   });
 
   it("a delivery job run again after its event was delivered does not post twice", async () => {

@@ -9,6 +9,8 @@ export interface WebhookRow {
   secret_last_four: string;
   created_at: Date;
   updated_at: Date;
+  /** Drawn anew when a change drops the queued deliveries (sql/095_webhook_drop_token.sql). */
+  drop_token: string;
 }
 
 export interface DeliveryRow {
@@ -29,14 +31,18 @@ export interface DeliveryRow {
   cursor_ts: string;
 }
 
-const COLS = "org_id, url, events, enabled, secret_enc, secret_last_four, created_at, updated_at";
+const COLS =
+  "org_id, url, events, enabled, secret_enc, secret_last_four, created_at, updated_at, drop_token::text";
 
 export async function findWebhook(db: Queryable, orgId: string): Promise<WebhookRow | undefined> {
   const { rows } = await db.query<WebhookRow>(`SELECT ${COLS} FROM webhooks WHERE org_id = $1`, [orgId]);
   return rows[0];
 }
 
-/** Creates or replaces the organisation's single config; `created_at` survives a replace. */
+/**
+ * Creates or replaces the organisation's single config; `created_at` survives a replace, and so
+ * does `drop_token` unless the replace disables the webhook or unsubscribes an event.
+ */
 export async function upsertWebhook(
   db: Queryable,
   w: Pick<WebhookRow, "org_id" | "url" | "events" | "enabled" | "secret_enc" | "secret_last_four">,
@@ -46,7 +52,9 @@ export async function upsertWebhook(
      VALUES ($1, $2, $3::text[], $4, $5, $6)
      ON CONFLICT (org_id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events,
        enabled = EXCLUDED.enabled, secret_enc = EXCLUDED.secret_enc,
-       secret_last_four = EXCLUDED.secret_last_four, updated_at = now()
+       secret_last_four = EXCLUDED.secret_last_four, updated_at = now(),
+       drop_token = CASE WHEN (webhooks.enabled AND NOT EXCLUDED.enabled) OR NOT (webhooks.events <@ EXCLUDED.events)
+                         THEN gen_random_uuid() ELSE webhooks.drop_token END
      RETURNING ${COLS}`,
     [w.org_id, w.url, w.events, w.enabled, w.secret_enc, w.secret_last_four],
   );
@@ -55,6 +63,19 @@ export async function upsertWebhook(
 
 export async function deleteWebhook(db: Queryable, orgId: string): Promise<void> {
   await db.query("DELETE FROM webhooks WHERE org_id = $1", [orgId]);
+}
+
+/** The URL of this event's latest recorded attempt, or undefined when none is on record. */
+export async function lastDeliveryUrl(
+  db: Queryable,
+  orgId: string,
+  eventId: string,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ url: string }>(
+    "SELECT url FROM webhook_deliveries WHERE org_id = $1 AND event_id = $2 ORDER BY created_at DESC LIMIT 1",
+    [orgId, eventId],
+  );
+  return rows[0]?.url;
 }
 
 /** Whether an attempt of this event was already acknowledged by the receiver (and recorded). */

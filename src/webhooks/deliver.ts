@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { request } from "undici";
 import type { DeliveryJobData } from "../../jobs/queues.js";
 import { type Ctx, inTx } from "../context.js";
-import { findWebhook, insertDelivery, wasDelivered } from "../db/webhooks.js";
+import { findWebhook, insertDelivery, lastDeliveryUrl, wasDelivered } from "../db/webhooks.js";
 import { deliveryExpirySeconds } from "./enqueue.js";
 import { decryptSecret, signBody } from "./secrets.js";
 import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
@@ -39,9 +39,12 @@ export async function deliverWebhook({
 }): Promise<AttemptResult> {
   const { config } = ctx.deps;
   const hook = await findWebhook(ctx.db, input.orgId);
-  if (!hook) return skip(ctx, input, "webhook removed");
-  if (!hook.enabled) return skip(ctx, input, "webhook disabled");
-  if (!hook.events.includes(input.event)) return skip(ctx, input, "event no longer subscribed");
+  if (!hook) return drop(ctx, input, "webhook removed");
+  if (!hook.enabled) return drop(ctx, input, "webhook disabled");
+  if (!hook.events.includes(input.event)) return drop(ctx, input, "event no longer subscribed");
+  // Disabled, unsubscribed or deleted since the event was queued, even if enabled or created again.
+  if (input.dropToken && input.dropToken !== hook.drop_token)
+    return drop(ctx, input, "webhook disabled, unsubscribed or re-created since the event");
   // The queue runs a job again when its worker died before completing it; if that worker had
   // already recorded the receiver's 2xx, the event is delivered: never post it twice.
   if (await wasDelivered(ctx.db, input.orgId, input.eventId)) return skip(ctx, input, "already delivered");
@@ -116,6 +119,32 @@ function readSecret(ctx: Ctx, orgId: string, stored: string): string | undefined
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A queued delivery a config change dropped. Once an attempt of the event is on record, the drop is
+ * recorded too (a failed attempt naming why, nothing sent), so the event's last record does not
+ * read "retrying" for ever.
+ */
+async function drop(ctx: Ctx, input: DeliveryJobData, reason: string): Promise<AttemptResult> {
+  const last = await lastDeliveryUrl(ctx.db, input.orgId, input.eventId);
+  if (last !== undefined) {
+    await insertDelivery(ctx.db, {
+      id: randomUUID(),
+      org_id: input.orgId,
+      event_id: input.eventId,
+      event: input.event,
+      job_id: input.jobId,
+      url: last,
+      attempt: input.attempt,
+      status_code: null,
+      error: `not sent: ${reason}; the delivery was dropped`,
+      duration_ms: 0,
+      outcome: "failed",
+      retry_in_seconds: null,
+    });
+  }
+  return skip(ctx, input, reason);
 }
 
 function skip(ctx: Ctx, input: DeliveryJobData, reason: string): AttemptResult {

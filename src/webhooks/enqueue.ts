@@ -72,6 +72,7 @@ export async function enqueueJobWebhook(
     jobId: event.jobId,
     body,
     attempt: 1,
+    dropToken: hook.drop_token,
   };
   await deps.queue.send("webhook-delivery", data, {
     db,
