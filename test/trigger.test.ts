@@ -332,6 +332,19 @@ describe("trigger relevance gate", () => {
     expect([...confidences].sort((a, b) => b - a)).toEqual(confidences);
   });
 
+  it("keeps exact matches when the task says nothing to gate against ('ok', 'go ahead')", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [lesson("Run database migrations before starting the API server", ["migrate.ts"])]);
+    for (const task of ["ok", "yes, do it", "go ahead"]) {
+      const res = await trigger(key, { user_id: "u", entities: ["migrate.ts"], task });
+      expect(res.status).toBe(200);
+      expect([task, res.body.data.map((r: any) => r.text)]).toEqual([
+        task,
+        ["Run database migrations before starting the API server"],
+      ]);
+    }
+  });
+
   it("asks the model when configured and keeps what it judges relevant", async () => {
     const { orgId, key } = await svc.newOrg();
     const [keep, drop] = await seed(orgId, [
@@ -393,5 +406,31 @@ describe("trigger relevance gate", () => {
     } finally {
       svc.deps.providers.llm = saved;
     }
+  });
+});
+
+describe("lessons from an error and its fix", () => {
+  it.each([
+    'psql: error: connection to server failed: FATAL: role "app" does not exist',
+    "panic: runtime error: index out of range [3] with length 3",
+    "[error] Command exited with code 1",
+  ])("reads %s as the error a later fix answers", (error) => {
+    const t = (index: number, role: string, content: string) => ({
+      index,
+      role,
+      speaker: null,
+      content,
+      date: null,
+      at: null,
+      refDate: null,
+      eventId: String(index),
+    });
+    const ds = extractDirectives([
+      t(0, "tool", error),
+      t(1, "assistant", "The fix was to create the role first with scripts/create_role.sql, then retry."),
+    ]);
+    const lesson = ds.find((d) => d.type === "lesson");
+    expect(lesson?.text).toMatch(/^When ".*" occurs: The fix was/);
+    expect(lesson?.trigger_entities).toContain("scripts/create_role.sql");
   });
 });

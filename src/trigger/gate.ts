@@ -20,11 +20,18 @@ const LEXICAL_THRESHOLD = 0.2;
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+/** Words of a go-ahead ("go ahead", "sounds good, continue"): they name no task. */
+const ASSENT = new Set(
+  "ahead continue proceed sure thanks yeah yep yup alright fine good great sounds right perfect cool nice carry going keep".split(
+    " ",
+  ),
+);
+
 /** Lowercase content words with a crude suffix strip, so "migrations" meets "migrate". */
 function terms(text: string): Set<string> {
   const out = new Set<string>();
   for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    if (w.length < 3 || COMMON_WORDS.has(w)) continue;
+    if (w.length < 3 || COMMON_WORDS.has(w) || ASSENT.has(w)) continue;
     out.add(w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w);
   }
   return out;
@@ -38,14 +45,17 @@ function directiveText(row: MemoryRow): string {
 /**
  * The gate without a language model: the share of the task's content words that the
  * directive (text, steps, trigger entities) also uses, plus the matched identifiers the task
- * names. With no task there is nothing to gate against: every match is kept, at middling
- * confidence. Unverified directives (no outcome) are held a little less confidently.
+ * names. With no task, or one without content words ("ok", "go ahead"), there is nothing to gate
+ * against: every match is kept, at middling confidence. Unverified directives (no outcome) are held a little less confidently.
  */
 export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
   const hedge = item.row.outcome === "resolved" ? 1 : 0.8;
   const matched = item.matchedOn.length ? `matched on ${item.matchedOn.join(", ")}` : "matched the action";
-  if (!task?.trim()) return { keep: true, because: `It ${matched}.`, confidence: round2(0.5 * hedge) };
-  const want = terms(task);
+  const want = terms(task ?? "");
+  // A task with no content words ("ok", "yes, do it", "go ahead") says nothing to gate against,
+  // like no task at all: the exact match stands.
+  if (!task?.trim() || want.size === 0)
+    return { keep: true, because: `It ${matched}.`, confidence: round2(0.5 * hedge) };
   const have = terms(directiveText(item.row));
   const shared = [...want].filter((w) => have.has(w));
   const namedInTask = item.matchedOn.filter((e) => task.includes(e)).length;

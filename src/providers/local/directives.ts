@@ -10,7 +10,9 @@ const RULE =
   /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use)\b/i;
 const RULE_ANYWHERE = /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't)\b/i;
 const CORRECTION = /^(no|nope|actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*/i;
-const ERROR = /\b([A-Z]\w*(?:Error|Exception)|error:|failed|traceback|panic:|ENOENT|EACCES|ECONNREFUSED)\b/;
+// "psql: error: ..." and "panic: ..." end in a colon: no word boundary after it.
+const ERROR =
+  /\b(?:[A-Z]\w*(?:Error|Exception)\b|[Ee]rror:|[Pp]anic:|[Ff]atal:|[Ff]ailed\b|[Tt]raceback\b|E(?:NOENT|ACCES|CONNREFUSED)\b)|^\[error\]/m;
 const FIX =
   /\b(fix(ed)?|solved|resolved|the (issue|problem|cause|fix) (was|is)|works now|turned out|solution (was|is)|workaround)\b/i;
 const STEP = /^\s*(\d+)[.)]\s+(.+)$/;
