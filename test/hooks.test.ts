@@ -147,4 +147,65 @@ describe("Claude Code hooks against a real server", () => {
     });
     expect(rows.every((m) => m.conv_id === "sess-stop-1" && m.agent_id === "claude-code")).toBe(true);
   });
+
+  it("PreToolUse still recalls by path when the tool input is larger than a request may be", async () => {
+    const user = "hook-user-big";
+    await seedDirective(user, "Regenerate the lockfile after editing big_config.yaml.", ["big_config.yaml"]);
+    const env = { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: user };
+    const hit = await runHook(
+      PRE,
+      preEvent("Write", { file_path: "deploy/big_config.yaml", content: "x: 1\n".repeat(400_000) }),
+      env,
+    );
+    expect(hit.code).toBe(0);
+    expect(JSON.parse(hit.stdout).hookSpecificOutput.additionalContext).toContain("Regenerate the lockfile");
+  });
+
+  it("Stop keeps a turn over the request limit, adds the final reply Claude Code passes, and stores no tool call as a fact", async () => {
+    const transcript = path.join(tmp, "session-big.jsonl");
+    const big = "y".repeat(300_000);
+    const lines = [
+      {
+        type: "user",
+        message: { role: "user", content: "Write the three fixtures, I keep them under fixtures/." },
+      },
+      ...[1, 2, 3, 4].map((i) => ({
+        type: "assistant",
+        message: {
+          role: "assistant",
+          content: [
+            {
+              type: "tool_use",
+              id: `w${i}`,
+              name: "Write",
+              input: { file_path: `fixtures/f${i}.txt`, content: big },
+            },
+          ],
+        },
+      })),
+    ];
+    writeFileSync(transcript, lines.map((l) => JSON.stringify(l)).join("\n"));
+    const res = await runHook(
+      STOP,
+      {
+        session_id: "sess-stop-big",
+        transcript_path: transcript,
+        hook_event_name: "Stop",
+        stop_hook_active: false,
+        last_assistant_message: "All four fixture files are written under fixtures/, each about 300 KB.",
+      },
+      { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: "stop-user-big" },
+    );
+    expect(res).toMatchObject({ code: 0, stdout: "" });
+    const texts = await waitFor(async () => {
+      const r = await fetch(`${server.url}/v1/memories?user_id=stop-user-big&type=fact`, {
+        headers: { "x-api-key": server.key },
+      });
+      const body = (await r.json()) as { data?: { text: string }[] };
+      const all = body.data?.map((m) => m.text) ?? [];
+      return all.some((t) => t.includes("four fixture files")) ? all : undefined;
+    });
+    expect(texts.some((t) => t.includes("keep them under fixtures"))).toBe(true);
+    expect(texts.filter((t) => /tool call|file_path/.test(t))).toEqual([]);
+  });
 });

@@ -7,10 +7,9 @@
 // or slows the agent down for long.
 //
 // Environment: MNEMO_URL (default http://127.0.0.1:8080), MNEMO_API_KEY, MNEMO_DEFAULT_USER_ID
-// (default: your login name), MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID,
+// (default "me", as in the MCP configs next to it), MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID,
 // MNEMO_DEFAULT_NAMESPACE, MNEMO_HOOK_TIMEOUT_MS (default 1500).
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { userInfo } from "node:os";
 
 const env = process.env;
 
@@ -18,9 +17,9 @@ async function main() {
   const event = JSON.parse(await readStdin());
   if (!event.tool_name) return;
   const body = {
-    action: { tool: event.tool_name, args: event.tool_input ?? null },
+    action: { tool: event.tool_name, args: clipStrings(event.tool_input ?? null, 0) },
     mode: "compose",
-    user_id: env.MNEMO_DEFAULT_USER_ID || userInfo().username,
+    user_id: env.MNEMO_DEFAULT_USER_ID || "me",
     ...(env.MNEMO_DEFAULT_AGENT_ID ? { agent_id: env.MNEMO_DEFAULT_AGENT_ID } : {}),
     ...(env.MNEMO_DEFAULT_APP_ID ? { app_id: env.MNEMO_DEFAULT_APP_ID } : {}),
     ...(env.MNEMO_DEFAULT_NAMESPACE ? { namespace: env.MNEMO_DEFAULT_NAMESPACE } : {}),
@@ -53,6 +52,17 @@ async function main() {
 }
 
 const list = (rows) => rows.map((r) => `- ${r.text}`).join("\n");
+
+/**
+ * The tool input with every string cut to what the server reads of it (32,000 characters): a
+ * Write of a large file stays a small request, and its path still triggers.
+ */
+function clipStrings(v, depth) {
+  if (typeof v === "string") return v.length > 32_000 ? v.slice(0, 32_000) : v;
+  if (depth > 30 || v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.slice(0, 1000).map((x) => clipStrings(x, depth + 1));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clipStrings(x, depth + 1)]));
+}
 
 function readStdin() {
   return new Promise((resolve, reject) => {

@@ -6,19 +6,25 @@
 // Plain Node (18+), no dependencies; does not wait for extraction; exits 0 silently on any
 // failure. Environment: as pre-tool-use.mjs, plus MNEMO_HOOK_OUTCOME (resolved|failed, optional).
 import { readFileSync } from "node:fs";
-import { userInfo } from "node:os";
 
 const env = process.env;
-const MAX_CHARS = 4000; // per tool result: keep the turn well under the request limit
+const MAX_CHARS = 4000; // per tool call and tool result
+const MAX_BODY_CHARS = 800_000; // the whole turn, under the server's 1 MiB request limit
 
 async function main() {
   const event = JSON.parse(await readStdin());
   if (!event.transcript_path) return;
   const messages = lastTurn(readFileSync(event.transcript_path, "utf8"));
+  // Claude Code may call the hook before the final reply reaches the transcript; it passes it here.
+  const final = typeof event.last_assistant_message === "string" ? event.last_assistant_message.trim() : "";
+  if (final && !messages.some((m) => m.role === "assistant" && m.content.trim() === final))
+    messages.push({ role: "assistant", content: final });
   if (messages.length === 0) return;
+  // A long turn keeps its prompt and its latest messages.
+  while (messages.length > 2 && JSON.stringify(messages).length > MAX_BODY_CHARS) messages.splice(1, 1);
   const body = {
     messages,
-    user_id: env.MNEMO_DEFAULT_USER_ID || userInfo().username,
+    user_id: env.MNEMO_DEFAULT_USER_ID || "me",
     conv_id: event.session_id || `claude-code-${Date.now()}`,
     agentic: true,
     ...(env.MNEMO_DEFAULT_AGENT_ID ? { agent_id: env.MNEMO_DEFAULT_AGENT_ID } : { agent_id: "claude-code" }),
@@ -64,10 +70,12 @@ function lastTurn(transcript) {
     }
     for (const part of Array.isArray(c) ? c : []) {
       if (part?.type === "text" && part.text?.trim()) out.push({ role: e.type, content: part.text });
+      // A tool call is the tool's turn, named after it: no claim of the assistant's.
       else if (part?.type === "tool_use")
         out.push({
-          role: "assistant",
-          content: `[tool call ${part.name}] ${JSON.stringify(part.input ?? {})}`,
+          role: "tool",
+          name: part.name,
+          content: `call: ${clip(JSON.stringify(part.input ?? {}))}`,
         });
       else if (part?.type === "tool_result")
         out.push({ role: "tool", content: clip(resultText(part.content), part.is_error) });
@@ -88,7 +96,7 @@ function promptText(c) {
 
 const resultText = (c) =>
   typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => p?.text ?? "").join("\n") : "";
-const clip = (s, isError) =>
+const clip = (s, isError = false) =>
   `${isError ? "[error] " : ""}${s.length > MAX_CHARS ? `${s.slice(0, MAX_CHARS)}...` : s}`;
 
 function readStdin() {
