@@ -213,6 +213,30 @@ describe("console security", () => {
     expect((await svc.request("GET", "/v1/groups", { key })).body.data).toEqual([]);
   });
 
+  it("checks search and trigger forms by the API's rules: a 4xx page naming the rule, never a 500", async () => {
+    const { client } = await signedIn();
+    // 5,000 levels, written as text (JSON.stringify itself overflows the stack on it).
+    const deep = `${'{"a":'.repeat(5000)}{}${"}".repeat(5000)}`;
+    const trigger = await client.post("/console/trigger", {
+      user_id: "u",
+      tool: "bash",
+      args: `{"nest":${deep}}`,
+    });
+    expect(trigger.status).toBeLessThan(500);
+    expect(trigger.text).toContain("at most 32 levels");
+    const task = await client.post("/console/trigger", {
+      user_id: "u",
+      entities: "x.ts",
+      task: "t".repeat(5000),
+    });
+    expect(task.status).toBeLessThan(500);
+    expect(task.text).toMatch(/task/);
+    const query = await client.post("/console/search", { user_id: "u", query: "q".repeat(12_000) });
+    expect(query.text).toMatch(/4000/);
+    const user = await client.post("/console/search", { user_id: "u".repeat(3000), query: "cello" });
+    expect(user.text).toMatch(/256/);
+  });
+
   it("holds console requests to the key's rate limit", async () => {
     const org = await createOrg(svc.deps.db, { name: "tiny", tier: "tiny" });
     const client = new ConsoleClient(svc.app);

@@ -4,6 +4,8 @@ import { listGroups } from "../../src/groups/list.js";
 import type { Group } from "../../src/groups/model.js";
 import { type SearchInclude, type SearchResult, searchMemories } from "../../src/search/search.js";
 import { triggerDirectives } from "../../src/trigger/trigger.js";
+import { parseWire } from "../../src/wire/common.js";
+import { SearchRequestSchema, TriggerRequestSchema } from "../../src/wire/search.js";
 import { AXIS_LABELS, Badge, Card, Empty, Notice, PageHead, Time, Timings } from "../components.js";
 import { Csrf, Layout } from "../layout.js";
 import { Markdown } from "../markdown.js";
@@ -272,7 +274,8 @@ export function registerSearchPages(app: ConsoleApp) {
     const out = await attempt(() =>
       searchMemories({
         ctx: c.get("ctx"),
-        input: {
+        // The wire schema checks the console's search exactly as REST checks the API's.
+        input: parseWire(SearchRequestSchema, {
           ...scopeOf(f),
           query: one(f, "query") ?? "",
           mode: mode(f),
@@ -280,7 +283,7 @@ export function registerSearchPages(app: ConsoleApp) {
             (INCLUDES as readonly string[]).includes(t),
           ) as SearchInclude[],
           limit: Number.isInteger(limit) && limit >= 1 && limit <= 100 ? limit : 20,
-        },
+        }),
       }),
     );
     return searchPage(c, f, out.value, out.error);
@@ -309,7 +312,7 @@ export function registerSearchPages(app: ConsoleApp) {
         .filter(Boolean);
       return triggerDirectives({
         ctx: c.get("ctx"),
-        input: {
+        input: parseWire(TriggerRequestSchema, {
           ...scopeOf(f),
           action:
             tool || args || one(f, "output")
@@ -318,7 +321,7 @@ export function registerSearchPages(app: ConsoleApp) {
           entities: entities?.length ? entities : null,
           task: one(f, "task") ?? null,
           mode: mode(f),
-        },
+        }),
       });
     });
     return triggerPage(c, f, out.value, out.error);
