@@ -237,6 +237,57 @@ describe("console security", () => {
     expect(user.text).toMatch(/256/);
   });
 
+  it("answers an ingest submission with a redirect to its job, so a reload submits nothing again", async () => {
+    const { key, client } = await signedIn();
+    const res = await client.post("/console/ingest", {
+      user_id: "u1",
+      conv_id: "c-prg",
+      transcript: "User: I keep bees on the roof of my building.",
+    });
+    expect(res.status).toBe(303);
+    const location = res.headers.get("location")!;
+    expect(location).toMatch(/^\/console\/ingest\?job=job_/);
+    for (let i = 0; i < 2; i++) {
+      const again = await client.get(location);
+      expect(again.status).toBe(200);
+      expect(again.text).toContain(location.split("=")[1]);
+    }
+    const jobs = await svc.request("GET", "/v1/memories/jobs", { key });
+    expect(jobs.body.data).toHaveLength(1);
+  });
+
+  it("refuses a blank group name, and a blank prompt on a group that has one, instead of saying 'saved'", async () => {
+    const { key, client } = await signedIn();
+    const prompted = await svc.request("POST", "/v1/groups", {
+      key,
+      body: { name: "Billing", prompt: "the billing service" },
+    });
+    const catchAll = await svc.request("POST", "/v1/groups", { key, body: { name: "Everything" } });
+    const blankName = await client.post(`/console/groups/${prompted.body.id}`, {
+      name: "   ",
+      prompt: "the billing service",
+    });
+    expect(blankName.text).not.toContain("saved");
+    expect(blankName.text).toContain("name must be 1 to 120 characters");
+    const blankPrompt = await client.post(`/console/groups/${prompted.body.id}`, {
+      name: "Billing",
+      prompt: "",
+    });
+    expect(blankPrompt.text).not.toContain("saved");
+    expect(blankPrompt.text).toContain("prompt must be 1 to 2000 characters");
+    const renamed = await client.post(`/console/groups/${catchAll.body.id}`, {
+      name: "All of it",
+      prompt: "",
+    });
+    expect(renamed.text).toContain("saved");
+    const after = await svc.request("GET", `/v1/groups/${prompted.body.id}`, { key });
+    expect(after.body).toMatchObject({ name: "Billing", prompt: "the billing service" });
+    expect((await svc.request("GET", `/v1/groups/${catchAll.body.id}`, { key })).body).toMatchObject({
+      name: "All of it",
+      prompt: null,
+    });
+  });
+
   it("holds console requests to the key's rate limit", async () => {
     const org = await createOrg(svc.deps.db, { name: "tiny", tier: "tiny" });
     const client = new ConsoleClient(svc.app);

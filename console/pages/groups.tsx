@@ -1,12 +1,13 @@
 import { CoreError, isCoreError } from "../../src/errors.js";
 import { archiveGroup } from "../../src/groups/archive.js";
 import { createGroup } from "../../src/groups/create.js";
+import { getGroup } from "../../src/groups/get.js";
 import { listGroups } from "../../src/groups/list.js";
 import { GROUP_NAME_MAX, GROUP_PROMPT_MAX } from "../../src/groups/model.js";
 import { updateGroup } from "../../src/groups/update.js";
 import { Card, Empty, Notice, PageHead, Status, Time } from "../components.js";
 import { Csrf, Layout } from "../layout.js";
-import { type Ctx, chrome, formOf, page } from "../render.js";
+import { type Ctx, chrome, formOf, one, page, readForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
 
 async function groupsPage(
@@ -137,13 +138,16 @@ export function registerGroupPages(app: ConsoleApp) {
   });
 
   app.post("/groups/:id", async (c) => {
-    const f = await formOf(c);
+    const raw = await readForm(c);
+    const ctx = c.get("ctx");
+    const id = c.req.param("id");
     return attempt(c, async () => {
-      // A prompt can be set or changed but never removed (the API has no "no prompt").
-      const g = await updateGroup({
-        ctx: c.get("ctx"),
-        input: { id: c.req.param("id"), name: f.name ?? null, prompt: f.prompt ?? null },
-      });
+      // A blank name is refused, not ignored; so is a blank prompt on a group that has one (a
+      // prompt can be set or changed but never removed). A catch-all's blank prompt is no change.
+      const current = await getGroup({ ctx, input: { id } });
+      const name = "name" in raw ? (one(raw, "name") ?? "") : null;
+      const prompt = one(raw, "prompt") ?? (current.prompt !== null && "prompt" in raw ? "" : null);
+      const g = await updateGroup({ ctx, input: { id, name, prompt } });
       return `Group “${g.name}” saved.`;
     });
   });

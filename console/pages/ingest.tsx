@@ -228,7 +228,17 @@ async function ingestPage(c: Ctx, f: Form, outcome?: { job?: IngestJob; error?: 
 }
 
 export function registerIngestPages(app: ConsoleApp) {
-  app.get("/ingest", (c) => ingestPage(c, {}));
+  // After a submission the page is a GET of its job (post, redirect, get): reloading it, as a
+  // pending job's page asks, shows the job again instead of submitting the transcript twice.
+  app.get("/ingest", async (c) => {
+    const id = c.req.query("job");
+    if (!id) return ingestPage(c, {});
+    const job = await getIngestJob({ ctx: c.get("ctx"), input: { jobId: id } }).catch((err) => {
+      if (isCoreError(err) && err.status < 500) return undefined;
+      throw err;
+    });
+    return job ? ingestPage(c, {}, { job }) : ingestPage(c, {}, { error: `No ingest job ${id}.` });
+  });
 
   app.post("/ingest", async (c) => {
     const f = await readForm(c);
@@ -248,7 +258,7 @@ export function registerIngestPages(app: ConsoleApp) {
         ctx: c.get("ctx"),
         input: { request, wait: f.wait !== undefined },
       });
-      return ingestPage(c, f, { job: out.job });
+      return c.redirect(`/console/ingest?job=${encodeURIComponent(out.job.id)}`, 303);
     } catch (err) {
       if (isCoreError(err) && err.status < 500) return ingestPage(c, f, { error: err.message });
       throw err;
