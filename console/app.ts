@@ -154,6 +154,12 @@ export function createConsole(deps: Deps): ConsoleApp {
   app.onError((err, c) => {
     if (isCoreError(err) && err.code === "unauthorized") {
       deleteCookie(c, SESSION_COOKIE, { path: "/console" });
+      // An htmx request (a row polling its job, a tag toggled) would swap the sign-in page into
+      // the fragment it asked for: htmx is told to load the sign-in page as a whole page instead.
+      if (c.req.header("hx-request") === "true") {
+        c.header("HX-Redirect", "/console/signin");
+        return c.body(null, 401);
+      }
       if (c.req.method === "GET") return c.redirect("/console/signin", 303);
     }
     return renderError(c, err);

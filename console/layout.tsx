@@ -73,6 +73,7 @@ export const Layout: FC<
         </header>
       ) : null}
       <main id="main" class={chrome ? "main" : "main narrow"}>
+        <div id="htmx-notice" aria-live="polite" />
         {notice}
         {children}
       </main>

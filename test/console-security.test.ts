@@ -246,11 +246,14 @@ describe("console security", () => {
     });
     expect(res.status).toBe(303);
     const location = res.headers.get("location")!;
-    expect(location).toMatch(/^\/console\/ingest\?job=job_/);
+    expect(location).toMatch(/^\/console\/ingest\?job=job_\w+&user_id=u1&conv_id=c-prg$/);
+    const jobId = /job=(job_\w+)/.exec(location)![1]!;
     for (let i = 0; i < 2; i++) {
       const again = await client.get(location);
       expect(again.status).toBe(200);
-      expect(again.text).toContain(location.split("=")[1]);
+      expect(again.text).toContain(jobId);
+      // the next transcript of the conversation keeps its scope
+      expect(again.text).toContain('value="c-prg"');
     }
     const jobs = await svc.request("GET", "/v1/memories/jobs", { key });
     expect(jobs.body.data).toHaveLength(1);
@@ -286,6 +289,26 @@ describe("console security", () => {
       name: "All of it",
       prompt: null,
     });
+  });
+
+  it("answers a fragment request (htmx) that fails with a notice for the page, or a whole-page sign-in", async () => {
+    const { key, orgId, client } = await signedIn();
+    const [m] = await seed(svc, orgId, [fact("tagged fact")]);
+    await svc.request("DELETE", `/v1/memories/${m!.id}`, { key });
+    const gone = await client.post(
+      `/console/memories/${m!.id}/tags`,
+      { add: "grp_0123456789abcdef0123456789abcdef" },
+      { headers: { "hx-request": "true" } },
+    );
+    expect(gone.status).toBe(200);
+    expect(gone.headers.get("hx-retarget")).toBe("#htmx-notice");
+    expect(gone.text).toContain("No memory");
+    expect(gone.text).not.toContain("<html");
+    await client.post("/console/signout", {});
+    const out = await client.get("/console/ingest/jobs/job_x/row", { "hx-request": "true" });
+    expect(out.status).toBe(401);
+    expect(out.headers.get("hx-redirect")).toBe("/console/signin");
+    expect(out.text).not.toContain("password");
   });
 
   it("holds console requests to the key's rate limit", async () => {

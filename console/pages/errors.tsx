@@ -1,7 +1,7 @@
 import { isCoreError } from "../../src/errors.js";
 import { Notice, PageHead } from "../components.js";
 import { Layout } from "../layout.js";
-import { type Ctx, chrome, page } from "../render.js";
+import { type Ctx, chrome, isHtmx, page } from "../render.js";
 
 /** The console's one error mapper: a page with the core error's message (never internals). */
 export function renderError(c: Ctx, err: unknown): Promise<Response> {
@@ -13,6 +13,14 @@ export function renderError(c: Ctx, err: unknown): Promise<Response> {
       ? `Something went wrong on our side. Quote request id ${c.get("requestId") ?? "(none)"} to the operator.`
       : core.message;
   for (const [k, v] of Object.entries(core?.headers ?? {})) c.header(k, v);
+  // An htmx request (a tag toggled, a row polling its job) swaps only its fragment, and htmx
+  // swaps nothing on an error status: the message goes to the page's notice area instead, with a
+  // 200 for htmx to apply it (the change was not made, and the notice says why).
+  if (isHtmx(c)) {
+    c.header("HX-Retarget", "#htmx-notice");
+    c.header("HX-Reswap", "innerHTML");
+    return page(c, <Notice kind="error">{message}</Notice>, 200, true);
+  }
   const title =
     status === 404 ? "Not found" : status === 429 ? "Slow down" : status === 403 ? "Refused" : "Error";
   return page(

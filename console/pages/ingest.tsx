@@ -227,17 +227,26 @@ async function ingestPage(c: Ctx, f: Form, outcome?: { job?: IngestJob; error?: 
   );
 }
 
+/** The fields a submission hands back to the next form (not the transcript). */
+const KEPT_FIELDS = ["user_id", "conv_id", "agent_id", "app_id", "outcome"] as const;
+
 export function registerIngestPages(app: ConsoleApp) {
   // After a submission the page is a GET of its job (post, redirect, get): reloading it, as a
   // pending job's page asks, shows the job again instead of submitting the transcript twice.
   app.get("/ingest", async (c) => {
     const id = c.req.query("job");
-    if (!id) return ingestPage(c, {});
+    // The submission's scope fields come back with it, for the next transcript of the conversation.
+    const kept: Form = {};
+    for (const k of KEPT_FIELDS) {
+      const v = c.req.query(k);
+      if (v) kept[k] = [v];
+    }
+    if (!id) return ingestPage(c, kept);
     const job = await getIngestJob({ ctx: c.get("ctx"), input: { jobId: id } }).catch((err) => {
       if (isCoreError(err) && err.status < 500) return undefined;
       throw err;
     });
-    return job ? ingestPage(c, {}, { job }) : ingestPage(c, {}, { error: `No ingest job ${id}.` });
+    return job ? ingestPage(c, kept, { job }) : ingestPage(c, kept, { error: `No ingest job ${id}.` });
   });
 
   app.post("/ingest", async (c) => {
@@ -258,7 +267,12 @@ export function registerIngestPages(app: ConsoleApp) {
         ctx: c.get("ctx"),
         input: { request, wait: f.wait !== undefined },
       });
-      return c.redirect(`/console/ingest?job=${encodeURIComponent(out.job.id)}`, 303);
+      const query = new URLSearchParams({ job: out.job.id });
+      for (const k of KEPT_FIELDS) {
+        const v = one(f, k);
+        if (v) query.set(k, v);
+      }
+      return c.redirect(`/console/ingest?${query}`, 303);
     } catch (err) {
       if (isCoreError(err) && err.status < 500) return ingestPage(c, f, { error: err.message });
       throw err;
