@@ -66,6 +66,13 @@ export function createConsole(deps: Deps): ConsoleApp {
     h.set("X-Frame-Options", "DENY");
     if (!h.has("Cache-Control")) h.set("Cache-Control", "no-store");
   });
+  // A console page typed with a trailing slash ("/console/", "/console/signin/") is the page.
+  app.use("*", async (c, next) => {
+    const path = new URL(c.req.url).pathname;
+    if (c.req.method === "GET" && path.length > 1 && path.endsWith("/"))
+      return c.redirect(path.replace(/\/+$/, "") + new URL(c.req.url).search, 308);
+    await next();
+  });
   app.use(
     "*",
     bodyLimit({

@@ -311,6 +311,40 @@ describe("console security", () => {
     expect(out.text).not.toContain("password");
   });
 
+  it("takes a page typed with a trailing slash to the page", async () => {
+    const { client } = await signedIn();
+    for (const [typed, page] of [
+      ["/console/", "/console"],
+      ["/console/groups/?x=1", "/console/groups?x=1"],
+      ["/console/signin/", "/console/signin"],
+    ]) {
+      const res = await client.get(typed!);
+      expect([typed, res.status, res.headers.get("location")]).toEqual([typed, 308, page]);
+    }
+  });
+
+  it("charts a webhook's deliveries as delivered and failed for good, not counting attempts still retried", async () => {
+    const { key, orgId, client } = await signedIn();
+    await svc.request("PUT", "/v1/webhooks", { key, body: { url: "https://hooks.example.com/in" } });
+    const row = (event: string, attempt: number, outcome: string) =>
+      svc.deps.db.query(
+        `INSERT INTO webhook_deliveries (id, org_id, event_id, event, url, attempt, outcome)
+         VALUES (gen_random_uuid(), $1, $2, 'memory.learning.completed', 'https://hooks.example.com/in', $3, $4)`,
+        [orgId, event, attempt, outcome],
+      );
+    await row("e1", 1, "retrying");
+    await row("e1", 2, "delivered");
+    await row("e2", 1, "retrying");
+    await row("e2", 2, "retrying");
+    await row("e3", 1, "failed");
+    const page = await client.get("/console/webhook");
+    expect(page.status).toBe(200);
+    const { webhookDeliveryStats } = await import("../src/webhooks/delivery-stats.js");
+    const { systemCtx } = await import("../src/context.js");
+    const stats = await webhookDeliveryStats({ ctx: systemCtx(svc.deps, orgId, "t"), input: { days: 1 } });
+    expect(stats.days).toEqual([{ day: expect.any(String), delivered: 1, failed: 1 }]);
+  });
+
   it("holds console requests to the key's rate limit", async () => {
     const org = await createOrg(svc.deps.db, { name: "tiny", tier: "tiny" });
     const client = new ConsoleClient(svc.app);

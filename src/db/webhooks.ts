@@ -137,6 +137,10 @@ export async function listDeliveries(
 }
 
 /** Delivery attempts per UTC day since `days - 1` days ago: delivered, and not (failed or retrying). */
+/**
+ * Deliveries per UTC day: acknowledged ones, and those that ended failed (an attempt that will be
+ * retried is neither yet).
+ */
 export async function deliveryCountsByDay(
   db: Queryable,
   orgId: string,
@@ -145,7 +149,7 @@ export async function deliveryCountsByDay(
   const { rows } = await db.query<{ day: string; delivered: number; failed: number }>(
     `SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
             count(w.id) FILTER (WHERE w.outcome = 'delivered')::int AS delivered,
-            count(w.id) FILTER (WHERE w.outcome <> 'delivered')::int AS failed
+            count(w.id) FILTER (WHERE w.outcome = 'failed')::int AS failed
        FROM generate_series((now() AT TIME ZONE 'UTC')::date - ($2::int - 1), (now() AT TIME ZONE 'UTC')::date,
                             interval '1 day') AS d(day)
        LEFT JOIN webhook_deliveries w

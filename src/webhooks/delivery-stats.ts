@@ -2,7 +2,10 @@ import type { Ctx } from "../context.js";
 import { deliveryCountsByDay } from "../db/webhooks.js";
 import { CoreError } from "../errors.js";
 
-/** Delivery attempts per UTC day over the last `days` days (today included), oldest first. */
+/**
+ * Deliveries per UTC day over the last `days` days (today included), oldest first: delivered, and
+ * failed for good (attempts still to be retried count in neither).
+ */
 export async function webhookDeliveryStats({ ctx, input }: { ctx: Ctx; input: { days: number } }) {
   if (!Number.isInteger(input.days) || input.days < 1 || input.days > 90) {
     throw new CoreError("invalid_request", "days must be an integer from 1 to 90.");
