@@ -5,19 +5,7 @@ import { identifiersFromText } from "../src/identifiers/identifiers.js";
 import { classifyLocally } from "../src/providers/local/classifier.js";
 import { toThirdPerson } from "../src/providers/local/english.js";
 import { createLocalExtractor, extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
-import type { Turn } from "../src/providers/types.js";
-
-const turn = (index: number, role: string, content: string, extra: Partial<Turn> = {}): Turn => ({
-  index,
-  role,
-  speaker: null,
-  content,
-  date: null,
-  at: null,
-  refDate: null,
-  eventId: String(index),
-  ...extra,
-});
+import { turn } from "./helpers/turns.js";
 
 describe("strptime subset", () => {
   it("parses every supported directive", () => {

@@ -5,6 +5,7 @@ import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { extractDirectives } from "../src/providers/local/directives.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
+import { turn } from "./helpers/turns.js";
 
 let svc: TestService;
 let stub: StubLlm;
@@ -96,27 +97,12 @@ describe("identifier extraction", () => {
 describe("directives learned without a model", () => {
   it("are triggered by their specific identifiers, not by a one-letter flag beside them", () => {
     const ds = extractDirectives([
-      {
-        index: 0,
-        role: "tool",
-        speaker: null,
-        content: "Error: ECONNREFUSED 127.0.0.1:5432",
-        date: null,
-        at: null,
-        refDate: null,
-        eventId: "0",
-      },
-      {
-        index: 1,
-        role: "assistant",
-        speaker: null,
-        content:
-          "The fix was to start the database first with docker compose up -d postgres, then rerun migrate.ts.",
-        date: null,
-        at: null,
-        refDate: null,
-        eventId: "1",
-      },
+      turn(0, "tool", "Error: ECONNREFUSED 127.0.0.1:5432"),
+      turn(
+        1,
+        "assistant",
+        "The fix was to start the database first with docker compose up -d postgres, then rerun migrate.ts.",
+      ),
     ]);
     const lesson = ds.find((d) => d.type === "lesson")!;
     expect(lesson.trigger_entities).toContain("ECONNREFUSED");
@@ -415,19 +401,9 @@ describe("lessons from an error and its fix", () => {
     "panic: runtime error: index out of range [3] with length 3",
     "[error] Command exited with code 1",
   ])("reads %s as the error a later fix answers", (error) => {
-    const t = (index: number, role: string, content: string) => ({
-      index,
-      role,
-      speaker: null,
-      content,
-      date: null,
-      at: null,
-      refDate: null,
-      eventId: String(index),
-    });
     const ds = extractDirectives([
-      t(0, "tool", error),
-      t(1, "assistant", "The fix was to create the role first with scripts/create_role.sql, then retry."),
+      turn(0, "tool", error),
+      turn(1, "assistant", "The fix was to create the role first with scripts/create_role.sql, then retry."),
     ]);
     const lesson = ds.find((d) => d.type === "lesson");
     expect(lesson?.text).toMatch(/^When ".*" occurs: The fix was/);
