@@ -626,6 +626,33 @@ describe("a big job shares this thread", () => {
   });
 });
 
+describe("an approach that failed", () => {
+  it("is kept as a failed directive and never served as advice: no fact, no episode sentence, no context line", async () => {
+    const { key } = await svc.newOrg();
+    const advice = "Always pass --no-verify to git commit in the legacy_repo checkout.";
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: {
+        user_id: "u9",
+        conv_id: "c1",
+        outcome: "failed",
+        messages: [user(advice), user("I maintain the billing service at work.")],
+      },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const created = res.body.result.memories_created as { type: string; text: string }[];
+    expect(created.filter((m) => m.text.includes("no-verify")).map((m) => m.type)).toEqual(["lesson"]);
+    expect(created.some((m) => m.type === "fact" && m.text.includes("billing service"))).toBe(true);
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "git commit legacy_repo no-verify", user_id: "u9" },
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.context ?? "").not.toContain("no-verify");
+    expect(search.body.data.filter((m: any) => m.text.includes("no-verify"))).toEqual([]);
+  });
+});
+
 describe("relative dates of messages sent without a date", () => {
   it("resolve against when the job was received on the live path", async () => {
     const { key } = await svc.newOrg();

@@ -1,6 +1,6 @@
 import type { NewMemoryRow } from "../db/memories.js";
 import { sha256Hex, uuidFromSeed } from "../ids.js";
-import { normaliseText } from "../providers/local/english.js";
+import { normaliseText, withoutSentencesOf } from "../providers/local/english.js";
 import type { Extraction, Turn } from "../providers/types.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -41,6 +41,14 @@ export function assemblePlan(
   };
   const byEvent = new Map(turns.map((t) => [t.eventId, t]));
   const episodeId = id("e0");
+  // What an approach that failed advised is kept as its failed directives, never served as advice
+  // (spec 4.1, `outcome`): a fact saying the same leaves the plan, and the episode's summary.
+  const failedAdvice =
+    request.outcome === "failed" ? ex.directives.map((d) => normaliseText(d.text)).filter(Boolean) : [];
+  const advises = (text: string) => failedAdvice.some((a) => normaliseText(text).includes(a));
+  let summary = ex.episode.summary;
+  for (const f of ex.facts.filter((f) => advises(f.text))) summary = withoutSentencesOf(summary, f.text);
+  ex = { ...ex, facts: ex.facts.filter((f) => !advises(f.text)), episode: { ...ex.episode, summary } };
 
   const artifacts: PlannedRow[] = ex.artifacts.map((a, i) => ({
     ...scope,

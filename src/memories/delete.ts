@@ -2,7 +2,7 @@ import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { deleteMemoryRow, episodesListingFact, findMemory, updateEpisodeText } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
-import { splitSentences } from "../providers/local/english.js";
+import { withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
 
 /**
@@ -39,20 +39,17 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
   ctx.log.info({ memoryId: input.id }, "memory deleted");
 }
 
-const asSentence = (s: string) => s.replace(/[.!]?$/, ".");
-
 /** An episode without a deleted fact: its id, and its sentences where the summary quotes them. */
 export function withoutFact(
   episode: { text: string; details: Record<string, unknown> },
   factId: string,
   factText: string,
 ): { text: string; details: Record<string, unknown> } {
-  const gone = new Set(splitSentences(factText).map(asSentence));
-  const kept = splitSentences(episode.text).filter((s) => !gone.has(asSentence(s)));
+  const kept = withoutSentencesOf(episode.text, factText);
   const title = typeof episode.details.title === "string" ? episode.details.title : "";
   const factIds = Array.isArray(episode.details.fact_ids) ? (episode.details.fact_ids as string[]) : [];
   return {
-    text: kept.length ? kept.join(" ") : title,
+    text: kept || title,
     details: { ...episode.details, fact_ids: factIds.filter((id) => id !== factId) },
   };
 }

@@ -311,3 +311,13 @@ export function categoriesOf(sentence: string): string[] {
 
 /** Normalised text for hashing: lower case, words only. */
 export const normaliseText = (s: string) => (s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
+
+const asSentence = (s: string) => s.replace(/[.!]?$/, ".");
+
+/** `text` without the sentences of `removed` (an extractive summary without one of its facts). */
+export function withoutSentencesOf(text: string, removed: string): string {
+  const gone = new Set(splitSentences(removed).map(asSentence));
+  return splitSentences(text)
+    .filter((s) => !gone.has(asSentence(s)))
+    .join(" ");
+}
