@@ -172,6 +172,7 @@ describe("webhook URL safety", () => {
     expect(url.hostname).toBe("127.0.0.1");
     await expect(checkWebhookUrl("ftp://127.0.0.1/", { allowPrivate: true })).rejects.toMatchObject({
       code: "invalid_webhook_url",
+      message: "url must use https or http.",
     });
   });
 });

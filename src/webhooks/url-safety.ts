@@ -60,7 +60,8 @@ export async function checkWebhookUrl(raw: string, options: UrlSafetyOptions): P
     throw bad("url is not a valid absolute URL.");
   }
   const allowed = options.allowPrivate ? ["https:", "http:"] : ["https:"];
-  if (!allowed.includes(url.protocol)) throw bad("url must use https.");
+  if (!allowed.includes(url.protocol))
+    throw bad(options.allowPrivate ? "url must use https or http." : "url must use https.");
   if (url.username || url.password) throw bad("url must not carry credentials.");
   if (!url.hostname) throw bad("url has no host.");
   if (options.allowPrivate) return url;
