@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOrg } from "../src/admin/orgs.js";
 import { createApiKey } from "../src/auth/keys.js";
+import { systemCtx } from "../src/context.js";
+import { webhookDeliveryStats } from "../src/webhooks/delivery-stats.js";
 import { ConsoleClient } from "./helpers/console-client.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { fact, seed } from "./memories-fixtures.js";
@@ -339,8 +341,6 @@ describe("console security", () => {
     await row("e3", 1, "failed");
     const page = await client.get("/console/webhook");
     expect(page.status).toBe(200);
-    const { webhookDeliveryStats } = await import("../src/webhooks/delivery-stats.js");
-    const { systemCtx } = await import("../src/context.js");
     const stats = await webhookDeliveryStats({ ctx: systemCtx(svc.deps, orgId, "t"), input: { days: 1 } });
     expect(stats.days).toEqual([{ day: expect.any(String), delivered: 1, failed: 1 }]);
   });
