@@ -82,7 +82,9 @@ export function spawnMnemo(
     err += d;
     for (const l of listeners) l();
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // "close", not "exit": it comes once the output pipes are read to their end as well, so what
+  // a test reads after the exit is everything the process wrote.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return {
     child,
     stdout: () => out,
@@ -109,10 +111,10 @@ export function spawnMnemo(
         const cleanup = () => {
           clearTimeout(timer);
           listeners.delete(check);
-          child.off("exit", onExit);
+          child.off("close", onExit);
         };
         listeners.add(check);
-        child.once("exit", onExit);
+        child.once("close", onExit);
         check();
       });
     },
