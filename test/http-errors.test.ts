@@ -1,4 +1,5 @@
 import { gzipSync } from "node:zlib";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -195,6 +196,14 @@ describe("internal errors", () => {
       request_id: "boom-1",
     });
     await broken.runtime.boss.stop({ graceful: false }).catch(() => {});
-    await broken.stop().catch(() => {});
+    // Stopping still lets go of the database the service owned, though its pool was ended: the
+    // embedded server stops (or the server's test database is dropped), so nothing answers there.
+    await broken.stop();
+    const client = new pg.Client({
+      connectionString: broken.connectionString,
+      connectionTimeoutMillis: 5000,
+    });
+    client.on("error", () => {});
+    await expect(client.connect()).rejects.toThrow();
   });
 });

@@ -282,8 +282,13 @@ export function createDb(connectionString: string, poolSize: number, onClose?: (
     async close() {
       if (closed) return;
       closed = true;
-      await pool.end();
-      await onClose?.();
+      // What the database handle owns (an embedded server, a test's copy) is let go even when the
+      // pool was ended already or fails to end.
+      try {
+        if (!pool.ending) await pool.end();
+      } finally {
+        await onClose?.();
+      }
     },
   };
 }
