@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { createDb } from "../src/db/db.js";
 import { loadMigrations, migrate } from "../src/db/migrate.js";
-import { openDatabase, StartupError } from "../src/db/open.js";
+import { openDatabase, requireVector, StartupError, vectorVersionProblem } from "../src/db/open.js";
 import { silentLogger } from "../src/logger.js";
 import { startBareDatabase } from "./helpers/bare-db.js";
 import { freePort, migratedDataDir, runMnemo, spawnMnemo } from "./helpers/process.js";
@@ -156,6 +156,41 @@ describe("database start-up", { timeout: 180_000 }, () => {
     expect(r.stderr).toMatch(/install/i);
     // One line, as every start-up failure.
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+  });
+
+  it("refuses a pgvector older than 0.8, saying whether to upgrade the server or the database's extension", async () => {
+    // Debian 12 packages pgvector 0.4, Ubuntu 24.04 0.6: the migrations need sparsevec (0.7) and
+    // every search iterative index scans (0.8).
+    const old = vectorVersionProblem({ available: "0.6.0", installed: null });
+    expect(old).toMatch(/has pgvector 0\.6\.0, and Mnemo needs 0\.8\.0 or newer/);
+    expect(old).toMatch(/upgrade pgvector on the database server/);
+    expect(vectorVersionProblem({ available: "0.7.4", installed: "0.7.4" }, "--target")).toMatch(
+      /^the PostgreSQL server at --target has pgvector 0\.7\.4/,
+    );
+    // The server was upgraded, the database's extension was not.
+    const stale = vectorVersionProblem({ available: "0.8.1", installed: "0.5.1" });
+    expect(stale).toMatch(/has pgvector 0\.5\.1 in this database.*ALTER EXTENSION vector UPDATE/);
+    expect(stale).not.toMatch(/upgrade pgvector on the database server/);
+    for (const fine of [
+      { available: "0.8.0", installed: null },
+      { available: "0.8.6", installed: "0.8.6" },
+      { available: "0.10.0", installed: "0.9.1" },
+      // A newer extension installed than the server now offers is not ours to judge.
+      { available: "0.7.0", installed: "0.8.1" },
+    ])
+      expect([fine, vectorVersionProblem(fine)]).toEqual([fine, null]);
+    // The server here (PGlite's pgvector, or the one pg-native.sh builds) passes, before and after
+    // the extension is created.
+    const bare = await startBareDatabase({ vector: true });
+    cleanups.push(bare.stop);
+    const db = createDb(bare.url, 1);
+    try {
+      await requireVector(db);
+      await db.query("CREATE EXTENSION IF NOT EXISTS vector");
+      await requireVector(db);
+    } finally {
+      await db.close();
+    }
   });
 
   it("applies each migration once when two processes start together", async () => {

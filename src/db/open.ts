@@ -82,20 +82,63 @@ export async function openDatabase(
 }
 
 /**
- * Start-up stops with a clear message (one line) when the `vector` extension cannot be had;
- * `setting` names where the server came from (DATABASE_URL, or migrate-to's --target).
+ * Start-up stops with a clear message (one line) when the `vector` extension cannot be had, or
+ * only in a version older than the migrations and searches use; `setting` names where the server
+ * came from (DATABASE_URL, or migrate-to's --target).
  */
 export async function requireVector(db: Db, setting = "DATABASE_URL"): Promise<void> {
-  const { rows } = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
-  if (rows.length === 0) {
-    await db.close();
-    throw new StartupError(
-      `the PostgreSQL server at ${setting} does not have the pgvector extension ('vector'): ` +
+  const { rows } = await db.query<{ available: string | null; installed: string | null }>(
+    "SELECT default_version AS available, installed_version AS installed FROM pg_available_extensions WHERE name = 'vector'",
+  );
+  const problem =
+    rows.length === 0
+      ? `the PostgreSQL server at ${setting} does not have the pgvector extension ('vector'): ` +
         "install pgvector on the database server (https://github.com/pgvector/pgvector#installation; " +
         "for example `apt install postgresql-16-pgvector`, or use the pgvector/pgvector Docker image), " +
-        "then run again. Mnemo runs `CREATE EXTENSION IF NOT EXISTS vector` itself.",
-    );
+        "then run again. Mnemo runs `CREATE EXTENSION IF NOT EXISTS vector` itself."
+      : vectorVersionProblem(rows[0]!, setting);
+  if (problem) {
+    await db.close();
+    throw new StartupError(problem);
   }
+}
+
+/** The oldest pgvector with what the migrations and searches use: `sparsevec` (0.7), iterative index scans (0.8). */
+export const MIN_PGVECTOR = "0.8.0";
+
+/**
+ * Why the server's pgvector will not do, or null: the version installed in the database, or
+ * before the first start the one `CREATE EXTENSION` would install, is older than MIN_PGVECTOR.
+ */
+export function vectorVersionProblem(
+  versions: { available: string | null; installed: string | null },
+  setting = "DATABASE_URL",
+): string | null {
+  const { available, installed } = versions;
+  const older = (v: string | null) => v !== null && compareVersions(v, MIN_PGVECTOR) < 0;
+  if (installed !== null ? !older(installed) : !older(available)) return null;
+  const where = `the PostgreSQL server at ${setting} has pgvector`;
+  if (installed !== null && available !== null && !older(available))
+    return (
+      `${where} ${installed} in this database, and Mnemo needs ${MIN_PGVECTOR} or newer: the server has ${available}, ` +
+      "so run `ALTER EXTENSION vector UPDATE` in the database, then run again."
+    );
+  return (
+    `${where} ${installed ?? available}, and Mnemo needs ${MIN_PGVECTOR} or newer (sparse vectors, iterative index scans): ` +
+    "upgrade pgvector on the database server (distribution packages can be older: the PGDG apt repository " +
+    "or the pgvector/pgvector Docker image are current), run `ALTER EXTENSION vector UPDATE` in the database, then run again."
+  );
+}
+
+/** Compares dotted version numbers ("0.10.1" > "0.8.6"); a part that is not a number counts as 0. */
+function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
+  const pb = b.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 /**
