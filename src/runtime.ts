@@ -56,8 +56,12 @@ export async function startRuntime(
   try {
     const { applied } = await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
     if (applied.length) log.info({ applied }, "migrations applied");
-    const { createdKey } = await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY);
+    const { createdKey, bootstrapKeyRevoked } = await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY);
     if (createdKey) started.push(() => undoFirstStart(db, createdKey));
+    if (bootstrapKeyRevoked)
+      log.warn(
+        "MNEMO_BOOTSTRAP_API_KEY names a key that was revoked: it stays revoked; unset the variable or set a new key",
+      );
     if (opened.kind === "embedded") {
       // Statistics the embedded database may lack (no autovacuum there; see analyzeIfStale).
       analyzeIfStale(db).catch((err: unknown) => log.warn({ err }, "analyze at start failed"));

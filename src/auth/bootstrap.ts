@@ -1,4 +1,4 @@
-import { findKeyByHash, unrevokeApiKey } from "../db/api-keys.js";
+import { findKeyByHash } from "../db/api-keys.js";
 import type { Db } from "../db/db.js";
 import { lockBootstrap } from "../db/locks.js";
 import { countOrgs, deleteOrgWithOnlyKey, insertOrgIfMissing } from "../db/orgs.js";
@@ -8,10 +8,14 @@ export const DEFAULT_ORG_ID = "org_default";
 
 /**
  * First start on an empty database creates the `default` organisation and a key, returned so the
- * caller can print it once. `bootstrapKey`, when set, makes sure that exact key exists for the
- * default organisation (scripted deployments, tests).
+ * caller can print it once. `bootstrapKey`, when set, is created for the default organisation if
+ * no key has its hash (scripted deployments, tests). A revoked one stays revoked (an operator
+ * revoked it, perhaps because it leaked): `bootstrapKeyRevoked` says so, for a warning.
  */
-export async function bootstrap(db: Db, bootstrapKey?: string): Promise<{ createdKey?: string }> {
+export async function bootstrap(
+  db: Db,
+  bootstrapKey?: string,
+): Promise<{ createdKey?: string; bootstrapKeyRevoked?: boolean }> {
   return db.tx(async (tx) => {
     // Serialise concurrent first starts so only one prints a key.
     await lockBootstrap(tx);
@@ -20,8 +24,7 @@ export async function bootstrap(db: Db, bootstrapKey?: string): Promise<{ create
     if (bootstrapKey) {
       const existing = await findKeyByHash(tx, hashApiKey(bootstrapKey));
       if (!existing) await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "bootstrap", key: bootstrapKey });
-      else if (existing.revoked_at) await unrevokeApiKey(tx, existing.id);
-      return {};
+      return existing?.revoked_at ? { bootstrapKeyRevoked: true } : {};
     }
     if (!empty) return {};
     const { key } = await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "first-start" });

@@ -93,11 +93,6 @@ export async function revokeApiKey(
   return rows[0];
 }
 
-/** Makes a revoked key valid again (the bootstrap key of a scripted deployment). */
-export async function unrevokeApiKey(db: Queryable, keyId: string): Promise<void> {
-  await db.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [keyId]);
-}
-
 /** Best-effort, at most once a minute per key, so hot keys do not write on every request. */
 export async function touchApiKey(db: Queryable, keyId: string): Promise<void> {
   await db.query(
