@@ -126,18 +126,32 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
     expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 
-  it("admin help, --help and an unknown subcommand answer without opening or creating a database", async () => {
+  it("admin help, --help and an unknown command answer without opening or creating a database", async () => {
     const subs = ["help", "--help", "-h"];
-    const [typo, ...helps] = await Promise.all([
+    // A top-level typo is not read as anything either, even with a configuration that is wrong.
+    const [typo, topTypo, none, ...helps] = await Promise.all([
       runMnemo(["admin", "lsit-keys", "--org", "x"], env()),
+      runMnemo(["--version"], { ...env(), PORT: "not-a-port" }),
+      runMnemo(["admin"], env()),
       ...subs.map((sub) => runMnemo(["admin", sub], env())),
     ]);
     helps.forEach((r, i) => {
       expect(r!.code, subs[i]).toBe(0);
       expect(r!.stdout).toContain("migrate-to --target");
     });
-    expect(typo!.code).toBe(2);
-    expect(typo!.stderr).toMatch(/^unknown admin command 'lsit-keys'/);
+    // One line each, naming the word and where the commands are listed.
+    expect([typo!.code, typo!.stderr]).toEqual([
+      2,
+      "mnemo: unknown admin command 'lsit-keys'; `admin help` lists them\n",
+    ]);
+    expect([topTypo!.code, topTypo!.stderr]).toEqual([
+      2,
+      "mnemo: unknown command '--version'; `help` lists the commands\n",
+    ]);
+    expect([none!.code, none!.stderr]).toEqual([
+      2,
+      "mnemo: admin needs a command; `admin help` lists them\n",
+    ]);
     expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 });

@@ -40,6 +40,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (!COMMANDS.has(command)) {
+    // One line, before any configuration is read (as admin's wrong use, below).
+    process.stderr.write(`mnemo: unknown command '${command}'; \`help\` lists the commands\n`);
+    return 2;
+  }
   if (command === "admin") {
     const code = adminUsage(rest);
     if (code !== undefined) return code;
@@ -60,11 +65,8 @@ async function main(argv: string[]): Promise<number> {
     case "mcp":
       await runStdio(config);
       return 0;
-    case "admin":
-      return admin(config, log, rest);
     default:
-      process.stderr.write(`unknown command '${command}'\n\n${USAGE}\n`);
-      return 2;
+      return admin(config, log, rest);
   }
 }
 
@@ -125,6 +127,8 @@ async function serveRoles(
   return 0;
 }
 
+const COMMANDS = new Set(["serve", "api", "worker", "mcp", "admin"]);
+
 const ADMIN_COMMANDS = new Set([
   "create-org",
   "create-key",
@@ -149,7 +153,11 @@ function adminUsage(argv: string[]): number | undefined {
     return 0;
   }
   if (sub === undefined || !ADMIN_COMMANDS.has(sub)) {
-    process.stderr.write(`unknown admin command '${sub ?? ""}'\n\n${USAGE}\n`);
+    process.stderr.write(
+      sub === undefined
+        ? "mnemo: admin needs a command; `admin help` lists them\n"
+        : `mnemo: unknown admin command '${sub}'; \`admin help\` lists them\n`,
+    );
     return 2;
   }
   try {
@@ -260,7 +268,8 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
         out = await linkOrg(db, { orgId: need(values.org, "--org"), linked: !values.unlink });
         break;
       default:
-        process.stderr.write(`unknown admin command '${sub ?? ""}'\n\n${USAGE}\n`);
+        // adminUsage answered it before the database was opened.
+        process.stderr.write(`mnemo: unknown admin command '${sub ?? ""}'; \`admin help\` lists them\n`);
         return 2;
     }
     if (values.json) process.stdout.write(`${JSON.stringify(out)}\n`);
