@@ -90,11 +90,21 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
 const notFound = (c: Context<AppEnv>) =>
   errorResponse(c, new CoreError("not_found", `No route for ${c.req.method} ${c.req.path}.`));
 
-/** The 404 or 405 a request gets when no route of its method takes its path; undefined when one does. */
+/**
+ * The 404 or 405 a request gets when no route of its method takes its path; undefined when one does.
+ * A refusal names the route it answered for (the template of a route of another method, or
+ * "unmatched") in the request's `route`, for the metrics and the access log: Hono's own match may be
+ * a parameter route that the table does not let take the path.
+ */
 function routeRefusal(c: Context<AppEnv>, table: RouteTable): Response | undefined {
-  const allowed = table(c.req.path);
-  if (allowed.size === 0) return notFound(c);
+  const taking = table(c.req.path);
+  if (taking.length === 0) {
+    c.set("route", "unmatched");
+    return notFound(c);
+  }
+  const allowed = new Set(taking.map((r) => r.method));
   if (allowed.has(c.req.method === "HEAD" ? "GET" : c.req.method)) return undefined;
+  c.set("route", taking[0]!.path);
   return errorResponse(
     c,
     new CoreError("method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`, {
@@ -103,8 +113,8 @@ function routeRefusal(c: Context<AppEnv>, table: RouteTable): Response | undefin
   );
 }
 
-/** The methods of the routes that take a path. */
-type RouteTable = (path: string) => Set<string>;
+/** The routes (method and template) that take a path. */
+type RouteTable = (path: string) => { method: string; path: string }[];
 
 /**
  * A path's routes, segment by segment. A trailing slash is part of the path (only the variant
@@ -114,7 +124,7 @@ type RouteTable = (path: string) => Set<string>;
 function routeTable(routes: ReadonlyArray<{ method: string; path: string }>): RouteTable {
   const shapes = routes
     .filter((r) => r.method !== "ALL")
-    .map((r) => ({ method: r.method, segments: r.path.split("/") }));
+    .map((r) => ({ method: r.method, path: r.path, segments: r.path.split("/") }));
   const prefix = (segments: string[], i: number) =>
     segments
       .slice(0, i)
@@ -137,6 +147,6 @@ function routeTable(routes: ReadonlyArray<{ method: string; path: string }>): Ro
     });
   return (path) => {
     const parts = path.split("/");
-    return new Set(shapes.filter((r) => takes(r.segments, parts)).map((r) => r.method));
+    return shapes.filter((r) => takes(r.segments, parts)).map(({ method, path }) => ({ method, path }));
   };
 }

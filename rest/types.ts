@@ -10,6 +10,8 @@ export interface AppEnv {
     principal: Principal;
     /** The core context for this request; set by the auth middleware on /v1 routes. */
     ctx: Ctx;
+    /** The route template a refusal (404, 405) answered for, over Hono's own match (rest/app.ts). */
+    route?: string;
   };
 }
 

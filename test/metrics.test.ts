@@ -83,6 +83,10 @@ describe("GET /metrics", () => {
       key,
     });
     expect(got.status).toBe(200);
+    // A reserved word where an id would be is refused, and counted under its own route, not as a
+    // request for a memory (Hono alone would match the memory-id route).
+    expect((await svc.request("GET", "/v1/memories/search", { key })).status).toBe(405);
+    expect((await svc.request("GET", "/v1/no/such/route", { key })).status).toBe(404);
     await waitFor(async () => rx.at("/m").length > 0);
 
     // A tier of two requests a minute: the third is refused.
@@ -105,6 +109,11 @@ describe("GET /metrics", () => {
     moved(
       'mnemo_http_requests_total{route="/v1/memories/:memory_id",method="GET",status="' + got.status + '"}',
     );
+    moved('mnemo_http_requests_total{route="/v1/memories/search",method="GET",status="405"}');
+    expect(
+      after.has('mnemo_http_requests_total{route="/v1/memories/:memory_id",method="GET",status="405"}'),
+    ).toBe(false);
+    moved('mnemo_http_requests_total{route="unmatched",method="GET",status="404"}');
     moved('mnemo_http_requests_total{route="/v1/groups",method="GET",status="429"}');
     moved('mnemo_rate_limited_total{code="rate_limited"}');
     moved('mnemo_ingest_jobs_total{outcome="succeeded"}');

@@ -241,6 +241,11 @@ describe("usage", () => {
   it("enforces the monthly caps: 429 monthly_quota_exceeded until the month resets", async () => {
     const o = await createOrg(svc.deps.db, { name: "capped2", tier: "capped" });
     const keyId = await keyIdOf(o.api_key);
+    const monthlyRefusals = async () =>
+      (await svc.deps.metrics.rateLimited.get()).values.find(
+        (v) => v.labels.code === "monthly_quota_exceeded",
+      )?.value ?? 0;
+    const refusalsBefore = await monthlyRefusals();
     await recordUsage(svc.deps.db, { orgId: o.org_id, keyId, messages: 998, searches: 49 });
     const turn = (content: string) => ({ role: "user", content });
     const body = (n: number) => ({
@@ -271,6 +276,8 @@ describe("usage", () => {
       body: { entities: ["npm"], user_id: "u", mode: "retrieve" },
     });
     expect(trig.body.detail.code).toBe("monthly_quota_exceeded");
+    // Each of the four refusals is counted in mnemo_rate_limited_total, as the per-minute ones are.
+    expect((await monthlyRefusals()) - refusalsBefore).toBe(4);
     const usage = await svc.request("GET", "/v1/usage", { key: o.api_key });
     expect(usage.body.quota.monthly.messages_ingested).toEqual({ used: 1000, limit: 1000 });
     expect(usage.body.quota.monthly.searches).toEqual({ used: 50, limit: 50 });
