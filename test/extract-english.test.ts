@@ -362,6 +362,18 @@ describe("the context block and episode titles read cleanly", () => {
     expect(block).toContain("- 2025-02-01: On 3 March 2024, the user lived in Paris.");
   });
 
+  it("reads a message date as the chat export wrote it, so the day shows once there too", () => {
+    // The README's ingest example: a live message dated "1:56 pm on 8 May, 2023".
+    const block = composeDeterministic([
+      row("fact", "On 8 May 2023, Caroline went to a support group yesterday (7 May 2023).", {
+        date: "1:56 pm on 8 May, 2023",
+      }),
+      row("fact", "The user likes tea.", { date: "not a date" }),
+    ]);
+    expect(block).toContain("- 2023-05-08: Caroline went to a support group yesterday (7 May 2023).");
+    expect(block).toContain("- not a date: The user likes tea.");
+  });
+
   it("writes 'the' lower case after a leading day, and titles no conversation by its dates", () => {
     const dated = (i: number, content: string): Turn => ({
       ...turn(i, "user", content),

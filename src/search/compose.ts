@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Ctx } from "../context.js";
+import { parseLooseDate } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
 import { generateStructured } from "../providers/structured.js";
 
@@ -16,13 +17,16 @@ const HEADINGS: Record<MemoryType, string> = {
 };
 const ORDER: MemoryType[] = ["lesson", "procedure", "fact", "episode", "artifact"];
 
-/** The date a memory is about, when extraction recorded one; else when it was stored. */
+/**
+ * The day a memory is about, when extraction recorded one (a message date as the chat export
+ * wrote it, "1:56 pm on 8 May, 2023", is read as ingest reads it); else when it was stored.
+ */
 export function memoryDate(row: MemoryRow): string {
   const d = row.details ?? {};
   for (const key of ["occurred_at", "event_date", "date", "started_at"]) {
     const v = d[key];
     if (typeof v === "string" && v.trim()) {
-      const parsed = new Date(v);
+      const parsed = parseLooseDate(v) ?? new Date(v);
       return Number.isNaN(parsed.getTime()) ? v.trim() : parsed.toISOString().slice(0, 10);
     }
   }
