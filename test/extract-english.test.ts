@@ -57,6 +57,21 @@ describe("third-person facts of tricky turns", () => {
     ["I fly to Paris every month for work.", "The user flies to Paris every month for work."],
     ["I apply for jobs every week now.", "The user applies for jobs every week now."],
     ["I quit my job last month.", "The user quit the user's job last month."],
+    // verbs the clause coordinates with the speaker's take the third person too; nouns do not
+    ["I live in Lisbon and work as a nurse.", "The user lives in Lisbon and works as a nurse."],
+    [
+      "I study law and teach at a school on weekends.",
+      "The user studies law and teaches at a school on weekends.",
+    ],
+    ["I like pizza and pasta with friends.", "The user likes pizza and pasta with friends."],
+    ["I drink tea and coffee in the morning.", "The user drinks tea and coffee in the morning."],
+    ["I moved to Lisbon and work as a nurse.", "The user moved to Lisbon and works as a nurse."],
+    // after a modal or an infinitive's "to" a verb keeps its base form
+    ["I love to cook and bake for friends.", "The user loves to cook and bake for friends."],
+    [
+      "I gotta go and buy a present for my sister.",
+      "The user gotta go and buy a present for the user's sister.",
+    ],
     // openers that only link to the talk before
     ["Big news: I moved to Berlin last month.", "The user moved to Berlin last month."],
     ["And I no longer work at Acme.", "The user no longer works at Acme."],

@@ -402,6 +402,16 @@ export function isNationalityOrBelief(word: string): boolean {
   );
 }
 
+/**
+ * Whether a word (lower case, base form) is used as a verb in WordNet's tagged corpus at least
+ * half as often as a noun: "work", "study", "teach", but not "coffee" or "water".
+ */
+export function isMostlyVerb(word: string): boolean {
+  const d = load();
+  const asVerb = d.verbUses.get(word) ?? 0;
+  return asVerb > 0 && 2 * asVerb >= (d.nounUses.get(word) ?? 0);
+}
+
 export function isCommonProperNoun(word: string): boolean {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());

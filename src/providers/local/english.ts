@@ -1,4 +1,5 @@
 import type { FactType } from "../types.js";
+import { isMostlyVerb } from "./concepts.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
 
@@ -193,6 +194,38 @@ export function asRequest(sentence: string, name: string): string | null {
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
+/** Words that open what follows a verb: "work as a nurse", "teach at a school", "play the piano". */
+const VERB_OBJECT_START =
+  "as at in on for with to from the a an my our his her their some every each two three".split(" ");
+
+/**
+ * The verbs the same clause coordinates with one conjugated for the third person: "(lives in
+ * Lisbon) and work as a nurse" -> "and works as a nurse". Only a word used mostly as a verb and
+ * followed by what a verb takes, up to the clause's end, so "tea and cake" and "music and dance"
+ * stay as they are.
+ */
+function withCoordinatedVerbs(rest: string): string {
+  const clause = /^[^,;:.!?]*/.exec(rest)![0];
+  const done = clause.replace(
+    new RegExp(`\\b(and|or|but) ([a-z]+)(?= (?:${VERB_OBJECT_START.join("|")})\\b)`, "g"),
+    (m, conj: string, word: string, at: number) => {
+      // "love to cook and bake for friends": verbs after an infinitive's "to" stay as they are.
+      const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isMostlyVerb(t[1]!));
+      const third = thirdPersonVerb(word);
+      return infinitive ||
+        NON_VERBS.has(word) ||
+        /(?:ing|ed)$/.test(word) ||
+        third === word ||
+        !isMostlyVerb(word)
+        ? m
+        : `${conj} ${third}`;
+    },
+  );
+  return done + rest.slice(clause.length);
+}
+
+const isPastTense = (w: string) => IRREGULAR_PAST.has(w) || (/ed$/.test(w) && !BASE_IN_ED.has(w));
+
 function unquotedToThird(sentence: string, name: string, firstMy: boolean): string {
   let s = sentence;
   const poss = `${name}'s`;
@@ -213,13 +246,22 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
   );
   // "I <adverbs> <verb>": conjugate the verb, the first word that is no adverb, for the third
   // person ("I no longer work" -> "works", "I hardly ever drink" -> "drinks").
-  s = s.replace(/\bI ((?:[a-z]+ ){0,2}[a-z']+)\b/g, (_m, words: string) => {
+  // What follows, up to the next "I", may coordinate more verbs with this one.
+  s = s.replace(/\bI ((?:[a-z]+ ){0,2}[a-z']+)\b((?:(?!\bI\b).)*)/g, (_m, words: string, after: string) => {
     const w = words.split(" ");
     let i = 0;
     while (i < w.length - 1 && (isAdverb(w[i]!) || (w[i] === "no" && w[i + 1] === "longer")))
       i += w[i] === "no" ? 2 : 1;
-    if (i < w.length && !NON_VERBS.has(w[i]!)) w[i] = thirdPersonVerb(w[i]!);
-    return `${name} ${w.join(" ")}`;
+    if (i >= w.length || NON_VERBS.has(w[i]!)) return `${name} ${words}${after}`;
+    const verb = thirdPersonVerb(w[i]!);
+    // A verb of its own tense (not a modal, "gotta", whose verbs stay in the base form).
+    const finite = verb !== w[i] || isPastTense(w[i]!);
+    const rest =
+      w
+        .slice(i + 1)
+        .map((x) => ` ${x}`)
+        .join("") + after;
+    return `${name} ${[...w.slice(0, i), verb].join(" ")}${finite ? withCoordinatedVerbs(rest) : rest}`;
   });
   s = s.replace(/\bI\b/g, name);
   s = s.replace(/\b[Mm]yself\b/g, "themselves");
