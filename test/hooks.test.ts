@@ -13,6 +13,7 @@ import { writeMemories } from "../src/memories/write.js";
 import { createProviders } from "../src/providers/index.js";
 import { waitFor } from "./helpers/harness.js";
 import { freePort, ROOT, type ServerProcess, startServerProcess } from "./helpers/process.js";
+import { startReceiver } from "./helpers/webhook-receiver.js";
 
 const PRE = path.join(ROOT, "examples/hooks/pre-tool-use.mjs");
 const STOP = path.join(ROOT, "examples/hooks/stop.mjs");
@@ -159,6 +160,51 @@ describe("Claude Code hooks against a real server", () => {
     );
     expect(hit.code).toBe(0);
     expect(JSON.parse(hit.stdout).hookSpecificOutput.additionalContext).toContain("Regenerate the lockfile");
+  });
+
+  it("Stop sends a turn whose prompt alone is over the request limit in UTF-8, its start kept", async () => {
+    // 300,000 characters of Chinese are 900,000 bytes: under a limit counted in characters, over
+    // the server's 1 MiB once the reply is added.
+    const rx = await startReceiver();
+    try {
+      const transcript = path.join(tmp, "session-cjk.jsonl");
+      const prompt = `请记住：${"我每天早上喝绿茶😀".repeat(30_000)}`;
+      const reply = `好的。${"绿".repeat(120_000)}`;
+      writeFileSync(
+        transcript,
+        [
+          { type: "user", message: { role: "user", content: prompt } },
+          { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: reply }] } },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join("\n"),
+      );
+      const res = await runHook(
+        STOP,
+        {
+          session_id: "sess-cjk",
+          transcript_path: transcript,
+          hook_event_name: "Stop",
+          stop_hook_active: false,
+        },
+        { MNEMO_URL: rx.base, MNEMO_DEFAULT_USER_ID: "stop-user-cjk" },
+      );
+      expect(res).toMatchObject({ code: 0, stdout: "" });
+      const [sent] = rx.at("/v1/memories");
+      expect(sent!.raw.length).toBeLessThanOrEqual(1024 * 1024);
+      const body = JSON.parse(sent!.raw.toString("utf8")) as {
+        messages: { role: string; content: string }[];
+      };
+      expect(body.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+      expect(body.messages[0]!.content.startsWith("请记住：我每天早上喝绿茶😀")).toBe(true);
+      expect(body.messages[1]!.content.startsWith("好的。")).toBe(true);
+      // No character was cut in two: no lone surrogate (the server refuses those), no U+FFFD.
+      const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+      for (const m of body.messages)
+        expect([loneSurrogate.test(m.content), m.content.includes("\uFFFD")]).toEqual([false, false]);
+    } finally {
+      await rx.close();
+    }
   });
 
   it("Stop keeps a turn over the request limit, adds the final reply Claude Code passes, and stores no tool call as a fact", async () => {

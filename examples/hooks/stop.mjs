@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 
 const env = process.env;
 const MAX_CHARS = 4000; // per tool call and tool result
-const MAX_BODY_CHARS = 800_000; // the whole turn, under the server's 1 MiB request limit
+const MAX_BODY_BYTES = 800_000; // the whole turn in UTF-8, under the server's 1 MiB request limit
 
 async function main() {
   const event = JSON.parse(await readStdin());
@@ -20,8 +20,16 @@ async function main() {
   if (final && !messages.some((m) => m.role === "assistant" && m.content.trim() === final))
     messages.push({ role: "assistant", content: final });
   if (messages.length === 0) return;
-  // A long turn keeps its prompt and its latest messages.
-  while (messages.length > 2 && JSON.stringify(messages).length > MAX_BODY_CHARS) messages.splice(1, 1);
+  // A long turn keeps its prompt and its latest messages; a prompt or a reply too long by itself
+  // keeps its start.
+  const bytes = () => Buffer.byteLength(JSON.stringify(messages));
+  while (messages.length > 2 && bytes() > MAX_BODY_BYTES) messages.splice(1, 1);
+  while (bytes() > MAX_BODY_BYTES) {
+    const longest = messages.reduce((a, b) => (b.content.length > a.content.length ? b : a));
+    const size = Buffer.byteLength(longest.content);
+    if (size <= 64) break;
+    longest.content = clipBytes(longest.content, size - Math.ceil((bytes() - MAX_BODY_BYTES) * 1.1) - 64);
+  }
   const body = {
     messages,
     user_id: env.MNEMO_DEFAULT_USER_ID || "me",
@@ -98,6 +106,13 @@ const resultText = (c) =>
   typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => p?.text ?? "").join("\n") : "";
 const clip = (s, isError = false) =>
   `${isError ? "[error] " : ""}${s.length > MAX_CHARS ? `${s.slice(0, MAX_CHARS)}...` : s}`;
+
+/** The start of `s` in at most `max` UTF-8 bytes, never half a character. */
+function clipBytes(s, max) {
+  const cut = new TextDecoder().decode(Buffer.from(s).subarray(0, Math.max(0, max)));
+  // A character cut in two decodes as U+FFFD: drop it.
+  return `${cut.replace(/\uFFFD$/, "")}...`;
+}
 
 function readStdin() {
   return new Promise((resolve, reject) => {
