@@ -114,6 +114,19 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
       [["create-org", "--name", "x", "--bogus"], "--bogus"],
       [["list-keys", "--org"], "--org"],
     ] as const;
+    // A required option left out, or a value out of its set, is wrong use too, refused before any
+    // database is opened (or a data directory created).
+    const required = [
+      [["create-org"], "mnemo: admin create-org: --name is required"],
+      [["revoke-key"], "mnemo: admin revoke-key: KEY_ID is required"],
+      [["export", "--user", "u"], "mnemo: admin export: --org is required"],
+      [["migrate-to"], "mnemo: admin migrate-to: --target is required"],
+      [["import", "--org", "o", "--format", "csv"], "mnemo: admin import: --format is mnemo or mem0"],
+    ] as const;
+    const refused = await Promise.all(required.map(([args]) => runMnemo(["admin", ...args], env())));
+    required.forEach(([args, said], i) => {
+      expect([args, refused[i]!.code, refused[i]!.stderr]).toEqual([args, 2, `${said}\n`]);
+    });
     // At once: each is a process start, and none touches anything.
     const runs = await Promise.all(cases.map(([args]) => runMnemo(["admin", ...args], env())));
     cases.forEach(([args, named], i) => {

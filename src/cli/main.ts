@@ -160,15 +160,40 @@ function adminUsage(argv: string[]): number | undefined {
     );
     return 2;
   }
+  let parsed: ReturnType<typeof parseAdminArgs>;
   try {
-    parseAdminArgs(args);
+    parsed = parseAdminArgs(args);
   } catch (err) {
     // One line: node's message without its stack (ERR_PARSE_ARGS_*).
     process.stderr.write(`mnemo: admin ${sub}: ${(err as Error).message.split("\n")[0]}\n`);
     return 2;
   }
+  const { values, positionals } = parsed;
+  const missing = (ADMIN_REQUIRED[sub] ?? []).find((what) =>
+    what.startsWith("--") ? !values[what.slice(2) as keyof typeof values] : !positionals[0],
+  );
+  if (missing) {
+    process.stderr.write(`mnemo: admin ${sub}: ${missing} is required\n`);
+    return 2;
+  }
+  if (sub === "import" && values.format !== "mnemo" && values.format !== "mem0") {
+    process.stderr.write(`mnemo: admin import: --format is mnemo or mem0\n`);
+    return 2;
+  }
   return undefined;
 }
+
+/** What each admin command cannot run without (an option, or the one positional argument). */
+const ADMIN_REQUIRED: Record<string, string[]> = {
+  "create-org": ["--name"],
+  "create-key": ["--org"],
+  "list-keys": ["--org"],
+  "revoke-key": ["KEY_ID"],
+  "link-org": ["--org"],
+  export: ["--org"],
+  import: ["--org"],
+  "migrate-to": ["--target"],
+};
 
 const parseAdminArgs = (args: string[]) =>
   parseArgs({
@@ -189,6 +214,7 @@ const parseAdminArgs = (args: string[]) =>
 async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: string[]): Promise<number> {
   const [sub, ...args] = argv;
   const { values, positionals } = parseAdminArgs(args);
+  // adminUsage refused a missing one before the database was opened.
   const need = (v: string | undefined, flag: string) => {
     if (!v) throw new CoreError("invalid_request", `admin ${sub}: ${flag} is required`);
     return v;
