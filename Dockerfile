@@ -2,7 +2,7 @@
 # there): see README, "Containers". The TypeScript is compiled in a build stage; the image runs
 # `node dist/src/cli/main.js` itself, as `npm start` does.
 
-# ---- dependencies: a layer rebuilt only when the lockfile changes
+# ---- dependencies: a layer rebuilt only when package.json or the lockfile changes
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -37,8 +37,9 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-# /readyz: database reachable and migrated. A worker-only container has no API port; compose.yaml
-# gives it its own check on MNEMO_METRICS_PORT's /healthz.
+# /readyz: database reachable and migrated. A worker-only container has no API port, so this check
+# fails there: compose.yaml gives it its own on MNEMO_METRICS_PORT's /healthz; with `docker run`,
+# pass --health-cmd (or --no-healthcheck).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 8080}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node directly (no npm wrapper), so SIGTERM reaches the process and shutdown is graceful.

@@ -73,6 +73,44 @@ describe("OpenAPI document", () => {
     expect(doc.paths["/v1/memories/search"].post.responses["422"].description).toContain("empty_query");
   });
 
+  it("declares, on each route, the 400 and 422 codes that route answers", async () => {
+    const { key } = await svc.newOrg("declared-codes");
+    const scope = { user_id: "u1" };
+    const turn = [{ role: "user", content: "I went hiking on Saturday." }];
+    // [method, path, body, the code the server answers]: each answer's code must be named in the
+    // description of its status on that operation.
+    const cases: [string, string, unknown, string][] = [
+      ["POST", "/v1/memories", "{bad", "invalid_json"],
+      ["POST", "/v1/memories", { user_id: "u1", conv_id: "c1", messages: [] }, "invalid_messages"],
+      ["GET", "/v1/memories/jobs?limit=0", undefined, "invalid_limit"],
+      ["GET", "/v1/memories/jobs?cursor=abc", undefined, "cursor_mismatch"],
+      ["POST", "/v1/memories/add/", "{bad", "invalid_json"],
+      ["POST", "/v1/memories/add/", { user_id: "u1", messages: turn }, "missing_conv_id"],
+      ["POST", "/v1/memories/add/", { conv_id: "c1", messages: turn }, "missing_user_id"],
+      ["POST", "/v1/memories/search/", { query: "x", filters: scope, cursor: "abc" }, "cursor_mismatch"],
+      [
+        "POST",
+        "/v1/memories/search/",
+        { query: "x", filters: scope, include: ["bogus"] },
+        "unsupported_include_option",
+      ],
+      ["POST", "/v1/memories/search/", { query: "", filters: scope }, "empty_query"],
+      ["POST", "/v1/memories/search/", { query: "x", filters: scope, limit: 0 }, "invalid_limit"],
+      ["POST", "/v1/memories/", { limit: 0 }, "invalid_limit"],
+      ["POST", "/v1/memories/", { include: ["bogus"] }, "unsupported_include_option"],
+      ["GET", "/v1/memories/?limit=0", undefined, "invalid_limit"],
+      ["GET", "/v1/memories/?type=bogus", undefined, "invalid_memory_type"],
+      ["GET", "/v1/memories/?cursor=abc", undefined, "cursor_mismatch"],
+    ];
+    for (const [method, url, body, code] of cases) {
+      const r = await svc.request(method, url, { key, ...(body === undefined ? {} : { body }) });
+      expect(r.body?.error?.code, `${method} ${url}`).toBe(code);
+      const path = url.split("?")[0]!;
+      const declared = doc.paths[path][method.toLowerCase()].responses[String(r.status)]?.description;
+      expect(declared, `${method} ${path} declares ${r.status} ${code}`).toContain(`\`${code}\``);
+    }
+  });
+
   it("publishes boolean query parameters as booleans", () => {
     const bools: string[] = [];
     for (const { path, method, op } of operations()) {

@@ -33,7 +33,7 @@ export function registerIngestRoutes(app: App) {
         202: { description: "The job, pending", ...json(IngestJobSchema) },
         ...errorResponses(
           {
-            400: ["invalid_messages"],
+            400: ["invalid_json", "invalid_messages"],
             422: [
               "missing_user_id",
               "missing_conv_id",
@@ -68,7 +68,7 @@ export function registerIngestRoutes(app: App) {
       request: { query: ListIngestJobsQuery },
       responses: {
         200: { description: "A page of jobs", ...json(IngestJobListSchema) },
-        ...errorResponses({ 422: ["cursor_mismatch", "invalid_request"] }),
+        ...errorResponses({ 422: ["invalid_limit", "cursor_mismatch", "invalid_request"] }),
       },
     }),
     async (c) => {

@@ -38,7 +38,17 @@ export function registerVariantRoutes(app: App) {
       responses: {
         200: { description: "The inline result", ...json(VariantAddResultSchema) },
         ...errorResponses(
-          { 400: ["invalid_messages"], 422: ["invalid_request", "invalid_metadata"] },
+          {
+            400: ["invalid_json", "invalid_messages"],
+            422: [
+              "missing_user_id",
+              "missing_conv_id",
+              "namespace_too_long",
+              "invalid_request",
+              "too_many_messages",
+              "invalid_metadata",
+            ],
+          },
           { body: true },
         ),
       },
@@ -62,6 +72,11 @@ export function registerVariantRoutes(app: App) {
               "invalid_filters",
               "missing_user_id",
               "missing_conv_id",
+              "empty_query",
+              "query_too_long",
+              "invalid_limit",
+              "unsupported_include_option",
+              "cursor_mismatch",
               "invalid_request",
             ],
             500: ["search_failed"],
@@ -83,7 +98,16 @@ export function registerVariantRoutes(app: App) {
       responses: {
         200: { description: "One page", ...json(VariantListSchema) },
         ...errorResponses(
-          { 422: ["missing_scope", "invalid_filters", "cursor_mismatch", "invalid_request"] },
+          {
+            422: [
+              "missing_scope",
+              "invalid_filters",
+              "invalid_limit",
+              "unsupported_include_option",
+              "cursor_mismatch",
+              "invalid_request",
+            ],
+          },
           { body: true },
         ),
       },
@@ -104,7 +128,7 @@ export function registerVariantRoutes(app: App) {
       request: { query: VariantListQuery },
       responses: {
         200: { description: "One page", ...json(VariantListSchema) },
-        ...errorResponses({ 422: ["cursor_mismatch"] }),
+        ...errorResponses({ 422: ["invalid_limit", "invalid_memory_type", "cursor_mismatch"] }),
       },
     }),
     async (c) => c.json(await listVariant({ ctx: c.get("ctx"), input: c.req.valid("query") }), 200),
