@@ -57,7 +57,8 @@ const HINTS: Record<string, string> = {
   user_mismatch:
     "This key belongs to one user: omit user_id (it defaults to the key's user) or use an organisation-wide key.",
   forbidden: "Use an organisation-wide API key (made by the operator) for organisation settings.",
-  org_not_linked: "Ask the operator to run `mnemo admin link-org --org <id>`, or use an API key.",
+  org_not_linked:
+    "Ask the operator to run `npm run --silent admin -- link-org --org <id>`, or use an API key.",
   missing_scope:
     "Pass user_id, agent_id, app_id or group_ids, or pin a default (MNEMO_DEFAULT_USER_ID, or the X-Mnemo-User-Id header on /mcp).",
   missing_trigger: "Pass `tool` (with optional `args`/`output`) or `entities`.",

@@ -449,6 +449,14 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       })
     ).structured;
     expect(listed.data.map((m: any) => m.text)).toEqual(["I prefer aisle seats on trains."]);
+    // Filtered pages are newest first only: the other order is refused, not silently ignored.
+    expect(
+      await callErr(client, "list_memories", {
+        user_id: "u-mcp-f",
+        filters: { "metadata.source": "other" },
+        order: "created_at_asc",
+      }),
+    ).toMatch(/invalid_order/);
     const fixed = (
       await callOk(client, tools, "update_memory", {
         memory_id: listed.data[0].id,

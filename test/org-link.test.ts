@@ -18,7 +18,7 @@ import {
 
 /**
  * Identity-provider organisations and operator organisations share one id space: a token may only
- * enter an organisation a token created, or one the operator linked (`mnemo admin link-org`).
+ * enter an organisation a token created, or one the operator linked (`admin link-org`).
  */
 const JWT_ENV = {
   MNEMO_JWT_SECRET: JWT_SECRET,
@@ -44,7 +44,7 @@ describe("organisation origin", () => {
     const r = await asToken(DEFAULT_ORG_ID);
     expect(r.status).toBe(403);
     expect(r.body.detail.code).toBe("org_not_linked");
-    expect(r.body.detail.message).toContain("admin link-org --org org_default");
+    expect(r.body.detail.message).toContain("npm run --silent admin -- link-org --org org_default");
     expect((await getOrg(svc.deps.db, DEFAULT_ORG_ID))?.origin).toBe("operator");
   });
 

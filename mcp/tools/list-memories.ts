@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MemoryListSchema } from "../../src/wire/memories.js";
+import { ToolFailure } from "../errors.js";
 import { listFromVariant, scopedFilters } from "../filters.js";
 import { memoryList } from "../render.js";
 import { agentId, appId, userId } from "../schemas.js";
@@ -29,13 +30,16 @@ export const listMemoriesTool = defineTool({
       .describe(
         'Optional filter language, e.g. {"metadata.project": "apollo", "type": {"$in": ["fact", "episode"]}} ' +
           "(operators $eq $ne $in $nin $exists $gt $gte $lt $lte $between, AND/OR/NOT). With filters the page " +
-          "size is at most 100, the order newest first, and a next page needs the same filters with the cursor.",
+          "size is at most 100, the order newest first (created_at_asc is refused), and a next page needs the same " +
+          "filters with the cursor.",
       ),
   },
   output: MemoryListSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(args, env) {
     if (args.filters) {
+      if (args.order === "created_at_asc")
+        throw new ToolFailure("invalid_order", "With filters the order is newest first: leave out order.");
       const exact: Record<string, unknown>[] = [];
       if (args.conv_id) exact.push({ conv_id: args.conv_id });
       if (args.group_id) exact.push({ group_ids: args.group_id });

@@ -76,7 +76,7 @@ async function authenticateKey(db: Queryable, credential: string): Promise<Authe
  * source of truth for who its organisations are, which is what a dashboard signing users in
  * expects. Identity-provider and operator organisations share one id space, so a token enters an
  * existing organisation only when a token created it or the operator linked it
- * (`mnemo admin link-org`); naming an operator organisation's id (org_default, say) is 403.
+ * (`admin link-org`); naming an operator organisation's id (org_default, say) is 403.
  */
 async function authenticateJwt(
   db: Queryable,
@@ -95,7 +95,7 @@ async function authenticateJwt(
     throw new CoreError(
       "org_not_linked",
       `Organisation ${JSON.stringify(orgId)} was created by the operator and is not linked to the identity provider; ` +
-        `tokens cannot enter it. An operator can allow it with 'mnemo admin link-org --org ${orgId}'.`,
+        `tokens cannot enter it. An operator can allow it with 'npm run --silent admin -- link-org --org ${orgId}'.`,
     );
   }
   return { orgId, keyId: null, userId, via: "jwt", tier: org.tier };
