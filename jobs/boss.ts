@@ -62,7 +62,10 @@ export async function startBoss(
   return boss;
 }
 
-/** pg-boss's LISTEN, with its reconnects and heartbeat, for our own channels (src/ingest/signals.ts). */
+/**
+ * pg-boss's LISTEN, with its reconnects and heartbeat, for our own channels (src/ingest/signals.ts):
+ * a connection of its own beside pg-boss's job listener (pg-boss listens on one per channel).
+ */
 export function bossListen(boss: PgBoss): Listen | undefined {
   const db = boss.getDb();
   if (typeof db.listen !== "function") return undefined;

@@ -22,7 +22,10 @@ export const ERROR_TYPES = [
 ] as const;
 export type ErrorType = (typeof ERROR_TYPES)[number];
 
-/** The hosted error type a status implies (405, 413, 415 and 422 are all bad requests). */
+/**
+ * The hosted error type a status implies (400, 405, 408, 413, 415, 417 and 422 are all bad
+ * requests). `conflict_error` is in the hosted list for its clients; nothing here answers 409.
+ */
 export function errorType(status: number): ErrorType {
   if (status >= 500) return "api_error";
   switch (status) {

@@ -10,7 +10,7 @@ export const ErrorObject = z
   .object({
     type: z.enum(ERROR_TYPES).openapi({
       description:
-        "Error class implied by the status (422, 400, 405, 413, 415 read `invalid_request_error`).",
+        "Error class implied by the status (400, 405, 408, 413, 415, 417 and 422 read `invalid_request_error`).",
     }),
     code: z.string().openapi({ example: "memory_not_found", description: "The same code as `detail.code`." }),
     message: z.string(),
@@ -60,7 +60,7 @@ export const ValidationErrorEnvelope = z
 const describe: Record<number, string> = {
   400: "Bad request",
   401: "Missing or invalid credential (`unauthorized`)",
-  403: "X-Org-Id does not match the credential (`org_mismatch`)",
+  403: "Not allowed for this credential: X-Org-Id or `org_id` names another organisation (`org_mismatch`), a key confined to one user names another (`user_mismatch`), a token names an organisation it may not enter (`org_not_linked`), or a user's key asks for organisation settings (`forbidden`)",
   404: "Not found",
   413: "Request body too large (`payload_too_large`)",
   415: "Content type is not application/json, or the body has a Content-Encoding (`unsupported_media_type`)",

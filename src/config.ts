@@ -123,8 +123,9 @@ export const EnvSchema = z.object({
    */
   MNEMO_DB_POOL_SIZE: int(Math.max(4, 2 * availableParallelism()), 1, 200),
   /**
-   * Wake workers and wait=true holds across processes with LISTEN/NOTIFY (one extra connection per
-   * process). Off only behind a pooler that cannot hold a session (PgBouncer transaction pooling).
+   * Wake workers and wait=true holds across processes with LISTEN/NOTIFY (extra connections held
+   * for it: one for pg-boss's job notifications, and one more for finished jobs in a process that
+   * serves the API). Off only behind a pooler that cannot hold a session (PgBouncer transaction pooling).
    */
   MNEMO_LISTEN_NOTIFY: bool(true),
   /**

@@ -3,8 +3,9 @@ import type { Db } from "./db/db.js";
 import { serverSecretSeed } from "./db/settings.js";
 
 /**
- * The server key for cursor signatures and webhook-secret encryption: MNEMO_SECRET_KEY when set,
- * else one generated on first start and kept in the database so every process shares it.
+ * The server key, which seals cursors and console session cookies and encrypts webhook secrets:
+ * MNEMO_SECRET_KEY when set, else one generated on first start and kept in the database so every
+ * process shares it.
  */
 export async function loadServerSecret(
   db: Db,

@@ -409,6 +409,16 @@ describe("lone surrogates, over-long identifiers and short bodies", () => {
   });
 
   it("query parameters: over-long identifiers are 422, invalid UTF-8 never a 500", async () => {
+    // The list in both forms: `/v1/memories` and the variant's `/v1/memories/`.
+    const lists: [string, string][] = ["user_id", "agent_id", "conv_id", "app_id"].map((f) => [
+      "/v1/memories/",
+      f,
+    ]);
+    for (const [list, field] of lists) {
+      const r = await svc.request("GET", `${list}?${field}=${"u".repeat(257)}`, { key });
+      expect([list, field, r.status]).toEqual([list, field, 422]);
+      expect(r.body.detail[0].loc).toEqual(["query", field]);
+    }
     for (const field of ["user_id", "agent_id", "conv_id", "app_id", "group_id"]) {
       const r = await svc.request("GET", `/v1/memories?${field}=${"u".repeat(257)}`, { key });
       expect(r.status, field).toBe(422);

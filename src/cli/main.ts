@@ -29,8 +29,8 @@ Usage:
       revoke-key KEY_ID [--json]
       link-org --org ORG_ID [--unlink] [--json]   let identity-provider tokens enter ORG_ID
       export --org ORG_ID [--user USER_ID] > org.jsonl
-      import --org ORG_ID [--format mnemo|mem0] < org.jsonl
-      migrate-to --target postgres://...   (embedded data directory -> PostgreSQL)
+      import --org ORG_ID [--format mnemo|mem0] [--json] < org.jsonl
+      migrate-to --target postgres://... [--json]   (embedded data directory -> PostgreSQL)
 
 Configuration is read from the environment; see the README.`;
 

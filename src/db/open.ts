@@ -93,9 +93,9 @@ export async function requireVector(db: Db, setting = "DATABASE_URL"): Promise<v
   const problem =
     rows.length === 0
       ? `the PostgreSQL server at ${setting} does not have the pgvector extension ('vector'): ` +
-        "install pgvector on the database server (https://github.com/pgvector/pgvector#installation; " +
-        "for example `apt install postgresql-16-pgvector`, or use the pgvector/pgvector Docker image), " +
-        "then run again. Mnemo runs `CREATE EXTENSION IF NOT EXISTS vector` itself."
+        `install pgvector ${MIN_PGVECTOR} or newer on the database server (https://github.com/pgvector/pgvector#installation; ` +
+        "for example the PGDG apt repository's postgresql-NN-pgvector, as a distribution's own package can be older, " +
+        "or the pgvector/pgvector Docker image), then run again. Mnemo runs `CREATE EXTENSION IF NOT EXISTS vector` itself."
       : vectorVersionProblem(rows[0]!, setting);
   if (problem) {
     await db.close();

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DigitsLimit, Limit, LooseText, Str } from "./common.js";
+import { DigitsLimit, Ident, Limit, LooseText, Str } from "./common.js";
 import { IngestRequestSchema } from "./ingest.js";
 import { GroupIdList, MemorySchema } from "./memories.js";
 
@@ -93,15 +93,12 @@ export const VariantListRequestSchema = z
   .openapi("VariantListRequest");
 export type VariantListRequest = z.input<typeof VariantListRequestSchema>;
 
-const q = (name: string) =>
-  Str()
-    .optional()
-    .openapi({ param: { name, in: "query" } });
+const q = (name: string, value = Str()) => value.optional().openapi({ param: { name, in: "query" } });
 export const VariantListQuery = z.object({
-  user_id: q("user_id"),
-  agent_id: q("agent_id"),
-  conv_id: q("conv_id"),
-  app_id: q("app_id"),
+  user_id: q("user_id", Ident()),
+  agent_id: q("agent_id", Ident()),
+  conv_id: q("conv_id", Ident()),
+  app_id: q("app_id", Ident()),
   type: z
     .enum(["fact", "artifact", "episode", "lesson", "procedure"])
     .optional()
