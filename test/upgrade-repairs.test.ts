@@ -1,0 +1,105 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemCtx } from "../src/context.js";
+import { writeMemories } from "../src/memories/write.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+import { ROOT } from "./helpers/process.js";
+
+/**
+ * sql/096: data that earlier versions left behind, repaired when the new version starts. The rows
+ * are written as those versions left them (a fact deleted without leaving its episode, a
+ * credential tagged to a catch-all group), then the migration's SQL runs again, as on upgrade.
+ */
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ workers: false });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const MIGRATION = readFileSync(path.join(ROOT, "sql/096_upgrade_privacy_repairs.sql"), "utf8");
+
+describe("upgrade repairs (sql/096)", () => {
+  it("an episode quoting a fact deleted before the upgrade keeps only its remaining facts' sentences; tags an old classifier gave to a credential go", async () => {
+    const { orgId } = await svc.newOrg("upgrade");
+    const ctx = systemCtx(svc.deps, orgId, "seed");
+    const db = svc.deps.db;
+    const scope = { user_id: "u1", conv_id: "c1" };
+    const [kept, gone, other] = await writeMemories(ctx, [
+      { type: "fact", text: "The user lives in Paris.", ...scope },
+      { type: "fact", text: "The user's bank PIN is 4821, please remember it for the user.", ...scope },
+      { type: "fact", text: "The user plays the cello on Sundays.", ...scope },
+    ]);
+    const episode = (text: string, factIds: string[], title: string) => ({
+      type: "episode" as const,
+      text,
+      ...scope,
+      details: { title, fact_ids: factIds },
+    });
+    const [local, model, whole] = await writeMemories(ctx, [
+      episode(
+        "The user lives in Paris. The user's bank PIN is 4821, please remember it for the user.",
+        [kept!.id, gone!.id],
+        "Conversation about Paris",
+      ),
+      episode("Alice shared her banking details and her city.", [gone!.id], "Conversation about banking"),
+      episode("The user plays the cello on Sundays.", [other!.id], "Conversation about music"),
+    ]);
+    // As an earlier version deleted it: the row alone.
+    await db.query("DELETE FROM memories WHERE id = $1::uuid", [gone!.id]);
+
+    // Stored by ingest jobs and tagged by the old classifier's verdicts.
+    const [code, deploy, manual] = await writeMemories(ctx, [
+      { type: "fact", text: "The office door code is 4821.", ...scope },
+      { type: "fact", text: "The deploy script lives in ci/deploy.sh.", ...scope },
+      { type: "fact", text: "The team's Wi-Fi password is on the fridge.", ...scope },
+    ]);
+    await db.query(
+      "UPDATE memories SET group_ids = '{team}', job_id = CASE WHEN id = $1::uuid THEN NULL ELSE 'job-old' END WHERE id = ANY($2::uuid[])",
+      [manual!.id, [code!.id, deploy!.id, manual!.id]],
+    );
+
+    await db.query(MIGRATION);
+
+    const row = async (id: string) =>
+      (
+        await db.query<{ text: string; details: any; group_ids: string[] }>(
+          "SELECT text, details, group_ids FROM memories WHERE id = $1::uuid",
+          [id],
+        )
+      ).rows[0]!;
+    expect(await row(local!.id)).toMatchObject({
+      text: "The user lives in Paris.",
+      details: { fact_ids: [kept!.id], title: "Conversation about Paris" },
+    });
+    // A summary in other words than its facts cannot be cut by sentence: its title is left.
+    expect(await row(model!.id)).toMatchObject({
+      text: "Conversation about banking",
+      details: { fact_ids: [] },
+    });
+    expect(await row(whole!.id)).toMatchObject({
+      text: "The user plays the cello on Sundays.",
+      details: { fact_ids: [other!.id] },
+    });
+    // No episode quotes the PIN any more.
+    const { rows: quoting } = await db.query(
+      "SELECT id FROM memories WHERE org_id = $1 AND type = 'episode' AND text LIKE '%4821%'",
+      [orgId],
+    );
+    expect(quoting).toEqual([]);
+
+    expect((await row(code!.id)).group_ids).toEqual([]);
+    expect((await row(deploy!.id)).group_ids).toEqual(["team"]);
+    // Not stored by an ingest (written or imported directly): left as it is.
+    expect((await row(manual!.id)).group_ids).toEqual(["team"]);
+
+    // Running again changes nothing.
+    const { rows: again } = await db.query<{ episodes: number; tags: number }>(
+      "SELECT mnemo_repair_deleted_fact_episodes($1) AS episodes, mnemo_repair_personal_tags($1) AS tags",
+      [orgId],
+    );
+    expect(again[0]).toEqual({ episodes: 0, tags: 0 });
+  });
+});
