@@ -10,6 +10,15 @@ const EMBEDDED_ONLY = [
   "test/owner-away.test.ts", // a process attached to another's data directory
   "test/embedded-panic.test.ts", // PGlite's PANIC (a server restarts after its own)
 ];
+/**
+ * Files that do the same whichever pass runs them, so they run once, in the embedded pass: the
+ * command line before any database is opened, and the copy of an embedded directory onto the
+ * native server (which needs both databases in any pass).
+ */
+const SAME_IN_BOTH = [
+  "test/cli.test.ts", // configuration and admin usage, no database
+  "test/migrate-to.test.ts", // embedded directory -> native PostgreSQL
+];
 const onServer = Boolean(process.env.MNEMO_TEST_DATABASE_URL);
 /** Files that need several processes on one real server (too heavy, and not meaningful, on PGlite). */
 const SERVER_ONLY = [
@@ -22,7 +31,7 @@ const SERVER_ONLY = [
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", ...(onServer ? EMBEDDED_ONLY : SERVER_ONLY)],
+    exclude: ["**/node_modules/**", ...(onServer ? [...EMBEDDED_ONLY, ...SAME_IN_BOTH] : SERVER_ONLY)],
     globalSetup: ["test/helpers/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

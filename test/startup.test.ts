@@ -1,9 +1,8 @@
 import { existsSync, rmSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/config.js";
 import { createDb } from "../src/db/db.js";
 import { loadMigrations, migrate } from "../src/db/migrate.js";
 import { openDatabase, requireVector, StartupError, vectorVersionProblem } from "../src/db/open.js";
@@ -18,71 +17,6 @@ afterEach(async () => {
 });
 
 describe("configuration", () => {
-  it("names the variable that is wrong", () => {
-    expect(() => loadConfig({ PORT: "eighty" })).toThrow(ConfigError);
-    expect(() => loadConfig({ PORT: "eighty" })).toThrow(/PORT/);
-    expect(() => loadConfig({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
-    expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(/DATABASE_URL/);
-    expect(() => loadConfig({ MNEMO_BOOTSTRAP_API_KEY: "short" })).toThrow(/MNEMO_BOOTSTRAP_API_KEY/);
-    // More than pgvector's HNSW index takes: refused before any migration, not half-way through.
-    expect(() => loadConfig({ MNEMO_EMBEDDING_DIM: "3072" })).toThrow(/MNEMO_EMBEDDING_DIM.*2000/);
-    // 0 closed the connections before a wait=true hold could answer (no response at all).
-    expect(() => loadConfig({ MNEMO_SHUTDOWN_TIMEOUT_MS: "0" })).toThrow(/MNEMO_SHUTDOWN_TIMEOUT_MS.*1000/);
-    expect(loadConfig({ MNEMO_SHUTDOWN_TIMEOUT_MS: "1000" }).MNEMO_SHUTDOWN_TIMEOUT_MS).toBe(1000);
-  });
-
-  it("has the documented defaults", () => {
-    const c = loadConfig({});
-    expect(c).toMatchObject({
-      PORT: 8080,
-      HOST: "127.0.0.1",
-      MNEMO_DATA_DIR: "./.mnemo-data",
-      LOG_LEVEL: "info",
-    });
-    expect(c.DATABASE_URL).toBeUndefined();
-  });
-
-  it("stops the process with the variable's name, in one line", async () => {
-    const r = await runMnemo(["serve"], { PORT: "eighty", LOG_LEVEL: "loud" });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/invalid configuration[\s\S]*PORT/);
-    const lines = r.stderr.trimEnd().split("\n");
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^mnemo: invalid configuration: PORT: .*; LOG_LEVEL: /);
-  });
-
-  it("takes an empty value as unset: the default, never every interface or the working directory", () => {
-    const empty = Object.fromEntries(
-      [
-        "HOST",
-        "MNEMO_DATA_DIR",
-        "LOG_LEVEL",
-        "LOG_FORMAT",
-        "MNEMO_LLM_MODEL",
-        "MNEMO_EMBEDDING_MODEL",
-        "MNEMO_JWT_ORG_CLAIM",
-        "MNEMO_JWT_USER_CLAIM",
-        "MNEMO_WEBHOOK_RETRY_SCHEDULE",
-      ].map((k) => [k, ""]),
-    );
-    const defaults = loadConfig({});
-    expect(loadConfig(empty)).toEqual(defaults);
-    expect(loadConfig({ ...empty, HOST: " " }).HOST).toBe("127.0.0.1");
-    // All interfaces only when asked.
-    expect(loadConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
-    expect(loadConfig({ HOST: "::" }).HOST).toBe("::");
-  });
-
-  it("refuses an empty entry in MNEMO_WEBHOOK_RETRY_SCHEDULE (it was an extra immediate attempt)", () => {
-    for (const v of [",", "5,", "5,,30", " ,5"])
-      expect(() => loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: v }), v).toThrow(
-        /MNEMO_WEBHOOK_RETRY_SCHEDULE/,
-      );
-    expect(loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: "5, 30" }).MNEMO_WEBHOOK_RETRY_SCHEDULE).toEqual([
-      5, 30,
-    ]);
-  });
-
   it("HOST= (empty) serves on 127.0.0.1 only", { timeout: 180_000 }, async () => {
     const dataDir = migratedDataDir("mn-host-");
     cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
@@ -100,72 +34,6 @@ describe("configuration", () => {
     expect(m[1]).toBe(`http://127.0.0.1:${port}`);
     await proc.waitFor(/"msg":"ready"/, 90_000);
     expect(await proc.kill("SIGTERM")).toBe(0);
-  });
-});
-
-describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
-  // A data directory that does not exist: nothing may create it (nor open or migrate a database).
-  const env = () => ({ MNEMO_DATA_DIR: path.join(os.tmpdir(), `mn-admin-typo-${process.pid}`) });
-  afterEach(() => rmSync(env().MNEMO_DATA_DIR, { recursive: true, force: true }));
-
-  it("a missing option value or an unknown option: one line naming it, exit 2, no stack", async () => {
-    const cases = [
-      [["create-org", "--name"], "--name"],
-      [["create-org", "--name", "x", "--bogus"], "--bogus"],
-      [["list-keys", "--org"], "--org"],
-    ] as const;
-    // A required option left out, or a value out of its set, is wrong use too, refused before any
-    // database is opened (or a data directory created).
-    const required = [
-      [["create-org"], "mnemo: admin create-org: --name is required"],
-      [["revoke-key"], "mnemo: admin revoke-key: KEY_ID is required"],
-      [["export", "--user", "u"], "mnemo: admin export: --org is required"],
-      [["migrate-to"], "mnemo: admin migrate-to: --target is required"],
-      [["import", "--org", "o", "--format", "csv"], "mnemo: admin import: --format is mnemo or mem0"],
-    ] as const;
-    const refused = await Promise.all(required.map(([args]) => runMnemo(["admin", ...args], env())));
-    required.forEach(([args, said], i) => {
-      expect([args, refused[i]!.code, refused[i]!.stderr]).toEqual([args, 2, `${said}\n`]);
-    });
-    // At once: each is a process start, and none touches anything.
-    const runs = await Promise.all(cases.map(([args]) => runMnemo(["admin", ...args], env())));
-    cases.forEach(([args, named], i) => {
-      const r = runs[i]!;
-      expect(r.code, args.join(" ")).toBe(2);
-      const lines = r.stderr.trimEnd().split("\n");
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^mnemo: admin ${args[0]}: .*'${named}`));
-    });
-    expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
-  });
-
-  it("admin help, --help and an unknown command answer without opening or creating a database", async () => {
-    const subs = ["help", "--help", "-h"];
-    // A top-level typo is not read as anything either, even with a configuration that is wrong.
-    const [typo, topTypo, none, ...helps] = await Promise.all([
-      runMnemo(["admin", "lsit-keys", "--org", "x"], env()),
-      runMnemo(["--version"], { ...env(), PORT: "not-a-port" }),
-      runMnemo(["admin"], env()),
-      ...subs.map((sub) => runMnemo(["admin", sub], env())),
-    ]);
-    helps.forEach((r, i) => {
-      expect(r!.code, subs[i]).toBe(0);
-      expect(r!.stdout).toContain("migrate-to --target");
-    });
-    // One line each, naming the word and where the commands are listed.
-    expect([typo!.code, typo!.stderr]).toEqual([
-      2,
-      "mnemo: unknown admin command 'lsit-keys'; `admin help` lists them\n",
-    ]);
-    expect([topTypo!.code, topTypo!.stderr]).toEqual([
-      2,
-      "mnemo: unknown command '--version'; `help` lists the commands\n",
-    ]);
-    expect([none!.code, none!.stderr]).toEqual([
-      2,
-      "mnemo: admin needs a command; `admin help` lists them\n",
-    ]);
-    expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 });
 
