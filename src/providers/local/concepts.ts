@@ -412,6 +412,11 @@ export function isMostlyVerb(word: string): boolean {
   return asVerb > 0 && 2 * asVerb >= (d.nounUses.get(word) ?? 0);
 }
 
+/** Whether WordNet's tagged corpus uses a word (lower case, base form) as a verb at all. */
+export function isVerb(word: string): boolean {
+  return (load().verbUses.get(word) ?? 0) > 0;
+}
+
 export function isCommonProperNoun(word: string): boolean {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());

@@ -1,5 +1,5 @@
 import type { FactType } from "../types.js";
-import { isMostlyVerb } from "./concepts.js";
+import { isMostlyVerb, isVerb } from "./concepts.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
 
@@ -196,7 +196,9 @@ export function asRequest(sentence: string, name: string): string | null {
 
 /** Words that open what follows a verb: "work as a nurse", "teach at a school", "play the piano". */
 const VERB_OBJECT_START =
-  "as at in on for with to from the a an my our his her their some every each two three".split(" ");
+  "as at in on for with to from the a an my our his her their some every each two three it him them us".split(
+    " ",
+  );
 
 /**
  * The verbs the same clause coordinates with one conjugated for the third person: "(lives in
@@ -210,7 +212,7 @@ function withCoordinatedVerbs(rest: string): string {
     new RegExp(`\\b(and|or|but) ([a-z]+)(?= (?:${VERB_OBJECT_START.join("|")})\\b)`, "g"),
     (m, conj: string, word: string, at: number) => {
       // "love to cook and bake for friends": verbs after an infinitive's "to" stay as they are.
-      const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isMostlyVerb(t[1]!));
+      const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isVerb(t[1]!));
       const third = thirdPersonVerb(word);
       return infinitive ||
         NON_VERBS.has(word) ||
@@ -224,7 +226,7 @@ function withCoordinatedVerbs(rest: string): string {
   return done + rest.slice(clause.length);
 }
 
-const isPastTense = (w: string) => IRREGULAR_PAST.has(w) || (/ed$/.test(w) && !BASE_IN_ED.has(w));
+const isRegularPast = (w: string) => /ed$/.test(w) && !BASE_IN_ED.has(w);
 
 function unquotedToThird(sentence: string, name: string, firstMy: boolean): string {
   let s = sentence;
@@ -254,8 +256,9 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
       i += w[i] === "no" ? 2 : 1;
     if (i >= w.length || NON_VERBS.has(w[i]!)) return `${name} ${words}${after}`;
     const verb = thirdPersonVerb(w[i]!);
-    // A verb of its own tense (not a modal, "gotta", whose verbs stay in the base form).
-    const finite = verb !== w[i] || isPastTense(w[i]!);
+    // A verb of its own tense: not a modal or "gotta" (their verbs stay in the base form), nor a
+    // past that reads as a present ("I read and write").
+    const finite = verb !== w[i] || isRegularPast(w[i]!);
     const rest =
       w
         .slice(i + 1)
