@@ -1,3 +1,4 @@
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMemory } from "../src/db/memories.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
@@ -7,10 +8,13 @@ import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
 
 let svc: TestService;
 let stub: StubOpenAI;
+/** The service's log lines, as the operator reads them. */
+const logged: string[] = [];
 beforeAll(async () => {
   stub = await startStubOpenAI({ dim: 384 });
   svc = await startTestService({
     env: { MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: "sk-test", MNEMO_LLM_MAX_RETRIES: "2" },
+    log: pino({ level: "info" }, { write: (l: string) => logged.push(l) }),
   });
 });
 afterAll(async () => {
@@ -57,7 +61,7 @@ describe("openai-compatible provider", () => {
 
   it("fails the job clearly when the model returns output that does not validate", async () => {
     const { key, orgId } = await svc.newOrg();
-    stub.enqueue("extract", { content: '{"facts": "not a list"' });
+    stub.enqueue("extract", { content: '{"facts": "PRIVATE: the bank PIN is 4921, not a list"' });
     const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe("failed");
@@ -69,6 +73,67 @@ describe("openai-compatible provider", () => {
       orgId,
     ]);
     expect(rows[0].n).toBe(0);
+    // The operator log says why, never what the model wrote (it can hold users' facts).
+    const line = logged.find((l) => l.includes(res.body.id) && l.includes("ingest job failed"));
+    expect(line).toMatch(/characters of output/);
+    expect(logged.filter((l) => l.includes("PIN is 4921"))).toEqual([]);
+  });
+
+  it("reads a reply fenced as markdown or wrapped in prose, and cleans what the database cannot store", async () => {
+    const { key } = await svc.newOrg();
+    const reply = (facts: string[]) =>
+      JSON.stringify({
+        facts: facts.map((text) => ({
+          text,
+          fact_type: "other",
+          categories: [],
+          source_event_ids: ["D1:1"],
+        })),
+        episode: { title: "Cello \ud83d", summary: "A session." },
+        artifacts: [],
+        directives: [],
+        gist: null,
+      });
+    stub.enqueue(
+      "extract",
+      { content: `\`\`\`json\n${reply(["Stub fact: NUL \u0000 here, emoji cut \ud83d."])}\n\`\`\`` },
+      { content: `Sure! Here is the JSON:\n${reply(["Stub fact: prose around."])}\nLet me know.` },
+    );
+    const fenced = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "f1" }),
+    });
+    expect(fenced.body.status).toBe("succeeded");
+    const texts = fenced.body.result.memories_created.map((m: any) => m.text);
+    expect(texts).toContain("Stub fact: NUL  here, emoji cut \uFFFD.");
+    const prose = await svc.request("POST", "/v1/memories?wait=true", { key, body: body({ conv_id: "f2" }) });
+    expect(prose.body.status).toBe("succeeded");
+    expect(prose.body.result.memories_created.map((m: any) => m.text)).toContain("Stub fact: prose around.");
+  });
+
+  it("cuts a runaway reply to the length of what it was given", async () => {
+    const { key } = await svc.newOrg();
+    stub.enqueue("extract", {
+      json: {
+        facts: [
+          {
+            text: `Stub fact: ${"z".repeat(1_000_000)}`,
+            fact_type: "other",
+            categories: [],
+            source_event_ids: [],
+          },
+        ],
+        episode: { title: "t".repeat(5_000), summary: "s".repeat(1_000_000) },
+        artifacts: [],
+        directives: [],
+        gist: null,
+      },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body({ conv_id: "huge" }) });
+    expect(res.body.status).toBe("succeeded");
+    const lengths = res.body.result.memories_created.map((m: any) => m.text.length);
+    // The window was two short turns: nothing the model says of it is longer than 2,000 characters.
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(2_000);
   });
 
   it("retries a 429 and then succeeds", async () => {
@@ -91,25 +156,34 @@ describe("openai-compatible provider", () => {
     expect(res.body.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);
   });
 
-  it("bounds a search's query embedding by MNEMO_LLM_REQUEST_TIMEOUT_MS: a stuck model fails the search quickly", async () => {
+  it("searches by full text when the embedding model is stuck, within MNEMO_LLM_REQUEST_TIMEOUT_MS, and leaves it alone for a while", async () => {
     const { key } = await svc.newOrg();
+    const stored = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "emb" }),
+    });
+    expect(stored.body.status).toBe("succeeded");
     stub.enqueue("embeddings", { delayMs: 20_000 });
     await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 300 }, async () => {
       const t = performance.now();
       const res = await svc.request("POST", "/v1/memories/search", {
         key,
-        body: { query: "cello", user_id: "u1" },
+        body: { query: "cello", user_id: "u1", mode: "retrieve" },
       });
       expect(performance.now() - t).toBeLessThan(10_000);
-      expect(res.status).toBe(500);
-      expect(res.body.detail.code).toBe("search_failed");
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((m: any) => m.text)).toContain("Stub fact: I started learning the cello.");
+      // The next search does not wait on the model again: no embedding call at all.
+      const seen = stub.requests.filter((r) => r.kind === "embeddings").length;
+      const next = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query: "cello", user_id: "u1", mode: "retrieve" },
+      });
+      expect(next.status).toBe(200);
+      expect(next.body.data.map((m: any) => m.text)).toContain("Stub fact: I started learning the cello.");
+      expect(stub.requests.filter((r) => r.kind === "embeddings")).toHaveLength(seen);
     });
-    // The next search, the model answering, works.
-    const ok = await svc.request("POST", "/v1/memories/search", {
-      key,
-      body: { query: "cello", user_id: "u1" },
-    });
-    expect(ok.status).toBe(200);
+    expect(logged.some((l) => l.includes("query embedding failed"))).toBe(true);
   });
 
   it("a fact's new text is embedded before its transaction: a slow model holds no lock", async () => {

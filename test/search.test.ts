@@ -330,6 +330,18 @@ describe("search compose", () => {
       expect(stub.requests).toHaveLength(1);
       expect(JSON.stringify(stub.requests[0].messages)).toContain(rex!.id);
 
+      // A block written from none of the candidates (ids it made up) is not served.
+      stub.reply = () => ({ selected_ids: ["made-up"], context: "The user is an astronaut on Mars." });
+      const invented = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });
+      expect(invented.body.context_selection_applied).toBe(false);
+      expect(invented.body.context).toContain("Dana adopted a dog named Rex");
+      expect(invented.body.context).not.toContain("astronaut");
+      // Nor one far longer than every candidate together.
+      stub.reply = () => ({ selected_ids: [rex!.id], context: `Rex. ${"x".repeat(100_000)}` });
+      const runaway = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });
+      expect(runaway.body.context_selection_applied).toBe(false);
+      expect(runaway.body.context.length).toBeLessThan(10_000);
+
       stub.reply = () => 500;
       const failed = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });
       expect(failed.status).toBe(200);

@@ -3,7 +3,7 @@ import { APICallError, embedMany, NoObjectGeneratedError, RetryError } from "ai"
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { identifiersFromText } from "../identifiers/identifiers.js";
-import { generateStructured } from "./structured.js";
+import { describeModelError, generateStructured, httpStatus } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
 
@@ -46,7 +46,7 @@ export function createOpenAIProviders(config: Config) {
           providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } },
         }));
       } catch (err) {
-        throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES);
+        throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, "embedding model");
       }
       return embeddings.map((v) => {
         if (v.length !== config.MNEMO_EMBEDDING_DIM) {
@@ -124,29 +124,34 @@ export function createOpenAIProviders(config: Config) {
   return { llm, embedder, extractor, classifier };
 }
 
-function asProviderError(err: unknown, retries: number): Error {
+/**
+ * The job's error for a failed model call, with its cause summed up for the log: the kind of
+ * failure, the HTTP status, why the output did not do, its length, never what the model wrote (a
+ * reply that does not parse can hold users' facts, and be megabytes long) nor the request.
+ */
+function asProviderError(err: unknown, retries: number, model = "language model"): Error {
   if (err instanceof ProviderError) return err;
+  const cause = new Error(describeModelError(err));
+  cause.name = err instanceof Error ? err.name : "Error";
+  const The = `The ${model}`;
   if (NoObjectGeneratedError.isInstance(err)) {
-    return new ProviderError("The language model returned output that does not match the expected schema.", {
-      cause: err,
+    const cut = err.finishReason === "length" ? " (it ran out of output tokens)" : "";
+    return new ProviderError(`${The} returned output that does not match the expected schema${cut}.`, {
+      cause,
     });
   }
   if (RetryError.isInstance(err)) {
     const last = err.lastError;
-    const status = APICallError.isInstance(last) ? ` (HTTP ${last.statusCode ?? "error"})` : "";
-    return new ProviderError(`The language model kept failing${status} after ${retries + 1} attempts.`, {
-      cause: err,
-    });
+    const status = APICallError.isInstance(last) ? ` (${httpStatus(last)})` : "";
+    return new ProviderError(`${The} kept failing${status} after ${retries + 1} attempts.`, { cause });
   }
   if (APICallError.isInstance(err)) {
-    return new ProviderError(`The language model call failed (HTTP ${err.statusCode ?? "error"}).`, {
-      cause: err,
-    });
+    return new ProviderError(`${The} call failed (${httpStatus(err)}).`, { cause });
   }
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
-    return new ProviderError("The language model did not answer in time.", { cause: err });
+    return new ProviderError(`${The} did not answer in time.`, { cause });
   }
-  return new ProviderError("The language model call failed.", { cause: err });
+  return new ProviderError(`${The} call failed.`, { cause });
 }
 
 const ExtractionSchema = z.object({
@@ -232,6 +237,9 @@ function renderTurns(turns: Turn[], known: string[]): string {
     : lines.join("\n");
 }
 
+/** The longest episode title a model may give. */
+const TITLE_MAX = 300;
+
 function normaliseExtraction(
   out: z.infer<typeof ExtractionSchema>,
   turns: Turn[],
@@ -240,31 +248,53 @@ function normaliseExtraction(
   const byId = new Map(turns.map((t) => [t.eventId, t]));
   const ids = (list: string[]) => list.filter((id) => byId.has(id));
   const transcript = turns.map((t) => t.content).join("\n");
+  // Nothing the model writes from this window is longer than the window itself (an artifact's
+  // content is quoted from it): a runaway reply of megabytes is cut there, not stored and served.
+  const most = Math.max(2_000, transcript.length);
+  const clip = (s: string, max = most) => (s.length > max ? s.slice(0, max) : s);
   return {
     facts: out.facts
       .filter((f) => f.text.trim())
       .map((f) => {
         const src = ids(f.source_event_ids);
         return {
-          text: f.text.trim(),
+          text: clip(f.text.trim()),
           fact_type: f.fact_type,
-          categories: f.categories,
+          categories: f.categories.map((c) => clip(c, TITLE_MAX)),
           source_role: byId.get(src[0] ?? "")?.role ?? "user",
           source_event_ids: src,
         };
       }),
-    episode: { title: out.episode.title, summary: out.episode.summary, gist: out.gist },
+    episode: {
+      title: clip(out.episode.title, TITLE_MAX),
+      summary: clip(out.episode.summary),
+      gist: out.gist && {
+        goal: out.gist.goal === null ? null : clip(out.gist.goal),
+        actions: out.gist.actions.map((x) => clip(x)),
+        outcome: out.gist.outcome === null ? null : clip(out.gist.outcome),
+        open_issues: out.gist.open_issues.map((x) => clip(x)),
+      },
+    },
     artifacts: withArtifacts
-      ? out.artifacts.map((a) => ({ ...a, source_event_ids: ids(a.source_event_ids) }))
+      ? out.artifacts.map((a) => ({
+          ...a,
+          title: clip(a.title, TITLE_MAX),
+          summary: clip(a.summary),
+          rationale: a.rationale === null ? null : clip(a.rationale),
+          content: clip(a.content),
+          source_event_ids: ids(a.source_event_ids),
+        }))
       : [],
     directives: out.directives.map((d) => {
       // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
-      const own = identifiersFromText([d.text, ...(d.steps ?? [])].join("\n"));
-      const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || d.text.includes(e));
+      const text = clip(d.text);
+      const steps = d.steps?.map((x) => clip(x)) ?? null;
+      const own = identifiersFromText([text, ...(steps ?? [])].join("\n"));
+      const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || text.includes(e));
       return {
         type: d.type,
-        text: d.text,
-        steps: d.type === "procedure" ? (d.steps ?? []) : null,
+        text,
+        steps: d.type === "procedure" ? (steps ?? []) : null,
         trigger_entities: [...new Set([...proposed, ...own])],
         source_event_ids: ids(d.source_event_ids),
       };

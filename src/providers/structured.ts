@@ -1,6 +1,14 @@
-import { generateText, type LanguageModel, Output } from "ai";
+import {
+  APICallError,
+  generateText,
+  type LanguageModel,
+  NoObjectGeneratedError,
+  Output,
+  RetryError,
+} from "ai";
 import type { z } from "zod";
 import type { Config } from "../config.js";
+import { looseText } from "../wire/common.js";
 
 /**
  * One structured-output call to the configured chat model, with the configured retries and
@@ -8,19 +16,82 @@ import type { Config } from "../config.js";
  * context selection, the relevance gate). The time-out bounds the call with its retries:
  * MNEMO_LLM_TIMEOUT_MS, or `timeoutMs` (a request's, MNEMO_LLM_REQUEST_TIMEOUT_MS). Errors
  * propagate; each caller decides its fallback.
+ *
+ * What the model writes is cleaned as a client's free text is: a NUL byte dropped, a lone
+ * surrogate U+FFFD (the database stores neither). A reply that is JSON inside a markdown fence or
+ * between sentences (servers that do not hold the model to the schema: older Ollama, llama.cpp
+ * without a grammar) is read from there, when what is inside matches the schema.
  */
 export async function generateStructured<T>(
   model: LanguageModel,
   config: Config,
   call: { schema: z.ZodType<T>; system: string; prompt: string; timeoutMs?: number },
 ): Promise<T> {
-  const { output } = await generateText({
-    model,
-    output: Output.object({ schema: call.schema }),
-    maxRetries: config.MNEMO_LLM_MAX_RETRIES,
-    abortSignal: AbortSignal.timeout(call.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
-    system: call.system,
-    prompt: call.prompt,
-  });
-  return output as T;
+  try {
+    const { output } = await generateText({
+      model,
+      output: Output.object({ schema: call.schema }),
+      maxRetries: config.MNEMO_LLM_MAX_RETRIES,
+      abortSignal: AbortSignal.timeout(call.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
+      system: call.system,
+      prompt: call.prompt,
+    });
+    return cleanStrings(output) as T;
+  } catch (err) {
+    if (NoObjectGeneratedError.isInstance(err) && typeof err.text === "string") {
+      const inner = jsonWithin(err.text);
+      const parsed = inner === undefined ? undefined : call.schema.safeParse(inner);
+      if (parsed?.success) return cleanStrings(parsed.data) as T;
+    }
+    throw err;
+  }
+}
+
+/** The JSON object in a reply fenced as markdown or wrapped in prose, or undefined. */
+export function jsonWithin(text: string): unknown {
+  const fenced = /```(?:json)?\s*\n([\s\S]*?)\n?```/.exec(text);
+  const candidates = [fenced?.[1], text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1)];
+  for (const c of candidates) {
+    if (!c?.trim()) continue;
+    try {
+      return JSON.parse(c);
+    } catch {}
+  }
+  return undefined;
+}
+
+/** Every string in a parsed reply, cleaned as client text is (`looseText`). */
+function cleanStrings(value: unknown): unknown {
+  if (typeof value === "string") return looseText(value);
+  if (Array.isArray(value)) return value.map(cleanStrings);
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cleanStrings(v)]));
+  return value;
+}
+
+/** "HTTP 503", or for a 2xx whose body could not be read, what happened to it. */
+export const httpStatus = (err: APICallError) =>
+  err.statusCode === undefined
+    ? "no HTTP answer"
+    : err.statusCode < 300
+      ? `HTTP ${err.statusCode}, an answer that could not be read`
+      : `HTTP ${err.statusCode}`;
+
+/**
+ * A failed model call summed up for the log: the kind of failure, the HTTP status, why the
+ * output did not do and its length; never what the model wrote (a reply that does not parse can
+ * hold users' facts, and be megabytes long) nor the request.
+ */
+export function describeModelError(err: unknown): string {
+  if (NoObjectGeneratedError.isInstance(err)) {
+    const why = err.cause instanceof Error ? err.cause.name : "no object";
+    return `${why}; finish reason ${err.finishReason ?? "unknown"}; ${err.text?.length ?? 0} characters of output`;
+  }
+  if (RetryError.isInstance(err)) {
+    const last = err.lastError;
+    return `${err.reason}: ${err.errors.length} attempts; last ${APICallError.isInstance(last) ? httpStatus(last) : last instanceof Error ? last.name : "error"}`;
+  }
+  if (APICallError.isInstance(err)) return `${httpStatus(err)}; retryable ${err.isRetryable}`;
+  // Other errors (a refused connection, a time-out) say nothing of the model's words; bounded all the same.
+  return err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200);
 }

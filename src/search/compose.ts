@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import { parseLooseDate } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
-import { generateStructured } from "../providers/structured.js";
+import { describeModelError, generateStructured } from "../providers/structured.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */
 const DETERMINISTIC_ROWS = 12;
@@ -99,10 +99,25 @@ export async function composeWithModel(
     });
     const known = new Set(shown.map((r) => r.id));
     const selected = output.selected_ids.filter((id) => known.has(id));
-    if (!output.context.trim() && selected.length === 0) return { context: "", selected: [] };
-    return { context: output.context.trim(), selected };
+    const context = output.context.trim();
+    if (!context && selected.length === 0) return { context: "", selected: [] };
+    // A block written from none of the candidates is not theirs to serve (a model that invents);
+    // one longer than all of them together is not a selection of them. The deterministic block
+    // answers instead.
+    const candidates = shown.reduce((n, r) => n + r.text.length + 100, 0);
+    if (selected.length === 0 || context.length > candidates + 2_000) {
+      ctx.log.warn(
+        { selected: selected.length, contextLength: context.length },
+        "context selection unusable; using the deterministic block",
+      );
+      return null;
+    }
+    return { context, selected };
   } catch (err) {
-    ctx.log.warn({ err }, "context selection failed; using the deterministic block");
+    ctx.log.warn(
+      { cause: describeModelError(err) },
+      "context selection failed; using the deterministic block",
+    );
     return null;
   }
 }

@@ -12,6 +12,7 @@ import { CoreError, isCoreError } from "../errors.js";
 import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
 import type { FilterNode } from "../memories/filters.js";
 import { CONTENT_TYPES, DIRECTIVE_TYPES, type MemoryType, toWire } from "../memories/model.js";
+import { ProviderError } from "../providers/openai.js";
 import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
@@ -65,11 +66,7 @@ export async function searchMemories({
 
   try {
     let t = performance.now();
-    const [vector] = contentTypes.length
-      ? await ctx.deps.providers.embedder.embed([input.query], {
-          timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
-        })
-      : [];
+    const vector = contentTypes.length ? await queryVector(ctx, input.query) : undefined;
     if (vector) timings.embed = elapsed(t);
 
     // The nearest neighbours and the ranking statement (full text, fusion, the usage count and the
@@ -162,6 +159,37 @@ export async function searchMemories({
   } catch (err) {
     if (isCoreError(err)) throw err;
     throw new CoreError("search_failed", "Search failed.", { cause: err });
+  }
+}
+
+/** How long search leaves a failing embedding model alone, ranking by full text meanwhile. */
+export const EMBEDDER_BACKOFF_MS = 30_000;
+/** Until when each embedder is left alone (ms since the epoch), after a failed query embedding. */
+const embedderAwayUntil = new WeakMap<object, number>();
+
+/**
+ * The query's vector. When the embedding model fails (down, rate-limited, too slow for the
+ * request's time-out), a zero vector: it is no neighbour of anything (its distances are left out
+ * of the ranking), so the search ranks by full text alone instead of failing, and for
+ * EMBEDDER_BACKOFF_MS the next searches do not wait on the model either.
+ */
+async function queryVector(ctx: Ctx, query: string): Promise<number[]> {
+  const embedder = ctx.deps.providers.embedder;
+  const zero = () => new Array<number>(embedder.dim).fill(0);
+  if ((embedderAwayUntil.get(embedder) ?? 0) > Date.now()) return zero();
+  try {
+    const [vector] = await embedder.embed([query], {
+      timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
+    });
+    return vector!;
+  } catch (err) {
+    if (!(err instanceof ProviderError)) throw err;
+    embedderAwayUntil.set(embedder, Date.now() + EMBEDDER_BACKOFF_MS);
+    ctx.log.warn(
+      { err, backoffMs: EMBEDDER_BACKOFF_MS },
+      "query embedding failed: searching by full text alone for a while",
+    );
+    return zero();
   }
 }
 

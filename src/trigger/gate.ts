@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
-import { generateStructured } from "../providers/structured.js";
+import { describeModelError, generateStructured } from "../providers/structured.js";
 
 export interface Verdict {
   keep: boolean;
@@ -119,7 +119,7 @@ export async function modelVerdicts(
     }
     return out;
   } catch (err) {
-    ctx.log.warn({ err }, "relevance gate failed; using the lexical gate");
+    ctx.log.warn({ cause: describeModelError(err) }, "relevance gate failed; using the lexical gate");
     return null;
   }
 }

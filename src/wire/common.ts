@@ -54,8 +54,10 @@ export const Ident = () => Str().max(IDENT_MAX);
  * Free text (message content, tool output): a NUL byte is noise and is dropped, and a lone
  * surrogate (a transcript cut in the middle of an emoji) becomes U+FFFD. Never refused.
  */
-export const LooseText = () =>
-  z.string().transform((s) => s.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\uFFFD"));
+export const LooseText = () => z.string().transform(looseText);
+
+/** `LooseText`'s cleaning: a NUL byte dropped, a lone surrogate U+FFFD. */
+export const looseText = (s: string): string => s.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\uFFFD");
 
 /**
  * A boolean query parameter: `true`/`1` or `false`/`0`; absent reads false. Published as
