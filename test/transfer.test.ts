@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportOrg } from "../src/admin/export.js";
@@ -8,7 +10,7 @@ import type { Embedder } from "../src/providers/types.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createNativeDatabase } from "./helpers/native-pg.js";
-import { migratedDataDir, runMnemo } from "./helpers/process.js";
+import { childEnv, migratedDataDir, ROOT, runMnemo } from "./helpers/process.js";
 
 let src: TestService;
 let dst: TestService;
@@ -100,6 +102,36 @@ describe("admin export", () => {
     expect(JSON.stringify(rows)).not.toMatch(/secret|whsec_/);
   });
 
+  it("is one snapshot: what commits while it runs is not in the file, not even in part", async () => {
+    const own = await src.newOrg("snapshot");
+    await src.request("POST", "/v1/memories?wait=true", {
+      key: own.key,
+      body: { user_id: "u", conv_id: "c", messages: [{ role: "user", content: "I keep bees on my roof." }] },
+    });
+    const before = (await exportLines(src.deps.db, src.deps.providers.embedder, own.orgId)).filter((l) =>
+      l.includes('"kind":"memory"'),
+    );
+    expect(before.length).toBeGreaterThan(0);
+    // Once the header is out, another connection deletes every memory of the organisation. On
+    // PostgreSQL it commits at once; on the embedded database it waits for the export's
+    // transaction (its one session), so it is not awaited past a moment.
+    let removal: Promise<unknown> | undefined;
+    const lines: string[] = [];
+    await exportOrg(src.deps.db, src.deps.providers.embedder, { orgId: own.orgId }, async (l) => {
+      lines.push(l);
+      if (!removal) {
+        removal = src.deps.db.query("DELETE FROM memories WHERE org_id = $1", [own.orgId]);
+        await Promise.race([removal, new Promise((r) => setTimeout(r, 1500))]);
+      }
+    });
+    await removal;
+    expect(lines.filter((l) => l.includes('"kind":"memory"'))).toEqual(before);
+    const { rows } = await src.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
+      own.orgId,
+    ]);
+    expect(rows[0].n).toBe(0);
+  });
+
   it("limits memories to one user with --user", async () => {
     const lines = await exportLines(src.deps.db, src.deps.providers.embedder, orgId, "bob");
     const memories = lines.map((l) => JSON.parse(l)).filter((r) => r.kind === "memory");
@@ -164,12 +196,39 @@ describe("admin import (embedded database)", () => {
     ]);
     expect(rows.map((r) => r.text)).toEqual(["first good one", "second good one"]);
 
-    // A batch whose insert fails (an id held by another organisation is fine; a text with a NUL
-    // byte is refused by PostgreSQL) is rolled back whole.
+    // What PostgreSQL cannot store: in a memory's text (a NUL byte, a lone surrogate) it is cleaned
+    // as the REST API cleans message content; in an identifier the line is a bad one. Either way
+    // the batch's other lines land (one such line used to fail its whole batch).
+    const unstorable = [
+      file[0]!,
+      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000005", "nul \u0000 byte, cut emoji \ud83d")),
+      JSON.stringify({ ...memory("7d1c0000-0000-4000-8000-000000000006", "bad user"), user_id: "u\u0000" }),
+      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000007", "third good one")),
+    ];
+    const cleaned = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      unstorable,
+      other.orgId,
+    );
+    expect(cleaned.bad.map((b) => [b.line, b.error])).toEqual([
+      [3, "user_id: holds a NUL character or a lone surrogate, which cannot be stored"],
+    ]);
+    expect(cleaned.memories.imported).toBe(2);
+    const landed = await dst.deps.db.query(
+      "SELECT text FROM memories WHERE org_id = $1 AND text NOT LIKE '%good one' ORDER BY text",
+      [other.orgId],
+    );
+    expect(landed.rows.map((r) => r.text)).toEqual(["nul  byte, cut emoji \uFFFD"]);
+
+    // A batch whose insert fails (a user id too long for its index, random so it does not compress:
+    // the database refuses it) is rolled back whole.
     const failing = [
       file[0]!,
       JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000003", "would be written")),
-      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000004", "nul \u0000 byte")),
+      JSON.stringify({
+        ...memory("7d1c0000-0000-4000-8000-000000000004", "long user"),
+        user_id: randomBytes(6000).toString("hex"),
+      }),
     ];
     const failed = await importInto(
       { db: dst.deps.db, embedder: dst.deps.providers.embedder },
@@ -181,7 +240,7 @@ describe("admin import (embedded database)", () => {
     const after = await dst.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
       other.orgId,
     ]);
-    expect(after.rows[0].n).toBe(2);
+    expect(after.rows[0].n).toBe(4);
   });
 
   it("does not take over ids that belong to another organisation", async () => {
@@ -307,6 +366,41 @@ describe("admin export and import commands", () => {
       const exported = await runMnemo(["admin", "export", "--org", orgId], env);
       expect(exported.code).toBe(0);
       expect(exported.stdout.trimEnd().split("\n")).toEqual(file);
+      // A reader that stops after the first line (`| head -1`): one line on stderr, exit 1. More
+      // memories first, so the export is more than a pipe holds and cannot be written whole first.
+      const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
+      const more = Array.from({ length: 300 }, (_, i) =>
+        JSON.stringify({ ...one, id: randomUUID(), text: `Filler memory ${i}.`, supersedes: null }),
+      );
+      const filled = await runMnemo(["admin", "import", "--org", orgId], env, {
+        stdin: `${[file[0], ...more].join("\n")}\n`,
+      });
+      expect(filled.code).toBe(0);
+      const cut = spawn(
+        process.execPath,
+        ["--import", "tsx", "src/cli/main.ts", "admin", "export", "--org", orgId],
+        {
+          cwd: ROOT,
+          env: childEnv(env),
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let err = "";
+      cut.stderr.on("data", (d) => {
+        err += d;
+      });
+      cut.stdout.once("data", () => cut.stdout.destroy());
+      const code = await new Promise((r) => cut.once("close", r));
+      expect([
+        code,
+        err
+          .trim()
+          .split("\n")
+          .filter((l) => !/export: memories/.test(l)),
+      ]).toEqual([
+        1,
+        ["mnemo: admin export: the output was closed before the end; the export is incomplete"],
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

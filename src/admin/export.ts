@@ -1,4 +1,4 @@
-import type { Db } from "../db/db.js";
+import { type Db, withSnapshot } from "../db/db.js";
 import { getOrg } from "../db/orgs.js";
 import { countMemories, exportGroups, exportMemoriesPage, exportWebhook } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
@@ -23,6 +23,8 @@ export interface ExportHeader {
  * memories with every field (embeddings included; revision links are the memories' own
  * `supersedes` and `details.root_id`), and its webhook config without the secret. Same data, same
  * bytes: rows in a stable order, timestamps in UTC at microsecond precision, no export time.
+ * Everything is read in one snapshot: a supersede or a delete committed while the export runs is
+ * either wholly in the file or not at all (page by page, a chain could be caught half-way).
  */
 export async function exportOrg(
   db: Db,
@@ -31,34 +33,36 @@ export async function exportOrg(
   write: (line: string) => Promise<void>,
   onProgress: (total: number) => (n: number) => void = () => () => {},
 ): Promise<{ groups: number; memories: number; webhook: boolean }> {
-  const org = await getOrg(db, input.orgId);
-  if (!org) throw new CoreError("not_found", `Organisation ${input.orgId} does not exist.`);
-  const userId = input.userId ?? null;
-  const header: ExportHeader = {
-    kind: "header",
-    format: EXPORT_FORMAT,
-    version: EXPORT_VERSION,
-    org: { id: org.id, name: org.name, tier: org.tier },
-    user_id: userId,
-    embedding: { dim: embedder.dim, embedder: embedder.name },
-  };
-  await write(JSON.stringify(header));
-  const groups = await exportGroups(db, org.id);
-  for (const g of groups) await write(JSON.stringify({ kind: "group", ...g }));
+  return withSnapshot(db, async (snap) => {
+    const org = await getOrg(snap, input.orgId);
+    if (!org) throw new CoreError("not_found", `Organisation ${input.orgId} does not exist.`);
+    const userId = input.userId ?? null;
+    const header: ExportHeader = {
+      kind: "header",
+      format: EXPORT_FORMAT,
+      version: EXPORT_VERSION,
+      org: { id: org.id, name: org.name, tier: org.tier },
+      user_id: userId,
+      embedding: { dim: embedder.dim, embedder: embedder.name },
+    };
+    await write(JSON.stringify(header));
+    const groups = await exportGroups(snap, org.id);
+    for (const g of groups) await write(JSON.stringify({ kind: "group", ...g }));
 
-  const tick = onProgress(await countMemories(db, org.id, userId));
-  let after: { at: string; id: string } | null = null;
-  let memories = 0;
-  for (;;) {
-    const page = await exportMemoriesPage(db, { orgId: org.id, userId, after, limit: PAGE });
-    for (const m of page) await write(JSON.stringify({ kind: "memory", ...m }));
-    memories += page.length;
-    tick(page.length);
-    const last = page.at(-1);
-    if (!last || page.length < PAGE) break;
-    after = { at: last.created_at, id: last.id };
-  }
-  const hook = await exportWebhook(db, org.id);
-  if (hook) await write(JSON.stringify({ kind: "webhook", ...hook }));
-  return { groups: groups.length, memories, webhook: Boolean(hook) };
+    const tick = onProgress(await countMemories(snap, org.id, userId));
+    let after: { at: string; id: string } | null = null;
+    let memories = 0;
+    for (;;) {
+      const page = await exportMemoriesPage(snap, { orgId: org.id, userId, after, limit: PAGE });
+      for (const m of page) await write(JSON.stringify({ kind: "memory", ...m }));
+      memories += page.length;
+      tick(page.length);
+      const last = page.at(-1);
+      if (!last || page.length < PAGE) break;
+      after = { at: last.created_at, id: last.id };
+    }
+    const hook = await exportWebhook(snap, org.id);
+    if (hook) await write(JSON.stringify({ kind: "webhook", ...hook }));
+    return { groups: groups.length, memories, webhook: Boolean(hook) };
+  });
 }

@@ -14,6 +14,7 @@ import { MEMORY_TYPES } from "../memories/model.js";
 import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
+import { isStorable, looseText } from "../wire/common.js";
 import { EXPORT_FORMAT } from "./export.js";
 import { mem0Items } from "./mem0.js";
 
@@ -210,10 +211,15 @@ export async function importOrg(
       report.bad.push({ line: item.line, error: item.error });
       continue;
     }
+    const storable = storableLine(item.value);
+    if ("error" in storable) {
+      report.bad.push({ line: item.line, error: storable.error });
+      continue;
+    }
     if (input.format === "mem0") {
-      memories.push({ line: item.line, row: item.value as ExportMemory });
+      memories.push({ line: item.line, row: storable.value as ExportMemory });
     } else {
-      const parsed = Line.safeParse(item.value);
+      const parsed = Line.safeParse(storable.value);
       if (!parsed.success) {
         report.bad.push({ line: item.line, error: describe(parsed.error) });
         continue;
@@ -253,6 +259,45 @@ export async function importOrg(
   }
   await flush();
   return report;
+}
+
+/** A memory's free text: what the REST API takes as message content is cleaned as it is there. */
+const FREE_TEXT = new Set(["text", "full_content", "details", "metadata", "context", "concepts"]);
+
+/**
+ * A line as PostgreSQL can store it: in free text a NUL byte is dropped and a lone surrogate
+ * becomes U+FFFD (as the REST API does with message content); anywhere else (ids, names, a URL)
+ * either makes the line a bad one, reported with its number, so it never fails its whole batch.
+ */
+function storableLine(value: unknown): { value: unknown } | { error: string } {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return { value };
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (FREE_TEXT.has(key)) {
+      out[key] = cleanDeep(v);
+      continue;
+    }
+    if (!storableDeep(v) || !isStorable(key))
+      return { error: `${key}: holds a NUL character or a lone surrogate, which cannot be stored` };
+    out[key] = v;
+  }
+  return { value: out };
+}
+
+function cleanDeep(v: unknown): unknown {
+  if (typeof v === "string") return looseText(v);
+  if (Array.isArray(v)) return v.map(cleanDeep);
+  if (v && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [looseText(k), cleanDeep(x)]));
+  return v;
+}
+
+function storableDeep(v: unknown): boolean {
+  if (typeof v === "string") return isStorable(v);
+  if (Array.isArray(v)) return v.every(storableDeep);
+  if (v && typeof v === "object")
+    return Object.entries(v).every(([k, x]) => isStorable(k) && storableDeep(x));
+  return true;
 }
 
 /** JSON lines, numbered from 1; blank lines are skipped, unparsable ones reported. */

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import type pg from "pg";
 import { bossDb, startBoss } from "../../jobs/boss.js";
 import { QUEUES } from "../../jobs/queues.js";
 import type { Config } from "../config.js";
@@ -15,7 +14,7 @@ import {
   publicTables,
   setUserTriggers,
 } from "../db/copy.js";
-import { createDb, type Db, type Queryable } from "../db/db.js";
+import { createDb, type Queryable, withSnapshot } from "../db/db.js";
 import { findRunningServer, startEmbedded } from "../db/embedded.js";
 import { migrate } from "../db/migrate.js";
 import { requireVector } from "../db/open.js";
@@ -173,22 +172,6 @@ export async function migrateTo(
   } finally {
     await target.close();
     await source.close();
-  }
-}
-
-/** Runs `fn` on one client inside a read-only repeatable-read transaction (one snapshot). */
-async function withSnapshot<T>(db: Db, fn: (snap: Queryable) => Promise<T>): Promise<T> {
-  const client: pg.PoolClient = await db.pool.connect();
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const out = await fn(client);
-    await client.query("COMMIT");
-    return out;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
   }
 }
 

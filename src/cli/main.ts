@@ -230,6 +230,14 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
     let out: unknown;
     switch (sub) {
       case "export": {
+        // A reader that goes away (`| head`) ends the export with one line, not a stack trace.
+        process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+          if (err.code !== "EPIPE") throw err;
+          process.stderr.write(
+            "mnemo: admin export: the output was closed before the end; the export is incomplete\n",
+          );
+          process.exit(1);
+        });
         const embedder = createProviders(config).embedder;
         let bar: ReturnType<typeof progress> | undefined;
         const done = await exportOrg(

@@ -310,3 +310,23 @@ export async function untilReachable(db: Queryable, signal: AbortSignal): Promis
     await setTimeout(delay, undefined, { signal });
   }
 }
+
+/**
+ * Runs `fn` on one client inside a read-only repeatable-read transaction: everything it reads is
+ * one snapshot, whatever commits meanwhile (migrate-to's copy, an export). On the embedded
+ * database the transaction holds its one session while it lasts (src/db/pglite-server.ts).
+ */
+export async function withSnapshot<T>(db: Db, fn: (snap: Queryable) => Promise<T>): Promise<T> {
+  const client = await db.pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const out = await fn(client);
+    await client.query("COMMIT");
+    return out;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
