@@ -95,6 +95,11 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
       [["export", "--user", "u"], "mnemo: admin export: --org is required"],
       [["migrate-to"], "mnemo: admin migrate-to: --target is required"],
       [["import", "--org", "o", "--format", "csv"], "mnemo: admin import: --format is mnemo or mem0"],
+      // An option of another command: `import --user` would have imported every user's memories.
+      [
+        ["import", "--org", "o", "--user", "bob"],
+        "mnemo: admin import: --user is not an option of import; `admin help` lists them",
+      ],
     ] as const;
     const refused = await Promise.all(required.map(([args]) => runMnemo(["admin", ...args], env())));
     required.forEach(([args, said], i) => {

@@ -169,6 +169,15 @@ function adminUsage(argv: string[]): number | undefined {
     return 2;
   }
   const { values, positionals } = parsed;
+  // An option another command takes is refused too: `import --user` would import every user's.
+  const given = args.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0]!);
+  const foreign = given.find((o) => !(ADMIN_OPTIONS[sub] ?? []).includes(o));
+  if (foreign) {
+    process.stderr.write(
+      `mnemo: admin ${sub}: --${foreign} is not an option of ${sub}; \`admin help\` lists them\n`,
+    );
+    return 2;
+  }
   const missing = (ADMIN_REQUIRED[sub] ?? []).find((what) =>
     what.startsWith("--") ? !values[what.slice(2) as keyof typeof values] : !positionals[0],
   );
@@ -182,6 +191,18 @@ function adminUsage(argv: string[]): number | undefined {
   }
   return undefined;
 }
+
+/** The options each admin command takes (the usage text's). */
+const ADMIN_OPTIONS: Record<string, string[]> = {
+  "create-org": ["name", "tier", "json"],
+  "create-key": ["org", "name", "user", "json"],
+  "list-keys": ["org", "json"],
+  "revoke-key": ["json"],
+  "link-org": ["org", "unlink", "json"],
+  export: ["org", "user"],
+  import: ["org", "format", "json"],
+  "migrate-to": ["target", "json"],
+};
 
 /** What each admin command cannot run without (an option, or the one positional argument). */
 const ADMIN_REQUIRED: Record<string, string[]> = {
