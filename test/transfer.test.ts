@@ -152,6 +152,18 @@ describe("admin import (embedded database)", () => {
     expect(first.webhookSecret).toMatch(/^whsec_/);
     const again = await exportLines(dst.deps.db, dst.deps.providers.embedder, orgId);
     expect(again).toEqual(file);
+    // Every imported row is weighed for full text against all of them, not against the rows
+    // inserted before it (the first against none): its BM25 vector is what the organisation's
+    // statistics give now.
+    const { rows } = await dst.deps.db.query<{ stale: number; n: number }>(
+      `SELECT count(*) FILTER (WHERE m.bm25 IS DISTINCT FROM mnemo_bm25_doc(m.tsv, s.avgdl))::int AS stale,
+              count(*)::int AS n
+       FROM memories m,
+            (SELECT sum(total_len)::float8 / greatest(sum(docs), 1) AS avgdl FROM text_doc_stats WHERE org_id = $1) s
+       WHERE m.org_id = $1`,
+      [orgId],
+    );
+    expect(rows[0]).toEqual({ stale: 0, n: file.filter((l) => l.includes('"kind":"memory"')).length });
   });
 
   it("is idempotent by id: a second import changes nothing", async () => {

@@ -8,6 +8,7 @@ import {
   importGroups,
   importMemories,
   importWebhook,
+  reindexText,
 } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
 import { MEMORY_TYPES } from "../memories/model.js";
@@ -135,6 +136,7 @@ export async function importOrg(
     report.organisationCreated = true;
   };
 
+  const inserted: string[] = [];
   const flush = async () => {
     if (groups.length === 0 && memories.length === 0) return;
     await ensureOrg();
@@ -171,9 +173,10 @@ export async function importOrg(
       ]);
       report.groups.imported += g;
       report.groups.existing += batchGroups.length - g;
-      report.memories.imported += m;
-      report.memories.existing += batchMemories.length - m;
-      if (g < batchGroups.length || m < batchMemories.length) {
+      report.memories.imported += m.length;
+      report.memories.existing += batchMemories.length - m.length;
+      inserted.push(...m);
+      if (g < batchGroups.length || m.length < batchMemories.length) {
         const taken = [
           ...(await foreignIds(
             db,
@@ -258,6 +261,9 @@ export async function importOrg(
     if (groups.length + memories.length >= BATCH) await flush();
   }
   await flush();
+  // Each batch's rows were weighed for full text against the rows before them (the first batch
+  // against none): once all are in, against them all.
+  await reindexText(db, input.orgId, inserted);
   return report;
 }
 

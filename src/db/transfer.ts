@@ -99,10 +99,10 @@ export async function importGroups(db: Queryable, orgId: string, groups: ExportG
 }
 
 /** Inserts memories keeping ids, embeddings and timestamps; returns how many were new. */
-export async function importMemories(db: Queryable, orgId: string, rows: ExportMemory[]): Promise<number> {
-  if (rows.length === 0) return 0;
+export async function importMemories(db: Queryable, orgId: string, rows: ExportMemory[]): Promise<string[]> {
+  if (rows.length === 0) return [];
   const payload = rows.map((r) => ({ ...r, embedding: r.embedding ? `[${r.embedding.join(",")}]` : null }));
-  const { rowCount } = await db.query(
+  const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO memories (id, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories,
        details, metadata, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash,
        job_id, write_key, embedding, created_at, updated_at, context, concepts)
@@ -114,10 +114,24 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
        status text, supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
        content_hash text, job_id text, write_key text, embedding text, created_at timestamptz,
        updated_at timestamptz, context text, concepts text)
-     ON CONFLICT DO NOTHING`,
+     ON CONFLICT DO NOTHING
+     RETURNING id::text AS id`,
     [JSON.stringify(payload), orgId],
   );
-  return rowCount ?? 0;
+  return inserted.map((r) => r.id);
+}
+
+/**
+ * Derives the full-text index and BM25 vector of `ids` again, against the organisation's
+ * statistics as they are now (the text trigger, sql/090): rows written in a bulk were weighed
+ * against the statistics of the rows before them, the first ones against almost none.
+ */
+export async function reindexText(db: Queryable, orgId: string, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 1000)
+    await db.query("UPDATE memories SET tsv = NULL WHERE org_id = $1 AND id = ANY($2::uuid[])", [
+      orgId,
+      ids.slice(i, i + 1000),
+    ]);
 }
 
 /** Of `ids`, those that exist under another organisation (an import cannot take them over). */
