@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMemory } from "../src/db/memories.js";
+import { embeddingText } from "../src/memories/write.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
@@ -134,6 +135,39 @@ describe("openai-compatible provider", () => {
     const lengths = res.body.result.memories_created.map((m: any) => m.text.length);
     // The window was two short turns: nothing the model says of it is longer than 2,000 characters.
     expect(Math.max(...lengths)).toBeLessThanOrEqual(2_000);
+  });
+
+  it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {
+    const { key, orgId } = await svc.newOrg();
+    stub.enqueue("embeddings", { embeddings: "reversed" });
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "order" }),
+    });
+    expect(res.body.status).toBe("succeeded");
+    // Each stored vector is the one the stub makes for the row's own embedding text (it is
+    // deterministic per text): ask the stub again, one text at a time, in order.
+    const { rows } = await svc.deps.db.query<{ id: string; e: string }>(
+      "SELECT id::text, embedding::text AS e FROM memories WHERE org_id = $1 ORDER BY id",
+      [orgId],
+    );
+    expect(rows.length).toBeGreaterThan(1);
+    const texts = await Promise.all(
+      rows.map(async (r) => embeddingText((await findMemory(svc.deps.db, orgId, r.id))!)),
+    );
+    const fresh = await svc.deps.providers.embedder.embed(texts);
+    const close = (a: number[], b: number[]) => a.every((x, i) => Math.abs(x - b[i]!) < 1e-6);
+    rows.forEach((r, i) => {
+      expect([r.id, close(JSON.parse(r.e), fresh[i]!)]).toEqual([r.id, true]);
+    });
+
+    stub.enqueue("embeddings", { embeddings: "zero" });
+    const zero = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "zero" }),
+    });
+    expect(zero.body.status).toBe("failed");
+    expect(zero.body.error.message).toMatch(/embedding model returned a vector of zeros/);
   });
 
   it("retries a 429 and then succeeds", async () => {

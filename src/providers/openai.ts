@@ -14,12 +14,39 @@ export class ProviderError extends Error {
 
 const PROVIDER_NAME = "llm";
 
+/**
+ * `fetch` for the provider: an `/embeddings` answer's list put in the order of its items' `index`
+ * (the OpenAI contract makes `index` authoritative, and batching servers and proxies have sent the
+ * list out of order; the AI SDK reads it by position, so a vector would go to another text).
+ */
+async function embeddingsInOrder(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const res = await fetch(input, init);
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  if (!res.ok || !url.endsWith("/embeddings")) return res;
+  const raw = await res.text();
+  let text = raw;
+  try {
+    const body = JSON.parse(raw) as { data?: Array<{ index?: unknown }> };
+    if (Array.isArray(body.data) && body.data.every((d) => typeof d?.index === "number")) {
+      body.data.sort((a, b) => (a.index as number) - (b.index as number));
+      text = JSON.stringify(body);
+    }
+  } catch {
+    // Not JSON: the SDK says so, as it would have.
+  }
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  return new Response(text, { status: res.status, statusText: res.statusText, headers });
+}
+
 export function createOpenAIProviders(config: Config) {
   const provider = createOpenAICompatible({
     name: PROVIDER_NAME,
     baseURL: (config.MNEMO_LLM_BASE_URL ?? "https://api.openai.com/v1").replace(/\/$/, ""),
     ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
     supportsStructuredOutputs: true,
+    fetch: embeddingsInOrder,
   });
   const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
 
@@ -54,7 +81,12 @@ export function createOpenAIProviders(config: Config) {
             `The embedding model returned ${v.length} dimensions; MNEMO_EMBEDDING_DIM is ${config.MNEMO_EMBEDDING_DIM}.`,
           );
         }
-        const n = Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
+        const n = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+        // A zero (or not finite) vector is no direction: stored, it is nobody's neighbour for ever.
+        if (!(n > 0) || !Number.isFinite(n))
+          throw new ProviderError(
+            "The embedding model returned a vector of zeros or of numbers that are not finite.",
+          );
         return v.map((x) => x / n);
       });
     },

@@ -13,7 +13,9 @@ export type StubReply =
   /** The default answer, this much later (a slow or stuck model). */
   | { delayMs: number }
   | { content: string }
-  | { json: unknown };
+  | { json: unknown }
+  /** Embeddings: the list in reverse order (each item keeps its right `index`), or all zeros. */
+  | { embeddings: "reversed" | "zero" };
 
 export type SchemaKind = "extract" | "judge" | "classify" | "other";
 
@@ -105,9 +107,16 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
       if (embeddings) {
         const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
         const dim = body.dimensions ?? options.dim;
+        const shape = reply && "embeddings" in reply ? reply.embeddings : undefined;
+        const data = input.map((t, index) => ({
+          object: "embedding",
+          index,
+          embedding: shape === "zero" ? new Array<number>(dim).fill(0) : stubVector(t, dim),
+        }));
+        if (shape === "reversed") data.reverse();
         return send(200, {
           object: "list",
-          data: input.map((t, index) => ({ object: "embedding", index, embedding: stubVector(t, dim) })),
+          data,
           model: body.model,
           usage: { prompt_tokens: input.length, total_tokens: input.length },
         });
