@@ -255,6 +255,21 @@ describe("admin import (embedded database)", () => {
     expect(after.rows[0].n).toBe(4);
   });
 
+  it("reads the header after a byte-order mark or a blank first line", async () => {
+    for (const [org, lines] of [
+      ["org_bom", [`\uFEFF${file[0]}`]],
+      ["org_blank", ["", file[0]!]],
+    ] as const) {
+      const report = await importInto(
+        { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+        [...lines],
+        org,
+      );
+      // Taken as the header: no bad line, and the organisation made from it.
+      expect([org, report.bad, report.organisationCreated]).toEqual([org, [], true]);
+    }
+  });
+
   it("does not take over ids that belong to another organisation", async () => {
     const other = await dst.newOrg("thief");
     const report = await importInto(

@@ -207,7 +207,11 @@ export async function importOrg(
   };
 
   const source = input.format === "mem0" ? mem0Items(lines, input.orgId) : parseLines(lines);
+  // Whether a line came before this one (blank lines aside): a header must come first.
+  let sawLine = false;
   for await (const item of source) {
+    const first = !sawLine;
+    sawLine = true;
     report.lines = item.line;
     onLine();
     if ("error" in item) {
@@ -229,8 +233,8 @@ export async function importOrg(
       }
       const v = parsed.data;
       if (v.kind === "header") {
-        if (item.line !== 1) {
-          report.bad.push({ line: item.line, error: "a header is only allowed on line 1" });
+        if (!first) {
+          report.bad.push({ line: item.line, error: "a header is only allowed first" });
           continue;
         }
         keepVectors = v.embedding.dim === embedder.dim && v.embedding.embedder === embedder.name;
@@ -311,8 +315,10 @@ async function* parseLines(
   lines: AsyncIterable<string>,
 ): AsyncGenerator<{ line: number; value: unknown } | { line: number; error: string }> {
   let n = 0;
-  for await (const raw of lines) {
+  for await (const line of lines) {
     n++;
+    // A byte-order mark (an editor on Windows) is no part of the first line's JSON.
+    const raw = n === 1 ? line.replace(/^\uFEFF/, "") : line;
     if (!raw.trim()) continue;
     try {
       yield { line: n, value: JSON.parse(raw) };
