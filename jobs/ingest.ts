@@ -2,7 +2,7 @@ import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
 import { untilReachable } from "../src/db/db.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
-import { runIngestJob } from "../src/ingest/run-job.js";
+import { ModelUnavailable, runIngestJob } from "../src/ingest/run-job.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { QUEUES, workSlots } from "./queues.js";
 
@@ -27,9 +27,28 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
       // (MNEMO_JOB_HEARTBEAT_SECONDS); so wait for the database first (until the job's signal: a
       // shutdown, the expiry), and the retry runs as soon as it is back.
       if (isDatabaseUnavailable(err)) await untilReachable(deps.db, job.signal).catch(() => {});
+      // The model's endpoint out of reach: a pause first, so the retry does not find it down again
+      // at once (ended early by a shutdown or the expiry).
+      if (err instanceof ModelUnavailable) await pause(err.retryInMs, job.signal);
       throw err;
     }
   });
   // Wake one idle slot; a busy one picks the job up on its next fetch anyway.
   jobSignals(deps).on("enqueued", slots.wake);
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }

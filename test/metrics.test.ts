@@ -183,7 +183,8 @@ describe("model call series", () => {
         body: { user_id: "u", conv_id: "c", messages: [{ role: "user", content: "I play the cello." }] },
       });
       expect(ok.body.status).toBe("succeeded");
-      stub.enqueue("extract", { status: 500, body: { error: { message: "down" } } });
+      // A 400 (the model refuses the request) fails the job at once; a 5xx would be retried.
+      stub.enqueue("extract", { status: 400, body: { error: { message: "bad request" } } });
       const failed = await llm.request("POST", "/v1/memories?wait=true", {
         key,
         body: { user_id: "u", conv_id: "c2", messages: [{ role: "user", content: "I play the oboe." }] },

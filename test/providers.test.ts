@@ -180,15 +180,42 @@ describe("openai-compatible provider", () => {
     expect(stub.requests.slice(seen).filter((c) => c.kind === "extract")).toHaveLength(2);
   });
 
-  it("fails with a clear error when the model keeps failing", async () => {
+  it("retries the job after a pause when the model is down for a moment, and it succeeds", async () => {
     const { key } = await svc.newOrg();
     const err = { status: 503, headers: { "retry-after-ms": "10" } };
+    const seen = stub.requests.filter((r) => r.kind === "extract").length;
+    // One attempt's three calls fail (MNEMO_LLM_MAX_RETRIES 2); the next attempt gets the model back.
     stub.enqueue("extract", err, err, err);
-    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
-    expect(res.body.status).toBe("failed");
-    expect(res.body.error.code).toBe("ingest_failed");
-    expect(res.body.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);
+    const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "down" }) });
+    expect(accepted.status).toBe(202);
+    const job = await waitFor(
+      async () => {
+        const r = await svc.request("GET", `/v1/memories/jobs/${accepted.body.id}`, { key });
+        return ["succeeded", "failed"].includes(r.body.status) && r.body;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    expect(job.status).toBe("succeeded");
+    expect(stub.requests.filter((r) => r.kind === "extract").length - seen).toBe(4);
+    expect(logged.some((l) => l.includes("ingest attempt interrupted (model unavailable)"))).toBe(true);
   });
+
+  it("fails with a clear error when the model keeps failing through every attempt", async () => {
+    const { key } = await svc.newOrg();
+    const err = { status: 503, headers: { "retry-after-ms": "10" } };
+    stub.enqueue("extract", ...Array.from({ length: 9 }, () => err));
+    const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "gone" }) });
+    const job = await waitFor(
+      async () => {
+        const r = await svc.request("GET", `/v1/memories/jobs/${accepted.body.id}`, { key });
+        return ["succeeded", "failed"].includes(r.body.status) && r.body;
+      },
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    expect(job.status).toBe("failed");
+    expect(job.error.code).toBe("ingest_failed");
+    expect(job.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);
+  }, 120_000); // two pauses between the three attempts (5 s, 10 s)
 
   it("searches by full text when the embedding model is stuck, within MNEMO_LLM_REQUEST_TIMEOUT_MS, and leaves it alone for a while", async () => {
     const { key } = await svc.newOrg();

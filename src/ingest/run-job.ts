@@ -19,6 +19,19 @@ import type { StoredRequest } from "./submit.js";
  * so a job that crashes its worker cannot loop forever.
  */
 export const MAX_ATTEMPTS = 3;
+/** The pause before an attempt the model interrupted is tried again, times the attempts so far. */
+export const MODEL_RETRY_PAUSE_MS = 5_000;
+
+/** An attempt ended by the model's endpoint being out of reach: retried after `retryInMs`. */
+export class ModelUnavailable extends Error {
+  override name = "ModelUnavailable";
+  constructor(
+    cause: ProviderError,
+    readonly retryInMs: number,
+  ) {
+    super(cause.message, { cause });
+  }
+}
 
 /**
  * Texts per embedder call. The local embedder computes on this thread: 500 texts held it about
@@ -125,6 +138,18 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
         "ingest attempt interrupted (database unavailable); it will be retried",
       );
       throw err;
+    }
+    // The model's endpoint out of reach (rate-limited, restarting, too slow) is not the job's
+    // fault either: the attempt ends, and after a pause the job is tried again (jobs/ingest.ts),
+    // up to MAX_ATTEMPTS; the last attempt's failure fails it.
+    if (err instanceof ProviderError && err.transient && job.attempts < MAX_ATTEMPTS) {
+      metrics.ingestJobs.inc({ outcome: "interrupted" });
+      const retryInMs = MODEL_RETRY_PAUSE_MS * job.attempts;
+      ctx.log.warn(
+        { err, jobId: job.id, attempt: job.attempts, retryInMs },
+        "ingest attempt interrupted (model unavailable); it will be retried",
+      );
+      throw new ModelUnavailable(err, retryInMs);
     }
     metrics.ingestJobs.inc({ outcome: "failed" });
     ctx.log.error({ err, jobId: job.id }, "ingest job failed");

@@ -10,6 +10,16 @@ import { FACT_TYPES } from "./types.js";
 /** A model failure with a message fit for the job's error (never secrets or prompts). */
 export class ProviderError extends Error {
   override name = "ProviderError";
+  /**
+   * Whether the endpoint was out of reach rather than wrong: rate-limited, failing with a 5xx, too
+   * slow, the connection refused or reset. A job fails on such an error only after its attempts
+   * (src/ingest/run-job.ts); an answer that does not do fails it at once.
+   */
+  readonly transient: boolean;
+  constructor(message: string, options: { cause?: unknown; transient?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.transient = options.transient ?? false;
+  }
 }
 
 const PROVIDER_NAME = "llm";
@@ -175,15 +185,23 @@ function asProviderError(err: unknown, retries: number, model = "language model"
   if (RetryError.isInstance(err)) {
     const last = err.lastError;
     const status = APICallError.isInstance(last) ? ` (${httpStatus(last)})` : "";
-    return new ProviderError(`${The} kept failing${status} after ${retries + 1} attempts.`, { cause });
+    const transient = !APICallError.isInstance(last) || last.isRetryable;
+    return new ProviderError(`${The} kept failing${status} after ${retries + 1} attempts.`, {
+      cause,
+      transient,
+    });
   }
   if (APICallError.isInstance(err)) {
-    return new ProviderError(`${The} call failed (${httpStatus(err)}).`, { cause });
+    return new ProviderError(`${The} call failed (${httpStatus(err)}).`, {
+      cause,
+      transient: err.isRetryable,
+    });
   }
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
-    return new ProviderError(`${The} did not answer in time.`, { cause });
+    return new ProviderError(`${The} did not answer in time.`, { cause, transient: true });
   }
-  return new ProviderError(`${The} call failed.`, { cause });
+  // A refused or reset connection reaches here as fetch's TypeError.
+  return new ProviderError(`${The} call failed.`, { cause, transient: err instanceof TypeError });
 }
 
 const ExtractionSchema = z.object({
