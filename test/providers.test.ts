@@ -307,4 +307,22 @@ describe("openai-compatible provider", () => {
     // index 2 got no verdict: fails closed
     expect(rows.filter((r) => r!.group_ids.length === 0)).toHaveLength(created.length - 1);
   });
+
+  it("keeps the extraction when the classifier answers nothing usable: stored untagged (personal)", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    stub.enqueue("classify", {
+      json: { results: [{ index: 0, verdict: "persönlich", matched_group_ids: [] }] },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "unclassified", group_ids: [all] }),
+    });
+    expect(res.body.status).toBe("succeeded");
+    const created = res.body.result.memories_created;
+    expect(created.length).toBeGreaterThan(0);
+    const rows = await Promise.all(created.map((m: any) => findMemory(svc.deps.db, orgId, m.id)));
+    expect(rows.map((r) => r!.group_ids)).toEqual(rows.map(() => []));
+    expect(logged.some((l) => l.includes("classification failed"))).toBe(true);
+  });
 });

@@ -116,7 +116,7 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
       });
     });
     const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
-    await classifyStage(ctx, request, rec.insert, time);
+    await classifyStage(ctx, request, rec.insert, time, job.attempts >= MAX_ATTEMPTS);
     await storeResult({ ctx, input: { job, request, rec, timings, startedAt } });
     stored = rec.insert.length;
     for (const stage of ["extract", "embed", "dedup", "classify", "store"]) {
@@ -177,6 +177,7 @@ async function classifyStage(
   request: StoredRequest,
   rows: PlannedRow[],
   time: <T>(stage: string, fn: () => Promise<T>) => Promise<T>,
+  lastAttempt: boolean,
 ) {
   const groups = (await findGroupsByIds(ctx.db, ctx.principal.orgId, request.group_ids)).filter(
     (g) => g.status === "active",
@@ -186,13 +187,22 @@ async function classifyStage(
   const prompted = groups.filter((g) => g.prompt !== null).map((g) => ({ id: g.id, prompt: g.prompt! }));
   const promptedIds = new Set(prompted.map((g) => g.id));
   await time("classify", async () => {
-    const verdicts = await ctx.deps.providers.classifier.classify(
-      rows.map((r) => ({
-        type: r.type,
-        text: r.type === "episode" ? `${r.details?.title}: ${r.text}` : r.text,
-      })),
-      prompted,
-    );
+    let verdicts: Awaited<ReturnType<typeof ctx.deps.providers.classifier.classify>> = [];
+    try {
+      verdicts = await ctx.deps.providers.classifier.classify(
+        rows.map((r) => ({
+          type: r.type,
+          text: r.type === "episode" ? `${r.details?.title}: ${r.text}` : r.text,
+        })),
+        prompted,
+      );
+    } catch (err) {
+      // A classifier that answers nothing usable leaves every row without a verdict, which is
+      // personal (no tags), as a missing verdict already is: the extraction is kept. One out of
+      // reach is waited for like the extractor (the attempt ends), except on the last attempt.
+      if (!(err instanceof ProviderError) || (err.transient && !lastAttempt)) throw err;
+      ctx.log.warn({ err }, "classification failed; the memories are stored untagged (personal)");
+    }
     rows.forEach((r, i) => {
       const v = verdicts[i];
       if (v?.verdict !== "shareable") {
