@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CoreError, isDatabaseUnavailable } from "../src/errors.js";
+import { providerFailure } from "../src/providers/openai.js";
 import { UnreachableError } from "./port.js";
 
 /**
@@ -22,6 +23,8 @@ export function toolError(
   if (isDatabaseUnavailable(err)) {
     return result("service_unavailable", "The database is unavailable; retry shortly.");
   }
+  const model = providerFailure(err);
+  if (model) return result("service_unavailable", `${model.message} Retry shortly.`);
   if (err instanceof CoreError) {
     if (err.status >= 500) return result(err.code, err.message);
     const retryAfter = Number(err.headers?.["Retry-After"]);

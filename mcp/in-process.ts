@@ -12,6 +12,7 @@ import { listMemories } from "../src/memories/list.js";
 import { patchMemoryGroups } from "../src/memories/patch.js";
 import { listRevisions } from "../src/memories/revisions.js";
 import { listVariant, patchVariant } from "../src/memories/variant.js";
+import { providerFailure } from "../src/providers/openai.js";
 import { searchMemories } from "../src/search/search.js";
 import { searchVariant } from "../src/search/variant.js";
 import { triggerDirectives } from "../src/trigger/trigger.js";
@@ -46,8 +47,8 @@ export function inProcessService(
     } catch (err) {
       outcome = isCoreError(err) ? err.code : "server_error";
       if (isCoreError(err) && err.status < 500) throw err;
-      // The database out of reach or out of a resource: toolError answers service_unavailable.
-      if (isDatabaseUnavailable(err)) {
+      // The database or a model out of reach: toolError answers service_unavailable.
+      if (isDatabaseUnavailable(err) || providerFailure(err)) {
         outcome = "service_unavailable";
         throw err;
       }

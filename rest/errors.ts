@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CoreError, isDatabaseUnavailable } from "../src/errors.js";
+import { providerFailure } from "../src/providers/openai.js";
 import type { FieldIssue } from "../src/wire/common.js";
 import type { AppEnv } from "./types.js";
 
@@ -49,6 +50,15 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
     c.get("log")?.warn({ err: err instanceof CoreError ? (err.cause ?? err) : err }, "database unavailable");
     return envelope(c, 503, "service_unavailable", "The database is unavailable; retry shortly.", {
       headers: { "Retry-After": "1" },
+    });
+  }
+  // A model the request waited on out of reach, or answering what does not do (a patched fact's
+  // new text to embed): the service is not broken, that dependency is.
+  const model = providerFailure(err);
+  if (model) {
+    c.get("log")?.warn({ err: model }, "model unavailable");
+    return envelope(c, 503, "service_unavailable", `${model.message} Retry shortly.`, {
+      headers: { "Retry-After": "5" },
     });
   }
   if (err instanceof CoreError) {

@@ -5,6 +5,7 @@ import { embeddingText } from "../src/memories/write.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
+import { callErr, httpClient } from "./helpers/mcp-client.js";
 import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
 
 let svc: TestService;
@@ -245,6 +246,46 @@ describe("openai-compatible provider", () => {
       expect(stub.requests.filter((r) => r.kind === "embeddings")).toHaveLength(seen);
     });
     expect(logged.some((l) => l.includes("query embedding failed"))).toBe(true);
+  });
+
+  it("a fact's new text the embedding model cannot take is 503 service_unavailable, the fact unchanged", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "p503" }),
+    });
+    const fact = first.body.result.memories_created.find((m: any) => m.type === "fact");
+    const err = { status: 503, headers: { "retry-after-ms": "10" } };
+    stub.enqueue("embeddings", err, err, err);
+    const r = await svc.request("PATCH", `/v1/memories/${fact.id}/`, {
+      key,
+      body: { text: "I play the viola now." },
+    });
+    expect([r.status, r.body.detail.code, r.headers.get("retry-after")]).toEqual([
+      503,
+      "service_unavailable",
+      "5",
+    ]);
+    expect(r.body.detail.message).toMatch(
+      /^The embedding model kept failing \(HTTP 503\) after 3 attempts\. Retry shortly\.$/,
+    );
+    expect((await findMemory(svc.deps.db, orgId, fact.id))!.text).toBe(fact.text);
+    // The MCP tool answers the same, not an internal error.
+    const client = await httpClient({
+      url: "http://mnemo.test/mcp",
+      app: svc.app,
+      headers: { "x-api-key": key },
+    });
+    try {
+      stub.enqueue("embeddings", err, err, err);
+      const said = await callErr(client, "update_memory", {
+        memory_id: fact.id,
+        text: "I play the viola now.",
+      });
+      expect(said).toMatch(/^Error service_unavailable: The embedding model kept failing \(HTTP 503\)/);
+    } finally {
+      await client.close();
+    }
   });
 
   it("a fact's new text is embedded before its transaction: a slow model holds no lock", async () => {

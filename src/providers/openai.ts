@@ -22,6 +22,13 @@ export class ProviderError extends Error {
   }
 }
 
+/** The model failure behind `err` (itself, or the error it wraps), if there is one. */
+export function providerFailure(err: unknown): ProviderError | undefined {
+  if (err instanceof ProviderError) return err;
+  const cause = err instanceof Error ? err.cause : undefined;
+  return cause instanceof ProviderError ? cause : undefined;
+}
+
 const PROVIDER_NAME = "llm";
 
 /**
