@@ -4,6 +4,7 @@ import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportOrg } from "../src/admin/export.js";
 import { type ImportReport, importOrg } from "../src/admin/import.js";
+import { linkOrg } from "../src/admin/orgs.js";
 import { createDb, type Db } from "../src/db/db.js";
 import { migrate } from "../src/db/migrate.js";
 import type { Embedder } from "../src/providers/types.js";
@@ -253,6 +254,31 @@ describe("admin import (embedded database)", () => {
       other.orgId,
     ]);
     expect(after.rows[0].n).toBe(4);
+  });
+
+  it("keeps whether identity-provider tokens may enter the organisation (linked, or created from a token)", async () => {
+    const linked = await src.newOrg("linked");
+    await linkOrg(src.deps.db, { orgId: linked.orgId, linked: true });
+    await src.deps.db.query(
+      "INSERT INTO organisations (id, name, origin) VALUES ('org_idp_export', 'org_idp_export', 'identity_provider')",
+    );
+    for (const [id, origin, isLinked] of [
+      [linked.orgId, "operator", true],
+      ["org_idp_export", "identity_provider", false],
+    ] as const) {
+      const lines = await exportLines(src.deps.db, src.deps.providers.embedder, id);
+      const report = await importInto({ db: dst.deps.db, embedder: dst.deps.providers.embedder }, lines, id);
+      expect(report.organisationCreated).toBe(true);
+      const read = async (db: Db) =>
+        (
+          await db.query(
+            "SELECT name, tier, origin, idp_linked_at IS NOT NULL AS linked FROM organisations WHERE id = $1",
+            [id],
+          )
+        ).rows;
+      expect(await read(src.deps.db)).toMatchObject([{ origin, linked: isLinked }]);
+      expect(await read(dst.deps.db)).toEqual(await read(src.deps.db));
+    }
   });
 
   it("reads the header after a byte-order mark or a blank first line", async () => {

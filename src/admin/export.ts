@@ -13,7 +13,8 @@ export interface ExportHeader {
   kind: "header";
   format: typeof EXPORT_FORMAT;
   version: number;
-  org: { id: string; name: string; tier: string };
+  /** `origin` and `idp_linked_at`: whether identity-provider tokens may enter it (sql/073). */
+  org: { id: string; name: string; tier: string; origin: string; idp_linked_at: string | null };
   user_id: string | null;
   embedding: { dim: number; embedder: string };
 }
@@ -41,7 +42,13 @@ export async function exportOrg(
       kind: "header",
       format: EXPORT_FORMAT,
       version: EXPORT_VERSION,
-      org: { id: org.id, name: org.name, tier: org.tier },
+      org: {
+        id: org.id,
+        name: org.name,
+        tier: org.tier,
+        origin: org.origin,
+        idp_linked_at: org.idp_linked_at?.toISOString() ?? null,
+      },
       user_id: userId,
       embedding: { dim: embedder.dim, embedder: embedder.name },
     };

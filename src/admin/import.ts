@@ -28,7 +28,14 @@ const Header = z.object({
   kind: z.literal("header"),
   format: z.literal(EXPORT_FORMAT),
   version: z.literal(1),
-  org: z.object({ id: z.string(), name: z.string(), tier: z.string() }),
+  // origin and idp_linked_at: absent in exports made before they were written (operator, unlinked).
+  org: z.object({
+    id: z.string(),
+    name: z.string(),
+    tier: z.string(),
+    origin: z.enum(["operator", "identity_provider"]).optional(),
+    idp_linked_at: when.nullable().optional(),
+  }),
   user_id: nstr,
   embedding: z.object({ dim: z.number().int().positive(), embedder: z.string() }),
 });
@@ -128,10 +135,18 @@ export async function importOrg(
   const ensureOrg = async (header?: z.infer<typeof Header>) => {
     if (org) return;
     const same = header?.org.id === input.orgId;
+    // From its own export, the organisation is made as it was: its name and tier, and whether
+    // identity-provider tokens may enter it (created from a token, or linked by the operator).
     org = await insertOrg(db, {
       id: input.orgId,
       name: same ? header!.org.name : input.orgId,
-      ...(same ? { tier: header!.org.tier } : {}),
+      ...(same
+        ? {
+            tier: header!.org.tier,
+            origin: header!.org.origin ?? "operator",
+            idpLinkedAt: header!.org.idp_linked_at ?? null,
+          }
+        : {}),
     });
     report.organisationCreated = true;
   };

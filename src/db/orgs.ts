@@ -15,11 +15,12 @@ const ORG_COLS = "id, name, tier, origin, idp_linked_at, created_at";
 
 export async function insertOrg(
   db: Queryable,
-  org: { id: string; name: string; tier?: string },
+  org: { id: string; name: string; tier?: string; origin?: OrgRow["origin"]; idpLinkedAt?: string | null },
 ): Promise<OrgRow> {
   const { rows } = await db.query<OrgRow>(
-    `INSERT INTO organisations (id, name, tier) VALUES ($1, $2, $3) RETURNING ${ORG_COLS}`,
-    [org.id, org.name, org.tier ?? "default"],
+    `INSERT INTO organisations (id, name, tier, origin, idp_linked_at) VALUES ($1, $2, $3, $4, $5)
+     RETURNING ${ORG_COLS}`,
+    [org.id, org.name, org.tier ?? "default", org.origin ?? "operator", org.idpLinkedAt ?? null],
   );
   return rows[0]!;
 }
