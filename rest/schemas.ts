@@ -71,6 +71,19 @@ const describe: Record<number, string> = {
 
 const envelope = (description: string) => ({ description, ...json(ErrorEnvelope) });
 
+/** The codes an ingest answers besides the common ones, in either form (REST and the variant's add). */
+export const INGEST_ERRORS: Partial<Record<400 | 422, ErrorCode[]>> = {
+  400: ["invalid_json", "invalid_messages"],
+  422: [
+    "missing_user_id",
+    "missing_conv_id",
+    "namespace_too_long",
+    "invalid_request",
+    "too_many_messages",
+    "invalid_metadata",
+  ],
+};
+
 /**
  * Error responses for an authenticated operation. `codes` lists the operation's own codes so the
  * document names them; the common ones (401, 403, 413, 429, 500) are always declared.

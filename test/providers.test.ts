@@ -34,6 +34,16 @@ const body = (extra: object = {}) => ({
   ...extra,
 });
 
+/** The job once it succeeded or failed, polled (its attempts may be paused for a model outage). */
+const terminalJob = (key: string, id: string) =>
+  waitFor(
+    async () => {
+      const r = await svc.request("GET", `/v1/memories/jobs/${id}`, { key });
+      return ["succeeded", "failed"].includes(r.body.status) && r.body;
+    },
+    { timeoutMs: 90_000, intervalMs: 250 },
+  );
+
 describe("openai-compatible provider", () => {
   it("extracts through chat completions with a JSON schema and embeds with the configured dimension", async () => {
     expect(svc.deps.providers.kind).toBe("openai");
@@ -189,13 +199,7 @@ describe("openai-compatible provider", () => {
     stub.enqueue("extract", err, err, err);
     const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "down" }) });
     expect(accepted.status).toBe(202);
-    const job = await waitFor(
-      async () => {
-        const r = await svc.request("GET", `/v1/memories/jobs/${accepted.body.id}`, { key });
-        return ["succeeded", "failed"].includes(r.body.status) && r.body;
-      },
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+    const job = await terminalJob(key, accepted.body.id);
     expect(job.status).toBe("succeeded");
     expect(stub.requests.filter((r) => r.kind === "extract").length - seen).toBe(4);
     expect(logged.some((l) => l.includes("ingest attempt interrupted (model unavailable)"))).toBe(true);
@@ -206,13 +210,7 @@ describe("openai-compatible provider", () => {
     const err = { status: 503, headers: { "retry-after-ms": "10" } };
     stub.enqueue("extract", ...Array.from({ length: 9 }, () => err));
     const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "gone" }) });
-    const job = await waitFor(
-      async () => {
-        const r = await svc.request("GET", `/v1/memories/jobs/${accepted.body.id}`, { key });
-        return ["succeeded", "failed"].includes(r.body.status) && r.body;
-      },
-      { timeoutMs: 90_000, intervalMs: 250 },
-    );
+    const job = await terminalJob(key, accepted.body.id);
     expect(job.status).toBe("failed");
     expect(job.error.code).toBe("ingest_failed");
     expect(job.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);

@@ -9,7 +9,7 @@ import {
   IngestRequestSchema,
   ListIngestJobsQuery,
 } from "../../src/wire/ingest.js";
-import { errorResponses, json } from "../schemas.js";
+import { errorResponses, INGEST_ERRORS, json } from "../schemas.js";
 import type { App } from "../types.js";
 
 export function registerIngestRoutes(app: App) {
@@ -31,20 +31,7 @@ export function registerIngestRoutes(app: App) {
           ...json(IngestJobSchema),
         },
         202: { description: "The job, pending", ...json(IngestJobSchema) },
-        ...errorResponses(
-          {
-            400: ["invalid_json", "invalid_messages"],
-            422: [
-              "missing_user_id",
-              "missing_conv_id",
-              "namespace_too_long",
-              "invalid_request",
-              "too_many_messages",
-              "invalid_metadata",
-            ],
-          },
-          { body: true },
-        ),
+        ...errorResponses(INGEST_ERRORS, { body: true }),
       },
     }),
     async (c) => {

@@ -16,7 +16,7 @@ import {
   VariantSearchRequestSchema,
   VariantSearchResultSchema,
 } from "../../src/wire/variant.js";
-import { errorResponses, json } from "../schemas.js";
+import { errorResponses, INGEST_ERRORS, json } from "../schemas.js";
 import type { App } from "../types.js";
 
 /**
@@ -37,20 +37,7 @@ export function registerVariantRoutes(app: App) {
       request: { body: { required: true, ...json(VariantAddRequestSchema) } },
       responses: {
         200: { description: "The inline result", ...json(VariantAddResultSchema) },
-        ...errorResponses(
-          {
-            400: ["invalid_json", "invalid_messages"],
-            422: [
-              "missing_user_id",
-              "missing_conv_id",
-              "namespace_too_long",
-              "invalid_request",
-              "too_many_messages",
-              "invalid_metadata",
-            ],
-          },
-          { body: true },
-        ),
+        ...errorResponses(INGEST_ERRORS, { body: true }),
       },
     }),
     async (c) => c.json(await addVariant({ ctx: c.get("ctx"), input: c.req.valid("json") }), 200),
