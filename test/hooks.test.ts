@@ -50,6 +50,26 @@ function runHook(script: string, event: unknown, env: Record<string, string>) {
   });
 }
 
+/**
+ * Writes `entries` as a Claude Code transcript and runs the Stop hook on it, the way Claude Code
+ * does at the end of a turn (`event` adds to the hook's event).
+ */
+function runStop(session: string, entries: unknown[], env: Record<string, string>, event: object = {}) {
+  const transcript = path.join(tmp, `${session}.jsonl`);
+  writeFileSync(transcript, entries.map((l) => JSON.stringify(l)).join("\n"));
+  return runHook(
+    STOP,
+    {
+      session_id: session,
+      transcript_path: transcript,
+      hook_event_name: "Stop",
+      stop_hook_active: false,
+      ...event,
+    },
+    env,
+  );
+}
+
 /** Writes a directive through the core write, attached to the running server's database. */
 async function seedDirective(user: string, text: string, triggers: string[]) {
   const db = createDb(server.databaseUrl, 2);
@@ -106,7 +126,6 @@ describe("Claude Code hooks against a real server", () => {
   });
 
   it("Stop ingests the finished turn with agentic: true", async () => {
-    const transcript = path.join(tmp, "session.jsonl");
     const lines = [
       { type: "user", message: { role: "user", content: "Old question" } },
       { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Old answer" }] } },
@@ -127,17 +146,11 @@ describe("Claude Code hooks against a real server", () => {
         message: { role: "assistant", content: [{ type: "text", text: "Fixed the build." }] },
       },
     ];
-    writeFileSync(transcript, lines.map((l) => JSON.stringify(l)).join("\n"));
-    const res = await runHook(
-      STOP,
-      {
-        session_id: "sess-stop-1",
-        transcript_path: transcript,
-        hook_event_name: "Stop",
-        stop_hook_active: false,
-      },
-      { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: "stop-user" },
-    );
+    const res = await runStop("sess-stop-1", lines, {
+      MNEMO_URL: server.url,
+      MNEMO_API_KEY: server.key,
+      MNEMO_DEFAULT_USER_ID: "stop-user",
+    });
     expect(res).toMatchObject({ code: 0, stdout: "" });
     const rows = await waitFor(async () => {
       const r = await fetch(`${server.url}/v1/memories?user_id=stop-user&conv_id=sess-stop-1`, {
@@ -167,26 +180,14 @@ describe("Claude Code hooks against a real server", () => {
     // the server's 1 MiB once the reply is added.
     const rx = await startReceiver();
     try {
-      const transcript = path.join(tmp, "session-cjk.jsonl");
       const prompt = `请记住：${"我每天早上喝绿茶😀".repeat(30_000)}`;
       const reply = `好的。${"绿".repeat(120_000)}`;
-      writeFileSync(
-        transcript,
+      const res = await runStop(
+        "sess-cjk",
         [
           { type: "user", message: { role: "user", content: prompt } },
           { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: reply }] } },
-        ]
-          .map((l) => JSON.stringify(l))
-          .join("\n"),
-      );
-      const res = await runHook(
-        STOP,
-        {
-          session_id: "sess-cjk",
-          transcript_path: transcript,
-          hook_event_name: "Stop",
-          stop_hook_active: false,
-        },
+        ],
         { MNEMO_URL: rx.base, MNEMO_DEFAULT_USER_ID: "stop-user-cjk" },
       );
       expect(res).toMatchObject({ code: 0, stdout: "" });
@@ -208,7 +209,6 @@ describe("Claude Code hooks against a real server", () => {
   });
 
   it("Stop keeps a turn over the request limit, adds the final reply Claude Code passes, and stores no tool call as a fact", async () => {
-    const transcript = path.join(tmp, "session-big.jsonl");
     const big = "y".repeat(300_000);
     const lines = [
       {
@@ -230,17 +230,11 @@ describe("Claude Code hooks against a real server", () => {
         },
       })),
     ];
-    writeFileSync(transcript, lines.map((l) => JSON.stringify(l)).join("\n"));
-    const res = await runHook(
-      STOP,
-      {
-        session_id: "sess-stop-big",
-        transcript_path: transcript,
-        hook_event_name: "Stop",
-        stop_hook_active: false,
-        last_assistant_message: "All four fixture files are written under fixtures/, each about 300 KB.",
-      },
+    const res = await runStop(
+      "sess-stop-big",
+      lines,
       { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: "stop-user-big" },
+      { last_assistant_message: "All four fixture files are written under fixtures/, each about 300 KB." },
     );
     expect(res).toMatchObject({ code: 0, stdout: "" });
     const texts = await waitFor(async () => {

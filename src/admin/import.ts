@@ -15,7 +15,7 @@ import { MEMORY_TYPES } from "../memories/model.js";
 import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
-import { isStorable, looseText } from "../wire/common.js";
+import { isStorable, looseDeep } from "../wire/common.js";
 import { EXPORT_FORMAT } from "./export.js";
 import { mem0Items } from "./mem0.js";
 
@@ -299,7 +299,7 @@ function storableLine(value: unknown): { value: unknown } | { error: string } {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     if (FREE_TEXT.has(key)) {
-      out[key] = cleanDeep(v);
+      out[key] = looseDeep(v);
       continue;
     }
     if (!storableDeep(v) || !isStorable(key))
@@ -307,14 +307,6 @@ function storableLine(value: unknown): { value: unknown } | { error: string } {
     out[key] = v;
   }
   return { value: out };
-}
-
-function cleanDeep(v: unknown): unknown {
-  if (typeof v === "string") return looseText(v);
-  if (Array.isArray(v)) return v.map(cleanDeep);
-  if (v && typeof v === "object")
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [looseText(k), cleanDeep(x)]));
-  return v;
 }
 
 function storableDeep(v: unknown): boolean {

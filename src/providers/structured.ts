@@ -8,7 +8,7 @@ import {
 } from "ai";
 import type { z } from "zod";
 import type { Config } from "../config.js";
-import { looseText } from "../wire/common.js";
+import { looseDeep } from "../wire/common.js";
 
 /**
  * One structured-output call to the configured chat model, with the configured retries and
@@ -36,12 +36,12 @@ export async function generateStructured<T>(
       system: call.system,
       prompt: call.prompt,
     });
-    return cleanStrings(output) as T;
+    return looseDeep(output) as T;
   } catch (err) {
     if (NoObjectGeneratedError.isInstance(err) && typeof err.text === "string") {
       const inner = jsonWithin(err.text);
       const parsed = inner === undefined ? undefined : call.schema.safeParse(inner);
-      if (parsed?.success) return cleanStrings(parsed.data) as T;
+      if (parsed?.success) return looseDeep(parsed.data) as T;
     }
     throw err;
   }
@@ -58,15 +58,6 @@ export function jsonWithin(text: string): unknown {
     } catch {}
   }
   return undefined;
-}
-
-/** Every string in a parsed reply, cleaned as client text is (`looseText`). */
-function cleanStrings(value: unknown): unknown {
-  if (typeof value === "string") return looseText(value);
-  if (Array.isArray(value)) return value.map(cleanStrings);
-  if (value && typeof value === "object")
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cleanStrings(v)]));
-  return value;
 }
 
 /** "HTTP 503", or for a 2xx whose body could not be read, what happened to it. */

@@ -59,6 +59,15 @@ export const LooseText = () => z.string().transform(looseText);
 /** `LooseText`'s cleaning: a NUL byte dropped, a lone surrogate U+FFFD. */
 export const looseText = (s: string): string => s.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\uFFFD");
 
+/** Every string of a JSON value, keys included, cleaned as `looseText` cleans free text. */
+export function looseDeep(v: unknown): unknown {
+  if (typeof v === "string") return looseText(v);
+  if (Array.isArray(v)) return v.map(looseDeep);
+  if (v && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [looseText(k), looseDeep(x)]));
+  return v;
+}
+
 /**
  * A boolean query parameter: `true`/`1` or `false`/`0`; absent reads false. Published as
  * `type: boolean` (query strings spell booleans as text; `1`/`0` are accepted as well).

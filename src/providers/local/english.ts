@@ -200,6 +200,9 @@ const VERB_OBJECT_START =
     " ",
   );
 
+/** "and <word>" before what a verb takes: a word `withCoordinatedVerbs` may conjugate. */
+const COORDINATED = new RegExp(`\\b(and|or|but) ([a-z]+)(?= (?:${VERB_OBJECT_START.join("|")})\\b)`, "g");
+
 /**
  * The verbs the same clause coordinates with one conjugated for the third person: "(lives in
  * Lisbon) and work as a nurse" -> "and works as a nurse". Only a word used mostly as a verb and
@@ -208,21 +211,18 @@ const VERB_OBJECT_START =
  */
 function withCoordinatedVerbs(rest: string): string {
   const clause = /^[^,;:.!?]*/.exec(rest)![0];
-  const done = clause.replace(
-    new RegExp(`\\b(and|or|but) ([a-z]+)(?= (?:${VERB_OBJECT_START.join("|")})\\b)`, "g"),
-    (m, conj: string, word: string, at: number) => {
-      // "love to cook and bake for friends": verbs after an infinitive's "to" stay as they are.
-      const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isVerb(t[1]!));
-      const third = thirdPersonVerb(word);
-      return infinitive ||
-        NON_VERBS.has(word) ||
-        /(?:ing|ed)$/.test(word) ||
-        third === word ||
-        !isMostlyVerb(word)
-        ? m
-        : `${conj} ${third}`;
-    },
-  );
+  const done = clause.replace(COORDINATED, (m, conj: string, word: string, at: number) => {
+    // "love to cook and bake for friends": verbs after an infinitive's "to" stay as they are.
+    const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isVerb(t[1]!));
+    const third = thirdPersonVerb(word);
+    return infinitive ||
+      NON_VERBS.has(word) ||
+      /(?:ing|ed)$/.test(word) ||
+      third === word ||
+      !isMostlyVerb(word)
+      ? m
+      : `${conj} ${third}`;
+  });
   return done + rest.slice(clause.length);
 }
 
