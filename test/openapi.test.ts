@@ -111,6 +111,12 @@ describe("OpenAPI document", () => {
     }
   });
 
+  it("says a 503 may come from a model the request waits on (a patched fact's new text to embed)", () => {
+    expect(doc.paths["/v1/memories/{memory_id}/"].patch.responses["503"].description).toMatch(
+      /a model the request waits on failed/,
+    );
+  });
+
   it("publishes boolean query parameters as booleans", () => {
     const bools: string[] = [];
     for (const { path, method, op } of operations()) {
