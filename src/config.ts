@@ -159,7 +159,7 @@ export const EnvSchema = z.object({
   MNEMO_WAIT_SECONDS: int(30, 0, 600),
   MNEMO_JOB_RETENTION_HOURS: int(24, 0, 24 * 365),
   MNEMO_WORKER_CONCURRENCY: int(2, 1, 64),
-  /** A running ingest attempt not finished in this time is taken as stuck and retried. */
+  /** A running ingest attempt not finished in this time is taken as stuck, abandoned and retried. */
   MNEMO_JOB_EXPIRE_SECONDS: int(600, 1, 86_400),
   /**
    * A running ingest attempt's worker refreshes the job's heartbeat every half of this; one not
@@ -182,6 +182,11 @@ export const EnvSchema = z.object({
    */
   MNEMO_LLM_REQUEST_TIMEOUT_MS: int(10_000, 100, 600_000),
   MNEMO_LLM_MAX_RETRIES: int(3, 0, 10),
+  /**
+   * `max_tokens` sent with every chat call, bounding a runaway reply at the server; 0 sends none
+   * (the server's own limit; OpenAI's reasoning models refuse `max_tokens`).
+   */
+  MNEMO_LLM_MAX_OUTPUT_TOKENS: int(0, 0, 1_000_000),
   // Webhooks
   MNEMO_WEBHOOK_ALLOW_PRIVATE: bool(false),
   MNEMO_WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000),

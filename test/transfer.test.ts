@@ -380,6 +380,45 @@ describe("admin import (embedded database)", () => {
     );
     expect(again.memories).toMatchObject({ imported: 0, existing: 2 });
   });
+
+  it("mem0: the same words without an id for two agents are two memories; dates are read, not invented", async () => {
+    const other = await dst.newOrg("mem0-scopes");
+    const lines = [
+      { memory: "Prefers window seats", user_id: "alex", agent_id: "a1", run_id: "r1" },
+      { memory: "Prefers window seats", user_id: "alex", agent_id: "a2", run_id: "r1" },
+      { memory: "Drinks oat milk", user_id: "alex", created_at: "2024-07-20 04:49:03" },
+      { memory: "Walks to work", user_id: "alex", created_at: "yesterday" },
+      { memory: "Reads on Sundays", user_id: "alex", created_at: "2024-13-45T00:00:00Z" },
+    ].map((l) => JSON.stringify(l));
+    const deps = { db: dst.deps.db, embedder: dst.deps.providers.embedder };
+    // An admin process in another time zone than UTC (Node reads TZ again when it is set).
+    const tz = process.env.TZ;
+    process.env.TZ = "America/Los_Angeles";
+    const report = await importInto(deps, lines, other.orgId, "mem0").finally(() => {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    });
+    expect(report.memories).toMatchObject({ imported: 3, existing: 0 });
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [4, expect.stringMatching(/created_at.*not a date/)],
+      [5, expect.stringMatching(/created_at.*not a date/)],
+    ]);
+    const { rows } = await dst.deps.db.query(
+      "SELECT text, agent_id, created_at FROM memories WHERE org_id = $1 ORDER BY text, agent_id",
+      [other.orgId],
+    );
+    expect(rows.map((r) => [r.text, r.agent_id])).toEqual([
+      ["Drinks oat milk", null],
+      ["Prefers window seats", "a1"],
+      ["Prefers window seats", "a2"],
+    ]);
+    // A date and time without a zone is UTC, whatever the admin process's time zone.
+    expect(rows[0].created_at.toISOString()).toBe("2024-07-20T04:49:03.000Z");
+    expect((await importInto(deps, lines, other.orgId, "mem0")).memories).toMatchObject({
+      imported: 0,
+      existing: 3,
+    });
+  });
 });
 
 describe("admin import (native PostgreSQL)", () => {

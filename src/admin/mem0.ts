@@ -12,9 +12,19 @@ const Mem0Item = z.object({
   run_id: z.string().nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   categories: z.array(z.string()).nullish(),
-  created_at: z.string().nullish(),
-  updated_at: z.string().nullish(),
+  created_at: z.string().nullish().refine(isDate, "not a date and time"),
+  updated_at: z.string().nullish().refine(isDate, "not a date and time"),
 });
+
+/** A date and time as mem0 writes it, ISO 8601; one without a zone (`2024-07-20 04:49:03`) is UTC. */
+function instant(s: string): number {
+  const naive = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(s.trim());
+  return Date.parse(naive ? `${naive[1]}T${naive[2]}Z` : s);
+}
+
+function isDate(s: string | null | undefined): boolean {
+  return !s || !Number.isNaN(instant(s));
+}
 
 type Item = { line: number; value: ExportMemory } | { line: number; error: string };
 
@@ -70,15 +80,15 @@ export async function* mem0Items(lines: AsyncIterable<string>, orgId: string): A
 }
 
 function toFact(m: z.infer<typeof Mem0Item>, orgId: string): ExportMemory {
-  const iso = (s: string | null | undefined) => {
-    const t = s ? Date.parse(s) : Number.NaN;
-    return Number.isNaN(t) ? null : new Date(t).toISOString();
-  };
+  const iso = (s: string | null | undefined) => (s ? new Date(instant(s)).toISOString() : null);
   const created = iso(m.created_at) ?? new Date().toISOString();
+  // Without an id, a memory is its text in its scope: the same words for two agents or runs of a
+  // user are two memories (the agent and run join the seed only when given, as before).
+  const scope = m.agent_id || m.run_id ? `\n${m.agent_id ?? ""}\n${m.run_id ?? ""}` : "";
   const id =
     m.id && UUID_RE.test(m.id)
       ? m.id.toLowerCase()
-      : uuidFromSeed(`mem0:${orgId}:${m.id ?? `${m.user_id ?? ""}\n${m.memory}`}`);
+      : uuidFromSeed(`mem0:${orgId}:${m.id ?? `${m.user_id ?? ""}\n${m.memory}${scope}`}`);
   return {
     id,
     type: "fact",
