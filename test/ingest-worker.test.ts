@@ -3,6 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startWorkers } from "../jobs/workers.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 import { danglingLinks } from "./helpers/links.js";
+import { MAIN } from "./helpers/process.js";
 
 const services: TestService[] = [];
 let child: ChildProcess | undefined;
@@ -60,9 +61,9 @@ describe("worker killed mid-job", () => {
     expect(res.status).toBe(202);
     const jobId = res.body.id as string;
 
-    // node --import tsx (not the tsx launcher, which runs the program in a grandchild that SIGKILL
-    // would miss): the worker is this one process.
-    child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+    // node itself (no launcher, which would run the program in a grandchild that SIGKILL would
+    // miss): the worker is this one process.
+    child = spawn(process.execPath, [MAIN, "worker"], {
       env: {
         ...process.env,
         // a socket address reads "postgresql://postgres@/postgres?host=DIR", which URL parsing rejects;
@@ -130,7 +131,7 @@ describe("worker killed between the store stage's transactions", () => {
         )
       ).rows[0] as { n: number; txs: number };
 
-    child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+    child = spawn(process.execPath, [MAIN, "worker"], {
       env: {
         ...process.env,
         DATABASE_URL: svc.connectionString.replace("@/", "@localhost/"),

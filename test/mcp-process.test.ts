@@ -11,11 +11,11 @@ import { waitFor } from "./helpers/harness.js";
 import { callErr, callOk, httpClient, TOOL_NAMES } from "./helpers/mcp-client.js";
 import {
   childEnv,
+  MAIN,
   migratedDataDir,
   ROOT,
   type ServerProcess,
   startServerProcess,
-  TSX,
 } from "./helpers/process.js";
 import { createTestDatabase, onServer } from "./helpers/test-db.js";
 
@@ -31,8 +31,8 @@ afterAll(async () => {
 /** `mnemo mcp` as an MCP client launches it: a child process speaking JSON-RPC on stdio. */
 async function stdioClient(env: Record<string, string>) {
   const transport = new StdioClientTransport({
-    command: TSX,
-    args: ["src/cli/main.ts", "mcp"],
+    command: process.execPath,
+    args: [MAIN, "mcp"],
     cwd: ROOT,
     env: childEnv(env),
     stderr: "pipe",
@@ -49,7 +49,7 @@ async function stdioClient(env: Record<string, string>) {
 
 /** `mnemo mcp` on raw stdin and stdout lines, for what an SDK client never sends. */
 function rawStdio(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "mcp"], {
+  const child = spawn(process.execPath, [MAIN, "mcp"], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ["pipe", "pipe", "pipe"],

@@ -11,7 +11,7 @@ import type { Embedder } from "../src/providers/types.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createNativeDatabase } from "./helpers/native-pg.js";
-import { childEnv, migratedDataDir, ROOT, runMnemo } from "./helpers/process.js";
+import { childEnv, MAIN, migratedDataDir, ROOT, runMnemo } from "./helpers/process.js";
 
 let src: TestService;
 let dst: TestService;
@@ -468,15 +468,11 @@ describe("admin export and import commands", () => {
         stdin: `${[file[0], ...more].join("\n")}\n`,
       });
       expect(filled.code).toBe(0);
-      const cut = spawn(
-        process.execPath,
-        ["--import", "tsx", "src/cli/main.ts", "admin", "export", "--org", orgId],
-        {
-          cwd: ROOT,
-          env: childEnv(env),
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
+      const cut = spawn(process.execPath, [MAIN, "admin", "export", "--org", orgId], {
+        cwd: ROOT,
+        env: childEnv(env),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let err = "";
       cut.stderr.on("data", (d) => {
         err += d;

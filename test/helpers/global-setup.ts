@@ -1,7 +1,9 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 import { startBoss } from "../../jobs/boss.js";
 import { createDb } from "../../src/db/db.js";
@@ -21,6 +23,39 @@ import { databaseUrl, dropDatabase, onMaintenance, TEST_DB_PREFIX } from "./test
 export default async function setup(project: TestProject) {
   const runId = `${process.pid}_${randomBytes(3).toString("hex")}`;
   project.provide("testRunId", runId);
+  const built = buildForChildren(runId);
+  try {
+    return await setupDatabase(project, runId);
+  } finally {
+    await built;
+  }
+}
+
+/**
+ * Compiles the service for the processes tests start (MAIN in test/helpers/process.ts), as `npm
+ * run build` does, into a directory of its own renamed into place, so a process started by another
+ * run never reads a half-written file. Runs beside the database set-up.
+ */
+async function buildForChildren(runId: string): Promise<void> {
+  const ROOT = path.resolve(import.meta.dirname, "../..");
+  const out = path.join(ROOT, `dist-test-${runId}`);
+  const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+  try {
+    await promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", out], {
+      cwd: ROOT,
+    });
+  } catch (err) {
+    rmSync(out, { recursive: true, force: true });
+    const { stdout = "", message } = err as { stdout?: string; message: string };
+    throw new Error(`building the service for child processes failed: ${stdout || message}`);
+  }
+  cpSync(path.join(ROOT, "console/assets"), path.join(out, "console/assets"), { recursive: true });
+  const dest = path.join(ROOT, "dist-test");
+  rmSync(dest, { recursive: true, force: true });
+  renameSync(out, dest);
+}
+
+async function setupDatabase(project: TestProject, runId: string) {
   const serverUrl = process.env.MNEMO_TEST_DATABASE_URL;
   if (serverUrl !== undefined) {
     if (!serverUrl) {

@@ -8,10 +8,15 @@ import { findRunningServer } from "../../src/db/embedded.js";
 import { createTestDatabase, onServer } from "./test-db.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-/** tsx's launcher, for clients that spawn the binary themselves (the MCP SDK's stdio transport). */
-export const TSX = path.join(ROOT, "node_modules/.bin/tsx");
+/**
+ * The entry point as child processes run it: compiled once per run by the global setup
+ * (test/helpers/global-setup.ts) into dist-test/, as `npm start` runs dist/. A start through tsx's
+ * hooks cost about 0.7 s more CPU, and the suite starts a few hundred processes; dist/ itself is
+ * left to `npm start` (its prestart build rewrites it while a test runs).
+ */
+export const MAIN = path.join(ROOT, "dist-test/src/cli/main.js");
 
-/** A child's environment: only what it needs, with this Node (24) first on PATH for tsx. */
+/** A child's environment: only what it needs, with this Node (24) first on PATH. */
 export function childEnv(extra: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
@@ -50,15 +55,15 @@ export interface MnemoProcess {
 }
 
 /**
- * Runs the real entry point (`src/cli/main.ts`) on this Node, loaded through tsx's hooks in the
- * same process (no tsx launcher in between), so that signals reach the server itself.
+ * Runs the real entry point (compiled, MAIN) on this Node, as one process (no launcher in
+ * between), so that signals reach the server itself.
  */
 export function spawnMnemo(
   args: string[],
   env: Record<string, string | undefined>,
   options: { direct?: boolean; stdin?: string; fileSizeLimit?: number } = {},
 ): MnemoProcess {
-  const node = [process.execPath, "--import", "tsx", "src/cli/main.ts", ...args];
+  const node = [process.execPath, MAIN, ...args];
   // A file size limit (RLIMIT_FSIZE) through util-linux's prlimit, which runs node in its own
   // place (same pid): a write past it fails with EFBIG (Node ignores SIGXFSZ), as on a full disk.
   const [command, ...argv] =
