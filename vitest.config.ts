@@ -40,5 +40,10 @@ export default defineConfig({
     // min at 3 against 6.0 at 2, the PostgreSQL pass 2.9 against 3.5; at 4 it was slower again.
     maxWorkers: 3,
     pool: "forks",
+    // Files share their worker processes: each file's fresh process imported the service and
+    // compiled PGlite again (a fifth of the embedded pass's CPU). A file owns what it starts and
+    // stops it in afterAll; what is per process (WordNet read at a worker's start) is tested in
+    // processes of its own.
+    isolate: false,
   },
 });

@@ -92,7 +92,10 @@ export async function startRuntime(
       secret: secret.key,
     };
     if (roles.worker) {
-      warmConcepts(); // WordNet, read by every memory write (src/memories/write.ts)
+      // WordNet, read by every memory write (src/memories/write.ts): now, not in the first job.
+      const t = performance.now();
+      warmConcepts();
+      log.info({ ms: Math.round(performance.now() - t) }, "WordNet read");
       await startWorkers(deps, boss);
     }
     // wait=true holds end when any process finishes their job (LISTEN/NOTIFY), polling as fallback.

@@ -95,9 +95,6 @@ export function warmConcepts(): void {
   load();
 }
 
-/** Whether the dictionary has been read in this process. */
-export const conceptsLoaded = (): boolean => dict !== null;
-
 function load(): Dictionary {
   if (dict) return dict;
   const dir = dictDir();
