@@ -17,6 +17,8 @@ export function httpServerOptions(config: Config) {
   return {
     headersTimeout,
     requestTimeout,
+    // Idle kept-alive connections; a request's own limits above count only once it starts.
+    keepAliveTimeout: config.MNEMO_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     // How often Node looks for expired requests: a fraction of the shortest limit, at most 1 s.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
   };

@@ -147,6 +147,13 @@ export const EnvSchema = z.object({
   MNEMO_HTTP_HEADERS_TIMEOUT_MS: int(10_000, 100, 600_000),
   /** A client has this long to send the whole request (headers and body); then 408. */
   MNEMO_HTTP_REQUEST_TIMEOUT_MS: int(20_000, 100, 600_000),
+  /**
+   * An idle kept-alive connection is closed after this. Longer than the idle time-out of the
+   * proxies and clients in front (60 s on common load balancers; undici reuses a connection until
+   * 2 s before the server's hint): Node's 5 s let a client send a request onto a connection the
+   * server was closing ("other side closed", a 502 at a proxy).
+   */
+  MNEMO_HTTP_KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1000, 600_000),
   MAX_GROUPS_PER_ORG: int(100, 1, 100_000),
   MAX_GROUP_IDS_PER_INGEST: int(20, 1, 1000),
   /**

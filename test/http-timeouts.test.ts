@@ -55,6 +55,30 @@ function parse(response: string) {
 }
 
 describe("request time-outs", () => {
+  it("keeps an idle connection open past Node's 5 s, as its Keep-Alive header says, and closes it after the setting", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(res.headers.get("keep-alive")).toBe("timeout=65");
+    await res.text();
+    // A short setting on a server of its own: the idle connection is closed once it passes.
+    const config = { ...svc.deps.config, PORT: 0, HOST: "127.0.0.1", MNEMO_HTTP_KEEP_ALIVE_TIMEOUT_MS: 1000 };
+    const short = (await startHttpServer(svc.app, config, silentLogger())).server;
+    try {
+      const p = (short.address() as net.AddressInfo).port;
+      const started = Date.now();
+      const s = net.connect(p, "127.0.0.1", () => s.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+      let head = "";
+      s.on("data", (d) => {
+        head += d;
+      });
+      await new Promise((r) => s.on("close", r));
+      expect(head).toMatch(/^HTTP\/1\.1 200[\s\S]*Keep-Alive: timeout=1\r\n/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    } finally {
+      short.closeAllConnections();
+      await new Promise((r) => short.close(r));
+    }
+  });
+
   it("defaults answer a stalled client within 30 s, and can be configured", () => {
     const defaults = httpServerOptions(loadConfig({}));
     expect(defaults.requestTimeout + defaults.connectionsCheckingInterval).toBeLessThanOrEqual(30_000);
