@@ -19,7 +19,7 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
       const { jobId, orgId, requestId } = QUEUES.ingest.data.parse(job.data);
       const ctx = systemCtx(deps, orgId, requestId ?? jobId);
       ctx.log = ctx.log.child({ jobId }); // every line a job writes carries its job id
-      await runIngestJob({ ctx, input: { jobId, signal: job.signal } });
+      await runIngestJob({ ctx, input: { jobId } });
     } catch (err) {
       // An attempt interrupted by the database going away (a restart, a failover): pg-boss
       // records the failed attempt, and so its retry, in that database. Recorded while it is

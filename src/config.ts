@@ -166,7 +166,7 @@ export const EnvSchema = z.object({
   MNEMO_WAIT_SECONDS: int(30, 0, 600),
   MNEMO_JOB_RETENTION_HOURS: int(24, 0, 24 * 365),
   MNEMO_WORKER_CONCURRENCY: int(2, 1, 64),
-  /** A running ingest attempt not finished in this time is taken as stuck, abandoned and retried. */
+  /** A running ingest attempt not finished in this time is taken as stuck and retried. */
   MNEMO_JOB_EXPIRE_SECONDS: int(600, 1, 86_400),
   /**
    * A running ingest attempt's worker refreshes the job's heartbeat every half of this; one not

@@ -182,13 +182,12 @@ export function instrumentProviders(providers: Providers, metrics: Metrics): Pro
     },
     extractor: {
       name: extractor.name,
-      extract: (input, options) => timed("extract", () => extractor.extract(input, options)),
-      judge: (cases, options) => timed("judge", () => extractor.judge(cases, options)),
+      extract: (input) => timed("extract", () => extractor.extract(input)),
+      judge: (cases) => timed("judge", () => extractor.judge(cases)),
     },
     classifier: {
       name: classifier.name,
-      classify: (items, groups, options) =>
-        timed("classify", () => classifier.classify(items, groups, options)),
+      classify: (items, groups) => timed("classify", () => classifier.classify(items, groups)),
     },
     // Search's context selection and the trigger gate call the chat model directly.
     llm:

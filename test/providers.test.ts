@@ -223,32 +223,6 @@ describe("openai-compatible provider", () => {
     expect(capped[0]!.body.max_tokens).toBe(777);
   });
 
-  it("ends the model call of an attempt that ran past its expiry; the retry stores the job once", async () => {
-    const { key, orgId } = await svc.newOrg();
-    const seen = stub.requests.length;
-    // The first extraction hangs well past the job's 2 s expiry (and inside MNEMO_LLM_TIMEOUT_MS).
-    stub.enqueue("extract", { delayMs: 20_000 });
-    const accepted = await withConfig(svc.deps, { MNEMO_JOB_EXPIRE_SECONDS: 2 }, () =>
-      svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "expired" }) }),
-    );
-    expect(accepted.status).toBe(202);
-    const job = await terminalJob(key, accepted.body.id);
-    expect(job.status).toBe("succeeded");
-    const extracts = stub.requests.slice(seen).filter((r) => r.kind === "extract");
-    expect(extracts).toHaveLength(2);
-    // The abandoned attempt let go of its call: the stub saw it closed before it answered.
-    await waitFor(async () => extracts[0]!.abandoned === true, { timeoutMs: 5_000 });
-    expect(extracts[1]!.abandoned).toBeUndefined();
-    expect(logged.some((l) => l.includes("ingest attempt abandoned") && l.includes(accepted.body.id))).toBe(
-      true,
-    );
-    const { rows } = await svc.deps.db.query(
-      "SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND type = 'fact'",
-      [orgId],
-    );
-    expect(rows[0].n).toBe(2);
-  });
-
   it("fails with a clear error when the model keeps failing through every attempt", async () => {
     const { key } = await svc.newOrg();
     const err = { status: 503, headers: { "retry-after-ms": "10" } };

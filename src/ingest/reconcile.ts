@@ -8,7 +8,7 @@ import {
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
 import { sameSlot, slotSearch } from "../providers/local/extractor.js";
-import type { CallOptions, Extractor, JudgeCase } from "../providers/types.js";
+import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
 /**
@@ -52,7 +52,6 @@ export async function reconcile(
   extractor: Extractor,
   scope: { orgId: string; userId: string; agentId: string | null },
   plan: Plan,
-  options: CallOptions = {},
 ): Promise<Reconciled> {
   const out: Reconciled = {
     insert: [],
@@ -87,7 +86,7 @@ export async function reconcile(
       if (!candidates.some((x) => x.id === c.id)) candidates.push(c);
     return { text: f.text, candidates };
   });
-  const verdicts = await extractor.judge(cases, options);
+  const verdicts = await extractor.judge(cases);
   const replaced = new Map<string, string>(); // planned fact id -> existing id
   plan.facts.forEach((f, i) => {
     const v = verdicts[i] ?? { verdict: "new" };

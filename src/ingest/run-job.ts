@@ -7,7 +7,6 @@ import { isDatabaseUnavailable } from "../errors.js";
 import { embeddingText } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { ProviderError } from "../providers/openai.js";
-import type { CallOptions } from "../providers/types.js";
 import { assemblePlan, type PlannedRow } from "./assemble.js";
 import { reconcile } from "./reconcile.js";
 import { routeTurns } from "./route.js";
@@ -45,20 +44,8 @@ const EMBED_SLICE = 100;
  * Runs one ingest job through the pipeline: route, extract, embed, dedup/supersede, classify,
  * store. Slow stages (the model) run outside any transaction; the store stage commits every row
  * and the terminal state together. Any stage error fails the job and writes no memories.
- *
- * `signal` (pg-boss's, for this attempt) aborts when the attempt runs past MNEMO_JOB_EXPIRE_SECONDS
- * or its worker stops: the model call under way ends and no further stage starts, so an attempt
- * pg-boss has given up on (and may already be retrying) does not go on loading the model.
  */
-export async function runIngestJob({
-  ctx,
-  input,
-}: {
-  ctx: Ctx;
-  input: { jobId: string; signal?: AbortSignal };
-}): Promise<void> {
-  const abort = input.signal;
-  const call = abort ? { signal: abort } : {};
+export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: string } }): Promise<void> {
   const { deps } = ctx;
   const job = await claimJob(ctx.db, input.jobId);
   if (!job) return; // terminal or swept: a redelivery, nothing to do
@@ -85,7 +72,6 @@ export async function runIngestJob({
   };
   metrics.ingestQueueWait.observe(timings.queue_wait!);
   const time = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
-    abort?.throwIfAborted();
     const t = performance.now();
     try {
       return await fn();
@@ -103,17 +89,14 @@ export async function runIngestJob({
       // Unnamed user turns speak as the user's name once it is on record.
       const unnamed = turns.some((t) => t.role === "user" && !t.speaker);
       const nameFact = unnamed ? await userNameText(ctx.db, scope) : null;
-      return providers.extractor.extract(
-        {
-          turns,
-          path,
-          extractArtifacts: request.extract_artifacts === true,
-          agentic: request.agentic === true,
-          known,
-          userName: nameFact ? nameFromFact(nameFact) : null,
-        },
-        call,
-      );
+      return providers.extractor.extract({
+        turns,
+        path,
+        extractArtifacts: request.extract_artifacts === true,
+        agentic: request.agentic === true,
+        known,
+        userName: nameFact ? nameFromFact(nameFact) : null,
+      });
     });
     const plan = assemblePlan(job.id, scope.orgId, request, turns, extraction, job.created_at);
     const all: PlannedRow[] = [plan.episode, ...plan.facts, ...plan.artifacts, ...plan.directives];
@@ -123,7 +106,7 @@ export async function runIngestJob({
       const texts = all.map((r) => embeddingText(r));
       const vectors: number[][] = [];
       for (let i = 0; i < texts.length; i += EMBED_SLICE) {
-        vectors.push(...(await providers.embedder.embed(texts.slice(i, i + EMBED_SLICE), call)));
+        vectors.push(...(await providers.embedder.embed(texts.slice(i, i + EMBED_SLICE))));
         await new Promise((r) => setImmediate(r));
       }
       if (vectors.length !== all.length)
@@ -132,9 +115,8 @@ export async function runIngestJob({
         r.embedding = vectors[i]!;
       });
     });
-    const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan, call));
-    await classifyStage(ctx, request, rec.insert, time, job.attempts >= MAX_ATTEMPTS, call);
-    abort?.throwIfAborted();
+    const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
+    await classifyStage(ctx, request, rec.insert, time, job.attempts >= MAX_ATTEMPTS);
     await storeResult({ ctx, input: { job, request, rec, timings, startedAt } });
     stored = rec.insert.length;
     for (const stage of ["extract", "embed", "dedup", "classify", "store"]) {
@@ -144,16 +126,6 @@ export async function runIngestJob({
     ctx.log.info({ jobId: job.id, path, created: rec.insert.length }, "ingest job succeeded");
   } catch (err) {
     if (err instanceof StaleAttempt) return;
-    // pg-boss gave the attempt up (past its expiry) or the worker is stopping: nothing is written,
-    // and the job runs again (pg-boss's retry, or the next worker), counted by its attempts.
-    if (abort?.aborted) {
-      metrics.ingestJobs.inc({ outcome: "interrupted" });
-      ctx.log.warn(
-        { jobId: job.id, attempt: job.attempts, reason: String(abort.reason) },
-        "ingest attempt abandoned (past MNEMO_JOB_EXPIRE_SECONDS, or its worker stopping); it will be retried",
-      );
-      throw err;
-    }
     // The database out of reach or out of room (a connection dropped, a server restarting or
     // failing over, a full disk) is not the job's fault: the attempt ends without a terminal
     // state and pg-boss delivers the job again, as after a killed worker (the job's row counts
@@ -206,7 +178,6 @@ async function classifyStage(
   rows: PlannedRow[],
   time: <T>(stage: string, fn: () => Promise<T>) => Promise<T>,
   lastAttempt: boolean,
-  call: CallOptions,
 ) {
   const groups = (await findGroupsByIds(ctx.db, ctx.principal.orgId, request.group_ids)).filter(
     (g) => g.status === "active",
@@ -224,7 +195,6 @@ async function classifyStage(
           text: r.type === "episode" ? `${r.details?.title}: ${r.text}` : r.text,
         })),
         prompted,
-        call,
       );
     } catch (err) {
       // A classifier that answers nothing usable leaves every row without a verdict, which is

@@ -3,16 +3,8 @@ import { APICallError, embedMany, NoObjectGeneratedError, RetryError } from "ai"
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { identifiersFromText } from "../identifiers/identifiers.js";
-import { bounded, describeModelError, generateStructured, httpStatus } from "./structured.js";
-import type {
-  CallOptions,
-  Classifier,
-  Embedder,
-  Extraction,
-  Extractor,
-  JudgeVerdict,
-  Turn,
-} from "./types.js";
+import { describeModelError, generateStructured, httpStatus } from "./structured.js";
+import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
 
 /** A model failure with a message fit for the job's error (never secrets or prompts). */
@@ -75,14 +67,9 @@ export function createOpenAIProviders(config: Config) {
   });
   const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
 
-  async function structured<T>(
-    schema: z.ZodType<T>,
-    system: string,
-    prompt: string,
-    { signal }: CallOptions = {},
-  ): Promise<T> {
+  async function structured<T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> {
     try {
-      return await generateStructured(llm, config, { schema, system, prompt, ...(signal ? { signal } : {}) });
+      return await generateStructured(llm, config, { schema, system, prompt });
     } catch (err) {
       throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES);
     }
@@ -99,7 +86,7 @@ export function createOpenAIProviders(config: Config) {
           model: provider.embeddingModel(config.MNEMO_EMBEDDING_MODEL),
           values: texts,
           maxRetries: config.MNEMO_LLM_MAX_RETRIES,
-          abortSignal: bounded(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS, options.signal),
+          abortSignal: AbortSignal.timeout(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
           providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } },
         }));
       } catch (err) {
@@ -124,18 +111,13 @@ export function createOpenAIProviders(config: Config) {
 
   const extractor: Extractor = {
     name: `openai:${config.MNEMO_LLM_MODEL}`,
-    async extract(input, options) {
+    async extract(input) {
       // Long conversations go in windows so each call stays well inside the context.
       const windows: Turn[][] = [];
       for (let i = 0; i < input.turns.length; i += 40) windows.push(input.turns.slice(i, i + 40));
       const parts: Extraction[] = [];
       for (const w of windows) {
-        const out = await structured(
-          ExtractionSchema,
-          extractSystem(input),
-          renderTurns(w, input.known),
-          options,
-        );
+        const out = await structured(ExtractionSchema, extractSystem(input), renderTurns(w, input.known));
         parts.push(normaliseExtraction(out, w, input.extractArtifacts));
       }
       const first = parts[0]!;
@@ -150,7 +132,7 @@ export function createOpenAIProviders(config: Config) {
         },
       };
     },
-    async judge(cases, options) {
+    async judge(cases) {
       const open = cases.map((c, i) => ({ c, i })).filter(({ c }) => c.candidates.length > 0);
       const verdicts: JudgeVerdict[] = cases.map(() => ({ verdict: "new" }));
       if (open.length === 0) return verdicts;
@@ -160,7 +142,7 @@ export function createOpenAIProviders(config: Config) {
             `Case ${i}: NEW: ${c.text}\n${c.candidates.map((x) => `  EXISTING ${x.id}: ${x.text}`).join("\n")}`,
         )
         .join("\n\n");
-      const out = await structured(JudgeSchema, JUDGE_SYSTEM, prompt, options);
+      const out = await structured(JudgeSchema, JUDGE_SYSTEM, prompt);
       for (const v of out.verdicts) {
         const c = cases[v.case];
         if (!c || v.verdict === "new" || !v.existing_id) continue;
@@ -173,12 +155,12 @@ export function createOpenAIProviders(config: Config) {
 
   const classifier: Classifier = {
     name: `openai:${config.MNEMO_LLM_MODEL}`,
-    async classify(items, groups, options) {
+    async classify(items, groups) {
       if (items.length === 0) return [];
       const prompt =
         `Groups:\n${groups.map((g) => `- ${g.id}: ${g.prompt}`).join("\n") || "(none)"}\n\nMemories:\n` +
         items.map((m, i) => `${i}. [${m.type}] ${m.text}`).join("\n");
-      const out = await structured(ClassifySchema, CLASSIFY_SYSTEM, prompt, options);
+      const out = await structured(ClassifySchema, CLASSIFY_SYSTEM, prompt);
       const valid = new Set(groups.map((g) => g.id));
       return items.map((_m, i) => {
         const r = out.results.find((x) => x.index === i);

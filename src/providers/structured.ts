@@ -14,8 +14,8 @@ import { looseDeep } from "../wire/common.js";
  * One structured-output call to the configured chat model, with the configured retries and
  * time-out: the shape every model call of the service takes (extraction, classification,
  * context selection, the relevance gate). The time-out bounds the call with its retries:
- * MNEMO_LLM_TIMEOUT_MS, or `timeoutMs` (a request's, MNEMO_LLM_REQUEST_TIMEOUT_MS); `signal`
- * ends it early (an ingest attempt abandoned). Errors propagate; each caller decides its fallback.
+ * MNEMO_LLM_TIMEOUT_MS, or `timeoutMs` (a request's, MNEMO_LLM_REQUEST_TIMEOUT_MS). Errors
+ * propagate; each caller decides its fallback.
  *
  * What the model writes is cleaned as a client's free text is: a NUL byte dropped, a lone
  * surrogate U+FFFD (the database stores neither). A reply that is JSON inside a markdown fence or
@@ -25,7 +25,7 @@ import { looseDeep } from "../wire/common.js";
 export async function generateStructured<T>(
   model: LanguageModel,
   config: Config,
-  call: { schema: z.ZodType<T>; system: string; prompt: string; timeoutMs?: number; signal?: AbortSignal },
+  call: { schema: z.ZodType<T>; system: string; prompt: string; timeoutMs?: number },
 ): Promise<T> {
   try {
     const { output } = await generateText({
@@ -33,7 +33,7 @@ export async function generateStructured<T>(
       output: Output.object({ schema: call.schema }),
       maxRetries: config.MNEMO_LLM_MAX_RETRIES,
       ...(config.MNEMO_LLM_MAX_OUTPUT_TOKENS ? { maxOutputTokens: config.MNEMO_LLM_MAX_OUTPUT_TOKENS } : {}),
-      abortSignal: bounded(call.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS, call.signal),
+      abortSignal: AbortSignal.timeout(call.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
       system: call.system,
       prompt: call.prompt,
     });
@@ -46,12 +46,6 @@ export async function generateStructured<T>(
     }
     throw err;
   }
-}
-
-/** A signal that aborts after `ms`, or with `signal` (the work the call serves abandoned). */
-export function bounded(ms: number, signal?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(ms);
-  return signal ? AbortSignal.any([timeout, signal]) : timeout;
 }
 
 /** The JSON object in a reply fenced as markdown or wrapped in prose, or undefined. */

@@ -4,14 +4,6 @@ import type { LanguageModel } from "ai";
  * Provider interfaces, chosen once at start-up from configuration: the deterministic local ones by
  * default, the OpenAI-compatible ones when a model endpoint is configured.
  */
-/**
- * What bounds a model call besides its time-out: `signal`, aborted when the work it serves is
- * abandoned (an ingest attempt past MNEMO_JOB_EXPIRE_SECONDS, or a worker stopping), ends the call.
- */
-export interface CallOptions {
-  signal?: AbortSignal;
-}
-
 export interface Embedder {
   readonly name: string;
   readonly dim: number;
@@ -19,7 +11,7 @@ export interface Embedder {
    * One unit-length vector per text, in order. `timeoutMs` bounds a call a client waits on (a
    * search's query); without it a model-backed embedder uses MNEMO_LLM_TIMEOUT_MS.
    */
-  embed(texts: string[], options?: CallOptions & { timeoutMs?: number }): Promise<number[][]>;
+  embed(texts: string[], options?: { timeoutMs?: number }): Promise<number[][]>;
 }
 
 export interface Providers {
@@ -125,9 +117,9 @@ export type JudgeVerdict =
 
 export interface Extractor {
   readonly name: string;
-  extract(input: ExtractInput, options?: CallOptions): Promise<Extraction>;
+  extract(input: ExtractInput): Promise<Extraction>;
   /** Dedup and supersede judgements, one per case, in order. */
-  judge(cases: JudgeCase[], options?: CallOptions): Promise<JudgeVerdict[]>;
+  judge(cases: JudgeCase[]): Promise<JudgeVerdict[]>;
 }
 
 export interface ClassifyItem {
@@ -144,9 +136,5 @@ export interface Classification {
 
 export interface Classifier {
   readonly name: string;
-  classify(
-    items: ClassifyItem[],
-    groups: Array<{ id: string; prompt: string }>,
-    options?: CallOptions,
-  ): Promise<Classification[]>;
+  classify(items: ClassifyItem[], groups: Array<{ id: string; prompt: string }>): Promise<Classification[]>;
 }

@@ -22,8 +22,7 @@ export type SchemaKind = "extract" | "judge" | "classify" | "other";
 export interface StubOpenAI {
   /** Base URL to put in MNEMO_LLM_BASE_URL (ends with /v1). */
   url: string;
-  /** Every call, in order; `abandoned`: the client closed it before the answer was sent. */
-  requests: Array<{ path: string; body: any; kind: SchemaKind | "embeddings"; abandoned?: boolean }>;
+  requests: Array<{ path: string; body: any; kind: SchemaKind | "embeddings" }>;
   /** Replies for the next calls of this kind, used in order before the defaults. */
   enqueue(kind: SchemaKind | "embeddings", ...replies: StubReply[]): void;
   close(): Promise<void>;
@@ -97,13 +96,7 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
       if (req.method !== "POST" || !(embeddings || path.endsWith("/chat/completions")))
         return send(404, { error: { message: `no stub for ${req.method} ${path}` } });
       const kind = embeddings ? "embeddings" : kindOf(body);
-      if (!delayed) {
-        const entry: StubOpenAI["requests"][number] = { path, body, kind };
-        requests.push(entry);
-        res.on("close", () => {
-          if (!res.writableFinished) entry.abandoned = true;
-        });
-      }
+      if (!delayed) requests.push({ path, body, kind });
       const reply = delayed ? undefined : queues.get(kind)?.shift();
       if (reply && "delayMs" in reply) {
         setTimeout(() => answer(raw, true), reply.delayMs);

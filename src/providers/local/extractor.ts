@@ -35,14 +35,12 @@ import { introducedName, userNameFact } from "./names.js";
 export function createLocalExtractor(options: { delayMs?: number } = {}): Extractor {
   return {
     name: "local",
-    async extract(input, call = {}) {
-      if (options.delayMs) await sleep(options.delayMs, undefined, { signal: call.signal });
+    async extract(input) {
+      if (options.delayMs) await sleep(options.delayMs);
       // A step at a time, giving the event loop a turn between steps: thousands of turns in one
-      // go held every request of the process for a few hundred milliseconds. An abandoned
-      // attempt (call.signal) stops at the next step.
+      // go held every request of the process for a few hundred milliseconds.
       const steps = extractInSteps(input);
       for (;;) {
-        call.signal?.throwIfAborted();
         const step = steps.next();
         if (step.done) return step.value;
         await new Promise((resolve) => setImmediate(resolve));
