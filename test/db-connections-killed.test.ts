@@ -19,7 +19,7 @@ let dbName: string;
 
 beforeAll(async () => {
   // An attempt whose own pg-boss record was cut off with its connection expires and is retried.
-  svc = await startTestService({ env: { MNEMO_JOB_EXPIRE_SECONDS: "5" } });
+  svc = await startTestService({ env: { MNEMO_JOB_EXPIRE_SECONDS: "15" } });
   ({ key, orgId } = await svc.newOrg("killed"));
   await svc.deps.db.query("UPDATE organisations SET tier = 'unlimited' WHERE id = $1", [orgId]);
   dbName = new URL(svc.connectionString).pathname.slice(1);
