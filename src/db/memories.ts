@@ -270,9 +270,12 @@ export async function episodesListingFact(
   userId: string | null,
   factId: string,
 ): Promise<Array<{ id: string; text: string; details: Record<string, unknown> }>> {
+  // `user_id = $2` (or IS NULL), not IS NOT DISTINCT FROM, which no index serves: a delete read
+  // every memory of the organisation (0.55 s at 157,000 rows on PostgreSQL, a scale probe).
   const { rows } = await db.query(
     `SELECT id::text, text, details FROM memories
-     WHERE org_id = $1 AND user_id IS NOT DISTINCT FROM $2 AND type = 'episode' AND details->'fact_ids' ? $3
+     WHERE org_id = $1 AND ${userId === null ? "user_id IS NULL AND $2::text IS NULL" : "user_id = $2"}
+       AND type = 'episode' AND details->'fact_ids' ? $3
      FOR UPDATE`,
     [orgId, userId, factId],
   );
