@@ -1,3 +1,4 @@
+import { setTimeout } from "node:timers/promises";
 import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
 import { untilReachable } from "../src/db/db.js";
@@ -29,26 +30,11 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
       if (isDatabaseUnavailable(err)) await untilReachable(deps.db, job.signal).catch(() => {});
       // The model's endpoint out of reach: a pause first, so the retry does not find it down again
       // at once (ended early by a shutdown or the expiry).
-      if (err instanceof ModelUnavailable) await pause(err.retryInMs, job.signal);
+      if (err instanceof ModelUnavailable)
+        await setTimeout(err.retryInMs, undefined, { signal: job.signal }).catch(() => {});
       throw err;
     }
   });
   // Wake one idle slot; a busy one picks the job up on its next fetch anyway.
   jobSignals(deps).on("enqueued", slots.wake);
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }

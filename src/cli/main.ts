@@ -129,17 +129,6 @@ async function serveRoles(
 
 const COMMANDS = new Set(["serve", "api", "worker", "mcp", "admin"]);
 
-const ADMIN_COMMANDS = new Set([
-  "create-org",
-  "create-key",
-  "list-keys",
-  "revoke-key",
-  "link-org",
-  "export",
-  "import",
-  "migrate-to",
-]);
-
 /**
  * Wrong use of `admin` (help asked for, an unknown subcommand, a missing option value, an unknown
  * option) is answered before any configuration is read or database opened: a typo must not
@@ -152,7 +141,7 @@ function adminUsage(argv: string[]): number | undefined {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (sub === undefined || !ADMIN_COMMANDS.has(sub)) {
+  if (sub === undefined || !Object.hasOwn(ADMIN_OPTIONS, sub)) {
     process.stderr.write(
       sub === undefined
         ? "mnemo: admin needs a command; `admin help` lists them\n"
@@ -171,7 +160,7 @@ function adminUsage(argv: string[]): number | undefined {
   const { values, positionals } = parsed;
   // An option another command takes is refused too: `import --user` would import every user's.
   const given = args.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0]!);
-  const foreign = given.find((o) => !(ADMIN_OPTIONS[sub] ?? []).includes(o));
+  const foreign = given.find((o) => !ADMIN_OPTIONS[sub]!.includes(o));
   if (foreign) {
     process.stderr.write(
       `mnemo: admin ${sub}: --${foreign} is not an option of ${sub}; \`admin help\` lists them\n`,
@@ -192,7 +181,7 @@ function adminUsage(argv: string[]): number | undefined {
   return undefined;
 }
 
-/** The options each admin command takes (the usage text's). */
+/** The admin commands, each with the options it takes (the usage text's). */
 const ADMIN_OPTIONS: Record<string, string[]> = {
   "create-org": ["name", "tier", "json"],
   "create-key": ["org", "name", "user", "json"],
