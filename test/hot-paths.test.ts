@@ -628,6 +628,59 @@ describe("ingest's dedup lookup", () => {
   });
 });
 
+describe("ingest's dedup lookup through the vector index", () => {
+  it("finds a user's nearest facts when the user is a small share of the rows the index holds", async () => {
+    // At scale the planner walks the HNSW index for a user holding a few percent of the table; the
+    // index yields its first ef_search rows of the whole table and the user filter keeps the few
+    // that are the user's. Here the sort is disabled so the planner takes that walk on a small
+    // table: 300 rows of another user, all nearer the fact than any of this user's 8.
+    const { orgId } = await svc.newOrg();
+    const crowd = Array.from({ length: 300 }, (_, i) => `plays the cello on sundays with friend ${i}`);
+    const own = [
+      "adopted a greyhound named rocket",
+      "cooks vegan food at home",
+      "works as a nurse in lisbon",
+      "reads crime novels at night",
+      "runs along the river",
+      "grows tomatoes on the balcony",
+      "collects old maps",
+      "plays chess online",
+    ];
+    const vectors = await svc.deps.providers.embedder.embed([...crowd, ...own]);
+    const rows = [...crowd, ...own].map((text, i) => ({
+      id: newMemoryId(),
+      org_id: orgId,
+      type: "fact" as const,
+      text,
+      user_id: i < crowd.length ? "crowd" : "few",
+      embedding: vectors[i]!,
+    }));
+    await svc.deps.db.tx((tx) => insertMemoryRows(tx, rows));
+    const [fact] = await svc.deps.providers.embedder.embed(["plays the cello on sundays"]);
+    const found = await svc.deps.db.tx(async (tx) => {
+      await tx.query("SET LOCAL enable_sort = off");
+      const plan = await tx.query(`EXPLAIN ${SIMILAR_FACTS_SQL}`, [
+        orgId,
+        "few",
+        [`[${fact!.join(",")}]`],
+        ["no-such-hash"],
+        5,
+        null,
+      ]);
+      expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("memories_embedding_idx");
+      return similarActiveFactsOf(
+        tx,
+        { orgId, userId: "few" },
+        [{ embedding: fact!, hash: "no-such-hash" }],
+        5,
+      );
+    });
+    expect(found[0]).toHaveLength(5);
+    const ownIds = new Set<string>(rows.slice(crowd.length).map((r) => r.id));
+    for (const c of found[0]!) expect(ownIds.has(c.id)).toBe(true);
+  });
+});
+
 describe("ingest's dedup lookup, planned", () => {
   it("compares each row with a vector parsed once, not a text parsed again for every row", async () => {
     // The plan for a user the statistics do not know walks the user's rows for every fact; a cast
