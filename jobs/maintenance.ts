@@ -1,12 +1,12 @@
 import type { PgBoss } from "pg-boss";
 import type { Deps } from "../src/context.js";
-import { analyzeIfStale } from "../src/db/analyze.js";
+import { analyzeIfStale, checkpointWhereNoneRuns } from "../src/db/analyze.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 
 /**
- * Retention sweeps and, where no autovacuum runs, statistics and vacuum, every 10 minutes (pg-boss
- * cron has minute granularity; one worker runs each).
+ * Retention sweeps and, where no autovacuum or checkpointer runs, statistics, vacuum and a
+ * checkpoint, every 10 minutes (pg-boss cron has minute granularity; one worker runs each).
  */
 export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<void> {
   await boss.work("maintenance-sweep", { pollingIntervalSeconds: 30 }, async ([job]) => {
@@ -16,6 +16,8 @@ export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<voi
     await sweepWebhookDeliveries({ deps: jobDeps });
     // Deletes, patches and imports change rows too (see analyzeIfStale).
     await analyzeIfStale(deps.db);
+    // Where no checkpointer runs (the embedded database), the write-ahead log is released here.
+    await checkpointWhereNoneRuns(deps.db);
   });
   await boss.schedule("maintenance-sweep", "*/10 * * * *");
 }

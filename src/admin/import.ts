@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkpointWhereNoneRuns } from "../db/analyze.js";
 import type { Db } from "../db/db.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
 import {
@@ -283,6 +284,9 @@ export async function importOrg(
   // Each batch's rows were weighed for full text against the rows before them (the first batch
   // against none): once all are in, against them all.
   await reindexText(db, input.orgId, inserted);
+  // An import writes a lot of log; where no checkpointer runs, it is released now, not at the
+  // next sweep (a crash before then would replay all of it).
+  await checkpointWhereNoneRuns(db);
   return report;
 }
 
