@@ -15,6 +15,11 @@ export interface CursorPosition {
   /** created_at at microsecond precision, as exact text from Postgres (ISO 8601, UTC). */
   createdAt: string;
   id: string;
+  /**
+   * What a list carries from page to page: a count taken on its first page, with a digest of the
+   * query it counted (the variant list's `count`; see listVariant).
+   */
+  count?: { n: number; query: string } | undefined;
 }
 
 interface Sealed {
@@ -23,6 +28,8 @@ interface Sealed {
   order: string;
   t: string;
   id: string;
+  n?: number;
+  q?: string;
 }
 
 // Distinct from the webhook-secret key and bound to this use, so one ciphertext never opens as another.
@@ -30,6 +37,10 @@ const PURPOSE = "mnemo:list-cursor";
 
 export function encodeCursor(secret: Buffer, orgId: string, order: string, pos: CursorPosition): string {
   const payload: Sealed = { v: 1, org: orgId, order, t: pos.createdAt, id: pos.id };
+  if (pos.count) {
+    payload.n = pos.count.n;
+    payload.q = pos.count.query;
+  }
   return seal(secret, PURPOSE, payload);
 }
 
@@ -63,5 +74,9 @@ export function decodeCursor(
   ) {
     throw mismatch();
   }
-  return { createdAt: payload.t, id: payload.id };
+  const count =
+    Number.isSafeInteger(payload.n) && typeof payload.q === "string"
+      ? { n: payload.n as number, query: payload.q }
+      : undefined;
+  return { createdAt: payload.t, id: payload.id, count };
 }

@@ -19,7 +19,7 @@ import {
   touchFact,
   touchObserved,
 } from "../src/db/ingest-lookups.js";
-import { insertMemoryRows } from "../src/db/memories.js";
+import { insertMemoryRows, listMemoryQuery, listMemoryRows } from "../src/db/memories.js";
 import {
   hnswSettings,
   hybridSearch,
@@ -578,6 +578,39 @@ describe("counts in details written by hand (an import file)", () => {
     await touchObserved(svc.deps.db, orgId, lesson, null);
     const { rows } = await svc.deps.db.query("SELECT details FROM memories WHERE id = $1", [lesson]);
     expect(rows[0].details.observation_count).toBe(2);
+  });
+});
+
+describe("a list of superseded facts", () => {
+  it("reads the superseded rows' own index, not the scope's whole slice (sql/097)", async () => {
+    const { orgId } = await svc.newOrg();
+    const ids = await addFacts(
+      orgId,
+      Array.from({ length: 400 }, (_, i) => `a listed row ${i}`),
+    );
+    const old = ids.slice(0, 3);
+    await svc.deps.db.query(
+      "UPDATE memories SET status = CASE WHEN id = ANY($1::uuid[]) THEN 'superseded' ELSE 'active' END WHERE org_id = $2",
+      [old, orgId],
+    );
+    await svc.deps.db.query("ANALYZE memories");
+    for (const userId of [undefined, "u"]) {
+      const q = {
+        orgId,
+        types: FACTS,
+        userId,
+        status: "superseded" as const,
+        order: "created_at_desc" as const,
+        limit: 51,
+      };
+      const { text, values } = listMemoryQuery(q);
+      const plan = await svc.deps.db.query(`EXPLAIN ${text}`, values);
+      expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/memories_superseded_(org|user)_idx/);
+      const rows = await listMemoryRows(svc.deps.db, q);
+      expect(rows.map((r) => r.id).sort()).toEqual([...old].sort());
+      const active = await listMemoryRows(svc.deps.db, { ...q, status: "active", limit: 500 });
+      expect(active).toHaveLength(397);
+    }
   });
 });
 

@@ -243,6 +243,30 @@ describe("list forms", () => {
     const main = await svc.request("GET", "/v1/memories?limit=3", { key });
     expect(main.body.object).toBe("list");
     expect(main.body.data[0].text).toBe("fact 6");
+
+    // The count is the first page's, carried by its cursors; other filters, or a new first page,
+    // count afresh.
+    await seed(svc, orgId, [fact("fact early", { created_at: new Date(base - 1000), metadata: { n: -1 } })]);
+    const later = await svc.request("GET", `/v1/memories/?limit=3&user_id=u1&cursor=${p1.body.next}`, {
+      key,
+    });
+    expect(later.body.count).toBe(7);
+    expect(later.body.results.map((m: any) => m.memory)).toEqual(["fact 3", "fact 2", "fact 1"]);
+    const onward = await svc.request("GET", `/v1/memories/?limit=3&user_id=u1&cursor=${later.body.next}`, {
+      key,
+    });
+    expect(onward.body.count).toBe(7);
+    expect(onward.body.results.map((m: any) => m.memory)).toEqual(["fact 0", "fact early"]);
+    const typed = await svc.request(
+      "GET",
+      `/v1/memories/?limit=3&user_id=u1&type=fact&cursor=${p1.body.next}`,
+      {
+        key,
+      },
+    );
+    expect(typed.body.count).toBe(8);
+    const fresh = await svc.request("GET", "/v1/memories/?limit=3&user_id=u1", { key });
+    expect(fresh.body.count).toBe(8);
   });
 });
 

@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto";
 import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
-import { decodeCursor, encodeCursor } from "../cursor.js";
+import { type CursorPosition, decodeCursor, encodeCursor } from "../cursor.js";
 import type { FilterNode } from "../db/filter-sql.js";
 import { markSuperseded } from "../db/ingest-lookups.js";
 import { lockIngestUser } from "../db/locks.js";
@@ -86,7 +87,7 @@ export async function listVariant({
     filter,
   };
   let direction: "next" | "prev" = "next";
-  let after: { createdAt: string; id: string } | undefined;
+  let after: CursorPosition | undefined;
   if (input.cursor) {
     try {
       after = decodeCursor(ctx.deps.secret, orgId, NEXT, input.cursor);
@@ -98,7 +99,7 @@ export async function listVariant({
   const rows = await listMemoryRows(ctx.db, {
     ...base,
     order: direction === "next" ? "created_at_desc" : "created_at_asc",
-    after,
+    after: after && { createdAt: after.createdAt, id: after.id },
     limit: limit + 1,
   });
   const more = rows.length > limit;
@@ -106,11 +107,22 @@ export async function listVariant({
   if (direction === "prev") page.reverse();
   const first = page[0];
   const last = page.at(-1);
+  // The count is taken on the first page and carried in the cursors, with a digest of what it
+  // counted: counting on every page read the whole scope each time (0.2-0.7 s a page at 157,560
+  // memories). A cursor sent with other filters counts again.
+  const query = createHash("sha256").update(JSON.stringify(base)).digest("base64url").slice(0, 22);
+  const count =
+    after?.count?.query === query
+      ? after.count.n
+      : await countMemoryRows(ctx.db, { ...base, order: "created_at_desc" });
   const seal = (order: string, r: { cursor_ts: string; id: string }) =>
-    encodeCursor(ctx.deps.secret, orgId, order, { createdAt: r.cursor_ts, id: r.id });
+    encodeCursor(ctx.deps.secret, orgId, order, {
+      createdAt: r.cursor_ts,
+      id: r.id,
+      count: { n: count, query },
+    });
   const hasNext = direction === "next" ? more : after !== undefined;
   const hasPrev = direction === "prev" ? more : after !== undefined;
-  const count = await countMemoryRows(ctx.db, { ...base, order: "created_at_desc" });
   return {
     count,
     next: hasNext && last ? seal(NEXT, last) : null,
