@@ -1,11 +1,15 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createOrg } from "../src/admin/orgs.js";
 import { systemCtx } from "../src/context.js";
 import { hitRateLimit } from "../src/db/rate-limits.js";
+import { storageCounts } from "../src/db/usage.js";
 import { writeMemories } from "../src/memories/write.js";
 import { recordUsage } from "../src/usage/record.js";
 import { UsageSchema } from "../src/wire/usage.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
+import { ROOT } from "./helpers/process.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -285,5 +289,124 @@ describe("usage", () => {
     const free = await svc.newOrg();
     await recordUsage(svc.deps.db, { orgId: free.orgId, keyId: null, messages: 10_000_000 });
     expect((await svc.request("POST", "/v1/memories", { key: free.key, body: body(1) })).status).toBe(202);
+  });
+});
+
+describe("storage counts", () => {
+  /** The counts as a scan of the organisation's memories finds them. */
+  const recount = async (orgId: string) =>
+    (
+      await svc.deps.db.query(
+        `SELECT
+           count(*) FILTER (WHERE type = 'fact' AND status = 'active')::int AS memories_active,
+           count(*) FILTER (WHERE type = 'episode' AND coalesce(status, 'active') = 'active')::int AS episodes_active,
+           count(*) FILTER (WHERE type = 'artifact' AND coalesce(status, 'active') = 'active')::int AS artifacts_active,
+           count(*) FILTER (WHERE type IN ('lesson', 'procedure') AND coalesce(status, 'active') = 'active')::int
+             AS directives_active
+         FROM memories WHERE org_id = $1`,
+        [orgId],
+      )
+    ).rows[0];
+
+  it("follow every kind of write, concurrent ones included, without reading the memories", async () => {
+    const a = await svc.newOrg();
+    const b = await svc.newOrg();
+    const write = (orgId: string, n: number, type: "fact" | "episode" | "lesson" = "fact") =>
+      writeMemories(
+        systemCtx(svc.deps, orgId, "usage-test"),
+        Array.from({ length: n }, (_, i) => ({
+          type,
+          text: `${type} number ${i} of ${n}`,
+          user_id: "ann",
+          ...(type === "fact" ? { status: "active" as const } : {}),
+          ...(type === "lesson" ? { trigger_entities: ["npm"] } : {}),
+        })),
+      );
+    // Concurrent writers (separate connections on a server: separate shards).
+    await Promise.all([
+      write(a.orgId, 30),
+      write(a.orgId, 20),
+      write(b.orgId, 7),
+      write(a.orgId, 4, "episode"),
+    ]);
+    await write(a.orgId, 3, "lesson");
+    expect(await storageCounts(svc.deps.db, a.orgId)).toEqual(await recount(a.orgId));
+    expect(await recount(a.orgId)).toEqual({
+      memories_active: 50,
+      episodes_active: 4,
+      artifacts_active: 0,
+      directives_active: 3,
+    });
+    expect(await storageCounts(svc.deps.db, b.orgId)).toEqual(await recount(b.orgId));
+
+    // A text PATCH supersedes a fact (one more row, the old one superseded); a delete; a status
+    // written by hand; an update that changes nothing counted.
+    const list = await svc.request("GET", "/v1/memories?type=fact&limit=3", { key: a.key });
+    const [f1, f2, f3] = list.body.data.map((m: { id: string }) => m.id);
+    expect(
+      (await svc.request("PATCH", `/v1/memories/${f1}/`, { key: a.key, body: { text: "Ann moved" } })).status,
+    ).toBe(200);
+    expect((await svc.request("DELETE", `/v1/memories/${f2}`, { key: a.key })).status).toBe(204);
+    await svc.deps.db.query("UPDATE memories SET status = 'superseded' WHERE id = $1", [f3]);
+    await svc.deps.db.query("UPDATE memories SET metadata = '{\"x\": 1}' WHERE org_id = $1", [a.orgId]);
+    await svc.deps.db.query(
+      "UPDATE memories SET status = 'superseded' WHERE org_id = $1 AND type = 'episode'",
+      [a.orgId],
+    );
+    expect(await recount(a.orgId)).toEqual({
+      memories_active: 48,
+      episodes_active: 0,
+      artifacts_active: 0,
+      directives_active: 3,
+    });
+    expect(await storageCounts(svc.deps.db, a.orgId)).toEqual(await recount(a.orgId));
+    expect(await storageCounts(svc.deps.db, b.orgId)).toEqual(await recount(b.orgId));
+    const usage = await svc.request("GET", "/v1/usage", { key: a.key });
+    expect(usage.body.storage).toMatchObject(await recount(a.orgId));
+
+    // A rolled-back write counts nothing.
+    await expect(
+      svc.deps.db.tx(async (tx) => {
+        await tx.query("DELETE FROM memories WHERE org_id = $1", [a.orgId]);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(await storageCounts(svc.deps.db, a.orgId)).toEqual(await recount(a.orgId));
+    await svc.deps.db.query("DELETE FROM memories WHERE org_id = $1", [a.orgId]);
+    expect(await storageCounts(svc.deps.db, a.orgId)).toEqual({
+      memories_active: 0,
+      episodes_active: 0,
+      artifacts_active: 0,
+      directives_active: 0,
+    });
+    // The read does not touch memories.
+    const plan = await svc.deps.db.query("EXPLAIN SELECT sum(facts) FROM storage_counts WHERE org_id = $1", [
+      a.orgId,
+    ]);
+    expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).not.toContain("memories");
+  });
+
+  it("are built from the rows already stored when the migration runs on upgrade (sql/098)", async () => {
+    const { orgId } = await svc.newOrg();
+    const ctx = systemCtx(svc.deps, orgId, "usage-test");
+    await writeMemories(ctx, [
+      { type: "fact", text: "Ann likes tea", status: "active", user_id: "ann" },
+      { type: "fact", text: "Ann lived in Bergen", status: "superseded", user_id: "ann" },
+      { type: "episode", text: "Talked about tea", user_id: "ann" },
+      { type: "procedure", text: "Deploy with care", trigger_entities: ["deploy.sh"] },
+    ]);
+    // The database as it stood before the migration, then the migration, as on upgrade.
+    const migration = readFileSync(path.join(ROOT, "sql/098_storage_counts.sql"), "utf8");
+    await svc.deps.db.tx(async (tx) => {
+      await tx.query("DROP TABLE storage_counts");
+      await tx.query("DROP FUNCTION mnemo_storage_counts() CASCADE");
+      await tx.query("DROP FUNCTION mnemo_storage_kind(text, text)");
+      await tx.query(migration);
+    });
+    const expected = { memories_active: 1, episodes_active: 1, artifacts_active: 0, directives_active: 1 };
+    expect(await recount(orgId)).toEqual(expected);
+    expect(await storageCounts(svc.deps.db, orgId)).toEqual(expected);
+    await writeMemories(ctx, [{ type: "fact", text: "Ann likes coffee", status: "active", user_id: "ann" }]);
+    expect(await storageCounts(svc.deps.db, orgId)).toEqual({ ...expected, memories_active: 2 });
   });
 });

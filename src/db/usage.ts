@@ -131,16 +131,17 @@ export interface StorageCounts {
   directives_active: number;
 }
 
-/** Current stored rows per type: active facts, episodes, artifacts, and directives. */
+/**
+ * Current stored rows per type: active facts, episodes, artifacts, and directives. Kept per
+ * organisation by the statements that write memories (sql/098_storage_counts.sql), so this reads
+ * at most 16 small rows, not the organisation's memories.
+ */
 export async function storageCounts(db: Queryable, orgId: string): Promise<StorageCounts> {
   const { rows } = await db.query<StorageCounts>(
-    `SELECT
-       count(*) FILTER (WHERE type = 'fact' AND status = 'active')::bigint AS memories_active,
-       count(*) FILTER (WHERE type = 'episode' AND coalesce(status, 'active') = 'active')::bigint AS episodes_active,
-       count(*) FILTER (WHERE type = 'artifact' AND coalesce(status, 'active') = 'active')::bigint AS artifacts_active,
-       count(*) FILTER (WHERE type IN ('lesson', 'procedure') AND coalesce(status, 'active') = 'active')::bigint
-         AS directives_active
-     FROM memories WHERE org_id = $1`,
+    `SELECT coalesce(sum(facts), 0)::bigint AS memories_active, coalesce(sum(episodes), 0)::bigint AS episodes_active,
+            coalesce(sum(artifacts), 0)::bigint AS artifacts_active,
+            coalesce(sum(directives), 0)::bigint AS directives_active
+     FROM storage_counts WHERE org_id = $1`,
     [orgId],
   );
   return rows[0]!;
