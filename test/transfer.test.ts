@@ -133,6 +133,92 @@ describe("admin export", () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it("paged (beside a server that owns the embedded database), lets requests run while it reads", async () => {
+    const own = await src.newOrg("paged");
+    const r = await src.request("POST", "/v1/memories?wait=true", {
+      key: own.key,
+      body: {
+        user_id: "u",
+        conv_id: "c",
+        messages: [{ role: "user", content: "I live in Porto. I keep bees on my roof." }],
+      },
+    });
+    expect(r.body.status).toBe("succeeded");
+    const facts = (await src.request("GET", "/v1/memories?type=fact", { key: own.key })).body.data;
+    expect(facts.length).toBeGreaterThan(0);
+    // A supersede awaited in the middle of the export: with the embedded database's one session
+    // held by a snapshot, it would wait for the export, which waits for it.
+    const lines: string[] = [];
+    let moved: { status: number } | undefined;
+    await exportOrg(
+      src.deps.db,
+      src.deps.providers.embedder,
+      { orgId: own.orgId, paged: true },
+      async (l) => {
+        lines.push(l);
+        if (moved) return;
+        moved = { status: 0 };
+        const patch = src.request("PATCH", `/v1/memories/${facts[0].id}/`, {
+          key: own.key,
+          body: { text: "I live in Lisbon now." },
+        });
+        moved = await Promise.race([
+          patch,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error("the request waited for the export")), 20_000),
+          ),
+        ]);
+      },
+    );
+    expect(moved?.status).toBe(200);
+    // The organisation was read after the supersede: the file holds the new fact and the old one
+    // as superseded.
+    const memories = lines.map((l) => JSON.parse(l)).filter((m) => m.kind === "memory");
+    const old = memories.find((m) => m.id === facts[0].id);
+    const successor = memories.find((m) => m.supersedes === facts[0].id);
+    expect(old.status).toBe("superseded");
+    expect(successor.status).toBe("active");
+  });
+
+  it("a file holding a fact as active beside the fact that supersedes it imports it as superseded", async () => {
+    // What a paged export can catch when the supersede commits between its pages.
+    const own = await src.newOrg("half-caught");
+    await src.request("POST", "/v1/memories?wait=true", {
+      key: own.key,
+      body: { user_id: "u", conv_id: "c", messages: [{ role: "user", content: "I live in Porto." }] },
+    });
+    const [fact] = (await src.request("GET", "/v1/memories?type=fact", { key: own.key })).body.data;
+    const before = await exportLines(src.deps.db, src.deps.providers.embedder, own.orgId);
+    expect(
+      (
+        await src.request("PATCH", `/v1/memories/${fact.id}/`, {
+          key: own.key,
+          body: { text: "I live in Lisbon." },
+        })
+      ).status,
+    ).toBe(200);
+    const after = await exportLines(src.deps.db, src.deps.providers.embedder, own.orgId);
+    const successor = after.find((l) => l.includes(`"supersedes":"${fact.id}"`));
+    expect(successor).toBeDefined();
+    const mixed = [...before, successor!];
+    const target = await dst.newOrg("half-caught-target");
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      mixed,
+      target.orgId,
+    );
+    expect(report.bad).toEqual([]);
+    expect(report.memories.superseded).toBe(1);
+    const { rows } = await dst.deps.db.query(
+      "SELECT id, status FROM memories WHERE org_id = $1 AND type = 'fact'",
+      [target.orgId],
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.status]))).toEqual({
+      [fact.id]: "superseded",
+      [JSON.parse(successor!).id]: "active",
+    });
+  });
+
   it("limits memories to one user with --user", async () => {
     const lines = await exportLines(src.deps.db, src.deps.providers.embedder, orgId, "bob");
     const memories = lines.map((l) => JSON.parse(l)).filter((r) => r.kind === "memory");

@@ -9,6 +9,7 @@ import {
   importGroups,
   importMemories,
   importWebhook,
+  markSupersededTargets,
   reindexText,
 } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
@@ -90,7 +91,8 @@ const Line = z.discriminatedUnion("kind", [Header, Group, Memory, Webhook]);
 export interface ImportReport {
   lines: number;
   groups: { imported: number; existing: number };
-  memories: { imported: number; existing: number; reembedded: number };
+  /** `superseded`: imported facts marked superseded because a fact supersedes them (see markSupersededTargets). */
+  memories: { imported: number; existing: number; reembedded: number; superseded: number };
   webhook: "created" | "kept existing" | "none";
   /** A signing secret minted for an imported webhook (exports never carry one): shown once. */
   webhookSecret?: string;
@@ -122,7 +124,7 @@ export async function importOrg(
   const report: ImportReport = {
     lines: 0,
     groups: { imported: 0, existing: 0 },
-    memories: { imported: 0, existing: 0, reembedded: 0 },
+    memories: { imported: 0, existing: 0, reembedded: 0, superseded: 0 },
     webhook: "none",
     organisationCreated: false,
     bad: [],
@@ -283,6 +285,7 @@ export async function importOrg(
   await flush();
   // Each batch's rows were weighed for full text against the rows before them (the first batch
   // against none): once all are in, against them all.
+  report.memories.superseded = await markSupersededTargets(db, input.orgId, inserted);
   await reindexText(db, input.orgId, inserted);
   // An import writes a lot of log; where no checkpointer runs, it is released now, not at the
   // next sweep (a crash before then would replay all of it).

@@ -234,7 +234,7 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : `${report.instructions}\n`);
     return 0;
   }
-  const { db } = await openDatabase(config, log, { transient: true });
+  const { db, kind } = await openDatabase(config, log, { transient: true });
   try {
     await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
     let out: unknown;
@@ -253,7 +253,8 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
         const done = await exportOrg(
           db,
           embedder,
-          { orgId: need(values.org, "--org"), userId: values.user },
+          // Beside a server that owns the embedded database, a snapshot would hold its one session.
+          { orgId: need(values.org, "--org"), userId: values.user, paged: kind === "attached" },
           writeLine,
           (total) => {
             bar = progress("export: memories", total);

@@ -126,6 +126,28 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
  * statistics as they are now (the text trigger, sql/090): rows written in a bulk were weighed
  * against the statistics of the rows before them, the first ones against almost none.
  */
+/**
+ * Facts among `ids` (or pointed at by them) that another fact of the organisation supersedes but
+ * that still read active, marked superseded: what a fact that `supersedes` one means. A file
+ * exported page by page while the source was written (see exportOrg) can hold a fact as active
+ * beside the fact that superseded it during the export. Returns how many were marked.
+ */
+export async function markSupersededTargets(db: Queryable, orgId: string, ids: string[]): Promise<number> {
+  let marked = 0;
+  for (let i = 0; i < ids.length; i += 1000) {
+    const { rowCount } = await db.query(
+      `UPDATE memories SET status = 'superseded'
+       WHERE org_id = $1 AND type = 'fact' AND status = 'active'
+         AND id IN (SELECT n.supersedes FROM memories n
+                    WHERE n.org_id = $1 AND n.type = 'fact' AND n.supersedes IS NOT NULL
+                      AND (n.id = ANY($2::uuid[]) OR n.supersedes = ANY($2::uuid[])))`,
+      [orgId, ids.slice(i, i + 1000)],
+    );
+    marked += rowCount ?? 0;
+  }
+  return marked;
+}
+
 export async function reindexText(db: Queryable, orgId: string, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 1000)
     await db.query("UPDATE memories SET tsv = NULL WHERE org_id = $1 AND id = ANY($2::uuid[])", [
