@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertMemoryRows } from "../src/db/memories.js";
 import type { MemoryRow } from "../src/db/memory-row.js";
+import { newMemoryId } from "../src/ids.js";
 import {
   factsBeforeTheirEpisode,
   sessionsThatMatch,
@@ -372,5 +374,33 @@ describe("a name introduced after the user's first facts", () => {
       "SELECT context FROM memories WHERE user_id = 'u1' AND type = 'fact' AND text LIKE '%radios%'",
     );
     expect(again.rows[0]!.context!.split("(Tomas)").length).toBe(2);
+  });
+
+  it("names many earlier facts in short transactions of their own, not in the job's last one", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const db = svc.runtime.deps.db;
+    const earlier = Array.from({ length: 250 }, (_, i) => ({
+      id: newMemoryId(),
+      org_id: orgId,
+      type: "fact" as const,
+      text: `The user planted tree number ${i} in the orchard.`,
+      user_id: "u9",
+      status: "active" as const,
+      details: { source_role: "user" },
+    }));
+    await db.tx((tx) => insertMemoryRows(tx, earlier));
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u9", conv_id: "c9", messages: [{ role: "user", content: "Hi, my name is Zorro." }] },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const { rows } = await db.query<{ named: number; txs: number }>(
+      `SELECT count(*)::int AS named, count(DISTINCT xmin::text)::int AS txs FROM memories
+       WHERE org_id = $1 AND id = ANY($2::uuid[]) AND context LIKE '%(Zorro)%'`,
+      [orgId, earlier.map((r) => r.id)],
+    );
+    expect(rows[0]!.named).toBe(250);
+    // 100 rows a statement: three transactions.
+    expect(rows[0]!.txs).toBe(3);
   });
 });

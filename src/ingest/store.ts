@@ -176,6 +176,12 @@ export async function storeResult({
     const pause = ctx.deps.config.MNEMO_TEST_STORE_CHUNK_DELAY_MS;
     if (pause) await new Promise((r) => setTimeout(r, pause));
   }
+  // A name this job records also reaches the user's earlier facts ("The user ..."), by context:
+  // in short statements of their own before the last transaction, not inside it (one statement
+  // over 10,000 earlier facts held it 30 s, and the embedded database's one session with it).
+  // Idempotent, so a retried attempt does no harm.
+  const named = facts.map((f) => nameFromFact(f.text)).find(Boolean);
+  if (named && request.user_id) await nameEarlierFacts(ctx.db, scope, named, job.id);
   return inTx(ctx, async (txCtx) => {
     const tx = txCtx.db;
     await lockIngestUser(tx, orgId, request.user_id);
@@ -270,10 +276,6 @@ export async function storeResult({
     // What the job stored, this attempt or an earlier one, in the planned order.
     const stored = await jobMemories(tx, orgId, job.id);
     const mine = [...rec.insert, ...revived].filter((r) => stored.has(r.id)).map((r) => stored.get(r.id)!);
-    // A name recorded now also reaches the user's earlier facts ("The user ..."), by context.
-    const named = mine.map((r) => (r.type === "fact" ? nameFromFact(r.text) : null)).find(Boolean);
-    if (named && request.user_id)
-      await nameEarlierFacts(tx, { orgId, userId: request.user_id }, named, job.id);
     // Restated facts and artifacts in one statement; reported in the order they were met.
     const touched = new Map(
       (
