@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportOrg } from "../src/admin/export.js";
 import { type ImportReport, importOrg } from "../src/admin/import.js";
 import { linkOrg } from "../src/admin/orgs.js";
+import { progress } from "../src/admin/progress.js";
 import { createDb, type Db } from "../src/db/db.js";
 import { migrate } from "../src/db/migrate.js";
 import type { Embedder } from "../src/providers/types.js";
@@ -507,6 +508,49 @@ describe("admin import (embedded database)", () => {
   });
 });
 
+describe("admin import of many rows", () => {
+  it("weighs again for full text only the rows written while the organisation held few documents", async () => {
+    const target = await dst.newOrg("reweigh");
+    const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
+    const words = ["orchard", "river", "lantern", "harbour", "meadow", "violin", "glacier"];
+    const rows = Array.from({ length: 400 }, (_, i) =>
+      JSON.stringify({
+        ...one,
+        id: randomUUID(),
+        text: `Note ${i}: ${words.slice(0, 1 + (i % words.length)).join(" ")}.`,
+        supersedes: null,
+        context: null,
+        concepts: null,
+        job_id: null,
+        write_key: null,
+        content_hash: null,
+      }),
+    );
+    // Batches of 200: the first is written while the organisation holds fewer than 50 documents.
+    const report = await importOrg(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder, secret: Buffer.alloc(32, 7) },
+      { orgId: target.orgId, format: "mnemo", reweighBelow: 50 },
+      iterate([file[0]!, ...rows]),
+    );
+    expect(report.bad).toEqual([]);
+    expect(report.memories.imported).toBe(400);
+    const { rows: stats } = await dst.deps.db.query<{ txs: number; exact: number; worst: number }>(
+      `WITH s AS (SELECT sum(total_len)::float8 / sum(docs) AS avgdl FROM text_doc_stats WHERE org_id = $1)
+       SELECT count(DISTINCT m.xmin::text)::int AS txs,
+              count(*) FILTER (WHERE m.bm25 = mnemo_bm25_doc(m.tsv, s.avgdl))::int AS exact,
+              max(abs(l2_norm(m.bm25) - l2_norm(mnemo_bm25_doc(m.tsv, s.avgdl))) / l2_norm(mnemo_bm25_doc(m.tsv, s.avgdl)))
+                AS worst
+       FROM memories m, s WHERE m.org_id = $1`,
+      [target.orgId],
+    );
+    // The first batch written again (one transaction), the second written once (its own).
+    expect(stats[0]!.txs).toBe(2);
+    expect(stats[0]!.exact).toBeGreaterThanOrEqual(200);
+    // The rest weighed against an average close to the final one.
+    expect(stats[0]!.worst).toBeLessThan(0.02);
+  });
+});
+
 describe("admin import (native PostgreSQL)", () => {
   it("round-trips onto native PostgreSQL and back out identically", async () => {
     const native = await createNativeDatabase("roundtrip");
@@ -579,4 +623,30 @@ describe("admin export and import commands", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 240_000); // two cold starts of the CLI on a fresh embedded directory
+});
+
+describe("admin progress on stderr that is not a terminal (a log, a pipe)", () => {
+  it("writes a line while it runs, not only at the end", async () => {
+    const written: string[] = [];
+    const write = process.stderr.write;
+    const tty = Object.getOwnPropertyDescriptor(process.stderr, "isTTY");
+    Object.defineProperty(process.stderr, "isTTY", { value: false, configurable: true });
+    process.stderr.write = ((chunk: string) => {
+      written.push(chunk);
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      const bar = progress("import: lines", undefined, { everyMs: 20 });
+      bar.add(5);
+      expect(written).toEqual([]); // not yet: at most one line per interval
+      await new Promise((r) => setTimeout(r, 30));
+      bar.add(2);
+      bar.done("(done)");
+    } finally {
+      process.stderr.write = write;
+      if (tty) Object.defineProperty(process.stderr, "isTTY", tty);
+      else delete (process.stderr as { isTTY?: boolean }).isTTY;
+    }
+    expect(written).toEqual(["import: lines: 7\n", "import: lines: 7 (done)\n"]);
+  });
 });

@@ -148,6 +148,15 @@ export async function markSupersededTargets(db: Queryable, orgId: string, ids: s
   return marked;
 }
 
+/** How many documents the organisation's full-text statistics count. */
+export async function orgDocuments(db: Queryable, orgId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string | null }>(
+    "SELECT sum(docs)::bigint AS n FROM text_doc_stats WHERE org_id = $1",
+    [orgId],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 export async function reindexText(db: Queryable, orgId: string, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 1000)
     await db.query("UPDATE memories SET tsv = NULL WHERE org_id = $1 AND id = ANY($2::uuid[])", [
