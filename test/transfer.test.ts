@@ -6,6 +6,7 @@ import { exportOrg } from "../src/admin/export.js";
 import { type ImportReport, importOrg } from "../src/admin/import.js";
 import { linkOrg } from "../src/admin/orgs.js";
 import { progress } from "../src/admin/progress.js";
+import { reindexOrgText } from "../src/admin/reindex.js";
 import { createDb, type Db } from "../src/db/db.js";
 import { migrate } from "../src/db/migrate.js";
 import type { Embedder } from "../src/providers/types.js";
@@ -551,6 +552,64 @@ describe("admin import of many rows", () => {
   });
 });
 
+describe("admin reindex-text", () => {
+  it("derives every memory's full-text columns again, page by page, as after replacing mnemo_memory_tsv", async () => {
+    const target = await dst.newOrg("reindex");
+    const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
+    const rows = Array.from({ length: 250 }, (_, i) =>
+      JSON.stringify({
+        ...one,
+        type: "fact",
+        status: "active",
+        details: {},
+        id: randomUUID(),
+        text: `Reindexed note ${i} about the lighthouse.`,
+        supersedes: null,
+        context: null,
+        concepts: null,
+        job_id: null,
+        write_key: null,
+        content_hash: null,
+      }),
+    );
+    const imported = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      [file[0]!, ...rows],
+      target.orgId,
+    );
+    expect(imported.memories.imported).toBe(250);
+    // Columns left by an older text function: what replacing mnemo_memory_tsv leaves behind.
+    await dst.deps.db.tx(async (tx) => {
+      await tx.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
+      await tx.query(
+        "UPDATE memories SET tsv = to_tsvector('simple', 'stale'), bm25 = NULL WHERE org_id = $1",
+        [target.orgId],
+      );
+      await tx.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
+    });
+    const stale = async () =>
+      (
+        await dst.deps.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM memories
+           WHERE org_id = $1 AND (tsv IS DISTINCT FROM mnemo_memory_tsv(text, details, context, concepts) OR bm25 IS NULL)`,
+          [target.orgId],
+        )
+      ).rows[0]!.n;
+    expect(await stale()).toBe(250);
+    const seen: number[] = [];
+    expect(await reindexOrgText(dst.deps.db, target.orgId, (n) => seen.push(n), 100)).toEqual({
+      memories: 250,
+    });
+    expect(seen).toEqual([100, 100, 50]);
+    expect(await stale()).toBe(0);
+    const found = await dst.request("POST", "/v1/memories/search", {
+      key: target.key,
+      body: { query: "lighthouse note", user_id: one.user_id, mode: "retrieve", include: ["fact"] },
+    });
+    expect(found.body.data.length).toBeGreaterThan(0);
+  });
+});
+
 describe("admin import (native PostgreSQL)", () => {
   it("round-trips onto native PostgreSQL and back out identically", async () => {
     const native = await createNativeDatabase("roundtrip");
@@ -585,6 +644,10 @@ describe("admin export and import commands", () => {
       expect(imported.code).toBe(1); // a line was refused
       const summary = JSON.parse(imported.stdout.trim().split("\n").at(-1)!);
       expect(summary.memories.imported).toBe(file.filter((l) => l.includes('"kind":"memory"')).length);
+      // Deriving the full-text columns again changes nothing the export shows.
+      const reindexed = await runMnemo(["admin", "reindex-text", "--org", orgId, "--json"], env);
+      expect(reindexed.code).toBe(0);
+      expect(JSON.parse(reindexed.stdout)).toEqual({ memories: summary.memories.imported });
       const exported = await runMnemo(["admin", "export", "--org", orgId], env);
       expect(exported.code).toBe(0);
       expect(exported.stdout.trimEnd().split("\n")).toEqual(file);

@@ -6,9 +6,11 @@ import { importOrg } from "../admin/import.js";
 import { migrateTo } from "../admin/migrate-to.js";
 import { createKey, createOrg, linkOrg, listKeys, revokeKey } from "../admin/orgs.js";
 import { progress } from "../admin/progress.js";
+import { reindexOrgText } from "../admin/reindex.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase, StartupError } from "../db/open.js";
+import { countMemories } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
 import { createProviders } from "../providers/index.js";
@@ -30,6 +32,7 @@ Usage:
       link-org --org ORG_ID [--unlink] [--json]   let identity-provider tokens enter ORG_ID
       export --org ORG_ID [--user USER_ID] > org.jsonl
       import --org ORG_ID [--format mnemo|mem0] [--json] < org.jsonl
+      reindex-text --org ORG_ID [--json]   derive the full-text columns again (after replacing mnemo_memory_tsv)
       migrate-to --target postgres://... [--json]   (embedded data directory -> PostgreSQL)
 
 Configuration is read from the environment; see the README.`;
@@ -190,6 +193,7 @@ const ADMIN_OPTIONS: Record<string, string[]> = {
   "link-org": ["org", "unlink", "json"],
   export: ["org", "user"],
   import: ["org", "format", "json"],
+  "reindex-text": ["org", "json"],
   "migrate-to": ["target", "json"],
 };
 
@@ -202,6 +206,7 @@ const ADMIN_REQUIRED: Record<string, string[]> = {
   "link-org": ["--org"],
   export: ["--org"],
   import: ["--org"],
+  "reindex-text": ["--org"],
   "migrate-to": ["--target"],
 };
 
@@ -289,6 +294,13 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
             : `${formatHuman({ ...summary, bad: bad.length })}\n`,
         );
         return bad.length ? 1 : 0;
+      }
+      case "reindex-text": {
+        const orgId = need(values.org, "--org");
+        const bar = progress("reindex-text: memories", await countMemories(db, orgId, null));
+        out = await reindexOrgText(db, orgId, (n) => bar.add(n));
+        bar.done();
+        break;
       }
       case "create-org":
         out = await createOrg(db, {

@@ -157,6 +157,22 @@ export async function orgDocuments(db: Queryable, orgId: string): Promise<number
   return Number(rows[0]?.n ?? 0);
 }
 
+/** One page of an organisation's memory ids in created order, after a position (reindexOrgText). */
+export async function memoryIdsPage(
+  db: Queryable,
+  orgId: string,
+  after: { at: string; id: string } | null,
+  limit: number,
+): Promise<Array<{ id: string; at: string }>> {
+  const { rows } = await db.query<{ id: string; at: string }>(
+    `SELECT id::text AS id, ${ts("created_at")} AS at FROM memories
+     WHERE org_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
+     ORDER BY created_at, id LIMIT $4`,
+    [orgId, after?.at ?? null, after?.id ?? null, limit],
+  );
+  return rows;
+}
+
 export async function reindexText(db: Queryable, orgId: string, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 1000)
     await db.query("UPDATE memories SET tsv = NULL WHERE org_id = $1 AND id = ANY($2::uuid[])", [
