@@ -292,6 +292,25 @@ describe("usage", () => {
   });
 });
 
+describe("usage by key for a credential confined to a user", () => {
+  it("lists its own user's keys and the no-key line, chosen in the statement", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const mine = await createKey(svc.deps.db, { orgId, name: "mine", userId: "ann" });
+    const also = await createKey(svc.deps.db, { orgId, name: "also mine", userId: "ann" });
+    const theirs = await createKey(svc.deps.db, { orgId, name: "theirs", userId: "bob" });
+    for (const k of [mine.api_key, also.api_key, theirs.api_key, key])
+      expect((await svc.request("GET", "/v1/groups", { key: k })).status).toBe(200);
+    await recordUsage(svc.deps.db, { orgId, keyId: null, searches: 1 });
+    const r = await svc.request("GET", "/v1/usage?by_api_key=true", { key: mine.api_key });
+    expect(r.status).toBe(200);
+    const ids = r.body.by_api_key.map((k: { api_key_id: string | null }) => k.api_key_id).sort();
+    expect(ids).toEqual([null, mine.key_id, also.key_id].sort());
+    // The organisation's key sees every line.
+    const all = await svc.request("GET", "/v1/usage?by_api_key=true", { key });
+    expect(all.body.by_api_key).toHaveLength(5);
+  });
+});
+
 describe("storage counts", () => {
   /** The counts as a scan of the organisation's memories finds them. */
   const recount = async (orgId: string) =>

@@ -113,13 +113,25 @@ export interface UsageByKeyRow extends UsageCounts {
   last_used_at: string | null;
 }
 
-export async function usageByKey(db: Queryable, orgId: string, start: string, end: string) {
+/**
+ * The month's counts per key. With `userId` (a credential confined to a user), only that user's
+ * keys' lines and the line of requests made with no key (identity-provider tokens), chosen in the
+ * statement, not after reading every key's line.
+ */
+export async function usageByKey(
+  db: Queryable,
+  orgId: string,
+  start: string,
+  end: string,
+  userId: string | null = null,
+) {
   const { rows } = await db.query<UsageByKeyRow>(
     `SELECT ops.key_id, k.name, k.kind, k.prefix, k.last_four, k.key_hash,
             to_char(k.last_used_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS last_used_at, ${SUMS}
      FROM ${OPS} LEFT JOIN api_keys k ON k.id = ops.key_id AND k.org_id = $1
+     WHERE $4::text IS NULL OR ops.key_id = '' OR k.user_id = $4
      GROUP BY ops.key_id, k.name, k.kind, k.prefix, k.last_four, k.key_hash, k.last_used_at ORDER BY ops.key_id`,
-    [orgId, start, end],
+    [orgId, start, end, userId],
   );
   return rows;
 }

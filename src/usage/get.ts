@@ -1,7 +1,6 @@
 import { maskKey } from "../auth/keys.js";
 import { confinedUser } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
-import { listApiKeys } from "../db/api-keys.js";
 import { getOrg } from "../db/orgs.js";
 import { monthBounds, storageCounts, usageByDay, usageByKey, usageTotals } from "../db/usage.js";
 import { CoreError } from "../errors.js";
@@ -25,20 +24,16 @@ export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput 
   if (!org) throw new CoreError("unauthorized", "The organisation of this credential no longer exists.");
   const tier = resolveTier(ctx.deps.config, org.tier);
   const period = await monthBounds(ctx.db, input.month);
-  const [totals, storage, daily, byKey] = await Promise.all([
+  // A credential confined to a user sees the per-key lines of its own user's keys only (and the
+  // line of requests made with no key, identity-provider tokens, which names no key).
+  const [totals, storage, daily, keyLines] = await Promise.all([
     usageTotals(ctx.db, orgId, period.start, period.end),
     storageCounts(ctx.db, orgId),
     input.daily ? usageByDay(ctx.db, orgId, period.start, period.end) : undefined,
-    input.byApiKey ? usageByKey(ctx.db, orgId, period.start, period.end) : undefined,
+    input.byApiKey
+      ? usageByKey(ctx.db, orgId, period.start, period.end, confinedUser(ctx.principal))
+      : undefined,
   ]);
-  // A credential confined to a user sees the per-key lines of its own user's keys only (and the
-  // line of requests made with no key, identity-provider tokens, which names no key).
-  const user = confinedUser(ctx.principal);
-  const ownKeys =
-    byKey && user !== null
-      ? new Set((await listApiKeys(ctx.db, orgId)).filter((k) => k.user_id === user).map((k) => k.id))
-      : undefined;
-  const keyLines = ownKeys ? byKey?.filter((k) => k.key_id === "" || ownKeys.has(k.key_id)) : byKey;
   const counts = (r: { messages_ingested: number; searches: number; requests: number }) => ({
     messages_ingested: r.messages_ingested,
     searches: r.searches,
