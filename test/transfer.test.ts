@@ -69,6 +69,26 @@ async function* iterate(lines: string[]) {
   yield* lines;
 }
 
+/**
+ * An export line of a new active fact: the file's first memory with a new id and `text`, and no
+ * links, job or hash of its own (each line a distinct memory).
+ */
+const freshMemoryLine = (text: string) =>
+  JSON.stringify({
+    ...JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!),
+    type: "fact",
+    status: "active",
+    details: {},
+    id: randomUUID(),
+    text,
+    supersedes: null,
+    context: null,
+    concepts: null,
+    job_id: null,
+    write_key: null,
+    content_hash: null,
+  });
+
 const importInto = (
   svc: { db: Db; embedder: Embedder },
   lines: string[],
@@ -512,20 +532,9 @@ describe("admin import (embedded database)", () => {
 describe("admin import of many rows", () => {
   it("weighs again for full text only the rows written while the organisation held few documents", async () => {
     const target = await dst.newOrg("reweigh");
-    const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
     const words = ["orchard", "river", "lantern", "harbour", "meadow", "violin", "glacier"];
     const rows = Array.from({ length: 400 }, (_, i) =>
-      JSON.stringify({
-        ...one,
-        id: randomUUID(),
-        text: `Note ${i}: ${words.slice(0, 1 + (i % words.length)).join(" ")}.`,
-        supersedes: null,
-        context: null,
-        concepts: null,
-        job_id: null,
-        write_key: null,
-        content_hash: null,
-      }),
+      freshMemoryLine(`Note ${i}: ${words.slice(0, 1 + (i % words.length)).join(" ")}.`),
     );
     // Batches of 200: the first is written while the organisation holds fewer than 50 documents.
     const report = await importOrg(
@@ -555,22 +564,8 @@ describe("admin import of many rows", () => {
 describe("admin reindex-text", () => {
   it("derives every memory's full-text columns again, page by page, as after replacing mnemo_memory_tsv", async () => {
     const target = await dst.newOrg("reindex");
-    const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
     const rows = Array.from({ length: 250 }, (_, i) =>
-      JSON.stringify({
-        ...one,
-        type: "fact",
-        status: "active",
-        details: {},
-        id: randomUUID(),
-        text: `Reindexed note ${i} about the lighthouse.`,
-        supersedes: null,
-        context: null,
-        concepts: null,
-        job_id: null,
-        write_key: null,
-        content_hash: null,
-      }),
+      freshMemoryLine(`Reindexed note ${i} about the lighthouse.`),
     );
     const imported = await importInto(
       { db: dst.deps.db, embedder: dst.deps.providers.embedder },
@@ -604,7 +599,12 @@ describe("admin reindex-text", () => {
     expect(await stale()).toBe(0);
     const found = await dst.request("POST", "/v1/memories/search", {
       key: target.key,
-      body: { query: "lighthouse note", user_id: one.user_id, mode: "retrieve", include: ["fact"] },
+      body: {
+        query: "lighthouse note",
+        user_id: JSON.parse(rows[0]!).user_id,
+        mode: "retrieve",
+        include: ["fact"],
+      },
     });
     expect(found.body.data.length).toBeGreaterThan(0);
   });
