@@ -100,6 +100,15 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
         ["import", "--org", "o", "--user", "bob"],
         "mnemo: admin import: --user is not an option of import; `admin help` lists them",
       ],
+      // A stray word: a mistyped option or value, never silently dropped.
+      [
+        ["export", "--org", "o", "bob"],
+        "mnemo: admin export: unexpected argument 'bob'; `admin help` lists them",
+      ],
+      [
+        ["revoke-key", "key_1", "key_2"],
+        "mnemo: admin revoke-key: unexpected argument 'key_2'; `admin help` lists them",
+      ],
     ] as const;
     const refused = await Promise.all(required.map(([args]) => runMnemo(["admin", ...args], env())));
     required.forEach(([args, said], i) => {

@@ -8,7 +8,9 @@ import { linkOrg } from "../src/admin/orgs.js";
 import { progress } from "../src/admin/progress.js";
 import { reindexOrgText } from "../src/admin/reindex.js";
 import { createDb, type Db } from "../src/db/db.js";
+import { insertMemoryRows } from "../src/db/memories.js";
 import { migrate } from "../src/db/migrate.js";
+import { newMemoryId } from "../src/ids.js";
 import type { Embedder } from "../src/providers/types.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
@@ -202,6 +204,54 @@ describe("admin export", () => {
     expect(successor.status).toBe("active");
   });
 
+  it("paged, writes the groups created while it read after the memories, so a later page's tags exist", async () => {
+    const own = await src.newOrg("paged-groups");
+    // Two pages: the tag goes on a memory of the second, read after the groups were written.
+    const rows = Array.from({ length: 520 }, (_, i) => ({
+      id: newMemoryId(),
+      org_id: own.orgId,
+      type: "fact" as const,
+      text: `Paged fact ${i}`,
+      user_id: "u",
+      status: "active" as const,
+      created_at: new Date(Date.parse("2026-01-01T00:00:00Z") + i * 1000),
+    }));
+    await src.deps.db.tx((tx) => insertMemoryRows(tx, rows));
+    const lines: string[] = [];
+    let group: string | undefined;
+    await exportOrg(
+      src.deps.db,
+      src.deps.providers.embedder,
+      { orgId: own.orgId, paged: true },
+      async (l) => {
+        lines.push(l);
+        if (group || !l.includes('"kind":"memory"')) return;
+        const g = await src.request("POST", "/v1/groups", { key: own.key, body: { name: "late" } });
+        group = g.body.id as string;
+        const tagged = await src.request("PATCH", `/v1/memories/${rows.at(-1)!.id}`, {
+          key: own.key,
+          body: { add_group_ids: [group] },
+        });
+        expect(tagged.status).toBe(200);
+      },
+    );
+    const parsed = lines.map((l) => JSON.parse(l));
+    const last = parsed.find((m) => m.id === rows.at(-1)!.id);
+    expect(last.group_ids).toEqual([group]);
+    const at = parsed.findIndex((m) => m.kind === "group" && m.id === group);
+    expect(at).toBeGreaterThan(parsed.indexOf(last));
+    // Imported elsewhere, the tag names a group that exists there.
+    const target = await dst.newOrg("paged-groups-target");
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      lines,
+      target.orgId,
+    );
+    expect(report.bad).toEqual([]);
+    const got = await dst.request("GET", `/v1/groups/${group}`, { key: target.key });
+    expect(got.status).toBe(200);
+  });
+
   it("a file holding a fact as active beside the fact that supersedes it imports it as superseded", async () => {
     // What a paged export can catch when the supersede commits between its pages.
     const own = await src.newOrg("half-caught");
@@ -283,6 +333,38 @@ describe("admin import (embedded database)", () => {
     expect(second.groups.imported).toBe(0);
     expect(second.webhook).toBe("kept existing");
     expect(await exportLines(dst.deps.db, dst.deps.providers.embedder, orgId)).toEqual(file);
+  });
+
+  it("reads a fact without a status as active, leaves a fact naming itself in supersedes active, and calls empty input a failure", async () => {
+    const target = await dst.newOrg("odd-lines");
+    const plain = JSON.parse(freshMemoryLine("A fact without a status"));
+    const selfish = JSON.parse(freshMemoryLine("A fact that supersedes itself"));
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      [
+        file[0]!,
+        JSON.stringify({ ...plain, status: null }),
+        JSON.stringify({ ...selfish, supersedes: selfish.id }),
+      ],
+      target.orgId,
+    );
+    expect(report.bad).toEqual([]);
+    expect(report.memories.superseded).toBe(0);
+    const { rows } = await dst.deps.db.query("SELECT id, status FROM memories WHERE org_id = $1", [
+      target.orgId,
+    ]);
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.status]))).toEqual({
+      [plain.id]: "active",
+      [selfish.id]: "active",
+    });
+    const usage = await dst.request("GET", "/v1/usage", { key: target.key });
+    expect(usage.body.storage.memories_active).toBe(2);
+    const empty = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      [],
+      target.orgId,
+    );
+    expect(empty.bad).toEqual([{ line: 0, error: "the input holds no line" }]);
   });
 
   it("reports bad lines by number and imports the rest; a failed batch writes nothing", async () => {
@@ -644,10 +726,19 @@ describe("admin export and import commands", () => {
       expect(imported.code).toBe(1); // a line was refused
       const summary = JSON.parse(imported.stdout.trim().split("\n").at(-1)!);
       expect(summary.memories.imported).toBe(file.filter((l) => l.includes('"kind":"memory"')).length);
+      // What it does after the last line is said, not done in silence.
+      expect(imported.stderr).toMatch(
+        /import: every line read; marking superseded facts, weighing \d+ rows again/,
+      );
       // Deriving the full-text columns again changes nothing the export shows.
       const reindexed = await runMnemo(["admin", "reindex-text", "--org", orgId, "--json"], env);
       expect(reindexed.code).toBe(0);
       expect(JSON.parse(reindexed.stdout)).toEqual({ memories: summary.memories.imported });
+      const unknown = await runMnemo(["admin", "reindex-text", "--org", "org_nobody"], env);
+      expect([unknown.code, unknown.stderr.trim()]).toEqual([
+        1,
+        expect.stringContaining("org_nobody does not exist"),
+      ]);
       const exported = await runMnemo(["admin", "export", "--org", orgId], env);
       expect(exported.code).toBe(0);
       expect(exported.stdout.trimEnd().split("\n")).toEqual(file);

@@ -126,6 +126,8 @@ export async function importOrg(
   },
   lines: AsyncIterable<string>,
   onLine: () => void = () => {},
+  /** What it does once every line is in (it can take seconds on a big import). */
+  onStage: (stage: string) => void = () => {},
 ): Promise<ImportReport> {
   if (!ORG_ID.test(input.orgId))
     throw new CoreError("invalid_request", `'${input.orgId}' is not an organisation id.`);
@@ -297,6 +299,12 @@ export async function importOrg(
     if (groups.length + memories.length >= BATCH) await flush();
   }
   await flush();
+  // Nothing read at all is more likely a failed export upstream than an empty organisation.
+  if (!sawLine) report.bad.push({ line: 0, error: "the input holds no line" });
+  if (inserted.length)
+    onStage(
+      `every line read; marking superseded facts, weighing ${reweigh.length} rows again for full text, checkpoint`,
+    );
   report.memories.superseded = await markSupersededTargets(db, input.orgId, inserted);
   // Each batch's rows were weighed for full text against the organisation's average document
   // length as it stood (the first batch against none): those written while it held fewer than

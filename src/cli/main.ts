@@ -10,6 +10,7 @@ import { reindexOrgText } from "../admin/reindex.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase, StartupError } from "../db/open.js";
+import { getOrg } from "../db/orgs.js";
 import { countMemories } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
@@ -177,6 +178,13 @@ function adminUsage(argv: string[]): number | undefined {
     process.stderr.write(`mnemo: admin ${sub}: ${missing} is required\n`);
     return 2;
   }
+  // Only revoke-key takes an argument, and one: anything else is a mistyped option or value.
+  const allowed = (ADMIN_REQUIRED[sub] ?? []).filter((what) => !what.startsWith("--")).length;
+  const extra = positionals[allowed];
+  if (extra !== undefined) {
+    process.stderr.write(`mnemo: admin ${sub}: unexpected argument '${extra}'; \`admin help\` lists them\n`);
+    return 2;
+  }
   if (sub === "import" && values.format !== "mnemo" && values.format !== "mem0") {
     process.stderr.write(`mnemo: admin import: --format is mnemo or mem0\n`);
     return 2;
@@ -275,13 +283,22 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
           throw new CoreError("invalid_request", "admin import: --format is mnemo or mem0");
         const { key } = await loadServerSecret(db, config.MNEMO_SECRET_KEY);
         const bar = progress("import: lines");
+        let read = false;
+        const allRead = () => {
+          if (!read) bar.done();
+          read = true;
+        };
         const report = await importOrg(
           { db, embedder: createProviders(config).embedder, secret: key },
           { orgId: need(values.org, "--org"), format },
           stdinLines(),
           () => bar.add(),
+          (stage) => {
+            allRead();
+            process.stderr.write(`import: ${stage}\n`);
+          },
         );
-        bar.done();
+        allRead();
         for (const b of report.bad) process.stderr.write(`line ${b.line}: ${b.error}\n`);
         if (report.webhookSecret)
           process.stderr.write(
@@ -297,6 +314,8 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
       }
       case "reindex-text": {
         const orgId = need(values.org, "--org");
+        if (!(await getOrg(db, orgId)))
+          throw new CoreError("not_found", `Organisation ${orgId} does not exist.`);
         const bar = progress("reindex-text: memories", await countMemories(db, orgId, null));
         out = await reindexOrgText(db, orgId, (n) => bar.add(n));
         bar.done();

@@ -107,7 +107,8 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
        details, metadata, status, supersedes, namespace, trigger_entities, outcome, full_content, content_hash,
        job_id, write_key, embedding, created_at, updated_at, context, concepts)
      SELECT x.id, $2, x.type, x.text, x.user_id, x.agent_id, x.conv_id, x.app_id, x.group_ids, x.categories,
-       x.details, coalesce(x.metadata, '{}'), x.status, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
+       x.details, coalesce(x.metadata, '{}'),
+       CASE WHEN x.type = 'fact' THEN coalesce(x.status, 'active') ELSE x.status END, x.supersedes, x.namespace, x.trigger_entities, x.outcome, x.full_content,
        x.content_hash, x.job_id, x.write_key, x.embedding::vector, x.created_at, x.updated_at, x.context, x.concepts
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, type text, text text, user_id text, agent_id text,
        conv_id text, app_id text, group_ids text[], categories text[], details jsonb, metadata jsonb,
@@ -139,7 +140,7 @@ export async function markSupersededTargets(db: Queryable, orgId: string, ids: s
       `UPDATE memories SET status = 'superseded'
        WHERE org_id = $1 AND type = 'fact' AND status = 'active'
          AND id IN (SELECT n.supersedes FROM memories n
-                    WHERE n.org_id = $1 AND n.type = 'fact' AND n.supersedes IS NOT NULL
+                    WHERE n.org_id = $1 AND n.type = 'fact' AND n.supersedes IS NOT NULL AND n.supersedes <> n.id
                       AND (n.id = ANY($2::uuid[]) OR n.supersedes = ANY($2::uuid[])))`,
       [orgId, ids.slice(i, i + 1000)],
     );
