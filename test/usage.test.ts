@@ -405,6 +405,19 @@ describe("storage counts", () => {
     expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).not.toContain("memories");
   });
 
+  it("count a fact an older import stored without a status once the upgrade gives it one (sql/099)", async () => {
+    const { orgId } = await svc.newOrg();
+    const [row] = await writeMemories(systemCtx(svc.deps, orgId, "usage-test"), [
+      { type: "fact", text: "Ann likes tea", status: "active", user_id: "ann" },
+    ]);
+    await svc.deps.db.query("UPDATE memories SET status = NULL WHERE id = $1", [row!.id]);
+    expect((await storageCounts(svc.deps.db, orgId)).memories_active).toBe(0);
+    await svc.deps.db.query(readFileSync(path.join(ROOT, "sql/099_fact_status.sql"), "utf8"));
+    const { rows } = await svc.deps.db.query("SELECT status FROM memories WHERE id = $1", [row!.id]);
+    expect(rows[0].status).toBe("active");
+    expect((await storageCounts(svc.deps.db, orgId)).memories_active).toBe(1);
+  });
+
   it("are built from the rows already stored when the migration runs on upgrade (sql/098)", async () => {
     const { orgId } = await svc.newOrg();
     const ctx = systemCtx(svc.deps, orgId, "usage-test");
