@@ -4,9 +4,11 @@ import type { Queryable } from "./db.js";
  * Every advisory lock the service takes, in one place so that no two uses share an id by accident.
  * All are transaction-level: they are released when the transaction ends, so a crashed process
  * never leaves one held. The constants are shared by every Mnemo process. One more lives in SQL:
- * the full-text statistics trigger (sql/065_bm25_sparse.sql) takes the two-key form
- * `pg_advisory_xact_lock(hashtext('mnemo_text_stats:' || org), shard)`, a space of its own (the
- * one-key locks here never meet it).
+ * the full-text statistics trigger (sql/065_bm25_sparse.sql) and the storage counts' trigger
+ * (sql/098_storage_counts.sql) take the two-key form
+ * `pg_advisory_xact_lock(hashtext('mnemo_text_stats:' || org), shard)`, the same lock, first, so
+ * writers of one organisation's shard queue there before touching either table's rows; a space of
+ * its own (the one-key locks here never meet it).
  */
 const LOCK = {
   /** Concurrent migrators apply each migration exactly once. */
