@@ -42,9 +42,10 @@ export async function exportOrg(
   write: (line: string) => Promise<void>,
   onProgress: (total: number) => (n: number) => void = () => () => {},
 ): Promise<{ groups: number; memories: number; webhook: boolean }> {
-  const read = <T>(fn: (q: Queryable) => Promise<T>) => (input.paged ? fn(db) : withSnapshot(db, fn));
-  return read(async (snap) => {
-    const org = await getOrg(snap, input.orgId);
+  // What the export reads from: one snapshot, or (paged) the pool, each statement on its own.
+  const read = <T>(fn: (from: Queryable) => Promise<T>) => (input.paged ? fn(db) : withSnapshot(db, fn));
+  return read(async (from) => {
+    const org = await getOrg(from, input.orgId);
     if (!org) throw new CoreError("not_found", `Organisation ${input.orgId} does not exist.`);
     const userId = input.userId ?? null;
     const header: ExportHeader = {
@@ -62,14 +63,14 @@ export async function exportOrg(
       embedding: { dim: embedder.dim, embedder: embedder.name },
     };
     await write(JSON.stringify(header));
-    const groups = await exportGroups(snap, org.id);
+    const groups = await exportGroups(from, org.id);
     for (const g of groups) await write(JSON.stringify({ kind: "group", ...g }));
 
-    const tick = onProgress(await countMemories(snap, org.id, userId));
+    const tick = onProgress(await countMemories(from, org.id, userId));
     let after: { at: string; id: string } | null = null;
     let memories = 0;
     for (;;) {
-      const page = await exportMemoriesPage(snap, { orgId: org.id, userId, after, limit: PAGE });
+      const page = await exportMemoriesPage(from, { orgId: org.id, userId, after, limit: PAGE });
       for (const m of page) await write(JSON.stringify({ kind: "memory", ...m }));
       memories += page.length;
       tick(page.length);
@@ -81,13 +82,13 @@ export async function exportOrg(
     if (input.paged) {
       // Groups created while the pages were read: a memory of a later page may carry one.
       const written = new Set(groups.map((g) => g.id));
-      for (const g of await exportGroups(snap, org.id)) {
+      for (const g of await exportGroups(from, org.id)) {
         if (written.has(g.id)) continue;
         await write(JSON.stringify({ kind: "group", ...g }));
         groupCount++;
       }
     }
-    const hook = await exportWebhook(snap, org.id);
+    const hook = await exportWebhook(from, org.id);
     if (hook) await write(JSON.stringify({ kind: "webhook", ...hook }));
     return { groups: groupCount, memories, webhook: Boolean(hook) };
   });
