@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 
 /**
  * Sealed tokens: a JSON payload encrypted and authenticated with AES-256-GCM under a key derived
@@ -29,3 +29,7 @@ export function unseal(secret: Buffer, purpose: string, token: string): unknown 
     return undefined;
   }
 }
+
+/** A digest of what a sealed cursor is bound to (a query and its filters), as JSON. */
+export const fingerprint = (value: unknown): string =>
+  createHash("sha256").update(JSON.stringify(value)).digest("base64url");

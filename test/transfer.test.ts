@@ -71,6 +71,10 @@ async function* iterate(lines: string[]) {
   yield* lines;
 }
 
+/** importInto the second service's database (the usual target). */
+const importIntoDst = (lines: string[], org = orgId, format: "mnemo" | "mem0" = "mnemo") =>
+  importInto({ db: dst.deps.db, embedder: dst.deps.providers.embedder }, lines, org, format);
+
 /**
  * An export line of a new active fact: the file's first memory with a new id and `text`, and no
  * links, job or hash of its own (each line a distinct memory).
@@ -242,11 +246,7 @@ describe("admin export", () => {
     expect(at).toBeGreaterThan(parsed.indexOf(last));
     // Imported elsewhere, the tag names a group that exists there.
     const target = await dst.newOrg("paged-groups-target");
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      lines,
-      target.orgId,
-    );
+    const report = await importIntoDst(lines, target.orgId);
     expect(report.bad).toEqual([]);
     const got = await dst.request("GET", `/v1/groups/${group}`, { key: target.key });
     expect(got.status).toBe(200);
@@ -274,11 +274,7 @@ describe("admin export", () => {
     expect(successor).toBeDefined();
     const mixed = [...before, successor!];
     const target = await dst.newOrg("half-caught-target");
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      mixed,
-      target.orgId,
-    );
+    const report = await importIntoDst(mixed, target.orgId);
     expect(report.bad).toEqual([]);
     expect(report.memories.superseded).toBe(1);
     const { rows } = await dst.deps.db.query(
@@ -339,8 +335,7 @@ describe("admin import (embedded database)", () => {
     const target = await dst.newOrg("odd-lines");
     const plain = JSON.parse(freshMemoryLine("A fact without a status"));
     const selfish = JSON.parse(freshMemoryLine("A fact that supersedes itself"));
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+    const report = await importIntoDst(
       [
         file[0]!,
         JSON.stringify({ ...plain, status: null }),
@@ -359,11 +354,7 @@ describe("admin import (embedded database)", () => {
     });
     const usage = await dst.request("GET", "/v1/usage", { key: target.key });
     expect(usage.body.storage.memories_active).toBe(2);
-    const empty = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      [],
-      target.orgId,
-    );
+    const empty = await importIntoDst([], target.orgId);
     expect(empty.bad).toEqual([{ line: 0, error: "the input holds no line" }]);
   });
 
@@ -386,11 +377,7 @@ describe("admin import (embedded database)", () => {
       JSON.stringify(memory(ids[1]!, "second good one")),
       JSON.stringify({ kind: "mystery" }),
     ];
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      lines,
-      other.orgId,
-    );
+    const report = await importIntoDst(lines, other.orgId);
     expect(report.bad.map((b) => b.line)).toEqual([3, 4, 5, 7]);
     expect(report.bad[1]!.error).toContain("id");
     expect(report.memories.imported).toBe(2);
@@ -408,11 +395,7 @@ describe("admin import (embedded database)", () => {
       JSON.stringify({ ...memory("7d1c0000-0000-4000-8000-000000000006", "bad user"), user_id: "u\u0000" }),
       JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000007", "third good one")),
     ];
-    const cleaned = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      unstorable,
-      other.orgId,
-    );
+    const cleaned = await importIntoDst(unstorable, other.orgId);
     expect(cleaned.bad.map((b) => [b.line, b.error])).toEqual([
       [3, "user_id: holds a NUL character or a lone surrogate, which cannot be stored"],
     ]);
@@ -433,11 +416,7 @@ describe("admin import (embedded database)", () => {
         user_id: randomBytes(6000).toString("hex"),
       }),
     ];
-    const failed = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      failing,
-      other.orgId,
-    );
+    const failed = await importIntoDst(failing, other.orgId);
     expect(failed.bad).toHaveLength(1);
     expect(failed.bad[0]!.error).toMatch(/lines 2-3: batch not written/);
     const after = await dst.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
@@ -457,7 +436,7 @@ describe("admin import (embedded database)", () => {
       ["org_idp_export", "identity_provider", false],
     ] as const) {
       const lines = await exportLines(src.deps.db, src.deps.providers.embedder, id);
-      const report = await importInto({ db: dst.deps.db, embedder: dst.deps.providers.embedder }, lines, id);
+      const report = await importIntoDst(lines, id);
       expect(report.organisationCreated).toBe(true);
       const read = async (db: Db) =>
         (
@@ -476,11 +455,7 @@ describe("admin import (embedded database)", () => {
       ["org_bom", [`\uFEFF${file[0]}`]],
       ["org_blank", ["", file[0]!]],
     ] as const) {
-      const report = await importInto(
-        { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-        [...lines],
-        org,
-      );
+      const report = await importIntoDst([...lines], org);
       // Taken as the header: no bad line, and the organisation made from it.
       expect([org, report.bad, report.organisationCreated]).toEqual([org, [], true]);
     }
@@ -488,11 +463,7 @@ describe("admin import (embedded database)", () => {
 
   it("does not take over ids that belong to another organisation", async () => {
     const other = await dst.newOrg("thief");
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      file.slice(1),
-      other.orgId,
-    );
+    const report = await importIntoDst(file.slice(1), other.orgId);
     expect(report.memories.imported).toBe(0);
     expect(report.bad.length).toBeGreaterThan(0);
     expect(report.bad[0]!.error).toContain("belongs to another organisation");
@@ -509,11 +480,7 @@ describe("admin import (embedded database)", () => {
     const other = await dst.newOrg("reembed");
     // Fresh ids, so that these rows are new here.
     const renamed = foreign.map((l, i) => (i === 0 ? l : l.replace(/"id":"[0-9a-f]{8}/, '"id":"abcdef01')));
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      renamed,
-      other.orgId,
-    );
+    const report = await importIntoDst(renamed, other.orgId);
     expect(report.bad).toEqual([]);
     expect(report.memories.reembedded).toBe(renamed.length - 1);
     const { rows } = await dst.deps.db.query(
@@ -540,12 +507,7 @@ describe("admin import (embedded database)", () => {
       ],
     });
     const lines = doc.split("\n");
-    const report = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      lines,
-      other.orgId,
-      "mem0",
-    );
+    const report = await importIntoDst(lines, other.orgId, "mem0");
     expect(report.memories.imported).toBe(2);
     expect(report.bad.map((b) => b.line)).toEqual([3]);
     const { rows } = await dst.deps.db.query(
@@ -562,12 +524,7 @@ describe("admin import (embedded database)", () => {
     expect(rows[0].created_at.toISOString()).toBe("2024-05-01T17:00:00.000Z");
     // JSON lines work too, and a second import adds nothing.
     const jsonl = (JSON.parse(doc).results as object[]).slice(0, 2).map((r) => JSON.stringify(r));
-    const again = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      jsonl,
-      other.orgId,
-      "mem0",
-    );
+    const again = await importIntoDst(jsonl, other.orgId, "mem0");
     expect(again.memories).toMatchObject({ imported: 0, existing: 2 });
   });
 
@@ -649,11 +606,7 @@ describe("admin reindex-text", () => {
     const rows = Array.from({ length: 250 }, (_, i) =>
       freshMemoryLine(`Reindexed note ${i} about the lighthouse.`),
     );
-    const imported = await importInto(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
-      [file[0]!, ...rows],
-      target.orgId,
-    );
+    const imported = await importIntoDst([file[0]!, ...rows], target.orgId);
     expect(imported.memories.imported).toBe(250);
     // Columns left by an older text function: what replacing mnemo_memory_tsv leaves behind.
     await dst.deps.db.tx(async (tx) => {

@@ -1,5 +1,7 @@
 import type { Db } from "../db/db.js";
+import { getOrg } from "../db/orgs.js";
 import { memoryIdsPage, reindexText } from "../db/transfer.js";
+import { CoreError } from "../errors.js";
 
 /** Memories re-derived per statement (and transaction). */
 const PAGE = 1000;
@@ -17,6 +19,7 @@ export async function reindexOrgText(
   onRows: (n: number) => void = () => {},
   pageSize = PAGE,
 ): Promise<{ memories: number }> {
+  if (!(await getOrg(db, orgId))) throw new CoreError("not_found", `Organisation ${orgId} does not exist.`);
   let after: { at: string; id: string } | null = null;
   let memories = 0;
   for (;;) {

@@ -10,7 +10,6 @@ import { reindexOrgText } from "../admin/reindex.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase, StartupError } from "../db/open.js";
-import { getOrg } from "../db/orgs.js";
 import { countMemories } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
@@ -314,8 +313,6 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
       }
       case "reindex-text": {
         const orgId = need(values.org, "--org");
-        if (!(await getOrg(db, orgId)))
-          throw new CoreError("not_found", `Organisation ${orgId} does not exist.`);
         const bar = progress("reindex-text: memories", await countMemories(db, orgId, null));
         out = await reindexOrgText(db, orgId, (n) => bar.add(n));
         bar.done();

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { type CursorPosition, decodeCursor, encodeCursor } from "../cursor.js";
@@ -15,6 +14,7 @@ import {
 import { MEMORY_TYPES, type MemoryType } from "../db/memory-row.js";
 import { CoreError } from "../errors.js";
 import { factHash } from "../ingest/assemble.js";
+import { fingerprint } from "../seal.js";
 import type { Memory } from "../wire/memories.js";
 import {
   VARIANT_LIST_LIMIT_DEFAULT,
@@ -110,7 +110,7 @@ export async function listVariant({
   // The count is taken on the first page and carried in the cursors, with a digest of what it
   // counted: counting on every page read the whole scope each time (0.2-0.7 s a page at 157,560
   // memories). A cursor sent with other filters counts again.
-  const query = createHash("sha256").update(JSON.stringify(base)).digest("base64url").slice(0, 22);
+  const query = fingerprint(base);
   const count =
     after?.count?.query === query
       ? after.count.n

@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import type { Ctx } from "../context.js";
 import { CoreError } from "../errors.js";
 import { parseFilters, pinnedValue } from "../memories/filters.js";
 import { toVariant } from "../memories/variant.js";
-import { seal, unseal } from "../seal.js";
+import { fingerprint, seal, unseal } from "../seal.js";
 import type { VariantSearchRequest, VariantSearchResult } from "../wire/variant.js";
 import { searchMemories } from "./search.js";
 
@@ -12,11 +11,8 @@ export const SEARCH_CURSOR_DEPTH = 300;
 const CURSOR_PURPOSE = "mnemo:search-cursor";
 
 /** A search cursor names the page offset of one query: same organisation, query, filters and include. */
-function fingerprint(input: VariantSearchRequest): string {
-  const include = [...(input.include ?? [])].sort();
-  return createHash("sha256")
-    .update(JSON.stringify([input.query, input.filters ?? null, include]))
-    .digest("base64url");
+function queryFingerprint(input: VariantSearchRequest): string {
+  return fingerprint([input.query, input.filters ?? null, [...(input.include ?? [])].sort()]);
 }
 
 function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): number {
@@ -26,7 +22,7 @@ function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): numb
   if (
     p?.v !== 1 ||
     p.org !== ctx.principal.orgId ||
-    p.q !== fingerprint(input) ||
+    p.q !== queryFingerprint(input) ||
     !Number.isInteger(p.o) ||
     (p.o as number) <= 0 ||
     (p.o as number) >= SEARCH_CURSOR_DEPTH
@@ -93,7 +89,7 @@ export async function searchVariant({
       ? seal(ctx.deps.secret, CURSOR_PURPOSE, {
           v: 1,
           org: ctx.principal.orgId,
-          q: fingerprint(input),
+          q: queryFingerprint(input),
           o: end,
         })
       : null;
