@@ -115,7 +115,10 @@ export const VariantListQuery = z.object({
 
 export const VariantListSchema = z
   .object({
-    count: z.number().int().openapi({ description: "Rows matching the filters (all pages)." }),
+    count: z.number().int().openapi({
+      description:
+        "Rows matching the filters (all pages), counted when the first page was read; the cursors carry that count to later pages. A cursor sent with other filters counts afresh.",
+    }),
     next: z.string().nullable(),
     previous: z.string().nullable(),
     results: z.array(VariantMemorySchema),
