@@ -7,6 +7,7 @@ import {
   ListToolsRequestSchema,
   PingRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { valueAt } from "../src/wire/common.js";
 
 /** The requests this server answers, with the SDK's own schema of each. */
 const REQUESTS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: Issue[] } } }> =
@@ -91,12 +92,3 @@ function describe(issue: Issue, message: unknown): string {
 
 const kindOf = (v: unknown) =>
   v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
-
-function valueAt(data: unknown, path: PropertyKey[]): unknown {
-  let v = data;
-  for (const k of path) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<PropertyKey, unknown>)[k];
-  }
-  return v;
-}

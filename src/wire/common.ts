@@ -115,7 +115,8 @@ export interface FieldIssue {
   type: string;
 }
 
-function valueAt(data: unknown, path: PropertyKey[]): unknown {
+/** The value at `path` inside `data` (a validation issue's path), or undefined where it stops. */
+export function valueAt(data: unknown, path: PropertyKey[]): unknown {
   let v = data;
   for (const k of path) {
     if (v === null || typeof v !== "object") return undefined;
