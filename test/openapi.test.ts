@@ -1,4 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -144,6 +146,49 @@ describe("OpenAPI document", () => {
     expect(completed.properties.memories.items.properties.type.$ref).toBe("#/components/schemas/MemoryType");
     expect(completed.properties.memories_updated.items.$ref).toBe("#/components/schemas/MemoryRef");
     expect(Object.keys(doc.webhooks)).toEqual(["memory.learning.completed", "memory.learning.failed"]);
+  });
+
+  it("describes what the server answers: live responses validate against their operation's schema", async () => {
+    const { key } = await svc.newOrg("live-shapes");
+    // The document's schemas, under its own root, so its `#/components/...` references resolve.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const check = async (method: string, url: string, template: string, body?: unknown) => {
+      const r = await svc.request(method, url, { key, ...(body === undefined ? {} : { body }) });
+      const response = doc.paths[template]?.[method.toLowerCase()]?.responses?.[String(r.status)];
+      expect(response, `${method} ${template} declares ${r.status}`).toBeDefined();
+      const schema = response.content?.["application/json"]?.schema;
+      expect(schema, `${method} ${template} ${r.status} has a JSON schema`).toBeDefined();
+      const validate = ajv.compile({
+        $id: `mnemo-${method}-${template}-${r.status}`,
+        ...schema,
+        components: doc.components,
+      });
+      expect(validate(r.body) ? [] : validate.errors, `${method} ${url} ${r.status}`).toEqual([]);
+      return r;
+    };
+    // No workers here: the job stays pending, with neither result nor error (both null).
+    const job = await check("POST", "/v1/memories", "/v1/memories", {
+      user_id: "u1",
+      conv_id: "c1",
+      messages: [{ role: "user", content: "I moved to Lisbon last spring and I love it." }],
+    });
+    expect(job.status).toBe(202);
+    expect(job.body.error).toBeNull();
+    expect(job.body.result).toBeNull();
+    await check("GET", `/v1/memories/jobs/${job.body.id}`, "/v1/memories/jobs/{job_id}");
+    await check("GET", "/v1/memories/jobs", "/v1/memories/jobs");
+    await check(
+      "GET",
+      "/v1/memories/jobs/job_0123456789abcdef0123456789abcdef",
+      "/v1/memories/jobs/{job_id}",
+    );
+    await check("GET", "/v1/memories?user_id=u1", "/v1/memories");
+    await check("GET", "/v1/memories?limit=0", "/v1/memories");
+    await check("POST", "/v1/memories/search", "/v1/memories/search", { query: "Lisbon", user_id: "u1" });
+    await check("POST", "/v1/groups", "/v1/groups", { name: "team" });
+    await check("GET", "/v1/groups", "/v1/groups");
+    await check("GET", "/v1/usage", "/v1/usage");
   });
 
   it("serves a browsable reference at /docs", async () => {

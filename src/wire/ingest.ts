@@ -89,8 +89,11 @@ export const IngestJobSchema = z
     status: z.enum(JOB_STATUSES),
     created_at: DateTime,
     updated_at: DateTime,
-    result: IngestResultSchema.nullable(),
-    error: IngestJobError.nullable(),
+    // A union with null, not .nullable(): on a named schema, .nullable() is rendered as allOf of
+    // the $ref and a nullable type (which no null can satisfy) or makes the named schema itself
+    // nullable wherever it is used.
+    result: z.union([IngestResultSchema, z.null()]),
+    error: z.union([IngestJobError, z.null()]),
   })
   .openapi("IngestJob");
 export type IngestJob = z.infer<typeof IngestJobSchema>;
