@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
+import { routeTurns } from "../src/ingest/route.js";
+import type { StoredRequest } from "../src/ingest/submit.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
@@ -408,5 +410,55 @@ describe("the context block and episode titles read cleanly", () => {
     });
     expect(ex.facts[0]!.text).toBe("On 1 June 2025, the garden is full of tomatoes in summer.");
     expect(ex.episode.title).toBe("Conversation about tomatoes");
+  });
+});
+
+describe("what a turn says is kept", () => {
+  it("takes 'I (really) like X' as a fact, though 'like' is chat filler elsewhere", () => {
+    expect(facts([turn(0, "user", "I really like tea")]).map((f) => f.text)).toEqual([
+      "The user really likes tea",
+    ]);
+    expect(facts([turn(0, "user", "I like jazz a lot")]).map((f) => f.text)).toEqual([
+      "The user likes jazz a lot",
+    ]);
+    expect(facts([turn(0, "user", "I like it a lot")])).toEqual([]);
+  });
+
+  it("keeps a name's initials inside its sentence", () => {
+    expect(
+      facts([
+        turn(0, "user", "My favourite author is Ursula K. Le Guin and I read her books every winter."),
+      ]).map((f) => f.text),
+    ).toEqual(["The user's favourite author is Ursula K. Le Guin and the user read her books every winter."]);
+  });
+
+  it("makes a long turn several facts of whole sentences, cutting none of it", () => {
+    const sentences = Array.from(
+      { length: 14 },
+      (_, i) =>
+        `I spent summer number ${i + 1} restoring an old sailing boat called Wren ${i + 1} with my uncle near the harbour of Porto, sanding the hull, fitting new rigging and learning every knot he knew.`,
+    );
+    const out = facts([turn(0, "user", sentences.join(" "))]).map((f) => f.text);
+    expect(sentences.join(" ").length).toBeGreaterThan(2000);
+    expect(out.length).toBeGreaterThan(1);
+    for (const text of out) {
+      expect(text.length).toBeLessThanOrEqual(1000);
+      expect(text.endsWith("...")).toBe(false);
+    }
+    for (let i = 1; i <= 14; i++) expect(out.filter((t) => t.includes(`Wren ${i} `)).length).toBe(1);
+  });
+
+  it("reads 'Remember:' and other labels as part of the message, not as its speaker", () => {
+    const routed = (content: string) =>
+      routeTurns({ messages: [{ role: "user", content }] } as StoredRequest, 30).turns[0]!;
+    expect(routed("Remember: always run the linter before a commit.")).toMatchObject({
+      speaker: null,
+      content: "Remember: always run the linter before a commit.",
+    });
+    expect(routed("Note: I moved to Lisbon.").speaker).toBeNull();
+    expect(routed("Caroline: I went to the support group.")).toMatchObject({
+      speaker: "Caroline",
+      content: "I went to the support group.",
+    });
   });
 });

@@ -109,6 +109,32 @@ describe("directives learned without a model", () => {
     expect(lesson.trigger_entities).toContain("migrate.ts");
     expect(lesson.trigger_entities).not.toContain("-d");
   });
+
+  it("are triggered by the commands a rule names in prose, and never by a lone one-letter flag", async () => {
+    const [rule] = extractDirectives([
+      turn(0, "user", "always start the database with docker compose up -d before running npm test"),
+    ]);
+    expect(rule?.type).toBe("lesson");
+    expect(rule?.trigger_entities.sort()).toEqual(["docker", "npm"]);
+    // A rule whose only identifier is a flag would fire on any command carrying it: none is kept.
+    expect(extractDirectives([turn(0, "user", "never use ls -l in scripts")])).toEqual([]);
+    // "Remember:" leads a rule; it names no speaker.
+    const [remembered] = extractDirectives([
+      turn(0, "user", "Remember: always run npm run lint before git commit."),
+    ]);
+    expect(remembered?.trigger_entities.sort()).toEqual(["git", "npm"]);
+
+    // Stored as extracted, the rule is recalled by `npm test`, not by `git branch -d`.
+    const { key, orgId } = await svc.newOrg("prose-commands");
+    await seed(orgId, [lesson(rule!.text, rule!.trigger_entities, { user_id: "a1" })]);
+    const call = (cmd: string) =>
+      trigger(key, { user_id: "a1", action: { tool: "bash", args: { cmd } }, mode: "retrieve" });
+    const unrelated = await call("git branch -d old");
+    expect(unrelated.status).toBe(200);
+    expect(unrelated.body.data).toEqual([]);
+    const related = await call("npm test");
+    expect(related.body.data.map((d: { text: string }) => d.text)).toEqual([rule!.text]);
+  });
 });
 
 describe("trigger matching", () => {

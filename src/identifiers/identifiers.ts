@@ -140,8 +140,28 @@ export function identifiersFromText(text: string): string[] {
   const found = new Set<string>();
   for (const m of text.matchAll(/`([^`\n]+)`/g)) identifiersInText(m[1]!, found, true);
   identifiersInText(text, found);
+  const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
+  for (const word of scanned.match(/(?<![\w./-])[a-z][a-z0-9-]*[a-z0-9](?![\w/-])/g) ?? [])
+    if (KNOWN_COMMANDS.has(word) && found.size < MAX_IDENTIFIERS) found.add(word);
   return [...found];
 }
+
+/**
+ * Command names that are no English word, so prose naming one means the command ("run npm test
+ * before you push" is triggered by `npm`): a tool call's shell command yields its first word.
+ */
+const KNOWN_COMMANDS = new Set(
+  `npm npx pnpm yarn bun deno node nodejs tsc tsx vitest jest eslint biome prettier webpack vite
+  git gh hg svn docker podman kubectl helm minikube kind terraform ansible vagrant pulumi
+  pip pip3 pipx python python3 pytest poetry conda uv ruff mypy cargo rustc rustup gofmt
+  mvn gradle javac java kotlinc dotnet nuget composer php bundler rspec gem irb
+  psql pg_dump pg_restore mysql sqlite3 redis-cli mongosh
+  aws gcloud az heroku flyctl vercel netlify wrangler kubectx
+  curl wget ssh scp rsync systemctl journalctl brew apt apt-get dnf yum pacman
+  cmake gcc clang ffmpeg jq sed awk grep`
+    .split(/\s+/)
+    .filter(Boolean),
+);
 
 /** Pre-extracted entities, as given (trimmed, deduplicated), plus the base names of paths. */
 export function normaliseEntities(entities: string[]): string[] {

@@ -14,6 +14,16 @@ const STANDARD_ROLES = new Set([
   "ai",
 ]);
 
+/** Words that lead a message as a label ("Remember: ..."), never as its speaker's name. */
+const LABELS = new Set(
+  `remember reminder note notes nb ps important update edit correction fyi btw tip hint warning
+  caution question answer summary context example background problem issue error result output
+  input goal task todo plan idea status rule lesson fact source subject title quote re
+  tldr disclaimer spoiler aside`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
 /**
  * Stage 1, route: at most `threshold` messages is the live path, more is the batch path. On the
  * batch path each `date` is parsed with `timestamp_format`; unparseable or absent dates keep the raw
@@ -32,9 +42,10 @@ export function routeTurns(
     let content = m.content;
     let speaker = m.name ?? null;
     if (!speaker && !STANDARD_ROLES.has(m.role.toLowerCase())) speaker = m.role;
-    // "Caroline: I went ..." names its speaker in the content.
+    // "Caroline: I went ..." names its speaker in the content; "Remember: ..." or "Note: ..." is a
+    // label, not a name.
     const prefixed = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/.exec(content);
-    if (!speaker && prefixed && m.role !== "tool") {
+    if (!speaker && prefixed && m.role !== "tool" && !LABELS.has(prefixed[1]!.toLowerCase())) {
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }

@@ -95,10 +95,12 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
     }
   });
   // A one-letter flag ("-d") is in half the commands of a shell: beside a more specific
-  // identifier it would fire the directive on unrelated calls.
+  // identifier it would fire the directive on unrelated calls, and alone it triggers on anything
+  // (the rule is still a fact of the conversation, found by search).
+  const kept: ExtractedDirective[] = [];
   for (const d of out) {
-    const specific = d.trigger_entities.filter((e) => !/^-[A-Za-z]$/.test(e));
-    if (specific.length) d.trigger_entities = specific;
+    d.trigger_entities = d.trigger_entities.filter((e) => !/^-[A-Za-z]$/.test(e));
+    if (d.trigger_entities.length) kept.push(d);
   }
-  return out;
+  return kept;
 }

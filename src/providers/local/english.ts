@@ -10,12 +10,14 @@ export function splitSentences(text: string): string[] {
     .trim();
   if (!flat) return [];
   // A sentence ends at . ! ? followed by space and a capital, quote or digit; abbreviations such
-  // as "e.g." and "Dr." stay inside, and so do dots inside names ("invoice.ts").
+  // as "e.g." and "Dr." stay inside, and so do dots inside names ("invoice.ts") and a name's
+  // initials ("Ursula K. Le Guin", "J. R. R. Tolkien").
   const out: string[] = [];
   let buf = "";
   for (const part of flat.split(/(?<=[.!?])\s+(?=["'([A-Z0-9])/)) {
     buf = buf ? `${buf} ${part}` : part;
-    if (/\b(e\.g|i\.e|Dr|Mr|Mrs|Ms|St|vs|etc)\.$/i.test(buf)) continue;
+    if (/\b(e\.g|i\.e|Dr|Mr|Mrs|Ms|St|Jr|Sr|Prof|Mt|vs|etc)\.$/i.test(buf)) continue;
+    if (/(?:^|\s)[A-Z]\.$/.test(buf)) continue;
     out.push(buf.trim());
     buf = "";
   }
@@ -79,6 +81,9 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
  * the speaker says of themselves ("I'm vegan now.", "I love jazz."), or, in a script without
  * spaces, six characters of it or more.
  */
+/** A speaker saying what they like: "I (really) like ...", "we liked ...". */
+const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
+
 export function isSubstantive(sentence: string): boolean {
   const s = sentence.trim();
   if (/[?？]$/.test(s)) return false;
@@ -87,6 +92,9 @@ export function isSubstantive(sentence: string): boolean {
   if (PLEASANTRY.test(s) && words.length < 4) return false;
   const n = s.split(/\s+/).length;
   if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
+  // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
+  // so the one content word left is what the speaker likes.
+  if (words.length === 1 && n >= 3 && PREFERENCE.test(s)) return !CHAT_REPLY.has(words[0]!);
   return words.length >= 2 && n >= 4;
 }
 

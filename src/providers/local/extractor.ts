@@ -137,8 +137,13 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     if (topics.length === 0) continue;
     // A single-valued attribute inside a longer topic ("Ana moved to Berlin.") also stands alone,
     // so a later change of that attribute supersedes it without hiding the rest of the turn.
+    // A topic longer than FACT_BUDGET is several facts, cut between its sentences (never dropped).
     const texts = topics.flatMap(({ parts, attributes, shifted }) =>
-      (parts.length > 1 ? [parts.join(" "), ...attributes] : parts).map((text, i) => ({ text, shifted, i })),
+      (parts.length > 1 ? [...inPieces(parts), ...attributes] : inPieces(parts)).map((text, i) => ({
+        text,
+        shifted,
+        i,
+      })),
     );
     // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
     // says what it is about, so it travels with the turn's fact as context.
@@ -163,7 +168,6 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
         text = `The assistant said: ${text}`;
       if (day) text = `On ${day}, ${text.replace(LEADING_FUNCTION_WORD, (w) => w.toLowerCase())}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
-      if (text.length > 1000) text = `${text.slice(0, 997)}...`;
       const key = normaliseText(text);
       if (seen.has(key) || known.has(key)) continue;
       seen.add(key);
@@ -180,6 +184,45 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
   const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
   const directives = extractDirectives(input.turns);
   return { facts, episode: episodeFor(input, facts), artifacts, directives };
+}
+
+/**
+ * The most a fact's text holds of what its speaker said, in characters (its "X said:" and date
+ * lead come on top): a long turn is several facts, each a run of whole sentences.
+ */
+const FACT_BUDGET = 900;
+/** At most this many facts of one topic of a turn; what is beyond is cut, with "...". */
+const MAX_PIECES = 20;
+
+/**
+ * Sentences joined into runs of at most FACT_BUDGET characters; a sentence longer than that alone
+ * is cut between words. At most MAX_PIECES runs.
+ */
+export function inPieces(sentences: string[]): string[] {
+  const pieces: string[] = [];
+  let run = "";
+  const flush = () => {
+    if (run) pieces.push(run);
+    run = "";
+  };
+  for (const sentence of sentences) {
+    let rest = sentence;
+    while (rest.length > FACT_BUDGET) {
+      flush();
+      const cut = rest.lastIndexOf(" ", FACT_BUDGET);
+      const at = cut > FACT_BUDGET / 2 ? cut : FACT_BUDGET;
+      pieces.push(rest.slice(0, at).trim());
+      rest = rest.slice(at).trim();
+    }
+    if (!rest) continue;
+    if (run && run.length + 1 + rest.length > FACT_BUDGET) flush();
+    run = run ? `${run} ${rest}` : rest;
+  }
+  flush();
+  if (pieces.length <= MAX_PIECES) return pieces;
+  const kept = pieces.slice(0, MAX_PIECES);
+  kept[MAX_PIECES - 1] = `${kept[MAX_PIECES - 1]!.slice(0, FACT_BUDGET - 3)}...`;
+  return kept;
 }
 
 /**
