@@ -79,6 +79,13 @@ describe("REST reads with group ids", () => {
     const ok = await search({ query: "tea", mode: "retrieve", group_ids: groups(CAP) });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.data.map((m: { text: string }) => m.text)).toEqual(["The team drinks green tea"]);
+    // The cap counts distinct ids.
+    const twice = await search({
+      query: "tea",
+      mode: "retrieve",
+      group_ids: [...groups(CAP), groups(CAP)[0]!],
+    });
+    expect(twice.status, twice.text).toBe(200);
   });
 
   it("trigger: cap+1 group_ids is 422 invalid_request, exactly the cap is served", async () => {

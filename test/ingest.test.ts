@@ -83,6 +83,13 @@ describe("ingest validation", () => {
     expect(res.body.detail.code).toBe("invalid_request");
     expect(res.body.detail.field).toBe("group_ids");
     expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
+    // The cap counts distinct ids: the cap's ids with one of them twice is accepted.
+    const twice = await ingest(
+      key,
+      { ...base, messages: [turn("hello there friend")], group_ids: [...ids.slice(0, max), ids[0]!] },
+      false,
+    );
+    expect(twice.status, twice.text).toBe(202);
   });
 
   it("rejects a bad outcome and a non-array messages", async () => {

@@ -129,6 +129,11 @@ describe("rate limits", () => {
       },
     });
     expect(refused.headers.get("retry-after")).toBe(String(90)); // 23:58:30 -> 00:00:00
+    // The RateLimit headers speak of the window that binds: the day's (4), not the minute's (1000).
+    expect(refused.headers.get("ratelimit-limit")).toBe("4");
+    expect(refused.headers.get("x-ratelimit-limit")).toBe("4");
+    expect(refused.headers.get("ratelimit-remaining")).toBe("0");
+    expect(refused.headers.get("ratelimit-reset")).toBe("90");
     expect(refused.headers.get("x-ratelimit-daily-remaining")).toBe("0");
     // A new minute does not lift a daily cap.
     t = new Date("2030-03-04T23:59:59Z");

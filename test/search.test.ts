@@ -94,7 +94,14 @@ describe("search scope", () => {
 
   it("rejects a search without any scope axis", async () => {
     const { key } = await svc.newOrg();
-    for (const body of [{ query: "tea" }, { query: "tea", group_ids: [] }, { query: "tea", user_id: null }]) {
+    for (const body of [
+      { query: "tea" },
+      { query: "tea", group_ids: [] },
+      { query: "tea", user_id: null },
+      // An empty id names no one, as on ingest.
+      { query: "tea", user_id: "" },
+      { query: "tea", user_id: "", agent_id: "", app_id: "" },
+    ]) {
       const res = await search(key, body);
       expect(res.status).toBe(422);
       expect(res.body.detail.code).toBe("missing_scope");

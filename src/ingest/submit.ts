@@ -49,8 +49,9 @@ export async function submitIngest({
       { field: "messages" },
     );
   }
+  // The cap counts distinct ids: a list naming one group twice tags with it once.
   const requested = [...new Set(request.group_ids ?? [])];
-  if ((request.group_ids ?? []).length > config.MAX_GROUP_IDS_PER_INGEST) {
+  if (requested.length > config.MAX_GROUP_IDS_PER_INGEST) {
     throw new CoreError(
       "invalid_request",
       `At most ${config.MAX_GROUP_IDS_PER_INGEST} group_ids may be sent with one ingest.`,

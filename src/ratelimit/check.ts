@@ -60,9 +60,12 @@ export function rateDecision(tier: TierLimits, hit: RateHitRow): RateDecision {
   const dayReset = Math.max(1, Math.ceil((Date.parse(`${hit.day}T00:00:00Z`) + 86_400_000 - now) / 1000));
   const minuteLeft = tier.perMinute === null ? Infinity : Math.max(0, tier.perMinute - hit.minute_count);
   const dayLeft = tier.perDay === null ? Infinity : Math.max(0, tier.perDay - hit.day_count);
-  const limit = String(tier.perMinute ?? tier.perDay);
+  // The headers describe the binding window: the one with the fewest requests left (the day's on
+  // a tie, which resets later), so Limit, Remaining and Reset always speak of the same window.
+  const daily = tier.perDay !== null && dayLeft <= minuteLeft;
+  const limit = String(daily ? tier.perDay : tier.perMinute);
   const remaining = String(Math.min(minuteLeft, dayLeft));
-  const reset = String(dayLeft === 0 || tier.perMinute === null ? dayReset : minuteReset);
+  const reset = String(daily ? dayReset : minuteReset);
   const headers: Record<string, string> = {
     "X-RateLimit-Limit": limit,
     "X-RateLimit-Remaining": remaining,
@@ -76,11 +79,11 @@ export function rateDecision(tier: TierLimits, hit: RateHitRow): RateDecision {
   }
   if (hit.admitted) return { headers };
 
-  const daily = tier.perDay !== null && hit.day_count >= tier.perDay;
-  const retryAfter = daily ? dayReset : minuteReset;
+  const capped = tier.perDay !== null && hit.day_count >= tier.perDay;
+  const retryAfter = capped ? dayReset : minuteReset;
   throw new CoreError(
-    daily ? "daily_cap_exceeded" : "rate_limited",
-    daily
+    capped ? "daily_cap_exceeded" : "rate_limited",
+    capped
       ? `Daily cap of ${tier.perDay} requests reached for this credential; it resets at 00:00 UTC.`
       : `Rate limit of ${tier.perMinute} requests per minute reached for this credential.`,
     { headers: { ...headers, "RateLimit-Reset": String(retryAfter), "Retry-After": String(retryAfter) } },

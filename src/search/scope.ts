@@ -19,24 +19,27 @@ export interface ScopeCtx {
   deps: { config: Pick<Config, "MNEMO_MAX_GROUP_IDS_PER_QUERY"> };
 }
 
+/** An axis as given, or null when omitted, null or empty: an empty id names no one (as on ingest). */
+const axis = (v: string | null | undefined): string | null => (v ? v : null);
+
 /**
  * Every supplied axis is ANDed, an omitted (null) axis is unconstrained, and at least one axis is
- * required: an organisation-wide read is rejected. An empty `group_ids` list narrows nothing, so
- * it does not count as an axis; more than MNEMO_MAX_GROUP_IDS_PER_QUERY of them is 422
+ * required: an organisation-wide read is rejected. An empty id, like an empty `group_ids` list,
+ * narrows nothing, so it does not count as an axis (so `user_id: ""` alone is 422 missing_scope); more than MNEMO_MAX_GROUP_IDS_PER_QUERY of them is 422
  * `invalid_request` (a filter's own group ids were held to the same cap when it was parsed). A
  * credential confined to a user reads that user's rows (its user is the default `user_id`, another
  * one, there or in the filter, is 403) or, with `group_ids` and no user, the group's rows.
  */
 export function resolveScope(ctx: ScopeCtx, scope: Scope, filter?: FilterNode): ResolvedScope {
   const { principal } = ctx;
-  checkGroupIdCount(scope.group_ids?.length ?? 0, ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY, "group_ids");
   const groupIds = scope.group_ids?.length ? [...new Set(scope.group_ids)] : null;
+  checkGroupIdCount(groupIds?.length ?? 0, ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY, "group_ids");
   readFilterUsers(principal, filter);
   const resolved: ResolvedScope = {
     orgId: principal.orgId,
-    userId: readUserId(principal, scope.user_id, { groupRead: groupIds !== null }) ?? null,
-    agentId: scope.agent_id ?? null,
-    appId: scope.app_id ?? null,
+    userId: readUserId(principal, axis(scope.user_id), { groupRead: groupIds !== null }) ?? null,
+    agentId: axis(scope.agent_id),
+    appId: axis(scope.app_id),
     groupIds,
     filter,
   };
