@@ -124,6 +124,40 @@ describe("supersede and dedup", () => {
     expect(other.body.result.memories_superseded_by).toEqual({});
   });
 
+  it("takes a superseded claim out of its episode's text, by ingest and by PATCH, and search serves neither", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, { messages: [user("My favourite colour is green.")] });
+    const episode = first.memories_created.find((m: any) => m.type === "episode");
+    const green = first.memories_created.find((m: any) => m.type === "fact");
+    expect((await findMemory(svc.deps.db, orgId, episode.id))!.text).toContain("green");
+    const second = await ingestOk(key, { conv_id: "c2", messages: [user("My favourite colour is blue.")] });
+    const blue = second.memories_created.find((m: any) => m.type === "fact");
+    expect(second.memories_superseded_by).toEqual({ [green.id]: blue.id });
+    const ep = (await findMemory(svc.deps.db, orgId, episode.id))!;
+    expect(ep.text).not.toContain("green");
+    // The superseded fact stays the episode's (history): listed, and readable by id.
+    expect(ep.details.fact_ids).toContain(green.id);
+    const search = async (query: string) =>
+      (
+        await svc.request("POST", "/v1/memories/search", {
+          key,
+          body: { query, user_id: "u1", mode: "retrieve" },
+        })
+      ).body.data.map((m: { text: string }) => m.text);
+    expect((await search("favourite colour green")).join(" | ")).not.toContain("green");
+
+    // A PATCH of the text supersedes too: the episode of the blue fact stops saying blue.
+    const blueEpisode = second.memories_created.find((m: any) => m.type === "episode");
+    expect((await findMemory(svc.deps.db, orgId, blueEpisode.id))!.text).toContain("blue");
+    const patched = await svc.request("PATCH", `/v1/memories/${blue.id}/`, {
+      key,
+      body: { text: "The user's favourite colour is red." },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await findMemory(svc.deps.db, orgId, blueEpisode.id))!.text).not.toContain("blue");
+    expect((await search("favourite colour blue")).join(" | ")).not.toContain("blue");
+  });
+
   it("stores a restated fact once and reports the existing row as updated", async () => {
     const { key, orgId } = await svc.newOrg();
     const first = await ingestOk(key, {

@@ -309,12 +309,16 @@ export async function touchEpisode(db: Queryable, orgId: string, id: string): Pr
   return rows;
 }
 
-/** Old facts replaced by new ones: status superseded, `updated_at` now. */
-export async function markSuperseded(db: Queryable, orgId: string, ids: string[]): Promise<Touched[]> {
+/** Old facts replaced by new ones: status superseded, `updated_at` now (with each one's user). */
+export async function markSuperseded(
+  db: Queryable,
+  orgId: string,
+  ids: string[],
+): Promise<Array<Touched & { user_id: string | null }>> {
   if (ids.length === 0) return [];
   const { rows } = await db.query(
     `UPDATE memories SET status = 'superseded', updated_at = now()
-     WHERE org_id = $1 AND id = ANY($2::uuid[]) AND status = 'active' RETURNING id::text, type, text`,
+     WHERE org_id = $1 AND id = ANY($2::uuid[]) AND status = 'active' RETURNING id::text, type, text, user_id`,
     [orgId, ids],
   );
   return rows;

@@ -18,6 +18,7 @@ import {
 } from "../db/ingest-lookups.js";
 import { finishJob, type JobRow, recordStoredFacts } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
+import { unsayInEpisodes } from "../memories/delete.js";
 import { writeMemories } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { LINK_SPAN } from "../search/linked.js";
@@ -290,7 +291,10 @@ export async function storeResult({
       const r = touched.get(d.existingId);
       if (r) updated.set(r.id, r);
     }
-    for (const r of await markSuperseded(tx, orgId, [...rec.supersedes.keys()])) updated.set(r.id, r);
+    for (const r of await markSuperseded(tx, orgId, [...rec.supersedes.keys()])) {
+      updated.set(r.id, { id: r.id, type: r.type, text: r.text });
+      await unsayInEpisodes(tx, orgId, r, { unlist: false });
+    }
     for (const a of sameArtifacts) {
       const r = touched.get(a.id);
       if (r) updated.set(r.id, r);

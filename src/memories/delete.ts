@@ -1,5 +1,6 @@
 import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
+import type { Queryable } from "../db/db.js";
 import { deleteMemoryRow, episodesListingFact, findMemory, updateEpisodeText } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { withoutSentencesOf } from "../providers/local/english.js";
@@ -23,12 +24,7 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
     deleted = await inTx(ctx, async ({ db }) => {
       const orgId = ctx.principal.orgId;
       const row = await deleteMemoryRow(db, orgId, input.id);
-      if (row?.type === "fact") {
-        for (const ep of await episodesListingFact(db, orgId, row.user_id, input.id)) {
-          const { text, details } = withoutFact(ep, input.id, row.text);
-          await updateEpisodeText(db, orgId, ep.id, text, details);
-        }
-      }
+      if (row?.type === "fact") await unsayInEpisodes(db, orgId, { id: input.id, ...row }, { unlist: true });
       return row !== null;
     });
   } catch (err) {
@@ -39,17 +35,39 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
   ctx.log.info({ memoryId: input.id }, "memory deleted");
 }
 
-/** An episode without a deleted fact: its id, and its sentences where the summary quotes them. */
+/**
+ * The episodes that list a fact no longer say it: its sentences leave their text (an episode
+ * left with none reads as its title). A deleted fact also leaves their `fact_ids` (`unlist`); a
+ * superseded one stays listed (it is still the episode's, as history), but the summary no longer
+ * serves what the fact's successor replaced. Run inside the transaction that deletes or
+ * supersedes the fact.
+ */
+export async function unsayInEpisodes(
+  db: Queryable,
+  orgId: string,
+  fact: { id: string; text: string; user_id: string | null },
+  options: { unlist: boolean },
+): Promise<void> {
+  for (const ep of await episodesListingFact(db, orgId, fact.user_id, fact.id)) {
+    const { text, details } = withoutFact(ep, fact.id, fact.text, options);
+    if (text !== ep.text || details !== ep.details) await updateEpisodeText(db, orgId, ep.id, text, details);
+  }
+}
+
+/** An episode without a fact's sentences where the summary quotes them (and without its id: `unlist`). */
 export function withoutFact(
   episode: { text: string; details: Record<string, unknown> },
   factId: string,
   factText: string,
+  options: { unlist: boolean } = { unlist: true },
 ): { text: string; details: Record<string, unknown> } {
   const kept = withoutSentencesOf(episode.text, factText);
   const title = typeof episode.details.title === "string" ? episode.details.title : "";
   const factIds = Array.isArray(episode.details.fact_ids) ? (episode.details.fact_ids as string[]) : [];
   return {
     text: kept || title,
-    details: { ...episode.details, fact_ids: factIds.filter((id) => id !== factId) },
+    details: options.unlist
+      ? { ...episode.details, fact_ids: factIds.filter((id) => id !== factId) }
+      : episode.details,
   };
 }

@@ -22,6 +22,7 @@ import {
   type VariantMemory,
   type VariantPatchRequest,
 } from "../wire/variant.js";
+import { unsayInEpisodes } from "./delete.js";
 import { parseFilters, pinsScope } from "./filters.js";
 import { getMemory, memoryNotFound } from "./get.js";
 import { mergeMetadata } from "./metadata.js";
@@ -253,7 +254,8 @@ export async function patchVariant({
           content_hash: factHash(text),
         },
       ]);
-      await markSuperseded(txCtx.db, orgId, [row.id]);
+      for (const old of await markSuperseded(txCtx.db, orgId, [row.id]))
+        await unsayInEpisodes(txCtx.db, orgId, old, { unlist: false });
       ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
       return created!.id;
     });
