@@ -340,6 +340,10 @@ describe("trigger relevance gate", () => {
       expect(r.details.confidence).toBeLessThanOrEqual(1);
     }
     expect(Object.keys(res.body.stage_timings)).toContain("gate");
+    // `because` names the task's words as written, never their stems ("databas", "migr").
+    const because = res.body.data.find((r: any) => r.text.startsWith("Run database")).details.because;
+    expect(because).toMatch(/the task concerns .*\bdatabase\b/);
+    expect(because).not.toMatch(/\bdatabas\b|\bserv\b|\bmigr\b/);
     const confidences = res.body.data.map((r: any) => r.details.confidence);
     expect([...confidences].sort((a, b) => b - a)).toEqual(confidences);
   });

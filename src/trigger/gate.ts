@@ -27,12 +27,16 @@ const ASSENT = new Set(
   ),
 );
 
-/** Lowercase content words with a crude suffix strip, so "migrations" meets "migrate". */
-function terms(text: string): Set<string> {
-  const out = new Set<string>();
+/**
+ * Lowercase content words with a crude suffix strip, so "migrations" meets "migrate": each stem
+ * with the first word that gave it (what `because` shows: "database", not "databas").
+ */
+function terms(text: string): Map<string, string> {
+  const out = new Map<string, string>();
   for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
     if (w.length < 3 || COMMON_WORDS.has(w) || ASSENT.has(w)) continue;
-    out.add(w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w);
+    const stem = w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w;
+    if (!out.has(stem)) out.set(stem, w);
   }
   return out;
 }
@@ -57,7 +61,7 @@ export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
   if (!task?.trim() || want.size === 0)
     return { keep: true, because: `It ${matched}.`, confidence: round2(0.5 * hedge) };
   const have = terms(directiveText(item.row));
-  const shared = [...want].filter((w) => have.has(w));
+  const shared = [...want.keys()].filter((w) => have.has(w));
   const namedInTask = item.matchedOn.filter((e) => task.includes(e)).length;
   const overlap = want.size ? shared.length / Math.min(want.size, Math.max(have.size, 1)) : 0;
   const relevance = Math.min(1, overlap + (namedInTask ? 0.3 : 0));
@@ -68,7 +72,10 @@ export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
       confidence: round2(relevance * hedge),
     };
   }
-  const words = shared.slice(0, 4).join(", ");
+  const words = shared
+    .slice(0, 4)
+    .map((stem) => want.get(stem))
+    .join(", ");
   return {
     keep: true,
     because: `It ${matched}${words ? ` and the task concerns ${words}` : ""}.`,
