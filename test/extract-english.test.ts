@@ -3,6 +3,7 @@ import type { MemoryRow } from "../src/db/memory-row.js";
 import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
+import { splitSentences } from "../src/providers/local/english.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
@@ -460,5 +461,24 @@ describe("what a turn says is kept", () => {
       speaker: "Caroline",
       content: "I went to the support group.",
     });
+  });
+});
+
+describe("an episode's summary", () => {
+  it("says each sentence once, though an attribute also stands alone as a fact", () => {
+    const { facts: out, episode } = extractLocally({
+      turns: [
+        turn(0, "user", "I live in Paris and I have two cats. The cats love the balcony in Paris."),
+        turn(1, "user", "I work as a nurse in Paris at the big hospital."),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(out.map((f) => f.text)).toContain("The user lives in Paris and the user has two cats.");
+    const sentences = splitSentences(episode.summary);
+    expect(sentences.length).toBeGreaterThan(1);
+    expect(new Set(sentences).size).toBe(sentences.length);
   });
 });
