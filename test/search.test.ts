@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
@@ -293,6 +294,51 @@ describe("search ranking and corpora", () => {
     expect(without.body.data[0].details.full_content).toBeUndefined();
     const withBody = await search(key, { ...base, include: ["artifact", "full_content"] });
     expect(withBody.body.data[0].details.full_content).toBe("rsync -a");
+  });
+});
+
+describe("text written without spaces (Chinese, Japanese, Korean)", () => {
+  it("finds a word inside a run of characters, by full text and by the local embedder", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "fact", text: "我住在东京，我喜欢寿司。", user_id: "u1" },
+      { type: "fact", text: "毎日ラーメンを食べます。", user_id: "u1" },
+      { type: "fact", text: "The user likes green tea.", user_id: "u1" },
+      { type: "fact", text: "The user went to Tokyo last spring.", user_id: "u1" },
+    ]);
+    for (const [query, expected] of [
+      ["寿司", "我住在东京，我喜欢寿司。"],
+      ["东京", "我住在东京，我喜欢寿司。"],
+      ["ラーメン", "毎日ラーメンを食べます。"],
+    ] as const) {
+      const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
+      expect(res.status).toBe(200);
+      expect(res.body.data[0]?.text, query).toBe(expected);
+      // Matched by full text, not merely the nearest neighbour of a query with nothing else.
+      expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
+    }
+    // A memory indexed before sql/100 (its tsv without the pieces) is indexed again by the upgrade.
+    const [old] = await seed(orgId, [{ type: "fact", text: "私は猫が大好きです。", user_id: "u1" }]);
+    const matches = async () =>
+      (
+        await svc.deps.db.query<{ m: boolean }>(
+          "SELECT tsv @@ to_tsquery('simple', '大好') AS m FROM memories WHERE id = $1",
+          [old!.id],
+        )
+      ).rows[0]!.m;
+    expect(await matches()).toBe(true);
+    await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
+    try {
+      await svc.deps.db.query("UPDATE memories SET tsv = to_tsvector('english', text) WHERE id = $1", [
+        old!.id,
+      ]);
+    } finally {
+      await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
+    }
+    expect(await matches()).toBe(false);
+    const upgrade = readFileSync(new URL("../sql/100_cjk_bigrams.sql", import.meta.url), "utf8");
+    await svc.deps.db.query(upgrade.slice(upgrade.indexOf("UPDATE memories SET tsv = NULL")));
+    expect(await matches()).toBe(true);
   });
 });
 

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import type { Embedder } from "../types.js";
-import { STOPWORDS, stem } from "./english.js";
+import { cjkSpaced, STOPWORDS, stem } from "./english.js";
 
 /**
  * A deterministic embedding that needs no model file: hashed features (the hashing trick, signed),
  * L2-normalised. Features are content-word stems (weighted up with length, a stand-in for rarity),
- * adjacent content-word pairs, and character 4-grams of each word for spelling variants.
+ * adjacent content-word pairs, and character 4-grams of each word for spelling variants; a run of
+ * Chinese, Japanese or Korean characters counts as its two-character pieces.
  */
 export function createLocalEmbedder(dim: number): Embedder {
   const bucket = (feature: string): [number, number] => {
@@ -18,7 +19,10 @@ export function createLocalEmbedder(dim: number): Embedder {
       const [i, s] = bucket(f);
       v[i]! += s * w;
     };
-    const words = (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOPWORDS.has(w));
+    // CJK runs as their two-character pieces, as full text reads them (cjkSpaced).
+    const words = (cjkSpaced(text.toLowerCase()).match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+      (w) => !STOPWORDS.has(w),
+    );
     const stems = words.map(stem);
     const counts = new Map<string, number>();
     for (const s of stems) counts.set(s, (counts.get(s) ?? 0) + 1);

@@ -3,6 +3,28 @@ import { isMostlyVerb, isVerb } from "./concepts.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
 
+/**
+ * A run of Chinese, Japanese (kana) or Korean characters: scripts written without spaces between
+ * words. The same ranges as sql/100_cjk_bigrams.sql.
+ */
+export const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+/g;
+
+/**
+ * `text` with each CJK run written as its overlapping two-character pieces, space-separated
+ * ("我喜欢寿司" -> "我喜 喜欢 欢寿 寿司"), as full text indexes it: a word of two characters or
+ * more is then one of the pieces wherever it is written.
+ */
+export function cjkSpaced(text: string): string {
+  return text.replace(CJK_RUN, (run) => {
+    const chars = [...run];
+    if (chars.length < 2) return ` ${run} `;
+    return ` ${chars
+      .slice(0, -1)
+      .map((c, i) => c + chars[i + 1])
+      .join(" ")} `;
+  });
+}
+
 export function splitSentences(text: string): string[] {
   const flat = text
     .replace(/```[\s\S]*?```/g, " ")
