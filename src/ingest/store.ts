@@ -291,10 +291,9 @@ export async function storeResult({
       const r = touched.get(d.existingId);
       if (r) updated.set(r.id, r);
     }
-    for (const r of await markSuperseded(tx, orgId, [...rec.supersedes.keys()])) {
-      updated.set(r.id, { id: r.id, type: r.type, text: r.text });
-      await unsayInEpisodes(tx, orgId, r, { unlist: false });
-    }
+    const superseded = await markSuperseded(tx, orgId, [...rec.supersedes.keys()]);
+    for (const r of superseded) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
+    await unsayInEpisodes(tx, orgId, superseded, { unlist: false });
     for (const a of sameArtifacts) {
       const r = touched.get(a.id);
       if (r) updated.set(r.id, r);

@@ -1,7 +1,7 @@
 import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import type { Queryable } from "../db/db.js";
-import { deleteMemoryRow, episodesListingFact, findMemory, updateEpisodeText } from "../db/memories.js";
+import { deleteMemoryRow, episodesListingFacts, findMemory, updateEpisodeText } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
@@ -24,7 +24,8 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
     deleted = await inTx(ctx, async ({ db }) => {
       const orgId = ctx.principal.orgId;
       const row = await deleteMemoryRow(db, orgId, input.id);
-      if (row?.type === "fact") await unsayInEpisodes(db, orgId, { id: input.id, ...row }, { unlist: true });
+      if (row?.type === "fact")
+        await unsayInEpisodes(db, orgId, [{ id: input.id, ...row }], { unlist: true });
       return row !== null;
     });
   } catch (err) {
@@ -36,21 +37,29 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
 }
 
 /**
- * The episodes that list a fact no longer say it: its sentences leave their text (an episode
- * left with none reads as its title). A deleted fact also leaves their `fact_ids` (`unlist`); a
- * superseded one stays listed (it is still the episode's, as history), but the summary no longer
- * serves what the fact's successor replaced. Run inside the transaction that deletes or
- * supersedes the fact.
+ * The episodes that list these facts (each of its user) no longer say them: their sentences leave
+ * the episodes' text (an episode left with none reads as its title). A deleted fact also leaves
+ * their `fact_ids` (`unlist`); a superseded one stays listed (it is still the episode's, as
+ * history), but the summary no longer serves what the fact's successor replaced. One read per
+ * user; run inside the transaction that deletes or supersedes the facts.
  */
 export async function unsayInEpisodes(
   db: Queryable,
   orgId: string,
-  fact: { id: string; text: string; user_id: string | null },
+  facts: ReadonlyArray<{ id: string; text: string; user_id: string | null }>,
   options: { unlist: boolean },
 ): Promise<void> {
-  for (const ep of await episodesListingFact(db, orgId, fact.user_id, fact.id)) {
-    const { text, details } = withoutFact(ep, fact.id, fact.text, options);
-    if (text !== ep.text || details !== ep.details) await updateEpisodeText(db, orgId, ep.id, text, details);
+  const byUser = new Map<string | null, typeof facts>();
+  for (const f of facts) byUser.set(f.user_id, [...(byUser.get(f.user_id) ?? []), f]);
+  for (const [userId, ofUser] of byUser) {
+    const ids = ofUser.map((f) => f.id);
+    for (const ep of await episodesListingFacts(db, orgId, userId, ids)) {
+      const listed = new Set(Array.isArray(ep.details.fact_ids) ? (ep.details.fact_ids as string[]) : []);
+      let next: { text: string; details: Record<string, unknown> } = ep;
+      for (const f of ofUser) if (listed.has(f.id)) next = withoutFact(next, f.id, f.text, options);
+      if (next.text !== ep.text || next.details !== ep.details)
+        await updateEpisodeText(db, orgId, ep.id, next.text, next.details);
+    }
   }
 }
 

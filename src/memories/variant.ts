@@ -254,8 +254,9 @@ export async function patchVariant({
           content_hash: factHash(text),
         },
       ]);
-      for (const old of await markSuperseded(txCtx.db, orgId, [row.id]))
-        await unsayInEpisodes(txCtx.db, orgId, old, { unlist: false });
+      await unsayInEpisodes(txCtx.db, orgId, await markSuperseded(txCtx.db, orgId, [row.id]), {
+        unlist: false,
+      });
       ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
       return created!.id;
     });
