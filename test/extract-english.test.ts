@@ -3,7 +3,7 @@ import type { MemoryRow } from "../src/db/memory-row.js";
 import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
-import { splitSentences } from "../src/providers/local/english.js";
+import { splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
 import { extractLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
@@ -480,5 +480,24 @@ describe("an episode's summary", () => {
     const sentences = splitSentences(episode.summary);
     expect(sentences.length).toBeGreaterThan(1);
     expect(new Set(sentences).size).toBe(sentences.length);
+  });
+});
+
+describe("a fact taken out of its episode's summary", () => {
+  it("leaves even where the summary's sentence split did not isolate it", () => {
+    // The next sentence starts with "<", which starts no sentence: the split kept the two together.
+    expect(
+      withoutSentencesOf(
+        "Dana said: the build is fixed. <img src=x> said: hello there. Bob likes tea.",
+        "Dana said: the build is fixed.",
+      ),
+    ).toBe("<img src=x> said: hello there. Bob likes tea.");
+    expect(withoutSentencesOf("A likes tea. B likes tea. C likes tea.", "B likes tea.")).toBe(
+      "A likes tea. C likes tea.",
+    );
+    // Only whole sentences go: a longer sentence that contains it stays.
+    expect(withoutSentencesOf("Not only B likes tea. C likes tea.", "B likes tea.")).toBe(
+      "Not only B likes tea. C likes tea.",
+    );
   });
 });

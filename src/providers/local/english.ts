@@ -389,10 +389,25 @@ export const normaliseText = (s: string) => (s.toLowerCase().match(/[\p{L}\p{N}]
 
 const asSentence = (s: string) => s.replace(/[.!]?$/, ".");
 
-/** `text` without the sentences of `removed` (an extractive summary without one of its facts). */
+/**
+ * `text` without the sentences of `removed` (an extractive summary without one of its facts). A
+ * sentence is also taken out where the summary's split did not isolate it (the sentence after it
+ * begins with a character that starts no sentence, such as "<"): the summary is its sentences
+ * joined by spaces, so each one is also found as a whole in the text.
+ */
 export function withoutSentencesOf(text: string, removed: string): string {
   const gone = new Set(splitSentences(removed).map(asSentence));
-  return splitSentences(text)
+  let kept = splitSentences(text)
     .filter((s) => !gone.has(asSentence(s)))
     .join(" ");
+  for (const sentence of gone) {
+    for (let at = kept.indexOf(sentence); at >= 0; at = kept.indexOf(sentence, at)) {
+      const before = at === 0 || /[.!?] $/.test(kept.slice(Math.max(0, at - 2), at));
+      const after = at + sentence.length === kept.length || kept[at + sentence.length] === " ";
+      if (before && after)
+        kept = `${kept.slice(0, at)}${kept.slice(at + sentence.length)}`.replace(/\s{2,}/g, " ");
+      else at += sentence.length;
+    }
+  }
+  return kept.trim();
 }
