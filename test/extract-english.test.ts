@@ -501,3 +501,33 @@ describe("a fact taken out of its episode's summary", () => {
     );
   });
 });
+
+describe("lists and an assistant's words", () => {
+  it("keeps every item of a list in the fact, after the line that introduces it", () => {
+    const out = facts([
+      turn(
+        0,
+        "user",
+        "How to release the package:\n1. Run npm run build\n2. Run npm run migrate\n3. Run ./scripts/deploy.sh prod",
+      ),
+    ]).map((f) => f.text);
+    expect(out).toEqual([
+      "How to release the package: Run npm run build; Run npm run migrate; Run ./scripts/deploy.sh prod.",
+    ]);
+  });
+
+  it("stores no courtesy of the assistant as a fact, and reads its 'Fixed:' as no speaker", () => {
+    const out = facts([
+      turn(0, "user", "I got a job offer from Stripe!"),
+      turn(1, "assistant", "Congratulations on the new role at Stripe! I bet you will love it there."),
+    ]).map((f) => f.text);
+    expect(out).toEqual(["The user got a job offer from Stripe!"]);
+    const routed = routeTurns(
+      {
+        messages: [{ role: "assistant", content: "Fixed: the tests pass again after the rename." }],
+      } as StoredRequest,
+      30,
+    ).turns[0]!;
+    expect(routed.speaker).toBeNull();
+  });
+});

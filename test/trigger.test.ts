@@ -110,6 +110,26 @@ describe("directives learned without a model", () => {
     expect(lesson.trigger_entities).not.toContain("-d");
   });
 
+  it("learn the fix of an error from a reply that names the error again", () => {
+    const [lesson] = extractDirectives([
+      turn(
+        0,
+        "tool",
+        "TypeError: Cannot read properties of undefined at createPool (src/db/pool.ts:12:5)\nError: connect ECONNREFUSED 127.0.0.1:5432",
+      ),
+      turn(
+        1,
+        "assistant",
+        "The ECONNREFUSED error happens because postgres was not running; it was fixed by starting postgres with docker compose up -d db.",
+      ),
+    ]);
+    expect(lesson?.type).toBe("lesson");
+    expect(lesson?.text).toMatch(/^When "TypeError: .*fixed by starting postgres/);
+    expect(lesson?.trigger_entities).toEqual(
+      expect.arrayContaining(["TypeError", "createPool", "ECONNREFUSED"]),
+    );
+  });
+
   it("are triggered by the commands a rule names in prose, and never by a lone one-letter flag", async () => {
     const [rule] = extractDirectives([
       turn(0, "user", "always start the database with docker compose up -d before running npm test"),

@@ -19,7 +19,7 @@ const LABELS = new Set(
   `remember reminder note notes nb ps important update edit correction fyi btw tip hint warning
   caution question answer summary context example background problem issue error result output
   input goal task todo plan idea status rule lesson fact source subject title quote re
-  tldr disclaimer spoiler aside`
+  tldr disclaimer spoiler aside fixed done solved resolved`
     .split(/\s+/)
     .filter(Boolean),
 );
@@ -45,7 +45,9 @@ export function routeTurns(
     // "Caroline: I went ..." names its speaker in the content; "Remember: ..." or "Note: ..." is a
     // label, not a name.
     const prefixed = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/.exec(content);
-    if (!speaker && prefixed && m.role !== "tool" && !LABELS.has(prefixed[1]!.toLowerCase())) {
+    // An assistant's message names no other speaker this way ("Fixed: the error was ...").
+    const named = prefixed && m.role !== "tool" && m.role.toLowerCase() !== "assistant";
+    if (!speaker && named && !LABELS.has(prefixed[1]!.toLowerCase())) {
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }

@@ -52,15 +52,7 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
       });
     }
 
-    if (ERROR.test(turn.content)) {
-      const line = turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content;
-      lastError = {
-        text: line.trim().slice(0, 200),
-        entities: identifiersFromText(line),
-        eventId: turn.eventId,
-      };
-    }
-
+    let fixedHere = false;
     for (const raw of splitSentences(turn.content)) {
       const sentence = stripInterjections(raw);
       if (sentence.endsWith("?") || sentence.length < 8) continue;
@@ -90,8 +82,19 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
             source_event_ids: [err.eventId, turn.eventId],
           });
           lastError = null;
+          fixedHere = true;
         }
       }
+    }
+    // An error this turn reports waits for a later turn's fix; a turn that tells how an earlier
+    // error was fixed (naming that error as it does) starts no new one.
+    if (!fixedHere && ERROR.test(turn.content)) {
+      const line = turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content;
+      lastError = {
+        text: line.trim().slice(0, 200),
+        entities: identifiersFromText(line),
+        eventId: turn.eventId,
+      };
     }
   });
   // A one-letter flag ("-d") is in half the commands of a shell: beside a more specific

@@ -25,9 +25,36 @@ export function cjkSpaced(text: string): string {
   });
 }
 
+/** A line of a numbered or bulleted list: its item. */
+const LIST_ITEM = /^\s*(?:\d{1,3}[.)]|[-*•])\s+(\S.*?)\s*$/;
+
+/**
+ * A list's lines as one sentence, its items separated by semicolons, and after the line that
+ * introduces it when that ends with a colon ("How to release:\n1. Build\n2. Deploy" reads "How to
+ * release: Build; Deploy."): an item alone is rarely a claim, and split at its number ("2. Run
+ * ...") the list lost its short items.
+ */
+function listsAsSentences(text: string): string {
+  const out: string[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; ) {
+    if (!LIST_ITEM.test(lines[i]!)) {
+      out.push(lines[i++]!);
+      continue;
+    }
+    const items: string[] = [];
+    while (i < lines.length && LIST_ITEM.test(lines[i]!))
+      items.push(LIST_ITEM.exec(lines[i++]!)![1]!.replace(/[.;,]$/, ""));
+    const list = `${items.join("; ")}.`;
+    const lead = out.length ? out[out.length - 1]!.trimEnd() : "";
+    if (lead.endsWith(":")) out[out.length - 1] = `${lead} ${list}`;
+    else out.push(list);
+  }
+  return out.join("\n");
+}
+
 export function splitSentences(text: string): string[] {
-  const flat = text
-    .replace(/```[\s\S]*?```/g, " ")
+  const flat = listsAsSentences(text.replace(/```[\s\S]*?```/g, " "))
     .replace(/\s+/g, " ")
     .trim();
   if (!flat) return [];

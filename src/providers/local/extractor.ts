@@ -60,6 +60,10 @@ const TOPIC_SHIFT =
 const NOISE_LINE =
   /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
 
+/** How an assistant's sentence about itself or its courtesy to the user begins. */
+const ASSISTANT_OWN =
+  /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem)\b/i;
+
 /** Turns extracted between two turns of the event loop (see createLocalExtractor). */
 const TURNS_PER_STEP = 250;
 
@@ -121,9 +125,9 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       const shift = TOPIC_SHIFT.exec(interjectionless);
       const sentence = shift ? interjectionless.slice(shift[0].length) : interjectionless;
       if (!isSubstantive(sentence)) continue;
-      // The assistant's own offers ("I can help with that") say nothing about anyone.
-      if (!turn.speaker && turn.role === "assistant" && /^(I|I'm|I'll|I'd|Let me|Here)\b/.test(sentence))
-        continue;
+      // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
+      // the new role!") say nothing about anyone.
+      if (!turn.speaker && turn.role === "assistant" && ASSISTANT_OWN.test(sentence)) continue;
       let text =
         (turn.role === "user" ? asRequest(sentence, speakerName(turn)) : null) ??
         toThirdPerson(sentence, name);
