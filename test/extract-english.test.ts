@@ -4,7 +4,7 @@ import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
-import { extractLocally } from "../src/providers/local/extractor.js";
+import { extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
 import { composeDeterministic } from "../src/search/compose.js";
@@ -468,7 +468,7 @@ describe("an episode's summary", () => {
   it("says each sentence once, though an attribute also stands alone as a fact", () => {
     const { facts: out, episode } = extractLocally({
       turns: [
-        turn(0, "user", "I live in Paris and I have two cats. The cats love the balcony in Paris."),
+        turn(0, "user", "I live in Paris with two cats. The cats love the balcony in Paris."),
         turn(1, "user", "I work as a nurse in Paris at the big hospital."),
       ],
       path: "live",
@@ -476,7 +476,7 @@ describe("an episode's summary", () => {
       agentic: false,
       known: [],
     });
-    expect(out.map((f) => f.text)).toContain("The user lives in Paris and the user has two cats.");
+    expect(out.map((f) => f.text)).toContain("The user lives in Paris with two cats.");
     const sentences = splitSentences(episode.summary);
     expect(sentences.length).toBeGreaterThan(1);
     expect(new Set(sentences).size).toBe(sentences.length);
@@ -529,5 +529,45 @@ describe("lists and an assistant's words", () => {
       30,
     ).turns[0]!;
     expect(routed.speaker).toBeNull();
+  });
+});
+
+describe("a changed attribute, said the ways people say it", () => {
+  const judge = (old: string, text: string) =>
+    judgeLocally({ text, candidates: [{ id: "old", text: old, similarity: 0.5 }] }).verdict;
+  it.each([
+    ["The user works at Acme Corp as a designer.", "The user no longer works at Acme Corp."],
+    ["The user works at Acme Corp as a designer.", "The user doesn't work at Acme Corp anymore."],
+    ["The user works at Acme Corp as a designer.", "Now the user works at Initech as a manager."],
+    ["The user works as a software engineer at Google in Mountain View.", "The user left Google."],
+    ["The user works as a software engineer at Google.", "The user now works at Stripe as a staff engineer."],
+    [
+      "The user lives in Denver.",
+      "The user and others moved from Denver to Austin last month (October 2026).",
+    ],
+    ["The user is a vegetarian these days.", "The user is not vegetarian anymore."],
+    ["Alice Chen is vegetarian.", "Actually, Alice Chen isn't vegetarian anymore."],
+    ["The user lives in Paris.", "The user lives in Berlin."],
+  ])("%s -> %s supersedes", (old, text) => {
+    expect(judge(old, text)).toBe("supersedes");
+  });
+
+  it("leaves what did not change: more said, a restatement, another subject, another value negated", () => {
+    expect(judge("The user works at Initech.", "The user works at Initech as a manager.")).toBe("new");
+    expect(judge("The user works at Acme Corp.", "The user works at Acme.")).toBe("duplicate");
+    expect(judge("The user's sister lives in Rome.", "The user lives in Berlin.")).toBe("new");
+    expect(judge("The user works at Acme.", "The user no longer works at Initech.")).toBe("new");
+  });
+
+  it("gives each attribute clause of a sentence joining claims as a fact of its own", () => {
+    expect(facts([turn(0, "user", "I live in Oslo and I work as a carpenter.")]).map((f) => f.text)).toEqual([
+      "The user lives in Oslo and the user works as a carpenter.",
+      "The user lives in Oslo.",
+      "The user works as a carpenter.",
+    ]);
+    // A noun phrase after "and" is no clause.
+    expect(
+      facts([turn(0, "user", "I live in Oslo with my partner and our cat.")]).map((f) => f.text),
+    ).toEqual(["The user lives in Oslo with the user's partner and the user's cat."]);
   });
 });

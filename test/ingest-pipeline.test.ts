@@ -124,6 +124,36 @@ describe("supersede and dedup", () => {
     expect(other.body.result.memories_superseded_by).toEqual({});
   });
 
+  it("supersedes a job, a city and a diet said the everyday ways, and keeps the claim beside the changed one", async () => {
+    const { key } = await svc.newOrg();
+    const active = async () =>
+      (await svc.request("GET", "/v1/memories?user_id=u1&status=active&type=fact", { key })).body.data.map(
+        (m: { text: string }) => m.text,
+      );
+    await ingestOk(key, { messages: [user("I work at Acme Corp as a designer.")] });
+    const quit = await ingestOk(key, {
+      conv_id: "c2",
+      messages: [user("I don't work at Acme Corp anymore.")],
+    });
+    expect(Object.keys(quit.memories_superseded_by)).toHaveLength(1);
+    await ingestOk(key, { conv_id: "c3", messages: [user("I'm a vegetarian these days.")] });
+    const diet = await ingestOk(key, {
+      conv_id: "c4",
+      messages: [user("I'm not vegetarian anymore, I eat fish now.")],
+    });
+    expect(Object.keys(diet.memories_superseded_by)).toHaveLength(1);
+    await ingestOk(key, { conv_id: "c5", messages: [user("I live in Oslo and I work as a carpenter.")] });
+    const moved = await ingestOk(key, { conv_id: "c6", messages: [user("I moved to Tromso last year.")] });
+    expect(Object.keys(moved.memories_superseded_by)).toHaveLength(1);
+    const now = await active();
+    expect(now).not.toContain("The user works at Acme Corp as a designer.");
+    expect(now).not.toContain("The user is a vegetarian these days.");
+    expect(now).not.toContain("The user lives in Oslo.");
+    // The job said in the same sentence as the old city is still active, alone and in the sentence.
+    expect(now).toContain("The user works as a carpenter.");
+    expect(now).toContain("The user lives in Oslo and the user works as a carpenter.");
+  });
+
   it("takes a superseded claim out of its episode's text, by ingest and by PATCH, and search serves neither", async () => {
     const { key, orgId } = await svc.newOrg();
     const first = await ingestOk(key, { messages: [user("My favourite colour is green.")] });

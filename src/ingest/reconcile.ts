@@ -7,7 +7,7 @@ import {
   sameEpisode,
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
-import { sameSlot, slotSearch } from "../providers/local/extractor.js";
+import { sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
@@ -73,10 +73,7 @@ export async function reconcile(
   // it, which the nearest neighbours miss ("lives in Paris" against "moved to Berlin"): one lookup
   // per kind of attribute the job states, not per fact.
   const slotted = new Map<string, { pattern: string; words: string }>();
-  for (const f of plan.facts) {
-    const s = slotSearch(f.text);
-    if (s) slotted.set(s.kind, s);
-  }
+  for (const f of plan.facts) for (const s of slotSearches(f.text)) slotted.set(s.kind, s);
   const stated: Similar[] = [];
   for (const s of slotted.values())
     stated.push(...(await activeFactsMatching(db, scope, s, SLOT_CANDIDATES, plan.episode.job_id)));

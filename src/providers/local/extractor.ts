@@ -136,18 +136,23 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
       topic.parts.push(text);
-      if (slotOf(text)) topic.attributes.push(text);
+      // A sentence stating an attribute is one; one that joins several claims ("The user lives in
+      // Oslo and the user works as a carpenter") gives each of its attribute clauses alone.
+      if (slotsOf(text).length) topic.attributes.push(text);
+      else topic.attributes.push(...attributeClauses(text));
     }
     if (topics.length === 0) continue;
     // A single-valued attribute inside a longer topic ("Ana moved to Berlin.") also stands alone,
     // so a later change of that attribute supersedes it without hiding the rest of the turn.
     // A topic longer than FACT_BUDGET is several facts, cut between its sentences (never dropped).
     const texts = topics.flatMap(({ parts, attributes, shifted }) =>
-      (parts.length > 1 ? [...inPieces(parts), ...attributes] : inPieces(parts)).map((text, i) => ({
-        text,
-        shifted,
-        i,
-      })),
+      [...inPieces(parts), ...attributes.filter((a) => parts.length > 1 || a !== parts[0])].map(
+        (text, i) => ({
+          text,
+          shifted,
+          i,
+        }),
+      ),
     );
     // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
     // says what it is about, so it travels with the turn's fact as context.
@@ -407,7 +412,8 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
 }
 
 // Single-valued attributes: a new value for the same subject and slot supersedes the old one; a
-// negated one ("no longer works at Acme") supersedes the same value.
+// negated one ("no longer works at Acme", "left Acme", "isn't vegetarian") supersedes the same
+// value. A kind may have several statements (its first one is how stored facts are found).
 const NEG = `(?<neg>no longer |doesn't |does not |is no longer )?`;
 const SLOTS: Array<[string, RegExp]> = [
   [
@@ -421,7 +427,19 @@ const SLOTS: Array<[string, RegExp]> = [
     "employer",
     new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) (?:at|for) (?<v>.+)$`, "i"),
   ],
+  [
+    "employer",
+    new RegExp(
+      `^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) as .+? (?:at|for) (?<v>.+)$`,
+      "i",
+    ),
+  ],
+  [
+    "employer",
+    /^(?<s>.+?) (?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?<v>.+)$/i,
+  ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],
+  ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) (?:at|for) .+? as (?<v>.+)$`, "i")],
   ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
   [
     "contact",
@@ -430,6 +448,14 @@ const SLOTS: Array<[string, RegExp]> = [
   ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
   ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
+  [
+    "diet",
+    /^(?<s>.+?) (?:is|are) (?<neg>no longer |not |not a |no longer a )?(?:now |still |actually )?(?:a |an )?(?<v>vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore)\b/i,
+  ],
+  [
+    "diet",
+    /^(?<s>.+?) (?<neg>isn't|aren't) (?:a |an )?(?:now |still )?(?<v>vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore)\b/i,
+  ],
 ];
 
 /** Words (stemmed by PostgreSQL's english configuration) that every statement of a slot holds. */
@@ -442,31 +468,44 @@ const SLOT_WORDS: Record<string, string> = {
   name: "name",
   age: "old",
   preference: "prefers",
+  diet: "vegetarian | vegan | pescatarian | pescetarian | flexitarian | carnivore",
+};
+
+/** A slot's value ends where the next claim about it starts ("Acme as a designer": the employer is Acme). */
+const VALUE_END: Record<string, RegExp> = {
+  employer: / (?:as|in|since|from) .*$/,
+  job: / (?:at|for|in|since|from) .*$/,
 };
 
 /**
- * How to find the stored facts stating the same kind of attribute as this one ("lives in", "works
- * at"...), or null when it states none: the kind, a PostgreSQL regular expression and a full-text
- * query that every such statement matches (the full text narrows by the user's scoped index, the
- * expression checks). Candidates for the judge beside the nearest neighbours, which miss "lives in
- * Paris" against "moved to Berlin".
+ * How to find the stored facts stating the same kinds of attribute as this one ("lives in", "works
+ * at"...), none when it states none: for each kind, a PostgreSQL regular expression (the kind's
+ * positive statements) and a full-text query that every such statement matches (the full text
+ * narrows by the user's scoped index, the expression checks). Candidates for the judge beside the
+ * nearest neighbours, which miss "lives in Paris" against "moved to Berlin".
  */
-export function slotSearch(text: string): { kind: string; pattern: string; words: string } | null {
-  const slot = slotOf(text);
-  if (!slot) return null;
-  const [kind, re] = SLOTS.find(([name]) => slot.slot.startsWith(`${name}:`))!;
-  return {
+export function slotSearches(text: string): Array<{ kind: string; pattern: string; words: string }> {
+  const kinds = [...new Set(slotsOf(text).map((s) => s.slot.slice(0, s.slot.indexOf(":"))))];
+  return kinds.map((kind) => ({
     kind,
-    pattern: re.source.replace(/\(\?<\w+>/g, "(").replace(/^\^/, ""),
+    pattern: SLOTS.filter(([name, re]) => name === kind && !/\(\?<neg>(?!no longer)/.test(re.source))
+      // PostgreSQL's word boundary is \y (\b is a backspace there).
+      .map(
+        ([, re]) =>
+          `(?:${re.source
+            .replace(/\(\?<\w+>/g, "(")
+            .replace(/^\^/, "")
+            .replace(/\\b/g, "\\y")})`,
+      )
+      .join("|"),
     words: SLOT_WORDS[kind]!,
-  };
+  }));
 }
 
 /** Whether two facts state the same attribute of the same subject (the judge decides the rest). */
 export function sameSlot(a: string, b: string): boolean {
-  const x = slotOf(a);
-  const y = slotOf(b);
-  return !!x && !!y && x.slot === y.slot && x.subject === y.subject;
+  const ys = slotsOf(b);
+  return slotsOf(a).some((x) => ys.some((y) => x.slot === y.slot && x.subject === y.subject));
 }
 
 /**
@@ -476,49 +515,103 @@ export function sameSlot(a: string, b: string): boolean {
 const bareClaim = (text: string) =>
   text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: .*\)$/, "");
 
-function slotOf(text: string): { slot: string; subject: string; value: string; negated: boolean } | null {
+/** Words that lead a claim and change nothing of it ("Now the user works at Initech"). */
+const LEAD_ADVERB =
+  /^(?:now|currently|these days|nowadays|actually|also|so|well|anyway|today|recently)\b,?\s+/i;
+
+/** Where a sentence joins a second claim of its subject: "... and the user works ...", "... and now works ...". */
+const CLAUSE_JOIN =
+  /,? and (?=(?:the user )?(?:now |currently |also |still |no longer )?(?:lives|moved|works|work|is|was|has|left|quit|prefers|[a-z]+s)\b)/i;
+
+/** A claim's clauses, each with its subject ("the user left Google", "the user now works at Stripe"). */
+function clausesOf(claim: string): string[] {
+  const parts = claim.split(CLAUSE_JOIN);
+  if (parts.length < 2) return [claim];
+  const subject =
+    /^(.+?) (?:no longer |now |currently |also |still |is |isn't |doesn't |does not )*(?:lives|live|moved|works|work|is|left|quit|prefers|has|likes|loves)\b/i.exec(
+      parts[0]!,
+    )?.[1];
+  if (!subject) return [claim];
+  return parts.map((p, i) => (i === 0 || /^the user\b/i.test(p) ? p : `${subject} ${p}`));
+}
+
+/**
+ * The attribute clauses of a sentence joining several claims, each a sentence of its own, when
+ * at least one of them states an attribute; none otherwise.
+ */
+function attributeClauses(text: string): string[] {
+  const claim = bareClaim(text)
+    .replace(/[.!]+$/, "")
+    .trim();
+  if (splitSentences(claim).length > 1) return [];
+  const clauses = clausesOf(claim);
+  if (clauses.length < 2) return [];
+  return clauses
+    .map((c) => `${c.charAt(0).toUpperCase()}${c.slice(1)}.`)
+    .filter((c) => slotsOf(c).length > 0);
+}
+
+/** The attributes a one-claim fact states (none for a whole turn, or a sentence of several claims). */
+function slotsOf(text: string): Array<{ slot: string; subject: string; value: string; negated: boolean }> {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
-  // stored as facts of their own, and those are what a later change supersedes.
+  // stored as facts of their own, and those are what a later change supersedes. So is a sentence
+  // joining several claims (attributeClauses).
   const claim = bareClaim(text);
-  if (splitSentences(claim).length > 1) return null;
-  const t = claim.replace(/[.!]+$/, "").trim();
+  if (splitSentences(claim).length > 1) return [];
+  const t = claim
+    .replace(/[.!]+$/, "")
+    .trim()
+    .replace(LEAD_ADVERB, "");
+  if (clausesOf(t).length > 1) return [];
+  const out: Array<{ slot: string; subject: string; value: string; negated: boolean }> = [];
   for (const [slot, re] of SLOTS) {
     const m = re.exec(t);
-    if (m?.groups) {
-      return {
-        slot: `${slot}:${(m.groups.k ?? "").toLowerCase().replace(/colour/g, "color")}`,
-        subject: normaliseText(m.groups.s!),
-        // A resolved date ("last month (October 2026)") and a time word say when, not what.
-        value: normaliseText(m.groups.v!.replace(/\s*\([^)]*\)/g, "")).replace(
-          / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
-          "",
-        ),
-        negated: !!m.groups.neg,
-      };
-    }
+    if (!m?.groups) continue;
+    const name = `${slot}:${(m.groups.k ?? "").toLowerCase().replace(/colour/g, "color")}`;
+    if (out.some((o) => o.slot === name)) continue;
+    // A resolved date ("last month (October 2026)") and a time word say when, not what.
+    let value = normaliseText(m.groups.v!.replace(/\s*\([^)]*\)/g, "")).replace(
+      / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
+      "",
+    );
+    value = value.replace(VALUE_END[slot] ?? /$^/, "");
+    out.push({
+      slot: name,
+      // "The user and others moved ...": the user moved.
+      subject: normaliseText(m.groups.s!).replace(/ and .*$/, ""),
+      value,
+      negated: !!m.groups.neg,
+    });
   }
-  return null;
+  return out;
 }
+
+/** The same value, or one a word-wise start of the other ("acme" and "acme corp"). */
+const sameValue = (a: string, b: string) => a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);
 
 export function judgeLocally(c: JudgeCase): JudgeVerdict {
   const norm = normaliseText(bareClaim(c.text));
-  const mine = slotOf(c.text);
   for (const cand of c.candidates) {
     if (normaliseText(bareClaim(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
   }
-  if (mine) {
-    const same = c.candidates.filter((cand) => {
-      const theirs = slotOf(cand.text);
-      return (
-        theirs && theirs.slot === mine.slot && theirs.subject === mine.subject && theirs.negated === false
-      );
-    });
-    const sameValue = same.find((cand) => slotOf(cand.text)!.value === mine.value);
+  // Each attribute the fact states, against the candidates' statements of it: a new value
+  // supersedes (a negation: the same value); only when every attribute holds its value already is
+  // the fact a duplicate by attribute.
+  const slots = slotsOf(c.text);
+  const held: string[] = [];
+  for (const mine of slots) {
+    const same = c.candidates.flatMap((cand) =>
+      slotsOf(cand.text)
+        .filter((t) => t.slot === mine.slot && t.subject === mine.subject && !t.negated)
+        .map((t) => ({ id: cand.id, value: t.value })),
+    );
+    const holding = same.find((x) => sameValue(x.value, mine.value));
     if (mine.negated) {
-      if (sameValue) return { verdict: "supersedes", id: sameValue.id };
-    } else if (sameValue) return { verdict: "duplicate", id: sameValue.id };
-    else if (same[0]) return { verdict: "supersedes", id: same[0].id };
+      if (holding) return { verdict: "supersedes", id: holding.id };
+    } else if (!holding && same[0]) return { verdict: "supersedes", id: same[0].id };
+    else if (holding) held.push(holding.id);
   }
+  if (slots.length && held.length === slots.length) return { verdict: "duplicate", id: held[0]! };
   const best = c.candidates.find((x) => x.similarity >= 0.93);
   return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
 }
