@@ -571,3 +571,16 @@ describe("a changed attribute, said the ways people say it", () => {
     ).toEqual(["The user lives in Oslo with the user's partner and the user's cat."]);
   });
 });
+
+describe("everyday kinds WordNet's first senses do not give", () => {
+  it("makes a kept animal a pet, a son or daughter a kid, and a move a place one lives", () => {
+    expect(conceptTerms("My dog Biscuit runs in the park.")).toEqual(expect.arrayContaining(["pet", "pets"]));
+    expect(conceptTerms("We adopted two kittens.")).toEqual(expect.arrayContaining(["pet"]));
+    expect(conceptTerms("My daughter Emma is 7.")).toEqual(expect.arrayContaining(["kid", "kids", "child"]));
+    expect(conceptTerms("Alice moved to Seattle last spring.")).toEqual(
+      expect.arrayContaining(["live", "lives"]),
+    );
+    expect(conceptTerms("I love to move the furniture around.")).not.toContain("live");
+    expect(conceptTerms("The dog-eared book is on the shelf.")).not.toContain("pet");
+  });
+});

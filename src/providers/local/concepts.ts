@@ -341,6 +341,24 @@ export function titleKinds(text: string): string[] {
  * are names ("Rose", "Jon"), and a name's WordNet sense is a common noun's. A run of capitalised
  * words that names a place brings the kinds of place it is (placeKinds), longest name first.
  */
+/**
+ * What WordNet's first senses do not say of a few everyday words: the animals people keep are
+ * pets (WordNet files a dog under canines and domestic animals, never under "pet"), a son or a
+ * daughter is a child or kid of someone (WordNet's kid is a young person), and moving somewhere is
+ * living there ("where does she live?" against "moved to Seattle").
+ */
+const EVERYDAY_KINDS = new Map<string, string[]>([
+  ...`dog dogs puppy puppies pup cat cats kitten kittens hamster hamsters parrot parrots goldfish
+  rabbit rabbits bunny bunnies turtle turtles tortoise tortoises budgie budgies parakeet parakeets
+  ferret ferrets gerbil gerbils hedgehog hedgehogs gecko geckos iguana iguanas guinea-pig`
+    .split(/\s+/)
+    .map((w): [string, string[]] => [w, ["pet", "pets"]]),
+  ...`son sons daughter daughters stepson stepdaughter toddler toddlers baby babies newborn`
+    .split(/\s+/)
+    .map((w): [string, string[]] => [w, ["child", "children", "kid", "kids"]]),
+]);
+const MOVED_TO = /\b(?:moved|moving|moves|relocated|relocating) (?:\w+ )?to\b/i;
+
 export function conceptTerms(text: string): string[] {
   const own = new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(Boolean));
   const out = new Set<string>();
@@ -355,7 +373,9 @@ export function conceptTerms(text: string): string[] {
     }
     const base = irregularBase(word);
     if (base && !own.has(base)) out.add(base);
+    for (const term of EVERYDAY_KINDS.get(word.toLowerCase()) ?? []) if (!own.has(term)) out.add(term);
   }
+  if (MOVED_TO.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
   for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
     const names = run.split(" ").map((w) => w.replace(/'s$/, ""));
     for (let i = 0; i < names.length; ) {
