@@ -548,6 +548,7 @@ describe("a changed attribute, said the ways people say it", () => {
     ["The user is a vegetarian these days.", "The user is not vegetarian anymore."],
     ["Alice Chen is vegetarian.", "Actually, Alice Chen isn't vegetarian anymore."],
     ["The user lives in Paris.", "The user lives in Berlin."],
+    ["The user is 34 years old.", "The user just turned 35."],
   ])("%s -> %s supersedes", (old, text) => {
     expect(judge(old, text)).toBe("supersedes");
   });
@@ -557,6 +558,15 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge("The user works at Acme Corp.", "The user works at Acme.")).toBe("duplicate");
     expect(judge("The user's sister lives in Rome.", "The user lives in Berlin.")).toBe("new");
     expect(judge("The user works at Acme.", "The user no longer works at Initech.")).toBe("new");
+  });
+
+  it("takes an age or a diet said in a few words, and an age in the words of an age", () => {
+    const one = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
+    expect(one("I'm 34.")).toEqual(["The user is 34 years old."]);
+    expect(one("I just turned 35.")).toEqual(["The user just turned 35."]);
+    expect(one("I'm vegetarian.")).toEqual(["The user is vegetarian."]);
+    // Not an age: a number of a thing.
+    expect(one("My flight number is 714.")).toEqual(["The user's flight number is 714."]);
   });
 
   it("gives each attribute clause of a sentence joining claims as a fact of its own", () => {

@@ -130,6 +130,10 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
  * the speaker says of themselves ("I'm vegan now.", "I love jazz."), or, in a script without
  * spaces, six characters of it or more.
  */
+/** A speaker's age or diet, said in a few words. */
+const SELF_AGE_OR_DIET =
+  /^(?:I'm|I am|I just turned|I turned|I'll be)\s+(?:now\s+)?(?:a |an )?(?:\d{1,3}|vegetarian|vegan|pescatarian|pescetarian)\b/i;
+
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
 
@@ -140,6 +144,9 @@ export function isSubstantive(sentence: string): boolean {
   const words = contentWords(s);
   if (PLEASANTRY.test(s) && words.length < 4) return false;
   const n = s.split(/\s+/).length;
+  // Short, and about the speaker all the same: an age or a diet ("I'm 34.", "I just turned 35.",
+  // "I'm vegetarian.").
+  if (n <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
   if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
   // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
   // so the one content word left is what the speaker likes.

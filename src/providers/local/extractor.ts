@@ -133,6 +133,11 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
         toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
       text = nameOnce(text);
+      // "The user is 34." says an age: in the words every statement of an age has.
+      text = text.replace(
+        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})([.!]?)$/u,
+        (_m, claim: string, end: string) => `${claim} years old${end}`,
+      );
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
       topic.parts.push(text);
@@ -447,6 +452,7 @@ const SLOTS: Array<[string, RegExp]> = [
   ],
   ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
   ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
+  ["age", /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?$/i],
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
   [
     "diet",
@@ -466,7 +472,7 @@ const SLOT_WORDS: Record<string, string> = {
   favourite: "favourite | favorite",
   contact: "email | phone | address",
   name: "name",
-  age: "old",
+  age: "old | turned",
   preference: "prefers",
   diet: "vegetarian | vegan | pescatarian | pescetarian | flexitarian | carnivore",
 };
