@@ -457,6 +457,10 @@ describe("what a turn says is kept", () => {
       content: "Remember: always run the linter before a commit.",
     });
     expect(routed("Note: I moved to Lisbon.").speaker).toBeNull();
+    // Nor is the label part of the fact.
+    expect(
+      facts([turn(0, "user", "Remember: my wife Ana has her birthday on 3 May.")]).map((f) => f.text),
+    ).toEqual(["The user's wife Ana has her birthday on 3 May."]);
     expect(routed("Caroline: I went to the support group.")).toMatchObject({
       speaker: "Caroline",
       content: "I went to the support group.",
@@ -478,6 +482,19 @@ describe("an episode's summary", () => {
     });
     expect(out.map((f) => f.text)).toContain("The user lives in Paris with two cats.");
     const sentences = splitSentences(episode.summary);
+    // "the user and others" names no topic of the title.
+    const { episode: outing } = extractLocally({
+      turns: [
+        turn(0, "user", "We went hiking and we loved the lake."),
+        turn(1, "user", "We go hiking every month and we swim in the lake."),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(outing.title).toMatch(/hiking|lake/);
+    expect(outing.title).not.toMatch(/\b(?:others|user)\b/);
     expect(sentences.length).toBeGreaterThan(1);
     expect(new Set(sentences).size).toBe(sentences.length);
   });

@@ -60,6 +60,8 @@ const TOPIC_SHIFT =
 const NOISE_LINE =
   /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
 
+const LEADING_LABEL = /^(?:remember|reminder|note|nb|ps|p\.s\.|fyi|important|update|heads up)\s*[:-]\s+/i;
+
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
   /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem)\b/i;
@@ -121,7 +123,8 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     // claims either side of that are unrelated, and each is a fact of its own.
     const topics: Array<{ parts: string[]; attributes: string[]; shifted: boolean }> = [];
     for (const raw of splitSentences(content)) {
-      const interjectionless = stripInterjections(raw);
+      // A label leading the message ("Remember: ...", "Note: ...") is no part of the claim.
+      const interjectionless = stripInterjections(raw).replace(LEADING_LABEL, "");
       const shift = TOPIC_SHIFT.exec(interjectionless);
       const sentence = shift ? interjectionless.slice(shift[0].length) : interjectionless;
       if (!isSubstantive(sentence)) continue;
@@ -360,13 +363,16 @@ const LEADING_FUNCTION_WORD =
 const DATE_WORD =
   /^(\d+|january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weeks|month|months|year|years|today|yesterday|tomorrow|last|next|ago)$/;
 
+/** Words the third person puts in facts for the speakers ("the user and others"): no topic. */
+const PERSON_WORDS = new Set(["user", "user's", "others", "assistant", "assistant's"]);
+
 function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["episode"] {
   const speakers = [...new Set(input.turns.filter((t) => t.role !== "tool").map(speakerName))];
   const freq = new Map<string, number>();
   for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
   const names = new Set(speakers.flatMap((s) => contentWords(s).flatMap((w) => [w, `${w}'s`])));
   const topics = [...freq.entries()]
-    .filter(([w, n]) => n > 1 && !names.has(w) && !DATE_WORD.test(w))
+    .filter(([w, n]) => n > 1 && !names.has(w) && !PERSON_WORDS.has(w) && !DATE_WORD.test(w))
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 3)
     .map(([w]) => w);
