@@ -592,6 +592,10 @@ describe("a changed attribute, said the ways people say it", () => {
       "The user lives in Oslo.",
       "The user works as a carpenter.",
     ]);
+    // The user known by name: the same.
+    expect(
+      facts([turn(0, "user", "Hi, I'm Priya. I moved to Leeds and I work as a nurse.")]).map((f) => f.text),
+    ).toEqual(expect.arrayContaining(["Priya moved to Leeds.", "Priya works as a nurse."]));
     // A noun phrase after "and" is no clause.
     expect(
       facts([turn(0, "user", "I live in Oslo with my partner and our cat.")]).map((f) => f.text),

@@ -531,20 +531,29 @@ const bareClaim = (text: string) =>
 const LEAD_ADVERB =
   /^(?:now|currently|these days|nowadays|actually|also|so|well|anyway|today|recently)\b,?\s+/i;
 
-/** Where a sentence joins a second claim of its subject: "... and the user works ...", "... and now works ...". */
-const CLAUSE_JOIN =
-  /,? and (?=(?:the user )?(?:now |currently |also |still |no longer )?(?:lives|moved|works|work|is|was|has|left|quit|prefers|[a-z]+s)\b)/i;
+/** The verbs that open a second claim of a sentence's subject ("... and works as ..."). */
+const CLAIM_VERB = String.raw`(?:now |currently |also |still |no longer )?(?:lives|moved|works|work|is|was|has|left|quit|prefers|[a-z]+s)\b`;
 
-/** A claim's clauses, each with its subject ("the user left Google", "the user now works at Stripe"). */
+/**
+ * A claim's clauses, each with its subject: where the sentence joins a second claim of the same
+ * subject ("... and the user works ...", "... and Priya works ...", "... and now works ..."),
+ * "the user left Google", "the user now works at Stripe".
+ */
 function clausesOf(claim: string): string[] {
-  const parts = claim.split(CLAUSE_JOIN);
-  if (parts.length < 2) return [claim];
   const subject =
     /^(.+?) (?:no longer |now |currently |also |still |is |isn't |doesn't |does not )*(?:lives|live|moved|works|work|is|left|quit|prefers|has|likes|loves)\b/i.exec(
-      parts[0]!,
+      claim,
     )?.[1];
   if (!subject) return [claim];
-  return parts.map((p, i) => (i === 0 || /^the user\b/i.test(p) ? p : `${subject} ${p}`));
+  const named = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const join = new RegExp(`,? and (?=(?:the user |${named} )?${CLAIM_VERB})`, "i");
+  // Joins after the subject only ("The user and others moved ..." is one claim).
+  const parts = claim.slice(subject.length).split(join);
+  if (parts.length < 2) return [claim];
+  parts[0] = subject + parts[0];
+  const own = (p: string) =>
+    /^the user\b/i.test(p) || p.toLowerCase().startsWith(`${subject.toLowerCase()} `);
+  return parts.map((p, i) => (i === 0 || own(p) ? p : `${subject} ${p}`));
 }
 
 /**
