@@ -482,6 +482,15 @@ describe("an episode's summary", () => {
     });
     expect(out.map((f) => f.text)).toContain("The user lives in Paris with two cats.");
     const sentences = splitSentences(episode.summary);
+    // Nor a clause said alone beside the sentence it came from.
+    const { episode: moved } = extractLocally({
+      turns: [turn(0, "user", "I moved to Leeds and I work as a nurse.")],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(moved.summary).toBe("The user moved to Leeds and the user works as a nurse.");
     // "the user and others" names no topic of the title.
     const { episode: outing } = extractLocally({
       turns: [

@@ -379,8 +379,12 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   // Extractive summary: the sentences that share most vocabulary with the rest, in conversation
   // order. Sentences, not facts: a fact holds a whole turn, and three whole turns make a summary
   // so long that it matches (and crowds out of search) half the questions about its session.
-  // Each sentence once: an attribute also stands alone as a fact, so its sentence comes twice.
-  const sentences = [...new Set(facts.flatMap((f) => splitSentences(f.text)))];
+  // Each sentence once: an attribute also stands alone as a fact, so its sentence comes twice, or
+  // inside the sentence it was a clause of ("Priya moved to Leeds and Priya works as a nurse").
+  const said = [...new Set(facts.flatMap((f) => splitSentences(f.text)))];
+  const within = (o: string, s: string) =>
+    o !== s && o.toLowerCase().includes(s.replace(/[.!]$/, "").toLowerCase());
+  const sentences = said.filter((s) => !said.some((o) => within(o, s)));
   const scored = sentences.map((text, i) => ({
     i,
     score: contentWords(text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + text.length / 80),
