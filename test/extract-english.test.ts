@@ -19,8 +19,10 @@ const turn = (index: number, role: string, content: string, speaker: string | nu
   refDate: null,
   eventId: String(index),
 });
-const facts = (turns: Turn[], userName?: string) =>
-  extractLocally({ turns, path: "live", extractArtifacts: false, agentic: false, known: [], userName }).facts;
+/** The local extraction of a live, non-agentic request of these turns. */
+const extraction = (turns: Turn[], userName?: string) =>
+  extractLocally({ turns, path: "live", extractArtifacts: false, agentic: false, known: [], userName });
+const facts = (turns: Turn[], userName?: string) => extraction(turns, userName).facts;
 
 describe("third-person facts of tricky turns", () => {
   const cases: Array<[string, string | null]> = [
@@ -399,16 +401,10 @@ describe("the context block and episode titles read cleanly", () => {
       at: new Date("2025-06-01T10:00:00Z"),
       refDate: new Date("2025-06-01T10:00:00Z"),
     });
-    const ex = extractLocally({
-      turns: [
-        dated(0, "The garden is full of tomatoes in summer."),
-        dated(1, "The tomatoes need water every evening."),
-      ],
-      path: "live",
-      extractArtifacts: false,
-      agentic: false,
-      known: [],
-    });
+    const ex = extraction([
+      dated(0, "The garden is full of tomatoes in summer."),
+      dated(1, "The tomatoes need water every evening."),
+    ]);
     expect(ex.facts[0]!.text).toBe("On 1 June 2025, the garden is full of tomatoes in summer.");
     expect(ex.episode.title).toBe("Conversation about tomatoes");
   });
@@ -470,38 +466,20 @@ describe("what a turn says is kept", () => {
 
 describe("an episode's summary", () => {
   it("says each sentence once, though an attribute also stands alone as a fact", () => {
-    const { facts: out, episode } = extractLocally({
-      turns: [
-        turn(0, "user", "I live in Paris with two cats. The cats love the balcony in Paris."),
-        turn(1, "user", "I work as a nurse in Paris at the big hospital."),
-      ],
-      path: "live",
-      extractArtifacts: false,
-      agentic: false,
-      known: [],
-    });
+    const { facts: out, episode } = extraction([
+      turn(0, "user", "I live in Paris with two cats. The cats love the balcony in Paris."),
+      turn(1, "user", "I work as a nurse in Paris at the big hospital."),
+    ]);
     expect(out.map((f) => f.text)).toContain("The user lives in Paris with two cats.");
     const sentences = splitSentences(episode.summary);
     // Nor a clause said alone beside the sentence it came from.
-    const { episode: moved } = extractLocally({
-      turns: [turn(0, "user", "I moved to Leeds and I work as a nurse.")],
-      path: "live",
-      extractArtifacts: false,
-      agentic: false,
-      known: [],
-    });
+    const { episode: moved } = extraction([turn(0, "user", "I moved to Leeds and I work as a nurse.")]);
     expect(moved.summary).toBe("The user moved to Leeds and the user works as a nurse.");
     // "the user and others" names no topic of the title.
-    const { episode: outing } = extractLocally({
-      turns: [
-        turn(0, "user", "We went hiking and we loved the lake."),
-        turn(1, "user", "We go hiking every month and we swim in the lake."),
-      ],
-      path: "live",
-      extractArtifacts: false,
-      agentic: false,
-      known: [],
-    });
+    const { episode: outing } = extraction([
+      turn(0, "user", "We went hiking and we loved the lake."),
+      turn(1, "user", "We go hiking every month and we swim in the lake."),
+    ]);
     expect(outing.title).toMatch(/hiking|lake/);
     expect(outing.title).not.toMatch(/\b(?:others|user)\b/);
     expect(sentences.length).toBeGreaterThan(1);

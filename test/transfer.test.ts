@@ -67,6 +67,19 @@ async function exportLines(db: Db, embedder: Embedder, org: string, userId?: str
   return lines;
 }
 
+/** The first service's export of an organisation, `each` awaited after every line is written. */
+async function exportFromSrc(
+  input: { orgId: string; paged?: boolean },
+  each: (line: string) => Promise<void>,
+) {
+  const lines: string[] = [];
+  await exportOrg(src.deps.db, src.deps.providers.embedder, input, async (l) => {
+    lines.push(l);
+    await each(l);
+  });
+  return lines;
+}
+
 async function* iterate(lines: string[]) {
   yield* lines;
 }
@@ -145,9 +158,7 @@ describe("admin export", () => {
     // PostgreSQL it commits at once; on the embedded database it waits for the export's
     // transaction (its one session), so it is not awaited past a moment.
     let removal: Promise<unknown> | undefined;
-    const lines: string[] = [];
-    await exportOrg(src.deps.db, src.deps.providers.embedder, { orgId: own.orgId }, async (l) => {
-      lines.push(l);
+    const lines = await exportFromSrc({ orgId: own.orgId }, async () => {
       if (!removal) {
         removal = src.deps.db.query("DELETE FROM memories WHERE org_id = $1", [own.orgId]);
         await Promise.race([removal, new Promise((r) => setTimeout(r, 1500))]);
@@ -176,28 +187,21 @@ describe("admin export", () => {
     expect(facts.length).toBeGreaterThan(0);
     // A supersede awaited in the middle of the export: with the embedded database's one session
     // held by a snapshot, it would wait for the export, which waits for it.
-    const lines: string[] = [];
     let moved: { status: number } | undefined;
-    await exportOrg(
-      src.deps.db,
-      src.deps.providers.embedder,
-      { orgId: own.orgId, paged: true },
-      async (l) => {
-        lines.push(l);
-        if (moved) return;
-        moved = { status: 0 };
-        const patch = src.request("PATCH", `/v1/memories/${facts[0].id}/`, {
-          key: own.key,
-          body: { text: "I live in Lisbon now." },
-        });
-        moved = await Promise.race([
-          patch,
-          new Promise<never>((_, reject) =>
-            setTimeout(() => reject(new Error("the request waited for the export")), 20_000),
-          ),
-        ]);
-      },
-    );
+    const lines = await exportFromSrc({ orgId: own.orgId, paged: true }, async () => {
+      if (moved) return;
+      moved = { status: 0 };
+      const patch = src.request("PATCH", `/v1/memories/${facts[0].id}/`, {
+        key: own.key,
+        body: { text: "I live in Lisbon now." },
+      });
+      moved = await Promise.race([
+        patch,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("the request waited for the export")), 20_000),
+        ),
+      ]);
+    });
     expect(moved?.status).toBe(200);
     // The organisation was read after the supersede: the file holds the new fact and the old one
     // as superseded.
@@ -221,24 +225,17 @@ describe("admin export", () => {
       created_at: new Date(Date.parse("2026-01-01T00:00:00Z") + i * 1000),
     }));
     await src.deps.db.tx((tx) => insertMemoryRows(tx, rows));
-    const lines: string[] = [];
     let group: string | undefined;
-    await exportOrg(
-      src.deps.db,
-      src.deps.providers.embedder,
-      { orgId: own.orgId, paged: true },
-      async (l) => {
-        lines.push(l);
-        if (group || !l.includes('"kind":"memory"')) return;
-        const g = await src.request("POST", "/v1/groups", { key: own.key, body: { name: "late" } });
-        group = g.body.id as string;
-        const tagged = await src.request("PATCH", `/v1/memories/${rows.at(-1)!.id}`, {
-          key: own.key,
-          body: { add_group_ids: [group] },
-        });
-        expect(tagged.status).toBe(200);
-      },
-    );
+    const lines = await exportFromSrc({ orgId: own.orgId, paged: true }, async (l) => {
+      if (group || !l.includes('"kind":"memory"')) return;
+      const g = await src.request("POST", "/v1/groups", { key: own.key, body: { name: "late" } });
+      group = g.body.id as string;
+      const tagged = await src.request("PATCH", `/v1/memories/${rows.at(-1)!.id}`, {
+        key: own.key,
+        body: { add_group_ids: [group] },
+      });
+      expect(tagged.status).toBe(200);
+    });
     const parsed = lines.map((l) => JSON.parse(l));
     const last = parsed.find((m) => m.id === rows.at(-1)!.id);
     expect(last.group_ids).toEqual([group]);

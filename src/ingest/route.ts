@@ -1,5 +1,6 @@
 import { parseLooseDate } from "../dates/dates.js";
 import { strptime } from "../dates/strptime.js";
+import { MESSAGE_LABELS } from "../providers/local/english.js";
 import type { Turn } from "../providers/types.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -13,16 +14,6 @@ const STANDARD_ROLES = new Set([
   "human",
   "ai",
 ]);
-
-/** Words that lead a message as a label ("Remember: ..."), never as its speaker's name. */
-const LABELS = new Set(
-  `remember reminder note notes nb ps important update edit correction fyi btw tip hint warning
-  caution question answer summary context example background problem issue error result output
-  input goal task todo plan idea status rule lesson fact source subject title quote re
-  tldr disclaimer spoiler aside fixed done solved resolved`
-    .split(/\s+/)
-    .filter(Boolean),
-);
 
 /**
  * Stage 1, route: at most `threshold` messages is the live path, more is the batch path. On the
@@ -47,7 +38,7 @@ export function routeTurns(
     const prefixed = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/.exec(content);
     // An assistant's message names no other speaker this way ("Fixed: the error was ...").
     const named = prefixed && m.role !== "tool" && m.role.toLowerCase() !== "assistant";
-    if (!speaker && named && !LABELS.has(prefixed[1]!.toLowerCase())) {
+    if (!speaker && named && !MESSAGE_LABELS.has(prefixed[1]!.toLowerCase())) {
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }

@@ -1,3 +1,4 @@
+import { escapeRe } from "../../dates/strptime.js";
 import type { FactType } from "../types.js";
 import { isMostlyVerb, isVerb } from "./concepts.js";
 
@@ -24,6 +25,35 @@ export function cjkSpaced(text: string): string {
       .join(" ")} `;
   });
 }
+
+/**
+ * Labels that lead a claim ("Remember: my wife's birthday is 3 May"): no part of it, so a fact
+ * leaves them out (CLAIM_LABEL).
+ */
+const CLAIM_LABELS = [
+  "remember",
+  "reminder",
+  "note",
+  "nb",
+  "ps",
+  "p.s.",
+  "fyi",
+  "important",
+  "update",
+  "heads up",
+];
+export const CLAIM_LABEL = new RegExp(`^(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]\\s+`, "i");
+
+/**
+ * Words that lead a message as a label ("Remember: ...", "Question: ..."), never as its speaker's
+ * name ("Caroline: ..." is one): the claim labels and others that head a message.
+ */
+export const MESSAGE_LABELS = new Set([
+  ...CLAIM_LABELS,
+  ...`notes edit correction btw tip hint warning caution question answer summary context example
+  background problem issue error result output input goal task todo plan idea status rule lesson
+  fact source subject title quote re tldr disclaimer spoiler aside fixed done solved resolved`.split(/\s+/),
+]);
 
 /** A line of a numbered or bulleted list: its item. */
 const LIST_ITEM = /^\s*(?:\d{1,3}[.)]|[-*•])\s+(\S.*?)\s*$/;

@@ -15,6 +15,7 @@ import { extractArtifacts } from "./artifacts.js";
 import { extractDirectives } from "./directives.js";
 import {
   asRequest,
+  CLAIM_LABEL,
   categoriesOf,
   contentWords,
   factTypeOf,
@@ -59,8 +60,6 @@ const TOPIC_SHIFT =
 
 const NOISE_LINE =
   /^\s*(\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at .+\(.+:\d+:\d+\)|\s*[\w.]+:\d+:\d+|[#=\-*.]{6,}|\d+%|npm (warn|notice)|\$ )/;
-
-const LEADING_LABEL = /^(?:remember|reminder|note|nb|ps|p\.s\.|fyi|important|update|heads up)\s*[:-]\s+/i;
 
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
@@ -124,7 +123,7 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     const topics: Array<{ parts: string[]; attributes: string[]; shifted: boolean }> = [];
     for (const raw of splitSentences(content)) {
       // A label leading the message ("Remember: ...", "Note: ...") is no part of the claim.
-      const interjectionless = stripInterjections(raw).replace(LEADING_LABEL, "");
+      const interjectionless = stripInterjections(raw).replace(CLAIM_LABEL, "");
       const shift = TOPIC_SHIFT.exec(interjectionless);
       const sentence = shift ? interjectionless.slice(shift[0].length) : interjectionless;
       if (!isSubstantive(sentence)) continue;
@@ -428,9 +427,10 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
 
 // Single-valued attributes: a new value for the same subject and slot supersedes the old one; a
 // negated one ("no longer works at Acme", "left Acme", "isn't vegetarian") supersedes the same
-// value. A kind may have several statements (its first one is how stored facts are found).
+// value. A kind may have several statements; those that only ever negate ("left Acme") are not
+// how its stored facts are found (`negation`).
 const NEG = `(?<neg>no longer |doesn't |does not |is no longer )?`;
-const SLOTS: Array<[string, RegExp]> = [
+const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
     "residence",
     new RegExp(
@@ -452,6 +452,7 @@ const SLOTS: Array<[string, RegExp]> = [
   [
     "employer",
     /^(?<s>.+?) (?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?<v>.+)$/i,
+    "negation",
   ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) (?:at|for) .+? as (?<v>.+)$`, "i")],
@@ -471,6 +472,7 @@ const SLOTS: Array<[string, RegExp]> = [
   [
     "diet",
     /^(?<s>.+?) (?<neg>isn't|aren't) (?:a |an )?(?:now |still )?(?<v>vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore)\b/i,
+    "negation",
   ],
 ];
 
@@ -504,7 +506,7 @@ export function slotSearches(text: string): Array<{ kind: string; pattern: strin
   const kinds = [...new Set(slotsOf(text).map((s) => s.slot.slice(0, s.slot.indexOf(":"))))];
   return kinds.map((kind) => ({
     kind,
-    pattern: SLOTS.filter(([name, re]) => name === kind && !/\(\?<neg>(?!no longer)/.test(re.source))
+    pattern: SLOTS.filter(([name, , negation]) => name === kind && !negation)
       // PostgreSQL's word boundary is \y (\b is a backspace there).
       .map(
         ([, re]) =>
@@ -549,8 +551,7 @@ function clausesOf(claim: string): string[] {
       claim,
     )?.[1];
   if (!subject) return [claim];
-  const named = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const join = new RegExp(`,? and (?=(?:the user |${named} )?${CLAIM_VERB})`, "i");
+  const join = new RegExp(`,? and (?=(?:the user |${escapeRe(subject)} )?${CLAIM_VERB})`, "i");
   // Joins after the subject only ("The user and others moved ..." is one claim).
   const parts = claim.slice(subject.length).split(join);
   if (parts.length < 2) return [claim];
@@ -560,15 +561,19 @@ function clausesOf(claim: string): string[] {
   return parts.map((p, i) => (i === 0 || own(p) ? p : `${subject} ${p}`));
 }
 
+/** A fact's claim (bareClaim) without its end mark, or null when it is several sentences. */
+function oneSentence(text: string): string | null {
+  const claim = bareClaim(text);
+  return splitSentences(claim).length > 1 ? null : claim.replace(/[.!]+$/, "").trim();
+}
+
 /**
  * The attribute clauses of a sentence joining several claims, each a sentence of its own, when
  * at least one of them states an attribute; none otherwise.
  */
 function attributeClauses(text: string): string[] {
-  const claim = bareClaim(text)
-    .replace(/[.!]+$/, "")
-    .trim();
-  if (splitSentences(claim).length > 1) return [];
+  const claim = oneSentence(text);
+  if (claim === null) return [];
   const clauses = clausesOf(claim);
   if (clauses.length < 2) return [];
   return clauses
@@ -581,13 +586,8 @@ function slotsOf(text: string): Array<{ slot: string; subject: string; value: st
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes. So is a sentence
   // joining several claims (attributeClauses).
-  const claim = bareClaim(text);
-  if (splitSentences(claim).length > 1) return [];
-  const t = claim
-    .replace(/[.!]+$/, "")
-    .trim()
-    .replace(LEAD_ADVERB, "");
-  if (clausesOf(t).length > 1) return [];
+  const t = oneSentence(text)?.replace(LEAD_ADVERB, "");
+  if (t === undefined || clausesOf(t).length > 1) return [];
   const out: Array<{ slot: string; subject: string; value: string; negated: boolean }> = [];
   for (const [slot, re] of SLOTS) {
     const m = re.exec(t);
@@ -623,12 +623,13 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
   // supersedes (a negation: the same value); only when every attribute holds its value already is
   // the fact a duplicate by attribute.
   const slots = slotsOf(c.text);
+  const stated = slots.length ? c.candidates.map((cand) => ({ id: cand.id, slots: slotsOf(cand.text) })) : [];
   const held: string[] = [];
   for (const mine of slots) {
-    const same = c.candidates.flatMap((cand) =>
-      slotsOf(cand.text)
+    const same = stated.flatMap(({ id, slots: theirs }) =>
+      theirs
         .filter((t) => t.slot === mine.slot && t.subject === mine.subject && !t.negated)
-        .map((t) => ({ id: cand.id, value: t.value })),
+        .map((t) => ({ id, value: t.value })),
     );
     const holding = same.find((x) => sameValue(x.value, mine.value));
     if (mine.negated) {
