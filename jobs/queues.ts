@@ -20,11 +20,13 @@ export const QUEUES = {
     data: z.object({ jobId: z.string(), orgId: z.string(), requestId: z.string().optional() }),
   },
   // One attempt per job: the next attempt is a new job scheduled by the attempt (jobs/webhooks.ts).
-  // The one pg-boss retry is for an attempt whose worker died (expired; per-job expiry from
-  // send(), src/webhooks/enqueue.ts): the same attempt runs again. `notify` as for ingest.
-  // `body` is the exact bytes sent and signed.
+  // pg-boss's retries are for an attempt whose worker died (expired; per-job expiry from send(),
+  // src/webhooks/enqueue.ts): the same attempt runs again, up to five times, so an attempt whose
+  // rerun also lands on a dying worker (workers killed one after another) is not lost. An attempt
+  // that ends, however it ends, completes its job: these retries never repeat a delivered one.
+  // `notify` as for ingest. `body` is the exact bytes sent and signed.
   "webhook-delivery": {
-    options: { retryLimit: 1, retryDelay: 0, expireInSeconds: 300, notify: true },
+    options: { retryLimit: 5, retryDelay: 0, expireInSeconds: 300, notify: true },
     data: z.object({
       orgId: z.string(),
       eventId: z.string(),
