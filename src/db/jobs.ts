@@ -83,15 +83,22 @@ export async function listJobRows(
 
 /**
  * Claims a job for an attempt: pending (or running, when a dead worker's attempt comes back) to
- * running, counting the attempt. Terminal and swept jobs return undefined.
+ * running, counting the attempt. A `rerun` (the same attempt again, after the database failed
+ * under it) is not counted, unless no claim was ever recorded (the first one was lost with its
+ * connection). Terminal and swept jobs return undefined.
  */
-export async function claimJob(db: Queryable, id: string): Promise<JobRow | undefined> {
+export async function claimJob(
+  db: Queryable,
+  id: string,
+  options: { rerun?: boolean } = {},
+): Promise<JobRow | undefined> {
   const { rows } = await db.query<JobRow>(
-    `UPDATE ingest_jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()),
-       updated_at = now()
+    `UPDATE ingest_jobs SET status = 'running',
+       attempts = attempts + CASE WHEN $2::boolean AND attempts > 0 THEN 0 ELSE 1 END,
+       started_at = coalesce(started_at, now()), updated_at = now()
      WHERE id = $1 AND status IN ('pending', 'running')
      RETURNING ${JOB_COLUMNS}`,
-    [id],
+    [id, options.rerun === true],
   );
   return rows[0];
 }

@@ -43,11 +43,19 @@ const EMBED_SLICE = 100;
 /**
  * Runs one ingest job through the pipeline: route, extract, embed, dedup/supersede, classify,
  * store. Slow stages (the model) run outside any transaction; the store stage commits every row
- * and the terminal state together. Any stage error fails the job and writes no memories.
+ * and the terminal state together. Any stage error fails the job and writes no memories. A
+ * `rerun` is the same attempt run again after the database failed under it (jobs/ingest.ts): it
+ * does not count as an attempt.
  */
-export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: string } }): Promise<void> {
+export async function runIngestJob({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: { jobId: string; rerun?: boolean };
+}): Promise<void> {
   const { deps } = ctx;
-  const job = await claimJob(ctx.db, input.jobId);
+  const job = await claimJob(ctx.db, input.jobId, { rerun: input.rerun });
   if (!job) return; // terminal or swept: a redelivery, nothing to do
   const request = job.request as StoredRequest;
   const signal = () => {
@@ -128,9 +136,9 @@ export async function runIngestJob({ ctx, input }: { ctx: Ctx; input: { jobId: s
     if (err instanceof StaleAttempt) return;
     // The database out of reach or out of room (a connection dropped, a server restarting or
     // failing over, a full disk) is not the job's fault: the attempt ends without a terminal
-    // state and pg-boss delivers the job again, as after a killed worker (the job's row counts
-    // the attempts, MAX_ATTEMPTS). A job failed for this was lost work: its messages were
-    // accepted and would never be read.
+    // state and runs again once the database answers (jobs/ingest.ts), not counted against
+    // MAX_ATTEMPTS. A job failed for this was lost work: its messages were accepted and would
+    // never be read.
     if (isDatabaseUnavailable(err)) {
       metrics.ingestJobs.inc({ outcome: "interrupted" });
       ctx.log.warn(
