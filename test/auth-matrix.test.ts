@@ -178,12 +178,15 @@ describe("cross-user matrix: a key confined to one user", () => {
       },
       { body: { filters: { user_id: "user_1" } }, expect: 200 },
       { body: { filters: { NOT: { user_id: "user_2" }, agent_id: "bot" } }, expect: 200 },
+      // Filters that pin no axis read within the key's user, as on search (they were 422).
+      { body: { filters: { NOT: { user_id: "user_2" } } }, expect: 200 },
       { body: {}, expect: 200 },
     ],
     "POST /v1/memories/add/": [{ body: ingest("user_2"), expect: 403, code: "user_mismatch" }],
     "POST /v1/memories/search/": [
       { body: { query: "tea", filters: { user_id: "user_2" } }, expect: 403, code: "user_mismatch" },
       { body: { query: "tea", filters: { user_id: "user_1" } }, expect: 200 },
+      { body: { query: "tea", filters: { NOT: { user_id: "user_2" } } }, expect: 200 },
     ],
     "GET /v1/memories/{memory_id}/": [{ expect: 404, code: "memory_not_found" }],
     "PATCH /v1/memories/{memory_id}/": [
@@ -274,6 +277,11 @@ describe("cross-user matrix: a key confined to one user", () => {
     const ids = (r: { body: { data: Array<{ id: string }> } }) => r.body.data.map((m) => m.id).sort();
     expect(ids(await svc.request("GET", "/v1/memories", { key: u1 }))).toEqual([u1Own]);
     expect(ids(await svc.request("GET", "/v1/memories?user_id=user_1", { key: u1 }))).toEqual([u1Own]);
+    const unpinned = await svc.request("POST", "/v1/memories/", {
+      key: u1,
+      body: { filters: { type: "fact" } },
+    });
+    expect(unpinned.body.results.map((m: { id: string }) => m.id)).toEqual([u1Own]);
     expect(ids(await svc.request("GET", `/v1/memories?group_id=${groupId}`, { key: u1 }))).toEqual([
       u2Shared,
     ]);

@@ -66,16 +66,10 @@ export async function listVariant({
 }): Promise<VariantList> {
   const limit = input.limit ?? VARIANT_LIST_LIMIT_DEFAULT;
   const orgId = ctx.principal.orgId;
-  let filter: FilterNode | undefined;
-  if (input.filters !== undefined && input.filters !== null) {
-    filter = parseFilters(input.filters, { maxGroupIds: ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY });
-    if (!pinsScope(filter)) {
-      throw new CoreError(
-        "missing_scope",
-        "filters must pin a scope axis (an equality or $in on user_id, agent_id, app_id or group_ids).",
-      );
-    }
-  }
+  const filter =
+    input.filters !== undefined && input.filters !== null
+      ? parseFilters(input.filters, { maxGroupIds: ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY })
+      : undefined;
   readFilterUsers(ctx.principal, filter);
   const base = {
     orgId,
@@ -87,6 +81,14 @@ export async function listVariant({
     appId: input.app_id,
     filter,
   };
+  // Filters read within a scope, as on search: the filter's own axis, a shortcut's or the user a
+  // credential is confined to (its default, as on search).
+  if (filter && !pinsScope(filter) && !base.userId && !base.agentId && !base.appId) {
+    throw new CoreError(
+      "missing_scope",
+      "filters must pin a scope axis (an equality or $in on user_id, agent_id, app_id or group_ids).",
+    );
+  }
   let direction: "next" | "prev" = "next";
   let after: CursorPosition | undefined;
   if (input.cursor) {
