@@ -4,7 +4,7 @@ import { createJwtVerifier, type JwtVerifier } from "../src/auth/jwt.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { inProcessService } from "./in-process.js";
 import { connectChecked } from "./params.js";
-import { defaultScopeFor } from "./scope.js";
+import { type DefaultScope, defaultScopeFor, HeaderNotUtf8 } from "./scope.js";
 import { createMcpServer } from "./server.js";
 
 /**
@@ -31,11 +31,18 @@ export function mcpHttpHandler(deps: Deps) {
         ),
       );
     }
-    const scope = defaultScopeFor(
-      deps.config,
-      (n) => request.headers.get(n) ?? undefined,
-      ctx.principal.userId,
-    );
+    let scope: DefaultScope;
+    try {
+      scope = defaultScopeFor(deps.config, (n) => request.headers.get(n) ?? undefined, ctx.principal.userId);
+    } catch (err) {
+      if (!(err instanceof HeaderNotUtf8)) throw err;
+      return withDetail(
+        Response.json(
+          { jsonrpc: "2.0", error: { code: -32600, message: err.message }, id: null },
+          { status: 400 },
+        ),
+      );
+    }
     const service = inProcessService(eachCallCounted(deps, request, ctx, jwt));
     const server = createMcpServer({ service, scope, log: ctx.log });
     const transport = new WebStandardStreamableHTTPServerTransport({

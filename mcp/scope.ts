@@ -40,10 +40,33 @@ export function defaultScopeFor(
   const base = scopeFromConfig(config);
   const out: DefaultScope = { ...base, ...(keyUserId ? { user_id: keyUserId } : {}) };
   for (const [field, name] of Object.entries(SCOPE_HEADERS) as [keyof DefaultScope, string][]) {
-    const v = header(name)?.trim();
+    const raw = header(name);
+    const v = raw === undefined ? undefined : headerUtf8(name, raw).trim();
     if (v) out[field] = v;
   }
   return out;
+}
+
+/** A header value that is not UTF-8 (X-Mnemo-User-Id and the others carry ids as UTF-8). */
+export class HeaderNotUtf8 extends Error {
+  override name = "HeaderNotUtf8";
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * An id sent in a header as UTF-8 bytes ("café"). HTTP gives header values as bytes, one
+ * character each (Latin-1), so without this the id was stored as "cafÃ©": the user's memories
+ * split across two ids without a word. Bytes that are not UTF-8 are refused (HeaderNotUtf8).
+ */
+export function headerUtf8(name: string, value: string): string {
+  if (/^[\x00-\x7f]*$/.test(value)) return value;
+  try {
+    if (/[^\x00-\xff]/.test(value)) throw new TypeError("not bytes");
+    return utf8.decode(Buffer.from(value, "latin1"));
+  } catch {
+    throw new HeaderNotUtf8(`The ${name} header is not UTF-8: send the id's UTF-8 bytes.`);
+  }
 }
 
 function clean(s: Record<keyof DefaultScope, string | undefined>): DefaultScope {

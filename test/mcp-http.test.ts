@@ -389,6 +389,37 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await bob.client.close();
   });
 
+  it("reads X-Mnemo-* headers as UTF-8, and refuses bytes that are not", async () => {
+    const { key } = await svc.newOrg();
+    // HTTP carries the header as bytes: "café" arrives as its UTF-8 bytes, one character each.
+    const asBytes = (s: string) => Buffer.from(s, "utf8").toString("latin1");
+    const cafe = await connect(key, { "x-mnemo-user-id": asBytes("café") });
+    await callOk(cafe.client, cafe.tools, "add_memory", { text: "I collect stamps." });
+    await cafe.client.close();
+    // Stored as "café" (it was "cafÃ©"), so REST finds it under the same id.
+    const listed = await svc.request("GET", `/v1/memories?type=fact&user_id=${encodeURIComponent("café")}`, {
+      key,
+    });
+    expect(listed.body.data.map((m: { text: string }) => m.text)).toEqual([
+      expect.stringContaining("collects stamps"),
+    ]);
+    // A Latin-1 "é" alone (0xE9) is not UTF-8: 400, naming the header.
+    const bad = await svc.app.request("/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "x-api-key": key,
+        "x-mnemo-user-id": "caf\u00e9",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(bad.status).toBe(400);
+    const body = await bad.json();
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toMatch(/x-mnemo-user-id header is not UTF-8/i);
+  });
+
   it("keeps 20 concurrent clients' answers apart", async () => {
     const orgs: { key: string }[] = [];
     for (let i = 0; i < 20; i++) orgs.push(await svc.newOrg(`c${i}`));

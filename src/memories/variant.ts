@@ -1,7 +1,6 @@
 import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { type CursorPosition, decodeCursor, encodeCursor } from "../cursor.js";
-import type { FilterNode } from "../db/filter-sql.js";
 import { markSuperseded } from "../db/ingest-lookups.js";
 import { lockIngestUser } from "../db/locks.js";
 import {
