@@ -91,6 +91,30 @@ describe("openai-compatible provider", () => {
     expect(logged.filter((l) => l.includes("PIN is 4921"))).toEqual([]);
   });
 
+  it("MCP add_memory whose job failed is an error result, with the job's code and id", async () => {
+    const { key } = await svc.newOrg();
+    const client = await httpClient({
+      url: "http://mnemo.test/mcp",
+      app: svc.app,
+      headers: { "x-api-key": key },
+    });
+    try {
+      stub.enqueue("extract", { content: '{"facts": "not a list"' });
+      // An agent that checks only isError must not take the memory as kept (it was isError false).
+      const said = await callErr(client, "add_memory", { text: "I like jazz.", user_id: "u1" });
+      expect(said).toMatch(/^Error ingest_failed: Ingest job job_\S+ failed: ingest_failed: /);
+      // Both `messages` and `text`: refused, not one of them silently dropped.
+      const both = await callErr(client, "add_memory", {
+        text: "a",
+        messages: [{ role: "user", content: "b" }],
+        user_id: "u1",
+      });
+      expect(both).toMatch(/^Error invalid_request: Pass either `messages` or `text`, not both/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("reads a reply fenced as markdown or wrapped in prose, and cleans what the database cannot store", async () => {
     const { key } = await svc.newOrg();
     const reply = (facts: string[]) =>

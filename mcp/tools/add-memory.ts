@@ -27,8 +27,14 @@ export const addMemoryTool = defineTool({
     "call waits for extraction up to the server's bound and returns what was stored; otherwise, or if it takes " +
     "longer, it returns a job id to pass to get_ingest_job.",
   input: {
-    messages: z.array(Message).optional().describe("Conversation turns, oldest first. Use this or `text`."),
-    text: z.string().optional().describe("A single note to remember, stored as one user turn."),
+    messages: z
+      .array(Message)
+      .optional()
+      .describe("Conversation turns, oldest first. Use this or `text`, not both."),
+    text: z
+      .string()
+      .optional()
+      .describe("A single note to remember, stored as one user turn (instead of `messages`)."),
     user_id: userId,
     conv_id: z
       .string()
@@ -82,7 +88,11 @@ export const addMemoryTool = defineTool({
         "add_memory needs user_id: pass it, or pin a default with MNEMO_DEFAULT_USER_ID (or the X-Mnemo-User-Id header on /mcp).",
       );
     }
-    // `text` is the one turn when `messages` holds none (an empty list too).
+    // `text` is the one turn when `messages` holds none (an empty list too); both at once would
+    // leave one of them unsaid.
+    if (args.messages?.length && args.text !== undefined) {
+      throw new ToolFailure("invalid_request", "Pass either `messages` or `text`, not both.");
+    }
     const messages = args.messages?.length
       ? args.messages
       : args.text !== undefined
@@ -103,6 +113,9 @@ export const addMemoryTool = defineTool({
       ...(args.timestamp_format ? { timestamp_format: args.timestamp_format } : {}),
     };
     const job = await env.service.ingest(body, { wait: args.wait });
+    // Nothing was stored: an error result, so an agent that checks only isError does not take the
+    // memory as kept (the job's own code, its id in the message for get_ingest_job).
+    if (job.status === "failed") throw new ToolFailure(job.error?.code ?? "ingest_failed", jobText(job));
     return { structured: job, text: jobText(job) };
   },
 });
