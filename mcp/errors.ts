@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { CoreError, isDatabaseUnavailable } from "../src/errors.js";
+import { CoreError, isDatabaseUnavailable, quotedId } from "../src/errors.js";
 import { providerFailure } from "../src/providers/openai.js";
 import { UnreachableError } from "./port.js";
 
@@ -89,6 +89,6 @@ const ID_ARGS = {
 function namingTheId(err: CoreError, args?: Record<string, unknown>): string {
   const field = ID_ARGS[err.code as keyof typeof ID_ARGS];
   const id = field ? args?.[field] : undefined;
-  if (typeof id !== "string" || err.message.includes(id)) return err.message;
-  return `${err.message.replace(/\.?$/, ".")} (${field} ${id})`;
+  if (typeof id !== "string" || err.message.includes(quotedId(id))) return err.message;
+  return `${err.message.replace(/\.?$/, ".")} (${field} ${quotedId(id)})`;
 }

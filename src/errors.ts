@@ -91,6 +91,14 @@ export class CoreError extends Error {
 
 export const isCoreError = (e: unknown): e is CoreError => e instanceof CoreError;
 
+/**
+ * An id asked for, quoted for a message: the first 64 characters of a longer one, so a not-found
+ * answer to a 100,000-character id (an MCP argument has no URL's length limit) does not echo it.
+ */
+export function quotedId(id: string): string {
+  return JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}...` : id);
+}
+
 /** How connecting to the database can fail when it is away (the `code` of a `connect` error). */
 const CONNECT_FAILURES = new Set([
   "ECONNREFUSED",

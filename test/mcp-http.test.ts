@@ -214,6 +214,16 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     const notFound = await callErr(client, "get_memory", { memory_id: missing });
     expect(notFound).toMatch(/memory_not_found/);
     expect(notFound).toContain(missing);
+    // A huge id is not echoed whole (an MCP argument has no URL's length limit).
+    for (const [tool, arg] of [
+      ["get_memory", "memory_id"],
+      ["get_ingest_job", "job_id"],
+      ["archive_group", "group_id"],
+    ] as const) {
+      const huge = await callErr(client, tool, { [arg]: "a".repeat(100_000) });
+      expect(huge, tool).toMatch(/_not_found.*"a{64}\.\.\."/s);
+      expect(huge.length, tool).toBeLessThan(300);
+    }
     expect(
       await callErr(client, "get_ingest_job", { job_id: "job_0123456789abcdef0123456789abcdef" }),
     ).toMatch(/job_not_found.*job_0123456789abcdef0123456789abcdef/s);

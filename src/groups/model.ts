@@ -1,5 +1,5 @@
 import type { GroupRow } from "../db/groups.js";
-import { CoreError } from "../errors.js";
+import { CoreError, quotedId } from "../errors.js";
 import { GROUP_ID_RE } from "../ids.js";
 import type { Group, GroupList } from "../wire/groups.js";
 
@@ -22,7 +22,7 @@ export function toGroupWire(row: GroupRow): Group {
 
 /** Unknown, malformed and other organisations' ids all read the same. */
 export const groupNotFound = (id: string) =>
-  new CoreError("group_not_found", `No group ${JSON.stringify(id)} in this organisation.`);
+  new CoreError("group_not_found", `No group ${quotedId(id)} in this organisation.`);
 
 export const isGroupId = (id: string) => GROUP_ID_RE.test(id);
 

@@ -1,7 +1,7 @@
 import { confinedUser } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { findJob } from "../db/jobs.js";
-import { CoreError } from "../errors.js";
+import { CoreError, quotedId } from "../errors.js";
 import { JOB_ID_RE } from "../ids.js";
 import { type IngestJob, toJobWire } from "./job-wire.js";
 
@@ -19,7 +19,7 @@ export async function getIngestJob({
   // A credential confined to a user sees only that user's jobs; others read as unknown.
   const user = confinedUser(ctx.principal);
   if (!row || (user !== null && row.request.user_id !== user)) {
-    throw new CoreError("job_not_found", `No ingest job ${input.jobId}.`);
+    throw new CoreError("job_not_found", `No ingest job ${quotedId(input.jobId)}.`);
   }
   return toJobWire(row);
 }

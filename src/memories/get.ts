@@ -1,12 +1,12 @@
 import { mayReadRow } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { findMemory } from "../db/memories.js";
-import { CoreError } from "../errors.js";
+import { CoreError, quotedId } from "../errors.js";
 import { type Memory, toWire } from "./model.js";
 
 /** Unknown, malformed and other organisations' ids all read the same. */
 export const memoryNotFound = (id: string) =>
-  new CoreError("memory_not_found", `No memory ${JSON.stringify(id)} in this organisation.`);
+  new CoreError("memory_not_found", `No memory ${quotedId(id)} in this organisation.`);
 
 /** The full row; artifacts always carry `details.full_content`. */
 export async function getMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<Memory> {
