@@ -1,4 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { admitRequest } from "../src/auth/admit.js";
 import { createJwtVerifier, type JwtVerifier } from "../src/auth/jwt.js";
 import type { Ctx, Deps } from "../src/context.js";
@@ -6,6 +7,7 @@ import { inProcessService } from "./in-process.js";
 import { connectChecked } from "./params.js";
 import { type DefaultScope, defaultScopeFor, HeaderNotUtf8 } from "./scope.js";
 import { createMcpServer } from "./server.js";
+import { envelopeProblem } from "./stdio-transport.js";
 
 /**
  * Streamable HTTP for /mcp. The HTTP app mounts it behind the same body rules and authentication
@@ -43,6 +45,18 @@ export function mcpHttpHandler(deps: Deps) {
         ),
       );
     }
+    // The body read here for JSON-RPC's own refusals (batchRefusal), then handed to the transport.
+    const raw = request.headers.get("content-type")?.includes("application/json")
+      ? await request
+          .clone()
+          .json()
+          .catch(() => undefined)
+      : undefined;
+    const refusal = batchRefusal(raw);
+    if (refusal) {
+      const error = { code: -32600, message: `Invalid Request: ${refusal.problem}` };
+      return withDetail(Response.json({ jsonrpc: "2.0", error, id: refusal.id }, { status: 400 }));
+    }
     const service = inProcessService(eachCallCounted(deps, request, ctx, jwt));
     const server = createMcpServer({ service, scope, log: ctx.log });
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -51,12 +65,37 @@ export function mcpHttpHandler(deps: Deps) {
     });
     await connectChecked(server, transport);
     try {
-      return withDetail(await transport.handleRequest(request));
+      const res = await transport.handleRequest(request, raw === undefined ? undefined : { parsedBody: raw });
+      return withDetail(Array.isArray(raw) && raw.length === 1 ? await asBatch(res) : res);
     } finally {
       // With JSON responses the answer is complete here; release the per-request server.
       await server.close().catch(() => {});
     }
   };
+}
+
+/**
+ * What the SDK's transport answers wrongly, refused as JSON-RPC 2.0 and the stdio transport do
+ * (-32600 Invalid Request): an empty batch (it answered 202 and nothing), and JSON that is not a
+ * JSON-RPC message, alone or in a batch (it answered -32700 Parse error, which is for text that is
+ * not JSON). Undefined when the transport may take the body.
+ */
+function batchRefusal(raw: unknown): { id: string | number | null; problem: string } | undefined {
+  if (raw === undefined) return undefined;
+  if (Array.isArray(raw) && raw.length === 0) return { id: null, problem: "an empty batch" };
+  for (const message of Array.isArray(raw) ? raw : [raw]) {
+    if (!JSONRPCMessageSchema.safeParse(message).success) return envelopeProblem(message);
+  }
+  return undefined;
+}
+
+/** A batch of one is answered with a batch of one (the transport answered the bare object). */
+async function asBatch(res: Response): Promise<Response> {
+  if (res.status !== 200 || !res.headers.get("content-type")?.includes("application/json")) return res;
+  const body: unknown = await res.json();
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  return Response.json(Array.isArray(body) ? body : [body], { status: 200, headers });
 }
 
 /**

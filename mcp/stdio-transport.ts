@@ -178,7 +178,7 @@ export class StdioLineTransport implements Transport {
 }
 
 /** Why a parsed line is not a JSON-RPC message, and the id to answer with (null when unreadable). */
-function envelopeProblem(raw: unknown): { id: Id | null; problem: string } {
+export function envelopeProblem(raw: unknown): { id: Id | null; problem: string } {
   if (Array.isArray(raw)) return { id: null, problem: "one message per line (batches are not supported)" };
   if (!raw || typeof raw !== "object") return { id: null, problem: "a message is a JSON object" };
   const o = raw as Record<string, unknown>;

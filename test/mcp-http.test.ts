@@ -430,6 +430,44 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(body.error.message).toMatch(/x-mnemo-user-id header is not UTF-8/i);
   });
 
+  it("refuses JSON that is not JSON-RPC and empty batches with -32600, and answers a batch of one with a batch", async () => {
+    const { key } = await svc.newOrg();
+    const post = (body: string) =>
+      svc.app.request("/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": key,
+          "mcp-protocol-version": "2025-03-26",
+        },
+        body,
+      });
+    // The SDK's transport answered 202 with nothing, and -32700 Parse error (for JSON text).
+    for (const [body, problem] of [
+      ["[]", /empty batch/],
+      ['{"foo":1}', /not a JSON-RPC 2\.0/],
+      ['[{"jsonrpc":"2.0","id":1,"method":"ping"},{"foo":1}]', /not a JSON-RPC 2\.0/],
+      ['{"jsonrpc":"2.0","id":5,"method":7}', /method/],
+    ] as const) {
+      const r = await post(body);
+      expect(r.status, body).toBe(400);
+      const answer = await r.json();
+      expect(answer.error.code, body).toBe(-32600);
+      expect(answer.error.message, body).toMatch(problem);
+    }
+    // Text that is not JSON stays -32700.
+    const notJson = await post("{nope");
+    expect(notJson.status).toBe(400);
+    expect((await notJson.json()).error.code).toBe(-32700);
+    // A batch of one is answered as a batch (it was the bare object).
+    const one = await post('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+    const single = await post('{"jsonrpc":"2.0","id":2,"method":"ping"}');
+    expect(await single.json()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+  });
+
   it("keeps 20 concurrent clients' answers apart", async () => {
     const orgs: { key: string }[] = [];
     for (let i = 0; i < 20; i++) orgs.push(await svc.newOrg(`c${i}`));
