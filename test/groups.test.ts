@@ -140,6 +140,18 @@ describe("groups registry", () => {
     const off = await svc.request("GET", "/v1/groups?include_archived=false", { key });
     expect(off.body.data).toHaveLength(1);
     expect((await svc.request("GET", "/v1/groups?include_archived=maybe", { key })).status).toBe(422);
+    // Spelled as Python's requests spells a True (and the other forms pydantic reads), any case.
+    for (const [spelling, archived] of [
+      ["True", true],
+      ["YES", true],
+      ["on", true],
+      ["False", false],
+      ["no", false],
+    ] as const) {
+      const r = await svc.request("GET", `/v1/groups?include_archived=${spelling}`, { key });
+      expect(r.status, spelling).toBe(200);
+      expect(r.body.data.length, spelling).toBe(archived ? all.body.data.length : off.body.data.length);
+    }
   });
 
   it("gets a group; unknown and malformed ids are 404 group_not_found", async () => {

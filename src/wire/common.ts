@@ -68,14 +68,22 @@ export function looseDeep(v: unknown): unknown {
   return v;
 }
 
+const QUERY_TRUE = new Set(["true", "1", "yes", "y", "on", "t"]);
+const QUERY_FALSE = new Set(["false", "0", "no", "n", "off", "f"]);
+
 /**
- * A boolean query parameter: `true`/`1` or `false`/`0`; absent reads false. Published as
- * `type: boolean` (query strings spell booleans as text; `1`/`0` are accepted as well).
+ * A boolean query parameter, spelled as the hosted service's clients spell it (pydantic's set,
+ * any case): `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`; absent reads false. Python's
+ * `requests` sends `params={"wait": True}` as `wait=True`, which was 422. Published as
+ * `type: boolean`.
  */
 export const QueryBool = z
-  .enum(["true", "false", "1", "0"])
+  .string()
   .optional()
-  .transform((v) => v === "true" || v === "1")
+  .refine((v) => v === undefined || QUERY_TRUE.has(v.toLowerCase()) || QUERY_FALSE.has(v.toLowerCase()), {
+    message: "must be a boolean: true or false (also 1/0, yes/no, on/off, in any case)",
+  })
+  .transform((v) => v !== undefined && QUERY_TRUE.has(v.toLowerCase()))
   .openapi({ type: "boolean", default: false });
 
 /**
