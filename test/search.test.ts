@@ -278,6 +278,25 @@ describe("search ranking and corpora", () => {
     expect(plain.body.data.every((r: { type: string }) => r.type === "fact")).toBe(true);
   });
 
+  it("composes directives without an outcome hedged, as trigger does, and resolved ones plainly", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "lesson", text: "Set ZED_POOL to at least 4", user_id: "u", trigger_entities: ["ZED_POOL"] },
+      {
+        type: "lesson",
+        text: "Restart ZED_POOL workers after a config change",
+        user_id: "u",
+        trigger_entities: ["ZED_POOL"],
+        outcome: "resolved",
+      },
+    ]);
+    const res = await search(key, { query: "ZED_POOL", user_id: "u", include: ["lesson"], mode: "compose" });
+    expect(res.status).toBe(200);
+    // Spec 4.1 `outcome`: resolved is served confidently, unset hedged (it read like a resolved one).
+    expect(res.body.context).toMatch(/^- \d{4}-\d\d-\d\d: \(unverified\) Set ZED_POOL to at least 4$/m);
+    expect(res.body.context).toMatch(/^- \d{4}-\d\d-\d\d: Restart ZED_POOL workers after a config change$/m);
+  });
+
   it("returns artifact bodies only when full_content is asked for", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

@@ -49,11 +49,19 @@ function withoutShownDay(text: string, date: string): string {
   return iso === date ? m[4]!.toUpperCase() + text.slice(m[0].length) : text;
 }
 
+/**
+ * A lesson or procedure whose outcome is not `resolved` is served hedged, as trigger serves it
+ * (spec 4.1 `outcome`: "unset is served hedged"; failed ones are never served).
+ */
+const hedged = (row: MemoryRow) =>
+  (row.type === "lesson" || row.type === "procedure") && row.outcome !== "resolved";
+
 function line(row: MemoryRow): string {
   const title =
     typeof row.details?.title === "string" && row.details.title ? `**${row.details.title}**: ` : "";
   const date = memoryDate(row);
-  return `- ${date}: ${title}${withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date)}`;
+  const hedge = hedged(row) ? "(unverified) " : "";
+  return `- ${date}: ${hedge}${title}${withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date)}`;
 }
 
 /** The markdown block without a model: the top rows grouped by type, each with its date. */
@@ -87,13 +95,17 @@ export async function composeWithModel(
   const llm = ctx.deps.providers.llm;
   if (!llm || rows.length === 0) return null;
   const shown = rows.slice(0, MODEL_ROWS);
-  const list = shown.map((r) => `[${r.id}] (${r.type}, ${memoryDate(r)}) ${r.text.replace(/\s+/g, " ")}`);
+  const list = shown.map(
+    (r) =>
+      `[${r.id}] (${r.type}${hedged(r) ? ", unverified" : ""}, ${memoryDate(r)}) ${r.text.replace(/\s+/g, " ")}`,
+  );
   try {
     const output = await generateStructured(llm, ctx.deps.config, {
       schema: Selection,
       system:
         "You select long-term memories for an AI agent. Pick only the memories that help with the query " +
-        "and write a short markdown block of them (keep dates). Never invent facts.",
+        "and write a short markdown block of them (keep dates, and mark unverified ones as unverified). " +
+        "Never invent facts.",
       timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
       prompt: `Query: ${query}\n\nCandidate memories:\n${list.join("\n")}`,
     });
