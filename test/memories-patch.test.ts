@@ -44,13 +44,15 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
     expect(again.body.group_ids).toEqual([g2, g3, g1]);
   });
 
-  it("a no-op patch writes nothing: updated_at stays", async () => {
+  it("a no-op patch writes nothing; a tag change leaves updated_at too (spec 2.1: supersede or consolidation)", async () => {
     const { orgId, key } = await svc.newOrg();
     const g = await createGroup(svc, key);
     const [m] = await seed(svc, orgId, [fact("x", { created_at: new Date("2026-01-01T00:00:00Z") })]);
+    const before = await read(key, m!.id);
     const first = await patch(key, m!.id, { add_group_ids: [g] });
     expect(first.status).toBe(200);
-    expect(first.body.updated_at).not.toBe("2026-01-01T00:00:00.000Z");
+    expect(first.body.group_ids).toEqual([g]);
+    expect(first.body.updated_at).toBe(before.updated_at);
     const repeat = await patch(key, m!.id, { add_group_ids: [g] });
     expect(repeat.body).toEqual(first.body);
     const removeAbsent = await patch(key, m!.id, { remove_group_ids: ["grp_not_on_row"] });

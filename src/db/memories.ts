@@ -238,7 +238,7 @@ export async function patchMemoryGroupIds(
        FROM target t
      ),
      upd AS (
-       UPDATE memories m SET group_ids = c.new_ids, updated_at = now()
+       UPDATE memories m SET group_ids = c.new_ids
        FROM calc c
        WHERE m.id = c.id AND m.org_id = $1
          AND cardinality(c.invalid) = 0
