@@ -19,6 +19,7 @@ import { registerServiceKeyRoutes } from "./routes/service-keys.js";
 import { registerUsageRoutes } from "./routes/usage.js";
 import { registerVariantRoutes } from "./routes/variant.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
+import { withResponseHeaders } from "./schemas.js";
 import type { App, AppEnv } from "./types.js";
 import { validationHook } from "./validation.js";
 
@@ -67,19 +68,25 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
     name: "x-api-key",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Mnemo memory service",
-      version: API_VERSION,
-      description:
-        "Long-term memory for AI agents. Every error answer carries `{detail: {code, message, field?}}` and " +
-        "`{error: {type, code, message, request_id, details?}}` (the `Error` component); a field failure with no " +
-        "specific code keeps `detail` as `[{loc, msg, type}]` (the `ValidationError` component, `error.code` " +
-        "`invalid_request`), status 422.",
-    },
-    security: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
-  });
+  // Generated once, at the first request (every route is registered by then).
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  const generate = () =>
+    withResponseHeaders(
+      app.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: {
+          title: "Mnemo memory service",
+          version: API_VERSION,
+          description:
+            "Long-term memory for AI agents. Every error answer carries `{detail: {code, message, field?}}` and " +
+            "`{error: {type, code, message, request_id, details?}}` (the `Error` component); a field failure with no " +
+            "specific code keeps `detail` as `[{loc, msg, type}]` (the `ValidationError` component, `error.code` " +
+            "`invalid_request`), status 422.",
+        },
+        security: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
+      }),
+    );
+  app.get("/openapi.json", (c) => c.json((document ??= generate())));
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Mnemo API reference" }));
 
   app.notFound((c) => routeRefusal(c, routes()) ?? notFound(c));

@@ -121,3 +121,57 @@ export function errorResponses(
   out[503] = envelope(describe[503]!);
   return out;
 }
+
+/** Response headers the document declares (components.headers), by name. */
+const RESPONSE_HEADERS: Record<string, { description: string; schema: { type: "string" | "integer" } }> = {
+  "X-Request-Id": {
+    description: "The request's id (the caller's X-Request-Id when it sent one), also in `error.request_id`.",
+    schema: { type: "string" },
+  },
+  "RateLimit-Limit": {
+    description:
+      "Requests allowed in the binding window (the minute's or the day's, whichever has fewer left).",
+    schema: { type: "integer" },
+  },
+  "RateLimit-Remaining": { description: "Requests left in the binding window.", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds until the binding window resets.", schema: { type: "integer" } },
+  "X-RateLimit-Limit": { description: "The same as `RateLimit-Limit`.", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "The same as `RateLimit-Remaining`.", schema: { type: "integer" } },
+  "X-RateLimit-Daily-Limit": {
+    description: "The key's daily cap, when its tier has one.",
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Daily-Remaining": { description: "Requests left today (UTC).", schema: { type: "integer" } },
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+};
+const RATE_HEADERS = Object.keys(RESPONSE_HEADERS).filter((h) => /RateLimit/.test(h));
+
+type Doc = { paths?: Record<string, Record<string, unknown>>; components?: Record<string, unknown> };
+type Responses = Record<string, { headers?: Record<string, unknown> }>;
+
+/**
+ * The generated document with the headers every answer carries: `X-Request-Id` on all, the
+ * RateLimit headers on counted (authenticated) operations' answers (none under the unlimited
+ * tier), `Retry-After` on 429 and 503.
+ */
+export function withResponseHeaders<D extends object>(generated: D): D {
+  const doc = generated as Doc;
+  const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+  doc.components = { ...doc.components, headers: RESPONSE_HEADERS };
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      const responses = (op as { responses?: Responses } | undefined)?.responses;
+      if (!responses) continue;
+      const counted = "401" in responses;
+      for (const [status, response] of Object.entries(responses)) {
+        const names = [
+          "X-Request-Id",
+          ...(counted ? RATE_HEADERS : []),
+          ...(status === "429" || status === "503" ? ["Retry-After"] : []),
+        ];
+        response.headers = { ...Object.fromEntries(names.map((n) => [n, ref(n)])), ...response.headers };
+      }
+    }
+  }
+  return generated;
+}

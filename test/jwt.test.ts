@@ -55,7 +55,7 @@ describe("identity-provider JWTs", () => {
     expect(await getOrg(svc.deps.db, org)).toBeUndefined();
     const r = await call(await signToken(k1, { org }));
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ object: "list", data: [], has_more: false });
+    expect(r.body).toEqual({ object: "list", data: [], has_more: false, next_cursor: null });
     expect(r.headers.get("x-ratelimit-limit")).toBe("600");
     const created = await getOrg(svc.deps.db, org);
     expect(created?.tier).toBe("default");

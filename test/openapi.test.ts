@@ -153,6 +153,7 @@ describe("OpenAPI document", () => {
     // The document's schemas, under its own root, so its `#/components/...` references resolve.
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats.default(ajv);
+    let compiled = 0;
     const check = async (method: string, url: string, template: string, body?: unknown) => {
       const r = await svc.request(method, url, { key, ...(body === undefined ? {} : { body }) });
       const response = doc.paths[template]?.[method.toLowerCase()]?.responses?.[String(r.status)];
@@ -160,11 +161,20 @@ describe("OpenAPI document", () => {
       const schema = response.content?.["application/json"]?.schema;
       expect(schema, `${method} ${template} ${r.status} has a JSON schema`).toBeDefined();
       const validate = ajv.compile({
-        $id: `mnemo-${method}-${template}-${r.status}`,
+        $id: `mnemo-${method}-${template}-${r.status}-${compiled++}`,
         ...schema,
         components: doc.components,
       });
       expect(validate(r.body) ? [] : validate.errors, `${method} ${url} ${r.status}`).toEqual([]);
+      // The headers it carries are declared, and their references resolve.
+      for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Reset", "X-RateLimit-Remaining"]) {
+        if (r.headers.get(name) === null) continue;
+        const declared = response.headers?.[name]?.$ref?.replace("#/components/headers/", "");
+        expect(
+          doc.components.headers?.[declared],
+          `${method} ${template} ${r.status} declares ${name}`,
+        ).toBeDefined();
+      }
       return r;
     };
     // No workers here: the job stays pending, with neither result nor error (both null).
@@ -189,6 +199,16 @@ describe("OpenAPI document", () => {
     await check("POST", "/v1/groups", "/v1/groups", { name: "team" });
     await check("GET", "/v1/groups", "/v1/groups");
     await check("GET", "/v1/usage", "/v1/usage");
+    // Counted operations declare their RateLimit headers (checked above when sent) and 429 its Retry-After.
+    const searched = await check("POST", "/v1/memories/search", "/v1/memories/search", {
+      query: "x",
+      user_id: "u1",
+    });
+    expect(searched.headers.get("RateLimit-Limit")).not.toBeNull();
+    expect(doc.paths["/v1/memories"].post.responses["429"].headers["Retry-After"]).toBeDefined();
+    // The spec's list envelope (2.6), next_cursor included.
+    const keys = await check("GET", "/v1/auth/service-keys", "/v1/auth/service-keys");
+    expect(keys.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
   });
 
   it("serves a browsable reference at /docs", async () => {

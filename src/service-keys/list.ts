@@ -27,5 +27,5 @@ export function serviceKeyView(row: ApiKeyRow): ServiceKey {
  */
 export async function listServiceKeys({ ctx }: { ctx: Ctx; input?: undefined }): Promise<ServiceKeyList> {
   const rows = await listActiveApiKeys(ctx.db, ctx.principal.orgId, confinedUser(ctx.principal));
-  return { object: "list" as const, data: rows.map(serviceKeyView), has_more: false };
+  return { object: "list" as const, data: rows.map(serviceKeyView), has_more: false, next_cursor: null };
 }

@@ -25,7 +25,14 @@ export const IngestRequestSchema = z
     extract_artifacts: z.boolean().default(false),
     agentic: z.boolean().default(false),
     namespace: Ident().nullish(),
-    group_ids: z.array(Ident()).default([]),
+    group_ids: z
+      .array(Ident())
+      .default([])
+      .openapi({
+        description:
+          "Groups to share the shareable memories with: at most MAX_GROUP_IDS_PER_INGEST (20 by default) distinct " +
+          "ids, more is 422 `invalid_request`; unknown, archived or blank ones come back in `ignored_group_ids`.",
+      }),
     metadata: z
       .record(z.string(), z.unknown())
       .nullish()

@@ -38,6 +38,12 @@ export const ServiceKeySchema = z
 export type ServiceKey = z.infer<typeof ServiceKeySchema>;
 
 export const ServiceKeyListSchema = z
-  .object({ object: z.literal("list"), data: z.array(ServiceKeySchema), has_more: z.boolean() })
+  .object({
+    object: z.literal("list"),
+    data: z.array(ServiceKeySchema),
+    has_more: z.boolean(),
+    // The spec's list envelope (2.6); the keys come in one page, so always null.
+    next_cursor: z.string().nullable(),
+  })
   .openapi("ServiceKeyList");
 export type ServiceKeyList = z.infer<typeof ServiceKeyListSchema>;
