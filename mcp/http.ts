@@ -38,12 +38,7 @@ export function mcpHttpHandler(deps: Deps) {
       scope = defaultScopeFor(deps.config, (n) => request.headers.get(n) ?? undefined, ctx.principal.userId);
     } catch (err) {
       if (!(err instanceof HeaderNotUtf8)) throw err;
-      return withDetail(
-        Response.json(
-          { jsonrpc: "2.0", error: { code: -32600, message: err.message }, id: null },
-          { status: 400 },
-        ),
-      );
+      return invalidRequest(err.message, null);
     }
     // The body read here for JSON-RPC's own refusals (batchRefusal), then handed to the transport.
     const raw = request.headers.get("content-type")?.includes("application/json")
@@ -53,10 +48,7 @@ export function mcpHttpHandler(deps: Deps) {
           .catch(() => undefined)
       : undefined;
     const refusal = batchRefusal(raw);
-    if (refusal) {
-      const error = { code: -32600, message: `Invalid Request: ${refusal.problem}` };
-      return withDetail(Response.json({ jsonrpc: "2.0", error, id: refusal.id }, { status: 400 }));
-    }
+    if (refusal) return invalidRequest(`Invalid Request: ${refusal.problem}`, refusal.id);
     const service = inProcessService(eachCallCounted(deps, request, ctx, jwt));
     const server = createMcpServer({ service, scope, log: ctx.log });
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -73,6 +65,10 @@ export function mcpHttpHandler(deps: Deps) {
     }
   };
 }
+
+/** A 400 with JSON-RPC's -32600 Invalid Request. */
+const invalidRequest = (message: string, id: string | number | null) =>
+  withDetail(Response.json({ jsonrpc: "2.0", error: { code: -32600, message }, id }, { status: 400 }));
 
 /**
  * What the SDK's transport answers wrongly, refused as JSON-RPC 2.0 and the stdio transport do
