@@ -86,7 +86,10 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
         security: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
       }),
     );
-  app.get("/openapi.json", (c) => c.json((document ??= generate())));
+  app.get("/openapi.json", (c) => {
+    document ??= generate();
+    return c.json(document);
+  });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Mnemo API reference" }));
 
   app.notFound((c) => routeRefusal(c, routes()) ?? notFound(c));
