@@ -368,6 +368,34 @@ describe("trigger relevance gate", () => {
     expect([...confidences].sort((a, b) => b - a)).toEqual(confidences);
   });
 
+  it("keeps a directive about the identifier the call uses, whatever the task; a long one that only mentions it must concern the task", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Don't use yarn here, use pnpm.", ["yarn", "pnpm"]),
+      lesson("Release: bump the version, run npm publish, tag with git, draft notes with gh", [
+        "npm",
+        "git",
+        "gh",
+        "CHANGELOG.md",
+        "package.json",
+      ]),
+    ]);
+    const yarn = await trigger(key, {
+      user_id: "u",
+      action: { tool: "Bash", args: { command: "yarn add lodash" } },
+      task: "add lodash to the dashboard",
+    });
+    // The task shares no word with the lesson; it was dropped, and the hook said nothing.
+    expect(yarn.body.data.map((r: any) => r.text)).toEqual(["Don't use yarn here, use pnpm."]);
+    expect(yarn.body.data[0].details.because).toBe("It matched on yarn, which the tool call uses.");
+    const npm = await trigger(key, {
+      user_id: "u",
+      action: { tool: "Bash", args: { command: "npm run dev" } },
+      task: "start the dev server",
+    });
+    expect(npm.body.data).toEqual([]);
+  });
+
   it("keeps exact matches when the task says nothing to gate against ('ok', 'go ahead')", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [lesson("Run database migrations before starting the API server", ["migrate.ts"])]);

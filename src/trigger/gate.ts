@@ -63,8 +63,17 @@ export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
   const have = terms(directiveText(item.row));
   const shared = [...want.keys()].filter((w) => have.has(w));
   const namedInTask = item.matchedOn.filter((e) => task.includes(e)).length;
+  // A directive about the very identifier the tool call uses (its text names it, and it is at
+  // least half of what the directive triggers on) bears on the call whatever the task says:
+  // "Don't use yarn here, use pnpm" before `yarn add lodash` under "add lodash to the
+  // dashboard", a task that shares no word with it. A long procedure that merely mentions `npm`
+  // among many identifiers still has to concern the task.
+  const text = item.row.text.toLowerCase();
+  const aboutCall =
+    item.matchedOn.some((e) => text.includes(e.toLowerCase())) &&
+    item.matchedOn.length * 2 >= item.row.trigger_entities.length;
   const overlap = want.size ? shared.length / Math.min(want.size, Math.max(have.size, 1)) : 0;
-  const relevance = Math.min(1, overlap + (namedInTask ? 0.3 : 0));
+  const relevance = Math.min(1, overlap + (namedInTask || aboutCall ? 0.3 : 0));
   if (relevance < LEXICAL_THRESHOLD) {
     return {
       keep: false,
@@ -76,9 +85,10 @@ export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
     .slice(0, 4)
     .map((stem) => want.get(stem))
     .join(", ");
+  const concerns = words ? ` and the task concerns ${words}` : aboutCall ? ", which the tool call uses" : "";
   return {
     keep: true,
-    because: `It ${matched}${words ? ` and the task concerns ${words}` : ""}.`,
+    because: `It ${matched}${concerns}.`,
     confidence: round2((0.4 + 0.6 * relevance) * hedge),
   };
 }
