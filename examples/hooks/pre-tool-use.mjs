@@ -94,16 +94,21 @@ function lastUserPrompt(file) {
       } catch {
         continue;
       }
-      if (entry?.type !== "user") continue;
+      // Claude Code's own entries are not the user's task: meta entries (the caveat before a
+      // slash command) and a slash command's name or output ("<local-command-stdout>Set model to
+      // Opus</local-command-stdout>" after /model).
+      if (entry?.type !== "user" || entry.isMeta) continue;
       const c = entry.message?.content;
-      if (typeof c === "string" && c.trim()) return c;
-      if (Array.isArray(c)) {
-        const text = c
-          .filter((p) => p?.type === "text")
-          .map((p) => p.text)
-          .join("\n");
-        if (text.trim()) return text;
-      }
+      const text =
+        typeof c === "string"
+          ? c
+          : Array.isArray(c)
+            ? c
+                .filter((p) => p?.type === "text")
+                .map((p) => p.text)
+                .join("\n")
+            : "";
+      if (text.trim() && !/^\s*<(local-command-|command-)/.test(text)) return text;
     }
   } catch {
     // No transcript, no task: recall still works on the tool call alone.
