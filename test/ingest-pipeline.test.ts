@@ -188,48 +188,63 @@ describe("supersede and dedup", () => {
     expect((await search("favourite colour blue")).join(" | ")).not.toContain("blue");
   });
 
-  it("stores a restated fact once and reports the existing row as updated", async () => {
-    const { key, orgId } = await svc.newOrg();
-    const first = await ingestOk(key, {
-      messages: [user("I play the violin in a quartet.", { dia_id: "D1:1" })],
-    });
-    const fact = first.memories_created.find((m: any) => m.type === "fact");
-    // said again in another conversation: that conversation's episode links to the same fact
-    const second = await ingestOk(key, {
-      conv_id: "c2",
-      messages: [user("I play the violin in a quartet.", { dia_id: "D2:7" })],
-    });
-    expect(second.memories_created.filter((m: any) => m.type === "fact")).toEqual([]);
-    expect(second.memories_updated.map((m: any) => m.id)).toContain(fact.id);
-    const row = await findMemory(svc.deps.db, orgId, fact.id);
-    expect([...(row!.details.source_event_ids as string[])].sort()).toEqual(["D1:1", "D2:7"]);
-    const episode = second.memories_created.find((m: any) => m.type === "episode");
-    const ep = await findMemory(svc.deps.db, orgId, episode.id);
-    expect(ep!.details.fact_ids).toEqual([fact.id]);
-  });
+  it.each([false, true])(
+    "stores a restated fact once and reports the existing row as updated (agentic %s)",
+    async (agentic) => {
+      const { key, orgId } = await svc.newOrg();
+      const first = await ingestOk(key, {
+        messages: [user("I play the violin in a quartet.", { dia_id: "D1:1" })],
+      });
+      const fact = first.memories_created.find((m: any) => m.type === "fact");
+      // said again in another conversation: that conversation's episode links to the same fact (an
+      // agentic ingest, which recalls the user's facts first, dropped it: neither touched nor linked)
+      const second = await ingestOk(key, {
+        conv_id: "c2",
+        agentic,
+        messages: [user("I play the violin in a quartet.", { dia_id: "D2:7" })],
+      });
+      expect(second.memories_created.filter((m: any) => m.type === "fact")).toEqual([]);
+      expect(second.memories_updated.map((m: any) => m.id)).toContain(fact.id);
+      const row = await findMemory(svc.deps.db, orgId, fact.id);
+      expect([...(row!.details.source_event_ids as string[])].sort()).toEqual(["D1:1", "D2:7"]);
+      const episode = second.memories_created.find((m: any) => m.type === "episode");
+      const ep = await findMemory(svc.deps.db, orgId, episode.id);
+      expect(ep!.details.fact_ids).toEqual([fact.id]);
+    },
+  );
 
-  it("stores a conversation ingested again once: its episode is touched, not repeated", async () => {
-    const { key } = await svc.newOrg();
-    const messages = [user("I play the cello on Sundays."), user("My teacher lives in Vienna.")];
-    const first = await ingestOk(key, { messages });
-    const episode = first.memories_created.find((m: any) => m.type === "episode");
-    for (let i = 0; i < 2; i++) {
-      const again = await ingestOk(key, { messages });
-      expect(again.memories_created.map((m: any) => [m.type, m.memory ?? m.text])).toEqual([]);
-      expect(again.memories_updated.map((m: any) => m.id)).toContain(episode.id);
-    }
-    const list = await svc.request("GET", "/v1/memories?user_id=u1&type=episode", { key });
-    expect(list.body.data.map((m: any) => m.id)).toEqual([episode.id]);
-    const search = await svc.request("POST", "/v1/memories/search", {
-      key,
-      body: { query: "cello teacher Vienna", user_id: "u1" },
-    });
-    expect(search.status).toBe(200);
-    expect(search.body.context.match(/cello/g)?.length).toBeLessThanOrEqual(2);
-    // something new in the conversation is a new episode
-    const more = await ingestOk(key, { messages: [...messages, user("I bought a new bow for it in May.")] });
-    expect(more.memories_created.filter((m: any) => m.type === "episode")).toHaveLength(1);
-  });
+  it.each([false, true])(
+    "stores a conversation ingested again once: its episode is touched, not repeated (agentic %s)",
+    async (agentic) => {
+      const { key } = await svc.newOrg();
+      const messages = [user("I play the cello on Sundays."), user("My teacher lives in Vienna.")];
+      const first = await ingestOk(key, { messages, agentic });
+      const episode = first.memories_created.find((m: any) => m.type === "episode");
+      for (let i = 0; i < 2; i++) {
+        // Agentic, the second ingest stored a second episode, linking no fact.
+        const again = await ingestOk(key, { messages, agentic });
+        expect(again.memories_created.map((m: any) => [m.type, m.memory ?? m.text])).toEqual([]);
+        expect(again.memories_updated.map((m: any) => m.id)).toContain(episode.id);
+      }
+      const list = await svc.request("GET", "/v1/memories?user_id=u1&type=episode", { key });
+      expect(list.body.data.map((m: any) => m.id)).toEqual([episode.id]);
+      const search = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query: "cello teacher Vienna", user_id: "u1" },
+      });
+      expect(search.status).toBe(200);
+      // One episode in the block (the agentic one's title also names the cello: "Session: I play ...").
+      const episodes = search.body.context.split("### Episodes")[1] ?? "";
+      expect(episodes.split("\n").filter((l: string) => l.startsWith("- "))).toHaveLength(1);
+      if (!agentic) expect(search.body.context.match(/cello/g)?.length).toBeLessThanOrEqual(2);
+      // something new in the conversation is a new episode
+      const more = await ingestOk(key, {
+        messages: [...messages, user("I bought a new bow for it in May.")],
+        agentic,
+      });
+      expect(more.memories_created.filter((m: any) => m.type === "episode")).toHaveLength(1);
+    },
+  );
 
   it("records each new fact's neighbours in its episode's final fact order, kept off the wire", async () => {
     const { key, orgId } = await svc.newOrg();

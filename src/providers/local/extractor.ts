@@ -84,7 +84,6 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
   const renamed = new Set(
     raw.turns.filter((t, i) => !t.speaker && input.turns[i]?.speaker).map((t) => t.eventId),
   );
-  const known = new Set(input.known.map(normaliseText));
   const facts: ExtractedFact[] = [];
   const seen = new Set<string>();
   if (introduced) {
@@ -185,7 +184,10 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       if (day) text = `On ${day}, ${text.replace(LEADING_FUNCTION_WORD, (w) => w.toLowerCase())}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
       const key = normaliseText(text);
-      if (seen.has(key) || known.has(key)) continue;
+      // A fact the user already has (an agentic ingest's `known`) is given all the same: the
+      // dedup stage touches the existing row and reports it, as on any ingest (skipped here, it
+      // was neither, and the episode of a conversation sent again no longer matched its first).
+      if (seen.has(key)) continue;
       seen.add(key);
       facts.push({
         text,
