@@ -270,6 +270,35 @@ describe("list forms", () => {
   });
 });
 
+describe("listing agent directives", () => {
+  it("GET /v1/memories/?type=lesson lists them, failed ones too; the spec's list keeps its three types", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const [failed, resolved] = await seed(svc, orgId, [
+      {
+        type: "lesson",
+        text: "Never edit pool.ts by hand",
+        user_id: "u1",
+        trigger_entities: ["pool.ts"],
+        outcome: "failed",
+      },
+      {
+        type: "lesson",
+        text: "Raise the pool size first",
+        user_id: "u1",
+        trigger_entities: ["pool.ts"],
+        outcome: "resolved",
+      },
+      fact("a fact"),
+    ]);
+    const lessons = await svc.request("GET", "/v1/memories/?user_id=u1&type=lesson", { key });
+    expect(lessons.status).toBe(200);
+    expect(lessons.body.results.map((m: any) => m.id).sort()).toEqual([failed!.id, resolved!.id].sort());
+    const spec = await svc.request("GET", "/v1/memories?user_id=u1&type=lesson", { key });
+    expect(spec.status).toBe(422);
+    expect(spec.body.detail.code).toBe("invalid_memory_type");
+  });
+});
+
 describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
   it("text supersedes a fact; metadata merges; immutable, reserved and blank are 422", async () => {
     const { key, orgId } = await svc.newOrg();
