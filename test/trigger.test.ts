@@ -157,6 +157,94 @@ describe("directives learned without a model", () => {
   });
 });
 
+describe("directives from a coding agent's transcript, as the Stop hook sends it", () => {
+  it("learns no rule or fix from a tool's own turn, and keeps the error marker out of the lesson", () => {
+    const ds = extractDirectives([
+      turn(
+        0,
+        "tool",
+        "[error] remote: error: GH006: Protected branch update failed for refs/heads/main. Changes must be made through a pull request.",
+      ),
+      turn(1, "tool", 'call: {"command":"git push origin HEAD:fix/cart-total && gh pr create --fill"}'),
+      turn(
+        2,
+        "assistant",
+        "Never push directly to main in this repo; open a pull request with `gh pr create` instead.",
+      ),
+    ]);
+    // "must" in the tool's output and "fix/" in a branch name made two junk lessons.
+    expect(ds.map((d) => d.text)).toEqual([
+      "Never push directly to main in this repo; open a pull request with `gh pr create` instead.",
+    ]);
+    const fixed = extractDirectives([
+      turn(0, "tool", "[error] Error: listen EADDRINUSE: address already in use :::3000"),
+      turn(
+        1,
+        "assistant",
+        "The fix was to stop the old server on port 3000 with `lsof -ti :3000 | xargs kill`.",
+      ),
+    ]);
+    expect(fixed[0]?.text).toMatch(/^When "Error: listen EADDRINUSE/);
+  });
+
+  it("states the fix of an error once, not again as a rule of its own", () => {
+    const ds = extractDirectives([
+      turn(
+        0,
+        "tool",
+        "FAILED tests/test_cart.py::test_checkout_total - AssertionError: assert 10.0 == Decimal('10.00')",
+      ),
+      turn(1, "assistant", "The fix is to always return a Decimal from Cart.total instead of a float."),
+    ]);
+    expect(ds).toHaveLength(1);
+    expect(ds[0]!.text).toMatch(/^When "FAILED .*" occurs: The fix is to always return a Decimal/);
+    // A test run's status word is no identifier: it would fire on every failing test.
+    expect(ds[0]!.trigger_entities).not.toContain("FAILED");
+    expect(ds[0]!.trigger_entities).toEqual(expect.arrayContaining(["Cart.total", "AssertionError"]));
+  });
+
+  it.each([
+    [
+      "Note for next time: on this machine psql needs PGHOST=127.0.0.1 and PGPORT=5433.",
+      ["psql", "PGHOST", "PGPORT"],
+    ],
+    [
+      "When adding a workspace package, add it to the paths map in tsconfig.base.json, not tsconfig.json.",
+      ["tsconfig.base.json"],
+    ],
+    ["Use pnpm instead of yarn in this workspace.", ["pnpm", "yarn"]],
+  ])("takes %s as a rule", (text, ids) => {
+    const [rule] = extractDirectives([turn(0, "user", text)]);
+    expect(rule?.type).toBe("lesson");
+    expect(rule?.trigger_entities).toEqual(expect.arrayContaining(ids));
+  });
+
+  it("does not take a narration or a plain statement with an identifier for a rule", () => {
+    expect(
+      extractDirectives([turn(0, "assistant", "When I ran tsconfig.json through tsc, it printed nothing.")]),
+    ).toEqual([]);
+    expect(extractDirectives([turn(0, "user", "I opened package.json yesterday.")])).toEqual([]);
+  });
+
+  it("reads bullets under a line that introduces steps as a procedure, and other bullets as none", () => {
+    const [proc] = extractDirectives([
+      turn(
+        0,
+        "user",
+        "To rotate the signing key:\n- Generate a new key with `openssl rand -base64 48`\n- Store it with `vault kv put secret/signing key=...`\n- Restart the api with `systemctl restart api`",
+      ),
+    ]);
+    expect(proc?.type).toBe("procedure");
+    expect(proc?.steps).toHaveLength(3);
+    expect(proc?.text).toMatch(/^To rotate the signing key:\n1\. Generate a new key/);
+    expect(proc?.trigger_entities).toEqual(expect.arrayContaining(["openssl", "vault", "systemctl"]));
+    const list = extractDirectives([
+      turn(0, "user", "My favourite tools:\n- `jq` for JSON\n- `rg` for search"),
+    ]);
+    expect(list.filter((d) => d.type === "procedure")).toEqual([]);
+  });
+});
+
 describe("trigger matching", () => {
   it("matches exactly, by base name for paths, across nested args, and fills matched_on", async () => {
     const { orgId, key } = await svc.newOrg();

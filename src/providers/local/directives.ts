@@ -8,14 +8,28 @@ import { splitSentences, stripInterjections } from "./english.js";
  */
 const RULE =
   /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use)\b/i;
-const RULE_ANYWHERE = /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't)\b/i;
+const RULE_ANYWHERE =
+  /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't|needs|needs? to|has to|have to|instead of|rather than|next time)\b/i;
+/**
+ * "When adding a workspace package, add it to tsconfig.base.json": a condition, then an
+ * imperative. The verbs an instruction starts with, so that a narration ("When I ran it, it
+ * failed") is not taken for one.
+ */
+const CONDITIONAL_RULE =
+  /^(when|whenever|before|after|if)\b[^,]{3,},\s*(?:always\s+|first\s+)?(add|use|run|set|call|check|install|restart|delete|remove|update|keep|put|pass|export|source|wait|close|open|commit|push|pull|build|rebuild|clear|kill|start|stop|edit|change|bump|rerun|regenerate|point|include|exclude|register|import|write|read|create|drop|migrate|reset)\b/i;
 const CORRECTION = /^(no|nope|actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*/i;
 // "psql: error: ..." and "panic: ..." end in a colon: no word boundary after it.
 const ERROR =
   /\b(?:[A-Z]\w*(?:Error|Exception)\b|[Ee]rror:|[Pp]anic:|[Ff]atal:|[Ff]ailed\b|[Tt]raceback\b|E(?:NOENT|ACCES|CONNREFUSED)\b)|^\[error\]/m;
+// Not inside a name: the branch `HEAD:fix/cart-total` is no fix.
 const FIX =
-  /\b(fix(ed)?|solved|resolved|the (issue|problem|cause|fix) (was|is)|works now|turned out|solution (was|is)|workaround)\b/i;
+  /(?<![\w/.:-])(fix(ed)?|solved|resolved|the (issue|problem|cause|fix) (was|is)|works now|turned out|solution (was|is)|workaround)(?![\w/-])/i;
 const STEP = /^\s*(\d+)[.)]\s+(.+)$/;
+const BULLET = /^\s*[-*\u2022]\s+(.+)$/;
+/** The line that introduces bulleted steps: "To rotate the signing key:", "Release checklist:". */
+const STEPS_HEADING = /^(to\s+\w+|how to\b).*:$|\b(steps?|procedure|checklist|process|runbook)\b.*:$/i;
+/** The marker the Claude Code Stop hook gives a failed tool result (examples/hooks/stop.mjs). */
+const ERROR_MARK = /^\[error\]\s*/;
 
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
   const out: ExtractedDirective[] = [];
@@ -30,11 +44,36 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
   let lastError: { text: string; entities: string[]; eventId: string } | null = null;
   turns.forEach((turn, i) => {
     const prev = turns[i - 1];
-    // numbered steps: a procedure
+    // A tool's own turn (its call, its output) states no rule and no fix: it is not advice, though
+    // its output may say "must" ("Changes must be made through a pull request") or name a
+    // branch `fix/...`. Its errors still wait for a later fix.
+    const advice = turn.role !== "tool";
+    // numbered steps, or bullets under a line that introduces steps: a procedure
     const lines = turn.content.split("\n");
-    const steps = lines.map((l) => STEP.exec(l)?.[2]?.trim()).filter((s): s is string => !!s);
+    let stepRe = STEP;
+    let firstStep = lines.findIndex((l) => STEP.test(l));
+    if (firstStep < 0) {
+      const bullet = lines.findIndex((l) => BULLET.test(l));
+      const intro =
+        lines
+          .slice(0, Math.max(bullet, 0))
+          .filter((l) => l.trim())
+          .pop()
+          ?.trim() ?? "";
+      if (bullet > 0 && STEPS_HEADING.test(intro)) {
+        stepRe = BULLET;
+        firstStep = bullet;
+      }
+    }
+    const steps = advice
+      ? lines
+          .map((l) => {
+            const m = stepRe.exec(l);
+            return m?.[m.length - 1]?.trim();
+          })
+          .filter((s): s is string => !!s)
+      : [];
     if (steps.length >= 2) {
-      const firstStep = lines.findIndex((l) => STEP.test(l));
       const heading =
         lines
           .slice(0, firstStep)
@@ -53,23 +92,11 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
     }
 
     let fixedHere = false;
-    for (const raw of splitSentences(turn.content)) {
+    for (const raw of advice ? splitSentences(turn.content) : []) {
       const sentence = stripInterjections(raw);
       if (sentence.endsWith("?") || sentence.length < 8) continue;
       const ids = identifiersFromText(sentence);
-      // A rule without an exact identifier could never be triggered: keep only those with one.
-      const isCorrection = CORRECTION.test(sentence) && prev !== undefined && prev.role !== turn.role;
-      const isRule = RULE.test(sentence) || RULE_ANYWHERE.test(sentence);
-      if (ids.length > 0 && (isCorrection || isRule)) {
-        const text = isCorrection ? sentence.replace(CORRECTION, "") : sentence;
-        push({
-          type: "lesson",
-          text: text.charAt(0).toUpperCase() + text.slice(1),
-          steps: null,
-          trigger_entities: ids,
-          source_event_ids: [turn.eventId],
-        });
-      }
+      // The fix of an earlier error, said with it; the same sentence is not a second lesson.
       const err = lastError as { text: string; entities: string[]; eventId: string } | null;
       if (err && err.eventId !== turn.eventId && FIX.test(sentence)) {
         const entities = [...new Set([...err.entities, ...ids])];
@@ -83,13 +110,30 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
           });
           lastError = null;
           fixedHere = true;
+          continue;
         }
+      }
+      // A rule without an exact identifier could never be triggered: keep only those with one.
+      const isCorrection = CORRECTION.test(sentence) && prev !== undefined && prev.role !== turn.role;
+      const isRule = RULE.test(sentence) || RULE_ANYWHERE.test(sentence) || CONDITIONAL_RULE.test(sentence);
+      if (ids.length > 0 && (isCorrection || isRule)) {
+        const text = isCorrection ? sentence.replace(CORRECTION, "") : sentence;
+        push({
+          type: "lesson",
+          text: text.charAt(0).toUpperCase() + text.slice(1),
+          steps: null,
+          trigger_entities: ids,
+          source_event_ids: [turn.eventId],
+        });
       }
     }
     // An error this turn reports waits for a later turn's fix; a turn that tells how an earlier
     // error was fixed (naming that error as it does) starts no new one.
     if (!fixedHere && ERROR.test(turn.content)) {
-      const line = turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content;
+      const line = (turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content).replace(
+        ERROR_MARK,
+        "",
+      );
       lastError = {
         text: line.trim().slice(0, 200),
         entities: identifiersFromText(line),
