@@ -3,6 +3,7 @@ import { systemCtx } from "../src/context.js";
 import { identifiersFromAction } from "../src/identifiers/identifiers.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { extractDirectives } from "../src/providers/local/directives.js";
+import { renderDirectives } from "../src/trigger/render.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 import { turn } from "./helpers/turns.js";
@@ -217,6 +218,22 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
     const [rule] = extractDirectives([turn(0, "user", text)]);
     expect(rule?.type).toBe("lesson");
     expect(rule?.trigger_entities).toEqual(expect.arrayContaining(ids));
+  });
+
+  it("composes a procedure whose text lists its steps with the steps once", () => {
+    const [proc] = extractDirectives([
+      turn(0, "user", "Release checklist:\n1. Bump the version in package.json\n2. Run `npm publish`"),
+    ]);
+    const block = renderDirectives([
+      {
+        row: { ...proc!, id: "p", outcome: "resolved", details: { steps: proc!.steps } } as never,
+        matchedOn: ["npm"],
+        verdict: { keep: true, because: "", confidence: 1 },
+      },
+    ]);
+    // The steps followed the text that already listed them: twice the tokens in every hook.
+    expect(block.match(/Bump the version/g)).toHaveLength(1);
+    expect(block).toContain("1. Bump the version in package.json 2. Run `npm publish`");
   });
 
   it("does not take a narration or a plain statement with an identifier for a rule", () => {

@@ -13,10 +13,14 @@ export function renderDirectives(items: { row: MemoryRow; matchedOn: string[]; v
     const lines = of.map(({ row, matchedOn }) => {
       const hedge = row.outcome === "resolved" ? "" : "(unverified) ";
       const on = matchedOn.length ? ` _(matched on ${matchedOn.map((m) => `\`${m}\``).join(", ")})_` : "";
-      const steps = Array.isArray(row.details?.steps)
-        ? (row.details.steps as unknown[]).map((s, n) => `   ${n + 1}. ${String(s)}`).join("\n")
-        : "";
-      return `- ${hedge}${row.text.replace(/\s+/g, " ").trim()}${on}${steps ? `\n${steps}` : ""}`;
+      const text = row.text.replace(/\s+/g, " ").trim();
+      // Steps the text already lists (a procedure learned without a model reads "Heading: 1. ...")
+      // are not listed twice.
+      const given = Array.isArray(row.details?.steps) ? (row.details.steps as unknown[]).map(String) : [];
+      const steps = given.every((s) => text.includes(s.replace(/\s+/g, " ").trim()))
+        ? ""
+        : given.map((s, n) => `   ${n + 1}. ${s}`).join("\n");
+      return `- ${hedge}${text}${on}${steps ? `\n${steps}` : ""}`;
     });
     return `### ${heading}\n${lines.join("\n")}`;
   };
