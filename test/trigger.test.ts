@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { identifiersFromAction } from "../src/identifiers/identifiers.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
-import { extractDirectives } from "../src/providers/local/directives.js";
+import { directivesInSteps, extractDirectives } from "../src/providers/local/directives.js";
 import { renderDirectives } from "../src/trigger/render.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
@@ -186,6 +186,9 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
       ),
     ]);
     expect(fixed[0]?.text).toMatch(/^When "Error: listen EADDRINUSE/);
+    // "-ti" (two short flags run together) is in half the commands of a shell: no trigger.
+    expect(fixed[0]?.trigger_entities).toEqual(expect.arrayContaining(["EADDRINUSE", "lsof", "xargs"]));
+    expect(fixed[0]?.trigger_entities).not.toContain("-ti");
   });
 
   it("states the fix of an error once, not again as a rule of its own", () => {
@@ -220,6 +223,19 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
     expect(rule?.trigger_entities).toEqual(expect.arrayContaining(ids));
   });
 
+  it("reads a long transcript in steps, pausing every 250 turns, with the same directives", () => {
+    const turns = Array.from({ length: 600 }, (_, i) =>
+      turn(i, "user", i === 599 ? "Always run `npm run lint` before git commit." : `Turn ${i} says nothing.`),
+    );
+    const steps = directivesInSteps(turns);
+    let pauses = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) pauses++;
+    expect(pauses).toBe(2);
+    expect(step.value).toEqual(extractDirectives(turns));
+    expect(step.value.map((d) => d.trigger_entities.sort())).toEqual([["git", "npm"]]);
+  });
+
   it("composes a procedure whose text lists its steps with the steps once", () => {
     const [proc] = extractDirectives([
       turn(0, "user", "Release checklist:\n1. Bump the version in package.json\n2. Run `npm publish`"),
@@ -241,6 +257,13 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
       extractDirectives([turn(0, "assistant", "When I ran tsconfig.json through tsc, it printed nothing.")]),
     ).toEqual([]);
     expect(extractDirectives([turn(0, "user", "I opened package.json yesterday.")])).toEqual([]);
+    // The weaker cues ("needs", "need to") make a rule only with something technical in it.
+    expect(
+      extractDirectives([turn(0, "user", "The LGBTQ community needs more platforms like this!")]),
+    ).toEqual([]);
+    expect(
+      extractDirectives([turn(0, "user", "We need to get the word out about the chili cook-off.")]),
+    ).toEqual([]);
   });
 
   it("reads bullets under a line that introduces steps as a procedure, and other bullets as none", () => {

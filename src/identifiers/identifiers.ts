@@ -163,6 +163,9 @@ const KNOWN_COMMANDS = new Set(
     .filter(Boolean),
 );
 
+/** Whether a word is a command name that is no English word (`npm`, `psql`, `docker`). */
+export const isKnownCommand = (word: string): boolean => KNOWN_COMMANDS.has(word);
+
 /** Pre-extracted entities, as given (trimmed, deduplicated), plus the base names of paths. */
 export function normaliseEntities(entities: string[]): string[] {
   const out = new Set<string>();

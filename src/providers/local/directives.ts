@@ -1,4 +1,4 @@
-import { identifiersFromText } from "../../identifiers/identifiers.js";
+import { identifiersFromText, isKnownCommand } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { splitSentences, stripInterjections } from "./english.js";
 
@@ -8,8 +8,15 @@ import { splitSentences, stripInterjections } from "./english.js";
  */
 const RULE =
   /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use)\b/i;
-const RULE_ANYWHERE =
-  /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't|needs|needs? to|has to|have to|instead of|rather than|next time)\b/i;
+const RULE_ANYWHERE = /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't)\b/i;
+/**
+ * Weaker cues ("psql needs PGHOST=...", "use pnpm instead of yarn", "note for next time"): a rule
+ * only where the sentence names something unmistakably technical (a command, a path or file, a
+ * flag, a name with `_` or digits), since chat says them too ("the LGBTQ community needs more
+ * platforms", "we need to get the word out about the cook-off").
+ */
+const WEAK_RULE = /\b(needs|needs? to|has to|have to|instead of|rather than|next time)\b/i;
+const technical = (id: string) => isKnownCommand(id) || /[/._\d]|^-/.test(id);
 /**
  * "When adding a workspace package, add it to tsconfig.base.json": a condition, then an
  * imperative. The verbs an instruction starts with, so that a narration ("When I ran it, it
@@ -31,7 +38,23 @@ const STEPS_HEADING = /^(to\s+\w+|how to\b).*:$|\b(steps?|procedure|checklist|pr
 /** The marker the Claude Code Stop hook gives a failed tool result (examples/hooks/stop.mjs). */
 const ERROR_MARK = /^\[error\]\s*/;
 
+/** Turns read between two pauses of directivesInSteps. */
+const TURNS_PER_STEP = 250;
+
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
+  const steps = directivesInSteps(turns);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * extractDirectives, pausing (yield) after every TURNS_PER_STEP turns, so the local extractor
+ * gives the event loop a turn in between (a 5,000-message job read them in one block of about
+ * 200 ms, with every request waiting behind it).
+ */
+export function* directivesInSteps(turns: Turn[]): Generator<undefined, ExtractedDirective[], undefined> {
   const out: ExtractedDirective[] = [];
   const seen = new Set<string>();
   const push = (d: ExtractedDirective) => {
@@ -42,7 +65,8 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
   };
 
   let lastError: { text: string; entities: string[]; eventId: string } | null = null;
-  turns.forEach((turn, i) => {
+  for (const [i, turn] of turns.entries()) {
+    if (i > 0 && i % TURNS_PER_STEP === 0) yield;
     const prev = turns[i - 1];
     // A tool's own turn (its call, its output) states no rule and no fix: it is not advice, though
     // its output may say "must" ("Changes must be made through a pull request") or name a
@@ -115,7 +139,11 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
       }
       // A rule without an exact identifier could never be triggered: keep only those with one.
       const isCorrection = CORRECTION.test(sentence) && prev !== undefined && prev.role !== turn.role;
-      const isRule = RULE.test(sentence) || RULE_ANYWHERE.test(sentence) || CONDITIONAL_RULE.test(sentence);
+      const isRule =
+        RULE.test(sentence) ||
+        RULE_ANYWHERE.test(sentence) ||
+        CONDITIONAL_RULE.test(sentence) ||
+        (WEAK_RULE.test(sentence) && ids.some(technical));
       if (ids.length > 0 && (isCorrection || isRule)) {
         const text = isCorrection ? sentence.replace(CORRECTION, "") : sentence;
         push({
@@ -140,13 +168,13 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
         eventId: turn.eventId,
       };
     }
-  });
-  // A one-letter flag ("-d") is in half the commands of a shell: beside a more specific
-  // identifier it would fire the directive on unrelated calls, and alone it triggers on anything
-  // (the rule is still a fact of the conversation, found by search).
+  }
+  // A short flag ("-d", or two letters run together: "-ti", "-rf") is in half the commands of a
+  // shell: beside a more specific identifier it would fire the directive on unrelated calls, and
+  // alone it triggers on anything (the rule is still a fact of the conversation, found by search).
   const kept: ExtractedDirective[] = [];
   for (const d of out) {
-    d.trigger_entities = d.trigger_entities.filter((e) => !/^-[A-Za-z]$/.test(e));
+    d.trigger_entities = d.trigger_entities.filter((e) => !/^-[A-Za-z]{1,2}$/.test(e));
     if (d.trigger_entities.length) kept.push(d);
   }
   return kept;

@@ -12,7 +12,7 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts } from "./artifacts.js";
-import { extractDirectives } from "./directives.js";
+import { directivesInSteps } from "./directives.js";
 import {
   asRequest,
   CLAIM_LABEL,
@@ -200,7 +200,7 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     }
   }
   const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
-  const directives = extractDirectives(input.turns);
+  const directives = yield* directivesInSteps(input.turns);
   return { facts, episode: episodeFor(input, facts), artifacts, directives };
 }
 
