@@ -80,6 +80,15 @@ describe("identifier extraction", () => {
     }
   });
 
+  it("takes the command a package runner runs", () => {
+    // `npx yarn@1 add x` runs yarn: a yarn rule must hear it (it heard only `npx`).
+    const ids = identifiersFromAction({ tool: "Bash", args: { command: "npx --yes yarn@1 add left-pad" } });
+    expect(ids).toEqual(expect.arrayContaining(["npx", "yarn"]));
+    expect(identifiersFromAction({ tool: "Bash", args: { command: "bunx prettier --check ." } })).toContain(
+      "prettier",
+    );
+  });
+
   it("finds nothing in plain prose", () => {
     expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
   });

@@ -17,6 +17,9 @@ const MAX_SCAN_CHARS = 32_000;
 const MAX_IDENTIFIERS = 512;
 const MAX_DEPTH = 12;
 
+/** Package runners: the command they run is named by their first argument. */
+const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
+
 /** Keys whose string values are shell commands: their first word is a command name. */
 const COMMAND_KEYS = /^(cmd|command|commands|script|shell|exec|run)$/i;
 /** Tools whose arguments are shell commands. */
@@ -85,9 +88,17 @@ function identifiersInText(text: string, out: Set<string>, commandLike = false) 
   const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
   if (commandLike) {
     for (const segment of scanned.split(/&&|\|\||[|;\n]/)) {
-      const first = segment.trim().split(/\s+/)[0] ?? "";
-      const cmd = baseName(first);
+      const words = segment.trim().split(/\s+/);
+      const cmd = baseName(words[0] ?? "");
       if (/^[A-Za-z][\w.+-]*$/.test(cmd) && !COMMON_WORDS.has(cmd.toLowerCase())) out.add(cmd);
+      // A package runner runs the command it names: `npx yarn@1 add x` runs yarn.
+      if (RUNNERS.has(cmd)) {
+        const ran = words
+          .slice(1)
+          .find((w) => !w.startsWith("-"))
+          ?.replace(/(?<=.)@[^/]*$/, "");
+        if (ran && /^[A-Za-z][\w.+-]*$/.test(ran) && !COMMON_WORDS.has(ran.toLowerCase())) out.add(ran);
+      }
     }
   }
   for (const token of scanned.split(SPLIT)) {
