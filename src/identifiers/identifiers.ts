@@ -83,6 +83,9 @@ function fromToken(raw: string, out: Set<string>) {
   if (isIdentifierWord(token)) out.add(token);
 }
 
+/** A command's name as it may count: a word, no common one. */
+const isCommandName = (w: string) => /^[A-Za-z][\w.+-]*$/.test(w) && !COMMON_WORDS.has(w.toLowerCase());
+
 /** Identifiers in free text; `commandLike` also takes each command's first word (`npm`, `pytest`). */
 function identifiersInText(text: string, out: Set<string>, commandLike = false) {
   const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
@@ -90,14 +93,14 @@ function identifiersInText(text: string, out: Set<string>, commandLike = false) 
     for (const segment of scanned.split(/&&|\|\||[|;\n]/)) {
       const words = segment.trim().split(/\s+/);
       const cmd = baseName(words[0] ?? "");
-      if (/^[A-Za-z][\w.+-]*$/.test(cmd) && !COMMON_WORDS.has(cmd.toLowerCase())) out.add(cmd);
+      if (isCommandName(cmd)) out.add(cmd);
       // A package runner runs the command it names: `npx yarn@1 add x` runs yarn.
       if (RUNNERS.has(cmd)) {
         const ran = words
           .slice(1)
           .find((w) => !w.startsWith("-"))
           ?.replace(/(?<=.)@[^/]*$/, "");
-        if (ran && /^[A-Za-z][\w.+-]*$/.test(ran) && !COMMON_WORDS.has(ran.toLowerCase())) out.add(ran);
+        if (ran && isCommandName(ran)) out.add(ran);
       }
     }
   }

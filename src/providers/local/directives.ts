@@ -38,6 +38,26 @@ const STEPS_HEADING = /^(to\s+\w+|how to\b).*:$|\b(steps?|procedure|checklist|pr
 /** The marker the Claude Code Stop hook gives a failed tool result (examples/hooks/stop.mjs). */
 const ERROR_MARK = /^\[error\]\s*/;
 
+/**
+ * The steps a turn lists, and the line of the first: numbered lines, or else bullets under a line
+ * that introduces steps ("To rotate the signing key:"); none when it lists neither.
+ */
+function listedSteps(lines: string[]): { first: number; steps: string[] } {
+  const stepsBy = (re: RegExp, group: number) =>
+    lines.map((l) => re.exec(l)?.[group]?.trim()).filter((s): s is string => !!s);
+  const numbered = lines.findIndex((l) => STEP.test(l));
+  if (numbered >= 0) return { first: numbered, steps: stepsBy(STEP, 2) };
+  const bullet = lines.findIndex((l) => BULLET.test(l));
+  const intro =
+    lines
+      .slice(0, Math.max(bullet, 0))
+      .filter((l) => l.trim())
+      .pop()
+      ?.trim() ?? "";
+  if (bullet > 0 && STEPS_HEADING.test(intro)) return { first: bullet, steps: stepsBy(BULLET, 1) };
+  return { first: -1, steps: [] };
+}
+
 /** Turns read between two pauses of directivesInSteps. */
 const TURNS_PER_STEP = 250;
 
@@ -72,31 +92,8 @@ export function* directivesInSteps(turns: Turn[]): Generator<undefined, Extracte
     // its output may say "must" ("Changes must be made through a pull request") or name a
     // branch `fix/...`. Its errors still wait for a later fix.
     const advice = turn.role !== "tool";
-    // numbered steps, or bullets under a line that introduces steps: a procedure
     const lines = turn.content.split("\n");
-    let stepRe = STEP;
-    let firstStep = lines.findIndex((l) => STEP.test(l));
-    if (firstStep < 0) {
-      const bullet = lines.findIndex((l) => BULLET.test(l));
-      const intro =
-        lines
-          .slice(0, Math.max(bullet, 0))
-          .filter((l) => l.trim())
-          .pop()
-          ?.trim() ?? "";
-      if (bullet > 0 && STEPS_HEADING.test(intro)) {
-        stepRe = BULLET;
-        firstStep = bullet;
-      }
-    }
-    const steps = advice
-      ? lines
-          .map((l) => {
-            const m = stepRe.exec(l);
-            return m?.[m.length - 1]?.trim();
-          })
-          .filter((s): s is string => !!s)
-      : [];
+    const { first: firstStep, steps } = advice ? listedSteps(lines) : { first: -1, steps: [] };
     if (steps.length >= 2) {
       const heading =
         lines
