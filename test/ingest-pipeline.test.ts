@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMemory } from "../src/db/memories.js";
+import { inTimedChunks } from "../src/ingest/store.js";
 import { toWire } from "../src/memories/model.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
@@ -420,6 +421,77 @@ describe("jobs of one user at once, re-checked under the store lock", () => {
         `type = 'fact' AND jsonb_array_length(details -> 'artifact_ids') > 0 AND details -> 'artifact_ids' <> '["${artifact.id}"]'::jsonb`,
       ),
     ).toBe(0);
+  });
+});
+
+describe("store transactions sized by time (inTimedChunks)", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  it("writes every row once, in order; a slow chunk makes the next smaller, a fast one larger again", async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => i);
+    const chunks: number[][] = [];
+    const firsts: boolean[] = [];
+    const from = await inTimedChunks(
+      rows,
+      async (chunk, first) => {
+        chunks.push(chunk);
+        firsts.push(first);
+        // The first transaction as slow as an embedded database's under load, the rest instant.
+        if (first) await sleep(300);
+      },
+      { timed: true },
+    );
+    expect([...chunks.flat(), ...rows.slice(from)]).toEqual(rows);
+    expect(from).toBeGreaterThan(0);
+    // What is left for the last transaction fits in one chunk.
+    expect(rows.length - from).toBeLessThanOrEqual(50);
+    expect(rows.length - from).toBeGreaterThan(0);
+    expect(firsts).toEqual(chunks.map((_, i) => i === 0));
+    const sizes = chunks.map((c) => c.length);
+    expect(sizes[0]).toBe(50);
+    // 50 rows in 300 ms or more: at most 16 rows make 100 ms, and 15 is the floor.
+    expect(sizes[1]).toBeGreaterThanOrEqual(15);
+    expect(sizes[1]).toBeLessThanOrEqual(16);
+    expect(sizes[2]).toBeGreaterThan(sizes[1]!);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(50);
+  });
+
+  it("rows that fit in one chunk are all left for the last transaction", async () => {
+    let calls = 0;
+    const from = await inTimedChunks(
+      Array.from({ length: 50 }, (_, i) => i),
+      async () => {
+        calls++;
+      },
+      { timed: true },
+    );
+    expect(from).toBe(0);
+    expect(calls).toBe(0);
+  });
+
+  it("the pause between chunks (a test setting) does not count as the chunk's time", async () => {
+    const sizes: number[] = [];
+    await inTimedChunks(
+      Array.from({ length: 200 }, (_, i) => i),
+      async (chunk) => {
+        sizes.push(chunk.length);
+      },
+      { timed: true, between: () => sleep(200) },
+    );
+    expect(sizes).toEqual([50, 50, 50]);
+  });
+
+  it("untimed (a PostgreSQL server), every chunk has 50 rows however long it takes", async () => {
+    const sizes: number[] = [];
+    const from = await inTimedChunks(
+      Array.from({ length: 160 }, (_, i) => i),
+      async (chunk) => {
+        sizes.push(chunk.length);
+        await sleep(150);
+      },
+      { timed: false },
+    );
+    expect(sizes).toEqual([50, 50, 50]);
+    expect(from).toBe(150);
   });
 });
 

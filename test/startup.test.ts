@@ -40,6 +40,27 @@ describe("configuration", () => {
 // Each test spawns several real processes one after another: on a loaded shared machine a
 // start-up alone can take tens of seconds.
 describe("database start-up", { timeout: 180_000 }, () => {
+  it("the embedded database, owned or attached to, is one session (store transactions are sized by time there); a server is not", async () => {
+    const dataDir = migratedDataDir("mn-one-session-");
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    const owner = await openDatabase(loadConfig({ MNEMO_DATA_DIR: dataDir }), silentLogger());
+    cleanups.push(() => owner.db.close());
+    expect(owner.kind).toBe("embedded");
+    expect(owner.db.oneSession).toBe(true);
+    const attached = await openDatabase(loadConfig({ MNEMO_DATA_DIR: dataDir }), silentLogger());
+    cleanups.push(() => attached.db.close());
+    expect(attached.kind).toBe("attached");
+    expect(attached.db.oneSession).toBe(true);
+    // DATABASE_URL: a server, even this one.
+    const external = await openDatabase(
+      loadConfig({ DATABASE_URL: owner.connectionString, MNEMO_DATA_DIR: dataDir }),
+      silentLogger(),
+    );
+    cleanups.push(() => external.db.close());
+    expect(external.kind).toBe("external");
+    expect(external.db.oneSession).toBe(false);
+  });
+
   it("refuses a PostgreSQL without pgvector, saying how to install it", async () => {
     const bare = await startBareDatabase({ vector: false });
     cleanups.push(bare.stop);

@@ -69,7 +69,7 @@ export async function migrateTo(
   if (!running && !existsSync(path.join(dataDir, "pgdata")))
     throw new CoreError("not_found", `No embedded database in ${dataDir} (set MNEMO_DATA_DIR).`);
   const embedded = running ? undefined : await startEmbedded({ dataDir, maxConnections: 8 });
-  const source = createDb(running ?? embedded!.connectionString, 2, async () => embedded?.stop());
+  const source = createDb(running ?? embedded!.connectionString, 2, async () => embedded?.stop(), true);
   const target = createDb(input.target, 2);
   try {
     await target.query("SELECT 1").catch((err: Error) => {

@@ -25,6 +25,11 @@ export interface Db extends Queryable {
   /** Runs `fn` on one connection (one session), outside any transaction of its own. */
   session<T>(fn: (client: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Every connection shares one database session (the embedded database, served by this process
+   * or another): a transaction holds up every other connection's statements until it ends.
+   */
+  readonly oneSession: boolean;
 }
 
 export interface TxOptions {
@@ -227,7 +232,12 @@ pg.types.setTypeParser(1700, (v) => Number.parseFloat(v));
  * into an unhandled 'error' event), and a broken client is destroyed, not returned. Queries then
  * fail, and succeed again once the database is back: the pool opens new connections.
  */
-export function createDb(connectionString: string, poolSize: number, onClose?: () => Promise<void>): Db {
+export function createDb(
+  connectionString: string,
+  poolSize: number,
+  onClose?: () => Promise<void>,
+  oneSession = false,
+): Db {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -263,6 +273,7 @@ export function createDb(connectionString: string, poolSize: number, onClose?: (
   let closed = false;
   return {
     pool,
+    oneSession,
     query: (text, values) => pool.query(text, values as unknown[]),
     async tx(fn, options) {
       const begin = beginSql(options);

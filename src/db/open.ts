@@ -70,14 +70,14 @@ export async function openDatabase(
       "attaching to the embedded database served by another process",
     );
     return {
-      db: createDb(opened.connectionString, poolSize),
+      db: createDb(opened.connectionString, poolSize, undefined, true),
       connectionString: opened.connectionString,
       kind: "attached",
     };
   }
   const embedded = opened.server;
   log.info({ dataDir: config.MNEMO_DATA_DIR, psql: embedded.psqlHint }, "embedded database ready");
-  const db = createDb(embedded.connectionString, poolSize, () => embedded.stop());
+  const db = createDb(embedded.connectionString, poolSize, () => embedded.stop(), true);
   return { db, connectionString: embedded.connectionString, kind: "embedded" };
 }
 

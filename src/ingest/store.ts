@@ -1,5 +1,5 @@
 import { type Ctx, inTx } from "../context.js";
-import type { Queryable } from "../db/db.js";
+import { canBegin, type Queryable } from "../db/db.js";
 import {
   activeFactsByHash,
   activeSuccessors,
@@ -35,7 +35,7 @@ export class StaleAttempt extends Error {
 const ref = (r: Touched) => ({ id: r.id, type: r.type, text: r.text });
 
 /**
- * Stage 6, store. The new facts are written in transactions of STORE_CHUNK rows each, then one
+ * Stage 6, store. The new facts are written in transactions of at most STORE_CHUNK rows each, then one
  * transaction writes the rest (the episode, artifacts and directives, restated and superseded
  * facts) with the job's terminal state and its webhook. On the embedded database a transaction
  * holds the one session, and nothing else runs until it ends: the whole store in one transaction
@@ -164,19 +164,22 @@ export async function storeResult({
     for (const f of chunk) written.add(f);
   };
   // Every chunk but the last in a transaction of its own; the last one goes with the rest.
-  let from = 0;
-  for (; todo.length - from > STORE_CHUNK; from += STORE_CHUNK) {
-    const rows = todo.slice(from, from + STORE_CHUNK);
-    await inTx(ctx, async (txCtx) => {
-      await lockIngestUser(txCtx.db, orgId, request.user_id);
-      if (from === 0) await placeFacts(txCtx.db);
-      await writeFacts(txCtx, rows, from === 0);
-      if (!(await recordStoredFacts(txCtx.db, job.id, planPosition(rows.at(-1)!) + 1)))
-        throw new StaleAttempt(job.id);
-    });
-    const pause = ctx.deps.config.MNEMO_TEST_STORE_CHUNK_DELAY_MS;
-    if (pause) await new Promise((r) => setTimeout(r, pause));
-  }
+  const pause = ctx.deps.config.MNEMO_TEST_STORE_CHUNK_DELAY_MS;
+  const from = await inTimedChunks(
+    todo,
+    (rows, first) =>
+      inTx(ctx, async (txCtx) => {
+        await lockIngestUser(txCtx.db, orgId, request.user_id);
+        if (first) await placeFacts(txCtx.db);
+        await writeFacts(txCtx, rows, first);
+        if (!(await recordStoredFacts(txCtx.db, job.id, planPosition(rows.at(-1)!) + 1)))
+          throw new StaleAttempt(job.id);
+      }),
+    {
+      timed: canBegin(ctx.db) && ctx.db.oneSession,
+      ...(pause ? { between: () => new Promise((r) => setTimeout(r, pause)) } : {}),
+    },
+  );
   // A name this job records also reaches the user's earlier facts ("The user ..."), by context:
   // in short statements of their own before the last transaction, not inside it (one statement
   // over 10,000 earlier facts held it 30 s, and the embedded database's one session with it).
@@ -335,12 +338,44 @@ export async function storeResult({
 }
 
 /**
- * New facts per store transaction. On the embedded database each holds the session for its
- * length: 200 (one INSERT statement's worth) took about 1.2 s on a directory of 20,000 memories,
- * and a search, three statements, could wait behind one for each (p95 3.8-4.6 s at 20 clients
- * during a 5,000-message job); 50, about 0.3 s (p95 1.4-1.6 s).
+ * New facts per store transaction. On the embedded database each transaction holds the one
+ * session for its length, and a search (two statements) waits behind one for each: 200 facts (one
+ * INSERT statement's worth) took about 1.2 s on a directory of 20,000 memories (search p95 3.8-4.6 s
+ * at 20 clients during a 5,000-message job); 50, 0.2-0.4 s (p95 1.5-1.6 s). So there each chunk
+ * after the first is sized to take about STORE_TX_MS, from the time the one before took, between
+ * MIN_STORE_CHUNK and STORE_CHUNK facts (p95 0.9 s, the job's store twice as long under that load).
+ * On a PostgreSQL server a transaction holds no one else up, and smaller ones only cost the job
+ * time (its store 35 -> 57 s for no better search): 50 each.
  */
 const STORE_CHUNK = 50;
+const MIN_STORE_CHUNK = 15;
+const STORE_TX_MS = 100;
+
+/**
+ * Calls `write` on consecutive chunks of `rows`, in order, leaving out the last chunk (at most one
+ * chunk's worth, none when `rows` fit in one), whose start it returns. Chunks have STORE_CHUNK
+ * rows; when `timed`, each after the first is sized from how long the one before took (see
+ * STORE_CHUNK). `between`, when given, runs after each chunk, untimed.
+ */
+export async function inTimedChunks<T>(
+  rows: T[],
+  write: (chunk: T[], first: boolean) => Promise<void>,
+  options: { timed: boolean; between?: () => Promise<unknown> },
+): Promise<number> {
+  let from = 0;
+  let size = STORE_CHUNK;
+  while (rows.length - from > size) {
+    const chunk = rows.slice(from, from + size);
+    const started = performance.now();
+    await write(chunk, from === 0);
+    from += chunk.length;
+    const ms = Math.max(performance.now() - started, 1);
+    if (options.timed)
+      size = Math.max(MIN_STORE_CHUNK, Math.min(STORE_CHUNK, Math.floor((chunk.length * STORE_TX_MS) / ms)));
+    await options.between?.();
+  }
+  return from;
+}
 
 /** A planned fact's place in its job's plan (write key `f<n>`). */
 const planPosition = (f: PlannedRow) => Number(f.write_key.slice(1));

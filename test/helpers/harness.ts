@@ -111,10 +111,15 @@ async function openTestDatabase(dir: string, poolSize: number): Promise<OpenedDa
     inMemory: true,
     loadDataDir: template,
   });
-  const db = createDb(embedded.connectionString, poolSize, async () => {
-    await embedded.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const db = createDb(
+    embedded.connectionString,
+    poolSize,
+    async () => {
+      await embedded.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    true,
+  );
   return { db, connectionString: embedded.connectionString, kind: "embedded" };
 }
 
