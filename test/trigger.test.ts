@@ -232,17 +232,23 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
     expect(rule?.trigger_entities).toEqual(expect.arrayContaining(ids));
   });
 
-  it("reads a long transcript in steps, pausing every 250 turns, with the same directives", () => {
+  it("reads a long transcript in steps, pausing once a step has run its time, with the same directives", () => {
     const turns = Array.from({ length: 600 }, (_, i) =>
       turn(i, "user", i === 599 ? "Always run `npm run lint` before git commit." : `Turn ${i} says nothing.`),
     );
-    const steps = directivesInSteps(turns);
-    let pauses = 0;
-    let step = steps.next();
-    for (; !step.done; step = steps.next()) pauses++;
-    expect(pauses).toBe(2);
-    expect(step.value).toEqual(extractDirectives(turns));
-    expect(step.value.map((d) => d.trigger_entities.sort())).toEqual([["git", "npm"]]);
+    const pausesOf = (stepMs: number) => {
+      const steps = directivesInSteps(turns, stepMs);
+      let pauses = 0;
+      let step = steps.next();
+      for (; !step.done; step = steps.next()) pauses++;
+      return { pauses, value: step.value };
+    };
+    // No time at all: a pause before every turn. All the time in the world: none.
+    const every = pausesOf(0);
+    expect(every.pauses).toBe(600);
+    expect(pausesOf(Number.POSITIVE_INFINITY).pauses).toBe(0);
+    expect(every.value).toEqual(extractDirectives(turns));
+    expect(every.value.map((d) => d.trigger_entities.sort())).toEqual([["git", "npm"]]);
   });
 
   it("composes a procedure whose text lists its steps with the steps once", () => {

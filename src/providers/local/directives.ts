@@ -1,6 +1,7 @@
 import { identifiersFromText, isKnownCommand } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { splitSentences, stripInterjections } from "./english.js";
+import { STEP_MS, stepClock } from "./steps.js";
 
 /**
  * Directives by rule: explicit rules ("always/never/make sure/don't ..."), corrections after the
@@ -58,9 +59,6 @@ function listedSteps(lines: string[]): { first: number; steps: string[] } {
   return { first: -1, steps: [] };
 }
 
-/** Turns read between two pauses of directivesInSteps. */
-const TURNS_PER_STEP = 250;
-
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
   const steps = directivesInSteps(turns);
   for (;;) {
@@ -70,11 +68,14 @@ export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
 }
 
 /**
- * extractDirectives, pausing (yield) after every TURNS_PER_STEP turns, so the local extractor
- * gives the event loop a turn in between (a 5,000-message job read them in one block of about
- * 200 ms, with every request waiting behind it).
+ * extractDirectives, pausing (yield) once a step has run `stepMs` milliseconds (see STEP_MS), so
+ * the local extractor gives the event loop a turn in between (a 5,000-message job read them in one
+ * block of about 200 ms, with every request waiting behind it).
  */
-export function* directivesInSteps(turns: Turn[]): Generator<undefined, ExtractedDirective[], undefined> {
+export function* directivesInSteps(
+  turns: Turn[],
+  stepMs = STEP_MS,
+): Generator<undefined, ExtractedDirective[], undefined> {
   const out: ExtractedDirective[] = [];
   const seen = new Set<string>();
   const push = (d: ExtractedDirective) => {
@@ -85,8 +86,12 @@ export function* directivesInSteps(turns: Turn[]): Generator<undefined, Extracte
   };
 
   let lastError: { text: string; entities: string[]; eventId: string } | null = null;
+  const clock = stepClock(stepMs);
   for (const [i, turn] of turns.entries()) {
-    if (i > 0 && i % TURNS_PER_STEP === 0) yield;
+    if (clock.due()) {
+      yield;
+      clock.restart();
+    }
     const prev = turns[i - 1];
     // A tool's own turn (its call, its output) states no rule and no fix: it is not advice, though
     // its output may say "must" ("Changes must be made through a pull request") or name a

@@ -27,6 +27,7 @@ import {
   toThirdPerson,
 } from "./english.js";
 import { introducedName, userNameFact } from "./names.js";
+import { STEP_MS, stepClock } from "./steps.js";
 
 /**
  * The deterministic extractor: no network, no model. Facts keep the specific content of each turn
@@ -65,9 +66,6 @@ const NOISE_LINE =
 const ASSISTANT_OWN =
   /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem)\b/i;
 
-/** Turns extracted between two turns of the event loop (see createLocalExtractor). */
-const TURNS_PER_STEP = 250;
-
 export function extractLocally(raw: ExtractInput): Extraction {
   const steps = extractInSteps(raw);
   for (;;) {
@@ -76,8 +74,8 @@ export function extractLocally(raw: ExtractInput): Extraction {
   }
 }
 
-/** extractLocally, pausing (yield) after every TURNS_PER_STEP turns. */
-function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, undefined> {
+/** extractLocally, pausing (yield) once a step has run `stepMs` milliseconds (see STEP_MS). */
+function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefined, Extraction, undefined> {
   const { input, introduced } = withUserName(raw);
   // Turns that now speak as the user's name: their facts also index "the user", so a question
   // either way reaches them.
@@ -98,9 +96,12 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
       source_event_ids: [introduced.eventId],
     });
   }
-  let done = 0;
+  const clock = stepClock(stepMs);
   for (const turn of input.turns) {
-    if (++done % TURNS_PER_STEP === 0) yield;
+    if (clock.due()) {
+      yield;
+      clock.restart();
+    }
     if (turn.role === "tool" || turn.role === "system") continue; // tool output is not a claim
     const name = speakerName(turn);
     const other = counterpart(input.turns, turn);
@@ -200,7 +201,7 @@ function* extractInSteps(raw: ExtractInput): Generator<undefined, Extraction, un
     }
   }
   const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
-  const directives = yield* directivesInSteps(input.turns);
+  const directives = yield* directivesInSteps(input.turns, stepMs);
   return { facts, episode: episodeFor(input, facts), artifacts, directives };
 }
 
