@@ -71,6 +71,13 @@ describe("third-person facts of tricky turns", () => {
     ["I like pizza and pasta with friends.", "The user likes pizza and pasta with friends."],
     ["I drink tea and coffee in the morning.", "The user drinks tea and coffee in the morning."],
     ["I moved to Lisbon and work as a nurse.", "The user moved to Lisbon and works as a nurse."],
+    // an adverb between the "and" and the verb
+    ["I left Google and now work at Stripe.", "The user left Google and now works at Stripe."],
+    ["I run a bakery and also teach at a school.", "The user runs a bakery and also teaches at a school."],
+    ["I like tea and often cake with honey.", "The user likes tea and often cake with honey."],
+    ["I went to Rome and then flew to Oslo.", "The user went to Rome and then flew to Oslo."],
+    ["I read the book and now plan a trip to Oslo.", "The user read the book and now plans a trip to Oslo."],
+    ["I can swim and also run with my dog.", "The user can swim and also run with the user's dog."],
     // after a modal or an infinitive's "to" a verb keeps its base form
     ["I love to cook and bake for friends.", "The user loves to cook and bake for friends."],
     [

@@ -294,31 +294,47 @@ const VERB_OBJECT_START =
     " ",
   );
 
-/** "and <word>" before what a verb takes: a word `withCoordinatedVerbs` may conjugate. */
-const COORDINATED = new RegExp(`\\b(and|or|but) ([a-z]+)(?= (?:${VERB_OBJECT_START.join("|")})\\b)`, "g");
+/**
+ * "and <word>" (or "and now <word>", an adverb between) before what a verb takes: a word
+ * `withCoordinatedVerbs` may conjugate.
+ */
+const COORDINATED = new RegExp(
+  `\\b(and|or|but) ((?:${[...ADVERBS].join("|")}) )?([a-z]+)(?= (?:${VERB_OBJECT_START.join("|")})\\b)`,
+  "g",
+);
 
 /**
  * The verbs the same clause coordinates with one conjugated for the third person: "(lives in
- * Lisbon) and work as a nurse" -> "and works as a nurse". Only a word used mostly as a verb and
+ * Lisbon) and work as a nurse" -> "and works as a nurse", "(left Google) and now work at Stripe"
+ * -> "and now works at Stripe" (`afterPast`: the first verb an irregular past, which may read as
+ * a present or not, so only after an adverb of the present). Only a word used mostly as a verb and
  * followed by what a verb takes, up to the clause's end, so "tea and cake" and "music and dance"
  * stay as they are.
  */
-function withCoordinatedVerbs(rest: string): string {
+function withCoordinatedVerbs(rest: string, afterPast = false): string {
   const clause = /^[^,;:.!?]*/.exec(rest)![0];
-  const done = clause.replace(COORDINATED, (m, conj: string, word: string, at: number) => {
-    // "love to cook and bake for friends": verbs after an infinitive's "to" stay as they are.
-    const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isVerb(t[1]!));
-    const third = thirdPersonVerb(word);
-    return infinitive ||
-      NON_VERBS.has(word) ||
-      /(?:ing|ed)$/.test(word) ||
-      third === word ||
-      !isMostlyVerb(word)
-      ? m
-      : `${conj} ${third}`;
-  });
+  const done = clause.replace(
+    COORDINATED,
+    (m, conj: string, adverb: string | undefined, word: string, at: number) => {
+      // "love to cook and bake for friends": verbs after an infinitive's "to" stay as they are.
+      const infinitive = [...clause.slice(0, at).matchAll(/\bto ([a-z]+)/g)].some((t) => isVerb(t[1]!));
+      const third = thirdPersonVerb(word);
+      return infinitive ||
+        // After an irregular past ("left", "read"), only a verb the clause moves to the present.
+        (afterPast && !PRESENT_ADVERBS.has(adverb?.trim() ?? "")) ||
+        NON_VERBS.has(word) ||
+        /(?:ing|ed)$/.test(word) ||
+        third === word ||
+        !isMostlyVerb(word)
+        ? m
+        : `${conj} ${adverb ?? ""}${third}`;
+    },
+  );
   return done + rest.slice(clause.length);
 }
+
+/** Adverbs that move a clause to the present: "(left Google) and now work at Stripe". */
+const PRESENT_ADVERBS = new Set(["now", "currently", "still"]);
 
 const isRegularPast = (w: string) => /ed$/.test(w) && !BASE_IN_ED.has(w);
 
@@ -358,7 +374,8 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
         .slice(i + 1)
         .map((x) => ` ${x}`)
         .join("") + after;
-    return `${name} ${[...w.slice(0, i), verb].join(" ")}${finite ? withCoordinatedVerbs(rest) : rest}`;
+    const past = !finite && IRREGULAR_PAST.has(w[i]!);
+    return `${name} ${[...w.slice(0, i), verb].join(" ")}${finite || past ? withCoordinatedVerbs(rest, past) : rest}`;
   });
   s = s.replace(/\bI\b/g, name);
   s = s.replace(/\b[Mm]yself\b/g, "themselves");
