@@ -853,6 +853,28 @@ describe("artifacts without a name of their own", () => {
   });
 });
 
+describe("a superseded fact leaves its episodes", () => {
+  it("the earlier episode's text no longer says it, and its updated_at moves", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      user_id: "u8",
+      conv_id: "s1",
+      messages: [user("I live in Lisbon.")],
+    });
+    const episode = first.memories_created.find((m: any) => m.type === "episode");
+    const before = await findMemory(svc.deps.db, orgId, episode.id);
+    expect(before!.text).toContain("Lisbon");
+    await ingestOk(key, {
+      user_id: "u8",
+      conv_id: "s2",
+      messages: [user("I moved to Berlin, I live in Berlin now.")],
+    });
+    const after = await findMemory(svc.deps.db, orgId, episode.id);
+    expect(after!.text).not.toContain("Lisbon");
+    expect(after!.updated_at!.getTime()).toBeGreaterThan(before!.updated_at!.getTime());
+  });
+});
+
 describe("a deleted fact leaves its episodes", () => {
   it("its sentences leave the episode's text and its id the episode's fact_ids; search no longer shows it", async () => {
     const { key, orgId } = await svc.newOrg();
@@ -877,6 +899,9 @@ describe("a deleted fact leaves its episodes", () => {
     expect(after!.text).toContain("Oslo");
     expect(after!.details.fact_ids).not.toContain(pin.id);
     expect(after!.details.fact_ids).toHaveLength((before!.details.fact_ids as string[]).length - 1);
+    // Its text changed: `updated_at` says when (spec 2.1: the time of the last consolidation), so a
+    // client syncing by it sees the change.
+    expect(after!.updated_at!.getTime()).toBeGreaterThan(before!.updated_at!.getTime());
     const search = await svc.request("POST", "/v1/memories/search", {
       key,
       body: { query: "bank PIN", user_id: "u7" },

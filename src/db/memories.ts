@@ -295,12 +295,10 @@ export async function updateEpisodeText(
   text: string,
   details: Record<string, unknown>,
 ): Promise<void> {
-  await db.query("UPDATE memories SET text = $3, details = $4 WHERE org_id = $1 AND id = $2::uuid", [
-    orgId,
-    id,
-    text,
-    details,
-  ]);
+  await db.query(
+    "UPDATE memories SET text = $3, details = $4, updated_at = now() WHERE org_id = $1 AND id = $2::uuid",
+    [orgId, id, text, details],
+  );
 }
 
 /** Guards the chain walk against a cycle in bad data; real chains are far shorter. */
