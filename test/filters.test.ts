@@ -172,6 +172,49 @@ describe("filter language: SQL agrees with the in-memory evaluator", () => {
     expect(nonTrivial).toBeGreaterThan(100);
   });
 
+  it("a day of the calendar without a time is the whole day (UTC) for every comparison", async () => {
+    const dayOf = (r: MemoryRow) => r.created_at.toISOString().slice(0, 10);
+    const ids = (pred: (day: string) => boolean) =>
+      rows
+        .filter((r) => pred(dayOf(r)))
+        .map((r) => r.id)
+        .sort();
+    // The day with the most rows.
+    const counts = new Map<string, number>();
+    for (const r of rows) counts.set(dayOf(r), (counts.get(dayOf(r)) ?? 0) + 1);
+    const d = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const d2 = dayOf(rows.find((r) => dayOf(r) > d)!);
+    expect(ids((x) => x === d).length).toBeGreaterThan(0);
+    const cases: Array<[unknown, (day: string) => boolean]> = [
+      [d, (x) => x === d],
+      [{ $eq: d }, (x) => x === d],
+      [{ $ne: d }, (x) => x !== d],
+      [{ $lte: d }, (x) => x <= d],
+      [{ $lt: d }, (x) => x < d],
+      [{ $gt: d }, (x) => x > d],
+      [{ $gte: d }, (x) => x >= d],
+      [{ $between: [d, d] }, (x) => x === d],
+      [{ $between: [d, d2] }, (x) => x >= d && x <= d2],
+      [{ $lte: "9999-12-31" }, () => true],
+      [{ $gt: "9999-12-31" }, () => false],
+      [{ $ne: "9999-12-31" }, () => true],
+    ];
+    for (const [condition, pred] of cases) {
+      expect(await sqlIds(parseFilters({ created_at: condition })), JSON.stringify(condition)).toEqual(
+        ids(pred),
+      );
+    }
+    // A time is an instant: up to midnight exactly, not the rest of that day.
+    const midnight = Date.parse(`${d}T00:00:00Z`);
+    expect(await sqlIds(parseFilters({ created_at: { $lte: `${d}T00:00:00Z` } }))).toEqual(
+      rows
+        .filter((r) => r.created_at.getTime() <= midnight)
+        .map((r) => r.id)
+        .sort(),
+    );
+    expect(ids((x) => x === d).length).toBeGreaterThan(1);
+  });
+
   it("metadata values that are strings never equal numbers, and composites never equal scalars", async () => {
     const ones = rows
       .filter((r) => r.metadata.k1 === 1)

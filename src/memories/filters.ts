@@ -50,6 +50,8 @@ type Op = (typeof OPS)[number];
 const SCOPE_AXES = new Set(["user_id", "agent_id", "app_id"]);
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A day of the calendar without a time (dayOperator). */
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 
 class Walker {
@@ -107,6 +109,10 @@ class Walker {
     if (!isPlainObject(value)) {
       this.count(path);
       this.namesGroups(field, 1, path);
+      if (field.kind === "date") {
+        const byDay = this.dayOperator(field, "$eq", value, path);
+        if (byDay) return byDay;
+      }
       return { op: "eq", field, value: this.scalar(field, value, path, "$eq") };
     }
     const keys = Object.keys(value);
@@ -121,6 +127,10 @@ class Walker {
     }
     this.count(path);
     const o = op as Op;
+    if (field.kind === "date") {
+      const byDay = this.dayOperator(field, o, value, path);
+      if (byDay) return byDay;
+    }
     switch (o) {
       case "$eq":
       case "$ne":
@@ -150,6 +160,50 @@ class Walker {
         const v = this.ordered(field, value, path);
         return { op: o.slice(1) as "gt" | "gte" | "lt" | "lte", field, value: v };
       }
+    }
+  }
+
+  /**
+   * A comparison of a date column with a day of the calendar (`2026-01-31`, no time): the whole
+   * day, in UTC. `$eq` is the day, `$ne` any other time, `$lte` and `$between`'s high end take the
+   * day in, `$gt` starts after it (`$gte` and `$lt` start at its midnight, as an instant would). A
+   * time, or another operator, is left to the general form (undefined).
+   */
+  dayOperator(field: FilterField, op: Op, value: unknown, path: string): FilterNode | undefined {
+    const isDay = (v: unknown): v is string => typeof v === "string" && DAY_RE.test(v);
+    const start = (v: string, at: string) => this.date(v, at);
+    // The next day's midnight; after 9999-12-31, the last instant (inclusive).
+    const after = (v: string, at: string): FilterNode => {
+      const next = Date.parse(this.date(v, at)) + 86_400_000;
+      return next > LAST_INSTANT
+        ? { op: "lte", field, value: new Date(LAST_INSTANT).toISOString() }
+        : { op: "lt", field, value: new Date(next).toISOString() };
+    };
+    const notBefore = (node: FilterNode): FilterNode =>
+      node.op === "lt"
+        ? { op: "gte", field, value: node.value }
+        : { op: "gt", field, value: (node as { value: string }).value };
+    switch (op) {
+      case "$eq":
+        if (!isDay(value)) return undefined;
+        return { op: "and", nodes: [{ op: "gte", field, value: start(value, path) }, after(value, path)] };
+      case "$ne":
+        if (!isDay(value)) return undefined;
+        return {
+          op: "or",
+          nodes: [{ op: "lt", field, value: start(value, path) }, notBefore(after(value, path))],
+        };
+      case "$lte":
+        return isDay(value) ? after(value, path) : undefined;
+      case "$gt":
+        return isDay(value) ? notBefore(after(value, path)) : undefined;
+      case "$between": {
+        if (!Array.isArray(value) || value.length !== 2 || !isDay(value[1])) return undefined;
+        const lo = this.date(value[0], `${path}[0]`);
+        return { op: "and", nodes: [{ op: "gte", field, value: lo }, after(value[1], `${path}[1]`)] };
+      }
+      default:
+        return undefined;
     }
   }
 
