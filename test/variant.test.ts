@@ -192,6 +192,56 @@ describe("POST /v1/memories/search/ with filters", () => {
     });
     expect(foreign.body.detail.code).toBe("cursor_mismatch");
   });
+
+  it("pages of any size over ingested memories serve each row once, and all of them", async () => {
+    const { key } = await svc.newOrg();
+    const say = (content: string) => ({ role: "user", content });
+    const conversations = [
+      [
+        "I live in Lisbon and work as a dentist.",
+        "My favourite food is sushi.",
+        "I have a dog named Rex.",
+        "I play the cello on Sundays.",
+      ],
+      ["My sister Ana lives in Porto.", "I am learning Japanese.", "I drive a blue Tesla."],
+      [
+        "I run a marathon every spring.",
+        "My favourite book is Dune.",
+        "I work remotely on Fridays.",
+        "I am allergic to peanuts.",
+      ],
+    ];
+    for (const [i, messages] of conversations.entries()) {
+      const r = await svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "vs1", conv_id: `c${i}`, messages: messages.map(say) },
+      });
+      expect(r.status).toBe(200);
+    }
+    const query = "what does the user like";
+    const all = await svc.request("POST", "/v1/memories/search/", {
+      key,
+      body: { query, filters: { user_id: "vs1" }, limit: 100 },
+    });
+    const everything = all.body.results.map((m: any) => m.id).sort();
+    expect(everything.length).toBeGreaterThan(10);
+    for (const limit of [1, 2, 3, 5]) {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; pages < 40; pages++) {
+        const r: any = await svc.request("POST", "/v1/memories/search/", {
+          key,
+          body: { query, filters: { user_id: "vs1" }, limit, ...(cursor ? { cursor } : {}) },
+        });
+        expect(r.status).toBe(200);
+        seen.push(...r.body.results.map((m: any) => m.id));
+        cursor = r.body.next;
+        if (!cursor) break;
+      }
+      expect(new Set(seen).size, `limit ${limit}`).toBe(seen.length);
+      expect([...seen].sort(), `limit ${limit}`).toEqual(everything);
+    }
+  });
 });
 
 describe("list forms", () => {

@@ -10,22 +10,36 @@ import { searchMemories } from "./search.js";
 export const SEARCH_CURSOR_DEPTH = 300;
 const CURSOR_PURPOSE = "mnemo:search-cursor";
 
-/** A search cursor names the page offset of one query: same organisation, query, filters and include. */
+/** A search cursor names one query: same organisation, query, filters and include. */
 function queryFingerprint(input: VariantSearchRequest): string {
   return fingerprint([input.query, input.filters ?? null, [...(input.include ?? [])].sort()]);
 }
 
-function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): number {
+/** Memory ids (UUIDs) as one base64url string of their bytes, for a cursor; and back. */
+const packIds = (ids: string[]) =>
+  Buffer.concat(ids.map((id) => Buffer.from(id.replaceAll("-", ""), "hex"))).toString("base64url");
+const unpackIds = (packed: string) => {
+  const raw = Buffer.from(packed, "base64url");
+  const ids: string[] = [];
+  for (let at = 0; at + 16 <= raw.length; at += 16) {
+    const h = raw.toString("hex", at, at + 16);
+    ids.push(`${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`);
+  }
+  return ids;
+};
+
+/** The ids the pages before this cursor served. */
+function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): string[] {
   const p = unseal(ctx.deps.secret, CURSOR_PURPOSE, cursor) as
-    | { v?: unknown; org?: unknown; q?: unknown; o?: unknown }
+    | { v?: unknown; org?: unknown; q?: unknown; s?: unknown }
     | undefined;
+  const served = p?.v === 2 && typeof p.s === "string" ? unpackIds(p.s) : [];
   if (
-    p?.v !== 1 ||
+    p?.v !== 2 ||
     p.org !== ctx.principal.orgId ||
     p.q !== queryFingerprint(input) ||
-    !Number.isInteger(p.o) ||
-    (p.o as number) <= 0 ||
-    (p.o as number) >= SEARCH_CURSOR_DEPTH
+    served.length === 0 ||
+    served.length >= SEARCH_CURSOR_DEPTH
   ) {
     throw new CoreError(
       "cursor_mismatch",
@@ -33,7 +47,7 @@ function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): numb
       { field: "cursor" },
     );
   }
-  return p.o as number;
+  return served;
 }
 
 /**
@@ -67,12 +81,14 @@ export async function searchVariant({
       });
     }
   }
-  // `cursor` pages further down the same ranking (offset pages, up to SEARCH_CURSOR_DEPTH rows);
-  // the context block belongs to the first page only.
-  const offset = input.cursor ? openCursor(ctx, input, input.cursor) : 0;
-  const limit = input.limit ?? 20;
-  const end = Math.min(SEARCH_CURSOR_DEPTH, offset + limit);
-  const compose = contextPrompt && offset === 0;
+  // `cursor` pages further down the ranking, up to SEARCH_CURSOR_DEPTH rows: each page ranks as
+  // deep as the rows served before it, this page and one more (which says whether there is a next
+  // page), and leaves out what was served, which the cursor carries. A ranking depends on how deep
+  // it looks, so pages cut by position from rankings of different depths repeated some rows and
+  // skipped others. The context block belongs to the first page only.
+  const served = input.cursor ? openCursor(ctx, input, input.cursor) : [];
+  const limit = Math.min(input.limit ?? 20, SEARCH_CURSOR_DEPTH - served.length);
+  const compose = contextPrompt && served.length === 0;
   const out = await searchMemories({
     ctx,
     input: {
@@ -80,20 +96,22 @@ export async function searchVariant({
       filter,
       mode: compose ? "compose" : "retrieve",
       ...(include.includes("full_content") ? { include: ["full_content"] } : {}),
-      // One row past the page says whether there is a next one.
-      limit: Math.min(SEARCH_CURSOR_DEPTH, end + 1),
+      limit: Math.min(SEARCH_CURSOR_DEPTH, served.length + limit + 1),
     },
   });
+  const before = new Set(served);
+  const remaining = out.data.filter((m) => !before.has(m.id));
+  const page = remaining.slice(0, limit);
   const next =
-    out.data.length > end && end < SEARCH_CURSOR_DEPTH
+    remaining.length > limit && served.length + limit < SEARCH_CURSOR_DEPTH
       ? seal(ctx.deps.secret, CURSOR_PURPOSE, {
-          v: 1,
+          v: 2,
           org: ctx.principal.orgId,
           q: queryFingerprint(input),
-          o: end,
+          s: packIds([...served, ...page.map((m) => m.id)]),
         })
       : null;
-  const results = out.data.slice(offset, end).map(toVariant);
+  const results = page.map(toVariant);
   const of = (type: string) => results.filter((m) => m.type === type);
   return {
     results,
