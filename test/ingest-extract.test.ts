@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { parseLooseDate, resolveRelativeDates } from "../src/dates/dates.js";
 import { strptime } from "../src/dates/strptime.js";
 import { identifiersFromText } from "../src/identifiers/identifiers.js";
+import { routeTurns } from "../src/ingest/route.js";
+import type { StoredRequest } from "../src/ingest/submit.js";
 import { classifyLocally } from "../src/providers/local/classifier.js";
 import { toThirdPerson } from "../src/providers/local/english.js";
 import { createLocalExtractor, extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
@@ -47,6 +49,30 @@ describe("strptime subset", () => {
       "9999-12-31T18:59:00.000Z",
     );
     expect(parseLooseDate("0000-01-01")).toBeNull();
+  });
+});
+
+describe("the days a fact names are the sender's", () => {
+  const factOf = (date: string, timestamp_format?: string) => {
+    const request = {
+      messages: [{ role: "user", content: "Yesterday I adopted a parrot named Kiwi.", date }],
+      ...(timestamp_format ? { timestamp_format } : {}),
+    } as StoredRequest;
+    // Threshold 0: the batch path, where timestamp_format applies.
+    const { turns } = routeTurns(request, timestamp_format ? 0 : 30);
+    return extractLocally({ turns, path: "batch", extractArtifacts: false, agentic: false, known: [] })
+      .facts[0]!.text;
+  };
+  it.each([
+    ["2023-05-08T23:30:00-0500", "%Y-%m-%dT%H:%M:%S%z"],
+    ["2023-05-08T23:30:00-05:00", undefined],
+    ["2023-05-08 23:30 -0500", "%Y-%m-%d %H:%M %z"],
+    ["2023-05-08T00:30:00+0200", "%Y-%m-%dT%H:%M:%S%z"],
+    ["2023-05-08T23:30:00Z", undefined],
+  ])("%s (%s): 8 May, yesterday 7 May", (date, format) => {
+    const text = factOf(date, format);
+    expect(text).toMatch(/^On 8 May 2023, /);
+    expect(text).toContain("(7 May 2023)");
   });
 });
 

@@ -45,6 +45,19 @@ export function parseLooseDate(raw: string): Date | null {
   return null;
 }
 
+/**
+ * The sender's wall clock of `date`, read from its raw string: when that ends with a UTC offset
+ * ("2023-05-08T23:30:00-0500", "... +02:00"), the instant moved by the offset, so that its UTC
+ * fields are the sender's local date and time (23:30 on 8 May, not 04:30 on 9 May). The days a
+ * fact names ("On 8 May 2023, ...", "yesterday (7 May 2023)") are the sender's. Otherwise `date`.
+ */
+export function wallClock(date: Date, raw: string): Date {
+  const m = /\d(?:\s*)([+-])(\d{2}):?(\d{2})$/.exec(raw.trim());
+  if (!m || !/\d:\d{2}/.test(raw)) return date;
+  const minutes = (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]));
+  return new Date(date.getTime() + minutes * 60_000);
+}
+
 export const formatDay = (d: Date) =>
   `${d.getUTCDate()} ${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 const formatMonth = (d: Date) => `${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;

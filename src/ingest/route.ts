@@ -1,4 +1,4 @@
-import { parseLooseDate } from "../dates/dates.js";
+import { parseLooseDate, wallClock } from "../dates/dates.js";
 import { strptime } from "../dates/strptime.js";
 import { MESSAGE_LABELS } from "../providers/local/english.js";
 import type { Turn } from "../providers/types.js";
@@ -51,9 +51,15 @@ export function routeTurns(
       content,
       date: m.date ?? null,
       at,
-      refDate: at ?? (m.date ? parseLooseDate(m.date) : path === "live" ? receivedAt : null),
+      refDate: m.date
+        ? withWallClock(at ?? parseLooseDate(m.date), m.date)
+        : path === "live"
+          ? receivedAt
+          : null,
       eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
     };
   });
   return { path, turns };
 }
+
+const withWallClock = (d: Date | null, raw: string) => (d ? wallClock(d, raw) : null);
