@@ -295,6 +295,26 @@ describe("search ranking and corpora", () => {
     // Spec 4.1 `outcome`: resolved is served confidently, unset hedged (it read like a resolved one).
     expect(res.body.context).toMatch(/^- \d{4}-\d\d-\d\d: \(unverified\) Set ZED_POOL to at least 4$/m);
     expect(res.body.context).toMatch(/^- \d{4}-\d\d-\d\d: Restart ZED_POOL workers after a config change$/m);
+    // Spec 2.1: under compose a directive's `because` and `confidence` are filled (the trigger's
+    // gate, the query as its task), the unverified one held less confidently; under retrieve, null.
+    const lessons = res.body.data.filter((r: { type: string }) => r.type === "lesson");
+    expect(lessons).toHaveLength(2);
+    for (const l of lessons) {
+      expect(l.details.because).toMatch(/^It matched on ZED_POOL/);
+      expect(l.details.confidence).toBeGreaterThan(0);
+      expect(l.details.confidence).toBeLessThanOrEqual(1);
+    }
+    const confidence = (text: string) =>
+      lessons.find((l: { text: string }) => l.text.startsWith(text)).details.confidence;
+    expect(confidence("Set")).toBeLessThan(confidence("Restart"));
+    const retrieved = await search(key, {
+      query: "ZED_POOL",
+      user_id: "u",
+      include: ["lesson"],
+      mode: "retrieve",
+    });
+    for (const l of retrieved.body.data)
+      expect([l.details.because, l.details.confidence]).toEqual([null, null]);
   });
 
   it("returns artifact bodies only when full_content is asked for", async () => {

@@ -13,6 +13,7 @@ import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js"
 import type { FilterNode } from "../memories/filters.js";
 import { CONTENT_TYPES, DIRECTIVE_TYPES, type MemoryType, toWire } from "../memories/model.js";
 import { ProviderError } from "../providers/openai.js";
+import { lexicalVerdict } from "../trigger/gate.js";
 import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
@@ -149,7 +150,18 @@ export async function searchMemories({
       object: "search",
       mode,
       data: [
-        ...directives.map((d) => toWire(d.row, { directive: { matched_on: d.matchedOn } })),
+        // Under compose a directive says why it is there (spec 2.1): the trigger's lexical gate,
+        // with the query as the task; under retrieve, null.
+        ...directives.map((d) => {
+          const verdict = mode === "compose" ? lexicalVerdict(d, input.query) : null;
+          return toWire(d.row, {
+            directive: {
+              matched_on: d.matchedOn,
+              because: verdict?.because ?? null,
+              confidence: verdict?.confidence ?? null,
+            },
+          });
+        }),
         ...ranked.map((r) => toWire(r.row, { score: r.score, fullContent })),
       ],
       context,
