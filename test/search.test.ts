@@ -511,5 +511,12 @@ describe("legacy search shapes", () => {
     expect(texts(prompt)).toEqual(["Erin likes chess"]);
     const noScope = await search(key, { query: "chess", filters: { conv_id: "c" } });
     expect(noScope.body.detail.code).toBe("missing_scope");
+    // A lifted user_id of the wrong type is a wrong type, not a missing user_id; null is none.
+    const wrongType = await search(key, { query: "chess", filters: { user_id: 5 } });
+    expect(wrongType.status).toBe(422);
+    expect(wrongType.body.detail[0]).toMatchObject({ loc: ["body", "user_id"], type: "invalid_type" });
+    expect(wrongType.body.detail[0].msg).toMatch(/expected string, received number/);
+    const none = await search(key, { query: "chess", filters: { user_id: null } });
+    expect(none.body.detail.code).toBe("missing_scope");
   });
 });

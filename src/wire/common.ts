@@ -133,10 +133,20 @@ export function valueAt(data: unknown, path: PropertyKey[]): unknown {
   return v;
 }
 
+/**
+ * Whether a type failure is a field left out: nothing at its path in the body as sent, and zod did
+ * not see a value there either (a legacy shape rewritten before validation, `filters.user_id: 5`
+ * lifted to `user_id`, has a value zod saw and the body as sent does not).
+ */
+const isMissing = (issue: Issue, data: unknown) =>
+  issue.code === "invalid_type" &&
+  valueAt(data, issue.path) === undefined &&
+  !/received (?!undefined\b|null\b)\w+/.test(issue.message);
+
 /** One zod issue as `{loc, msg, type}`; a missing field reads `type: "missing"`, `msg: "Field required"`. */
 export function issueToDetail(target: string, issue: Issue, data: unknown): FieldIssue {
   const loc = [target, ...issue.path.map(String)];
-  if (issue.code === "invalid_type" && valueAt(data, issue.path) === undefined) {
+  if (isMissing(issue, data)) {
     return { loc, msg: "Field required", type: "missing" };
   }
   return { loc, msg: issue.message, type: issue.code };
@@ -177,8 +187,7 @@ export const fieldPath = (path: PropertyKey[]) =>
 
 function failureKind(issue: Issue, data: unknown): FailureKind {
   if (issue.code === "invalid_type") {
-    const v = valueAt(data, issue.path);
-    return v === undefined || v === null ? "missing" : "other";
+    return isMissing(issue, data) || valueAt(data, issue.path) === null ? "missing" : "other";
   }
   if (issue.code === "too_small") return "too_small";
   if (issue.code === "too_big") return "too_big";
