@@ -7,13 +7,16 @@ const bool = (def: boolean) =>
     .optional()
     .transform((v) => (v === undefined || v === "" ? def : v === "true" || v === "1" || v === "yes"));
 
+/** A whole number written in decimal digits ("0x1F90", "1e3" and "8080.0" are not), else NaN. */
+const decimal = (v: string) => (/^\s*-?\d+\s*$/.test(v) ? Number(v) : Number.NaN);
+
 const int = (def: number, min: number, max: number) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === "") return def;
-      const n = Number(v);
+      const n = decimal(v);
       if (!Number.isInteger(n) || n < min || n > max) {
         ctx.addIssue({ code: "custom", message: `must be an integer from ${min} to ${max}` });
         return z.NEVER;
@@ -37,19 +40,48 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
 
-const url = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v.trim() === "") return undefined;
-    try {
-      new URL(v);
+/**
+ * A URL of one of `schemes` ("postgres:"...). `new URL` alone reads "db.internal:5432/mnemo" as a
+ * URL of the scheme "db.internal:", and a client then connects somewhere nobody named.
+ */
+const url = (...schemes: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return undefined;
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(v.trim());
+      } catch {}
+      if (!parsed || !schemes.includes(parsed.protocol)) {
+        const names = schemes.map((p) => `${p}//`).join(" or ");
+        ctx.addIssue({ code: "custom", message: `must be a URL starting with ${names}` });
+        return z.NEVER;
+      }
       return v.trim();
-    } catch {
-      ctx.addIssue({ code: "custom", message: "must be a URL" });
-      return z.NEVER;
-    }
-  });
+    });
+const httpUrl = url("http:", "https:");
+
+/**
+ * What is wrong in MNEMO_RATE_TIERS, naming the tier and field ("pro.per_day: required"): a tier is
+ * "unlimited" or an object, and zod reports that union's failure as only "Invalid input".
+ */
+function tierProblem(issues: z.core.$ZodIssue[]): string {
+  const issue = issues[0];
+  if (!issue) return "invalid";
+  const inner =
+    issue.code === "invalid_union"
+      ? issue.errors.find((e) => e.length && e[0]!.code !== "invalid_value")
+      : undefined;
+  const first = inner?.[0] ?? issue;
+  const at = [...issue.path, ...(inner ? first.path : [])].map(String).join(".");
+  const what =
+    first.code === "invalid_type" && /received undefined/.test(first.message)
+      ? "required (a number of at least 1, or null for no limit)"
+      : first.message;
+  return `${at ? `${at}: ` : ""}${what}; a tier is "unlimited" or {"per_minute": n|null, "per_day": n|null, "messages_per_month"?: n|null, "searches_per_month"?: n|null}`;
+}
 
 const limit = z.number().int().min(1).nullable();
 /**
@@ -84,7 +116,7 @@ const RateTiersSchema = z.record(
 export const EnvSchema = z.object({
   PORT: int(8080, 0, 65535),
   HOST: orDefault(z.string().trim().default("127.0.0.1")),
-  DATABASE_URL: url,
+  DATABASE_URL: url("postgres:", "postgresql:"),
   MNEMO_DATA_DIR: orDefault(z.string().default("./.mnemo-data")),
   MNEMO_BOOTSTRAP_API_KEY: optionalString.pipe(
     z.string().min(24, "must be at least 24 characters").optional(),
@@ -102,7 +134,7 @@ export const EnvSchema = z.object({
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === "") return undefined;
-      const n = Number(v);
+      const n = decimal(v);
       if (!Number.isInteger(n) || n < 0 || n > 65535) {
         ctx.addIssue({ code: "custom", message: "must be a port number (0 picks a free one)" });
         return z.NEVER;
@@ -179,7 +211,7 @@ export const EnvSchema = z.object({
   MNEMO_TEST_STORE_CHUNK_DELAY_MS: int(0, 0, 600_000),
   // Language model (OpenAI-compatible). Unset: the deterministic local providers.
   OPENAI_API_KEY: optionalString,
-  MNEMO_LLM_BASE_URL: url,
+  MNEMO_LLM_BASE_URL: httpUrl,
   MNEMO_LLM_MODEL: orDefault(z.string().trim().default("gpt-4o-mini")),
   MNEMO_EMBEDDING_MODEL: orDefault(z.string().trim().default("text-embedding-3-small")),
   MNEMO_LLM_TIMEOUT_MS: int(60_000, 100, 600_000),
@@ -228,7 +260,7 @@ export const EnvSchema = z.object({
   /** Trust X-Forwarded-Proto from a TLS-terminating proxy (marks the console cookie Secure). */
   MNEMO_TRUST_PROXY: bool(false),
   // Identity-provider JWTs
-  MNEMO_JWT_JWKS_URL: url,
+  MNEMO_JWT_JWKS_URL: httpUrl,
   MNEMO_JWT_SECRET: optionalString,
   MNEMO_JWT_ISSUER: optionalString,
   MNEMO_JWT_AUDIENCE: optionalString,
@@ -245,14 +277,14 @@ export const EnvSchema = z.object({
       try {
         const parsed = RateTiersSchema.safeParse(JSON.parse(v));
         if (parsed.success) return parsed.data;
-        ctx.addIssue({ code: "custom", message: `invalid tiers: ${parsed.error.issues[0]?.message}` });
+        ctx.addIssue({ code: "custom", message: `invalid tiers: ${tierProblem(parsed.error.issues)}` });
       } catch {
         ctx.addIssue({ code: "custom", message: "must be JSON" });
       }
       return z.NEVER;
     }),
   // MCP defaults
-  MNEMO_URL: url,
+  MNEMO_URL: httpUrl,
   MNEMO_API_KEY: optionalString,
   MNEMO_DEFAULT_USER_ID: optionalString,
   MNEMO_DEFAULT_AGENT_ID: optionalString,

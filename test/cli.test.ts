@@ -23,6 +23,34 @@ describe("configuration", () => {
     expect(loadConfig({ MNEMO_SHUTDOWN_TIMEOUT_MS: "1000" }).MNEMO_SHUTDOWN_TIMEOUT_MS).toBe(1000);
   });
 
+  it("refuses a URL of the wrong scheme, a number not in decimal digits, and names a rate tier's missing field", () => {
+    // "db.internal:5432/mnemo" parses as a URL of the scheme "db.internal:": the client connected
+    // to 127.0.0.1:5432 instead.
+    expect(() => loadConfig({ DATABASE_URL: "db.internal:5432/mnemo" })).toThrow(
+      /DATABASE_URL: must be a URL starting with postgres:\/\/ or postgresql:\/\//,
+    );
+    expect(loadConfig({ DATABASE_URL: "postgresql://u@h/db" }).DATABASE_URL).toBe("postgresql://u@h/db");
+    for (const name of ["MNEMO_LLM_BASE_URL", "MNEMO_JWT_JWKS_URL", "MNEMO_URL"]) {
+      expect(() => loadConfig({ [name]: "localhost:11434/v1" }), name).toThrow(
+        new RegExp(`${name}: must be a URL starting with http:// or https://`),
+      );
+      expect(() => loadConfig({ [name]: "ftp://x/y" }), name).toThrow(new RegExp(name));
+    }
+    expect(loadConfig({ MNEMO_URL: "http://127.0.0.1:8080" }).MNEMO_URL).toBe("http://127.0.0.1:8080");
+    // Number() read 0x1F90 as 8080.
+    for (const v of ["0x1F90", "1e3", "8080.0", "0b1"]) {
+      expect(() => loadConfig({ PORT: v }), v).toThrow(/PORT/);
+      expect(() => loadConfig({ MNEMO_METRICS_PORT: v }), v).toThrow(/MNEMO_METRICS_PORT/);
+    }
+    expect(loadConfig({ PORT: " 8081 " }).PORT).toBe(8081);
+    expect(() => loadConfig({ MNEMO_RATE_TIERS: '{"pro":{"per_minute":10}}' })).toThrow(
+      /MNEMO_RATE_TIERS: invalid tiers: pro\.per_day: required/,
+    );
+    expect(() => loadConfig({ MNEMO_RATE_TIERS: '{"pro":{"per_minute":0,"per_day":5}}' })).toThrow(
+      /pro\.per_minute: Too small/,
+    );
+  });
+
   it("has the documented defaults", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
