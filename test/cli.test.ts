@@ -154,6 +154,25 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
     expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 
+  it("serve, api, worker and mcp take no arguments: help answers, anything else is refused, nothing started", async () => {
+    const [help, port, mcp, worker] = await Promise.all([
+      runMnemo(["serve", "--help"], env()),
+      runMnemo(["serve", "--port", "9000"], env()),
+      runMnemo(["mcp", "--http"], env()),
+      runMnemo(["worker", "help"], env()),
+    ]);
+    expect(help!.code).toBe(0);
+    expect(help!.stdout).toContain("mnemo worker");
+    expect(worker!.code).toBe(0);
+    expect([port!.code, port!.stderr]).toEqual([
+      2,
+      "mnemo: serve takes no arguments (got '--port'); configuration is read from the environment, see the README\n",
+    ]);
+    expect(mcp!.code).toBe(2);
+    expect(mcp!.stderr).toMatch(/^mnemo: mcp takes no arguments \(got '--http'\)/);
+    expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
+  });
+
   it("admin help, --help and an unknown command answer without opening or creating a database", async () => {
     const subs = ["help", "--help", "-h"];
     // A top-level typo is not read as anything either, even with a configuration that is wrong.

@@ -51,6 +51,17 @@ async function main(argv: string[]): Promise<number> {
   if (command === "admin") {
     const code = adminUsage(rest);
     if (code !== undefined) return code;
+  } else if (rest.length) {
+    // The roles take no arguments: `serve --help` started a server (and created a data
+    // directory), `serve --port 9000` one on 8080.
+    if (rest.length === 1 && ["help", "--help", "-h"].includes(rest[0]!)) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    process.stderr.write(
+      `mnemo: ${command} takes no arguments (got '${rest[0]}'); configuration is read from the environment, see the README\n`,
+    );
+    return 2;
   }
   const config = loadConfig();
   const stdioMode = command === "mcp" || command === "admin";
