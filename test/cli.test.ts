@@ -154,6 +154,15 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
     expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
   });
 
+  it("an admin command on a data directory that does not exist refuses, creating nothing", async () => {
+    const r = await runMnemo(["admin", "list-keys", "--org", "org_default"], env());
+    expect([r.code, r.stderr]).toEqual([
+      1,
+      `mnemo: no data directory at ${env().MNEMO_DATA_DIR} (MNEMO_DATA_DIR): set it to the server's, or start the server once (or create the directory) to make a new one\n`,
+    ]);
+    expect(existsSync(env().MNEMO_DATA_DIR)).toBe(false);
+  });
+
   it("serve, api, worker and mcp take no arguments: help answers, anything else is refused, nothing started", async () => {
     const [help, port, mcp, worker] = await Promise.all([
       runMnemo(["serve", "--help"], env()),

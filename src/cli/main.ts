@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import readline from "node:readline";
 import { parseArgs } from "node:util";
 import { runStdio } from "../../mcp/stdio.js";
@@ -256,6 +257,15 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
     const report = await migrateTo(config, log, { target: need(values.target, "--target") });
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : `${report.instructions}\n`);
     return 0;
+  }
+  // A data directory that does not exist is a mistyped MNEMO_DATA_DIR, not one to create: the
+  // command made and migrated a new database there, then said the organisation did not exist.
+  // (An existing empty directory is a new database on purpose.)
+  if (!config.DATABASE_URL && !existsSync(config.MNEMO_DATA_DIR)) {
+    throw new StartupError(
+      `no data directory at ${config.MNEMO_DATA_DIR} (MNEMO_DATA_DIR): set it to the server's, ` +
+        "or start the server once (or create the directory) to make a new one",
+    );
   }
   const { db, kind } = await openDatabase(config, log, { transient: true });
   try {
