@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
@@ -89,6 +90,32 @@ async function closedCleanly(s: { p: MnemoProcess; dataDir: string; db?: TestDat
 }
 
 describe("shutdown", () => {
+  it("SIGTERM during start-up: the service finishes starting, then stops, exit 0; the next start opens it", async () => {
+    // An empty directory (or database): start-up migrates it, seconds after the database opened.
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-early-"));
+    dirs.push(dataDir);
+    const db = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
+    if (db) databases.push(db);
+    const env = async () => ({
+      MNEMO_DATA_DIR: dataDir,
+      ...(db ? { DATABASE_URL: db.url } : {}),
+      PORT: String(await freePort()),
+      MNEMO_BOOTSTRAP_API_KEY: KEY,
+    });
+    const p = spawnMnemo(["serve"], await env());
+    procs.push(p);
+    await p.waitFor(/"msg":"(embedded database ready|migrations applied)"/, 170_000);
+    expect(p.stdout()).not.toContain('"msg":"ready"');
+    p.child.kill("SIGTERM");
+    // It was killed by the signal (exit 143, null here), leaving its lock files behind.
+    expect(await p.exited).toBe(0);
+    expect(p.stdout()).toContain('"msg":"shutting down"');
+    const again = spawnMnemo(["serve"], await env());
+    procs.push(again);
+    await again.waitFor(/"msg":"ready"/, 170_000);
+    expect(await again.kill("SIGTERM")).toBe(0);
+  }, 360_000);
+
   it("two SIGTERMs 100 ms apart: the in-flight request finishes, the database closes, exit 0", async () => {
     const s = await start({ MNEMO_TEST_EXTRACT_DELAY_MS: "2000" });
     const inFlight = ingest(s.base);

@@ -90,6 +90,10 @@ async function serveRoles(
   log: Logger,
   roles: { api: boolean; worker: boolean },
 ) {
+  // Listening for the stop signals from the start: a SIGTERM while the database opened or the
+  // migrations ran killed the process (exit 143), leaving its lock files behind. One received
+  // then stops the service as soon as it has started.
+  const stopped = untilStopSignal(log, config.MNEMO_SHUTDOWN_TIMEOUT_MS + 15_000);
   const rt = await startRuntime(config, log, roles);
   if (rt.createdKey) {
     const url = rt.url ?? `http://${config.HOST}:${config.PORT}`;
@@ -99,9 +103,22 @@ async function serveRoles(
     );
   }
   log.info({ roles }, "ready");
-  // Every signal is handled (a second SIGTERM, from a process manager and from npm forwarding
-  // the same one, must not cut the graceful stop short): the first starts it, later ones are noted.
-  await new Promise<void>((resolve) => {
+  await stopped;
+  await rt.stop();
+  log.flush();
+  // Handles nobody owns (a keep-alive agent, a stray timer) must not keep a stopped server alive.
+  setTimeout(() => process.exit(0), 200).unref();
+  return 0;
+}
+
+/**
+ * Resolves on the first stop signal (SIGTERM, SIGINT, SIGHUP), and ends the process (exit 1) if it
+ * is still running `deadlineMs` later. Every signal is handled (a second
+ * SIGTERM, from a process manager and from npm forwarding the same one, must not cut the graceful
+ * stop short): the first starts the stop, later ones are noted.
+ */
+function untilStopSignal(log: Logger, deadlineMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
     let received = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (received) {
@@ -110,6 +127,12 @@ async function serveRoles(
       }
       received = true;
       log.info({ signal }, "shutting down");
+      // A start or a stop that hangs past the stop's time-out (and a margin) must still end the
+      // process.
+      setTimeout(() => {
+        log.error("shutdown did not finish in time; exiting");
+        process.exit(1);
+      }, deadlineMs).unref();
       resolve();
     };
     process.on("SIGTERM", onSignal);
@@ -130,16 +153,6 @@ async function serveRoles(
       watch.unref();
     }
   });
-  // A stop that hangs past its time-out (and a margin) must still end the process.
-  setTimeout(() => {
-    log.error("shutdown did not finish in time; exiting");
-    process.exit(1);
-  }, config.MNEMO_SHUTDOWN_TIMEOUT_MS + 15_000).unref();
-  await rt.stop();
-  log.flush();
-  // Handles nobody owns (a keep-alive agent, a stray timer) must not keep a stopped server alive.
-  setTimeout(() => process.exit(0), 200).unref();
-  return 0;
 }
 
 const COMMANDS = new Set(["serve", "api", "worker", "mcp", "admin"]);
