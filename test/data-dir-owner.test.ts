@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { tryLockDir } from "../src/db/dir-lock.js";
-import { DirectoryInUse, startEmbedded } from "../src/db/embedded.js";
+import { DirectoryInUse, ownOrAttach, startEmbedded } from "../src/db/embedded.js";
 import { freePort, type MnemoProcess, runMnemo, spawnMnemo } from "./helpers/process.js";
 
 /**
@@ -99,6 +99,25 @@ async function tenAtOnce(dataDir: string, expectedGroups: string[], retries = 1)
 }
 
 describe("one owner per data directory", () => {
+  it("a server that waited its time for an admin command says so, not that the owner does not serve it", async () => {
+    const dir = tempDir();
+    const command = await startEmbedded({ dataDir: dir, maxConnections: 10, transient: true });
+    try {
+      const waited = ownOrAttach({ dataDir: dir, maxConnections: 10, waitMs: 300 });
+      await expect(waited).rejects.toBeInstanceOf(DirectoryInUse);
+      await expect(waited).rejects.toThrow(
+        new RegExp(
+          `held by an admin command \\(PID ${process.pid}\\), which did not finish within MNEMO_OWNER_WAIT_MS \\(300 ms\\)`,
+        ),
+      );
+      // An admin command attaches to it (both short-lived).
+      const other = await ownOrAttach({ dataDir: dir, maxConnections: 10, transient: true, waitMs: 300 });
+      expect(other.kind).toBe("attached");
+    } finally {
+      await command.stop();
+    }
+  });
+
   it("a second owner in the same process is refused while the first lives, and admitted after", async () => {
     const dir = tempDir();
     const first = await startEmbedded({ dataDir: dir, maxConnections: 10 });

@@ -57,11 +57,18 @@ export class DirectoryInUse extends Error {
   constructor(
     readonly dataDir: string,
     readonly ownerPid: number | undefined,
+    /** The owner is an admin command (export, import...), which a server waits for. */
+    readonly byCommand = false,
+    waitedMs?: number,
   ) {
+    const pid = ownerPid ? ` (PID ${ownerPid})` : "";
     super(
-      `the data directory ${dataDir} is in use by another process` +
-        `${ownerPid ? ` (PID ${ownerPid})` : ""}, which is not serving it; ` +
-        "stop that process or set MNEMO_DATA_DIR to another directory",
+      byCommand
+        ? `the data directory ${dataDir} is held by an admin command${pid}, which did not finish ` +
+            `within MNEMO_OWNER_WAIT_MS${waitedMs !== undefined ? ` (${waitedMs} ms)` : ""}; ` +
+            "start the server once it has finished, or set MNEMO_OWNER_WAIT_MS higher"
+        : `the data directory ${dataDir} is in use by another process${pid}, which is not serving it; ` +
+            "stop that process or set MNEMO_DATA_DIR to another directory",
     );
   }
 }
@@ -146,7 +153,13 @@ export async function ownOrAttach(options: {
         return { kind: "attached", connectionString: connectionStringFor(rec.socketDir), ownerPid: rec.pid };
       }
     }
-    if (Date.now() > deadline) throw new DirectoryInUse(dataDir, rec?.pid);
+    if (Date.now() > deadline)
+      throw new DirectoryInUse(
+        dataDir,
+        rec?.pid,
+        !!rec?.transient && !options.transient && !!rec.socketDir,
+        options.waitMs ?? 60_000,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
