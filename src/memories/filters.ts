@@ -171,36 +171,43 @@ class Walker {
    */
   dayOperator(field: FilterField, op: Op, value: unknown, path: string): FilterNode | undefined {
     const isDay = (v: unknown): v is string => typeof v === "string" && DAY_RE.test(v);
-    const start = (v: string, at: string) => this.date(v, at);
-    // The next day's midnight; after 9999-12-31, the last instant (inclusive).
-    const after = (v: string, at: string): FilterNode => {
+    // The day's end: the next midnight (exclusive); after 9999-12-31, the last instant (inclusive).
+    const end = (v: string, at: string) => {
       const next = Date.parse(this.date(v, at)) + 86_400_000;
-      return next > LAST_INSTANT
-        ? { op: "lte", field, value: new Date(LAST_INSTANT).toISOString() }
-        : { op: "lt", field, value: new Date(next).toISOString() };
+      const last = next > LAST_INSTANT;
+      return { value: new Date(last ? LAST_INSTANT : next).toISOString(), inclusive: last };
     };
-    const notBefore = (node: FilterNode): FilterNode =>
-      node.op === "lt"
-        ? { op: "gte", field, value: node.value }
-        : { op: "gt", field, value: (node as { value: string }).value };
+    const upTo = (e: ReturnType<typeof end>): FilterNode => ({
+      op: e.inclusive ? "lte" : "lt",
+      field,
+      value: e.value,
+    });
+    const past = (e: ReturnType<typeof end>): FilterNode => ({
+      op: e.inclusive ? "gt" : "gte",
+      field,
+      value: e.value,
+    });
     switch (op) {
       case "$eq":
         if (!isDay(value)) return undefined;
-        return { op: "and", nodes: [{ op: "gte", field, value: start(value, path) }, after(value, path)] };
+        return {
+          op: "and",
+          nodes: [{ op: "gte", field, value: this.date(value, path) }, upTo(end(value, path))],
+        };
       case "$ne":
         if (!isDay(value)) return undefined;
         return {
           op: "or",
-          nodes: [{ op: "lt", field, value: start(value, path) }, notBefore(after(value, path))],
+          nodes: [{ op: "lt", field, value: this.date(value, path) }, past(end(value, path))],
         };
       case "$lte":
-        return isDay(value) ? after(value, path) : undefined;
+        return isDay(value) ? upTo(end(value, path)) : undefined;
       case "$gt":
-        return isDay(value) ? notBefore(after(value, path)) : undefined;
+        return isDay(value) ? past(end(value, path)) : undefined;
       case "$between": {
         if (!Array.isArray(value) || value.length !== 2 || !isDay(value[1])) return undefined;
         const lo = this.date(value[0], `${path}[0]`);
-        return { op: "and", nodes: [{ op: "gte", field, value: lo }, after(value[1], `${path}[1]`)] };
+        return { op: "and", nodes: [{ op: "gte", field, value: lo }, upTo(end(value[1], `${path}[1]`))] };
       }
       default:
         return undefined;
