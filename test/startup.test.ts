@@ -141,6 +141,16 @@ describe("database start-up", { timeout: 180_000 }, () => {
       /^mnemo: cannot use the data directory .*\(MNEMO_DATA_DIR\): ENOTDIR: not a directory/,
     );
     expect(r.stderr).not.toMatch(/\n\s+at /);
+    // A file system that answers ENOENT under an existing directory (/proc): Node's recursive
+    // mkdir looped for ever there, and start-up hung with no output.
+    const proc = await runMnemo(["serve"], {
+      MNEMO_DATA_DIR: "/proc/mnemo-nope/data",
+      PORT: String(await freePort()),
+    });
+    expect([proc.code, proc.stderr]).toEqual([
+      1,
+      "mnemo: cannot use the data directory /proc/mnemo-nope/data (MNEMO_DATA_DIR): ENOENT: no such file or directory, mkdir '/proc/mnemo-nope'\n",
+    ]);
   });
 
   it("refuses a different embedding dimension than the database was created with", async () => {

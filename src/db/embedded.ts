@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -111,8 +111,29 @@ export function readOwnerRecord(dataDir: string): OwnerRecord | undefined {
 
 function resolveDir(dataDir: string): string {
   const dir = path.resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   return realpathSync(dir);
+}
+
+/**
+ * mkdir -p, a level at a time: Node's own recursive mkdirSync loops for ever where a file system
+ * answers ENOENT for a directory whose parent exists (`MNEMO_DATA_DIR=/proc/nope` hung start-up
+ * with no output); one level at a time, that ENOENT is thrown.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = path.dirname(d)) {
+    missing.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      // Made meanwhile by another process starting on the same directory.
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
 }
 
 export type OwnedOrAttached =
