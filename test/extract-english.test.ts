@@ -38,6 +38,13 @@ describe("third-person facts of tricky turns", () => {
       "Remind me to call my mom on Sunday.",
       "The user asked the assistant to remind them to call their mom on Sunday.",
     ],
+    // the tasks people give an assistant ("List the files please" was kept word for word)
+    ["List the files please.", "The user asked the assistant to list the files."],
+    ["Summarize this article for me.", "The user asked the assistant to summarize this article for them."],
+    [
+      "Translate my CV into German, please!",
+      "The user asked the assistant to translate their CV into German!",
+    ],
     // quoted words stay as said
     [
       'My sister said "I\'ll be there at noon" but she was late.',

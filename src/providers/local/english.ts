@@ -275,12 +275,14 @@ export function toThirdPerson(sentence: string, name: string): string {
  * reads as one once said as a request: "The user asked the assistant to remind them to ...".
  */
 const REQUEST =
-  /^(?:please\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain)\b\s+(.*)$/i;
+  /^(?:please\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update)\b\s+(.*)$/i;
 
 export function asRequest(sentence: string, name: string): string | null {
   const m = REQUEST.exec(sentence.trim());
   if (!m) return null;
   const rest = m[2]!
+    // "... please." is the request's manners, not its content.
+    .replace(/,?\s+please([.!]*)$/i, "$1")
     .replace(/\bme\b/g, "them")
     .replace(/\b[Mm]y\b/g, "their")
     .replace(/\bI\b/g, "they");
