@@ -3,6 +3,7 @@ import type { Ctx } from "../context.js";
 import { parseLooseDate } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
+import { unverified } from "../trigger/gate.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */
 const DETERMINISTIC_ROWS = 12;
@@ -49,12 +50,8 @@ function withoutShownDay(text: string, date: string): string {
   return iso === date ? m[4]!.toUpperCase() + text.slice(m[0].length) : text;
 }
 
-/**
- * A lesson or procedure whose outcome is not `resolved` is served hedged, as trigger serves it
- * (spec 4.1 `outcome`: "unset is served hedged"; failed ones are never served).
- */
-const hedged = (row: MemoryRow) =>
-  (row.type === "lesson" || row.type === "procedure") && row.outcome !== "resolved";
+/** A lesson or procedure served hedged, as trigger serves it (`unverified`). */
+const hedged = (row: MemoryRow) => (row.type === "lesson" || row.type === "procedure") && unverified(row);
 
 function line(row: MemoryRow): string {
   const title =

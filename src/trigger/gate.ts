@@ -15,6 +15,12 @@ export interface GateItem {
   matchedOn: string[];
 }
 
+/**
+ * A directive without a `resolved` outcome is served hedged, as unverified (spec 4.1 `outcome`;
+ * failed ones are never served): trigger's block, search's compose block and the gate's confidence.
+ */
+export const unverified = (row: MemoryRow) => row.outcome !== "resolved";
+
 /** Below this lexical relevance a directive is dropped (when a task is given). */
 const LEXICAL_THRESHOLD = 0.2;
 
@@ -53,7 +59,7 @@ function directiveText(row: MemoryRow): string {
  * against: every match is kept, at middling confidence. Unverified directives (no outcome) are held a little less confidently.
  */
 export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
-  const hedge = item.row.outcome === "resolved" ? 1 : 0.8;
+  const hedge = unverified(item.row) ? 0.8 : 1;
   const matched = item.matchedOn.length ? `matched on ${item.matchedOn.join(", ")}` : "matched the action";
   const want = terms(task ?? "");
   // A task with no content words ("ok", "yes, do it", "go ahead") says nothing to gate against,

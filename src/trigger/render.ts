@@ -1,5 +1,5 @@
 import type { MemoryRow } from "../db/memory-row.js";
-import type { Verdict } from "./gate.js";
+import { unverified, type Verdict } from "./gate.js";
 
 /**
  * Markdown advice for the agent: resolved directives as plain advice, those without an outcome
@@ -11,7 +11,7 @@ export function renderDirectives(items: { row: MemoryRow; matchedOn: string[]; v
     const of = items.filter((i) => i.row.type === type);
     if (!of.length) return "";
     const lines = of.map(({ row, matchedOn }) => {
-      const hedge = row.outcome === "resolved" ? "" : "(unverified) ";
+      const hedge = unverified(row) ? "(unverified) " : "";
       const on = matchedOn.length ? ` _(matched on ${matchedOn.map((m) => `\`${m}\``).join(", ")})_` : "";
       const text = row.text.replace(/\s+/g, " ").trim();
       // Steps the text already lists (a procedure learned without a model reads "Heading: 1. ...")

@@ -1,7 +1,7 @@
 import { identifiersFromText, isKnownCommand } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { splitSentences, stripInterjections } from "./english.js";
-import { STEP_MS, stepClock } from "./steps.js";
+import { allSteps, STEP_MS, stepClock } from "./steps.js";
 
 /**
  * Directives by rule: explicit rules ("always/never/make sure/don't ..."), corrections after the
@@ -60,11 +60,7 @@ function listedSteps(lines: string[]): { first: number; steps: string[] } {
 }
 
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
-  const steps = directivesInSteps(turns);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return allSteps(directivesInSteps(turns));
 }
 
 /**

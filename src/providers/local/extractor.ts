@@ -27,7 +27,7 @@ import {
   toThirdPerson,
 } from "./english.js";
 import { introducedName, userNameFact } from "./names.js";
-import { STEP_MS, stepClock } from "./steps.js";
+import { allSteps, STEP_MS, stepClock, stepsWithPauses } from "./steps.js";
 
 /**
  * The deterministic extractor: no network, no model. Facts keep the specific content of each turn
@@ -41,12 +41,7 @@ export function createLocalExtractor(options: { delayMs?: number } = {}): Extrac
       if (options.delayMs) await sleep(options.delayMs);
       // A step at a time, giving the event loop a turn between steps: thousands of turns in one
       // go held every request of the process for a few hundred milliseconds.
-      const steps = extractInSteps(input);
-      for (;;) {
-        const step = steps.next();
-        if (step.done) return step.value;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      return stepsWithPauses(extractInSteps(input));
     },
     judge: async (cases) => cases.map(judgeLocally),
   };
@@ -67,11 +62,7 @@ const ASSISTANT_OWN =
   /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem)\b/i;
 
 export function extractLocally(raw: ExtractInput): Extraction {
-  const steps = extractInSteps(raw);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return allSteps(extractInSteps(raw));
 }
 
 /** extractLocally, pausing (yield) once a step has run `stepMs` milliseconds (see STEP_MS). */

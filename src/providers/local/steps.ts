@@ -20,3 +20,20 @@ export function stepClock(ms: number = STEP_MS) {
     },
   };
 }
+
+/** Runs a stepped computation to its end in one go (no pauses). */
+export function allSteps<T>(steps: Generator<undefined, T, undefined>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Runs a stepped computation, giving the event loop a turn between its steps. */
+export async function stepsWithPauses<T>(steps: Generator<undefined, T, undefined>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
