@@ -20,7 +20,7 @@ export interface WireOptions {
   fullContent?: boolean;
   /** Search score; null everywhere else. */
   score?: number | null;
-  /** Directive fields that depend on the request (trigger): matched_on, because, confidence. */
+  /** Directive fields that depend on the request (trigger, search): matched_on, because, confidence. */
   directive?: { matched_on?: string[]; because?: string | null; confidence?: number | null };
 }
 

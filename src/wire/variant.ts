@@ -23,7 +23,8 @@ const Filters = z.record(z.string(), z.unknown()).openapi("Filters", {
     "Filter language: `{field: value}` equality, or `{field: {$eq|$ne|$in|$nin|$exists|$gt|$gte|$lt|$lte|$between: …}}`, " +
     "combined with `AND`, `OR` (arrays) and `NOT` (an object), nested at most 8 levels and 100 conditions, naming " +
     "at most MNEMO_MAX_GROUP_IDS_PER_QUERY group ids in all (default 100; more is 422 `invalid_request`). Fields: " +
-    "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at (ISO 8601) and " +
+    "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at (ISO 8601; a " +
+    "day without a time is the whole day in UTC: `$lte` and `$between`'s high end take it in, `$gt` starts after it) and " +
     "`metadata.<key>` (a bare unknown key means metadata). It must pin a scope axis (equality or $in on user_id, " +
     "agent_id, app_id or group_ids). A malformed filter is 422 `invalid_filters` naming the path.",
   example: {
@@ -38,10 +39,13 @@ export const VariantSearchRequestSchema = z
     limit: Limit(VARIANT_LIST_LIMIT_MAX)
       .default(VARIANT_SEARCH_LIMIT_DEFAULT)
       .openapi({ description: "1..100, default 20." }),
-    cursor: Str().nullish().openapi({
-      description:
-        "`next` of an earlier page of the same query, filters and include (else 422 `cursor_mismatch`); pages reach 300 rows deep.",
-    }),
+    cursor: Str()
+      .nullish()
+      .openapi({
+        description:
+          "`next` of an earlier page of the same query, filters and include (else 422 `cursor_mismatch`); pages reach 300 rows deep, " +
+          "and no row comes on two pages (each page leaves out the rows already served).",
+      }),
     include: z
       .array(z.enum(["full_content", "context_prompt"]))
       .optional()
