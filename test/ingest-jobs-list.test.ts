@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claimJob, finishJob } from "../src/db/jobs.js";
+import { claimJob, finishJob, recordStoredFacts } from "../src/db/jobs.js";
 import { IngestJobListSchema } from "../src/wire/ingest.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { fact, seed } from "./memories-fixtures.js";
@@ -67,6 +67,26 @@ describe("GET /v1/memories/jobs", () => {
     const foreign = await svc.request("GET", `/v1/memories/jobs?cursor=${cursor}`, { key: b.key });
     expect(foreign.status).toBe(422);
     expect(foreign.body.detail.code).toBe("cursor_mismatch");
+  });
+
+  it("moves a job's updated_at only on a state transition (spec 2.3), not on progress or a re-claim", async () => {
+    const { key } = await svc.newOrg();
+    const id = await submit(key, "progress");
+    const at = async () => (await svc.request("GET", `/v1/memories/jobs/${id}`, { key })).body.updated_at;
+    const pending = await at();
+    const settle = () => new Promise((r) => setTimeout(r, 20));
+    await settle();
+    await claimJob(svc.deps.db, id);
+    const running = await at();
+    expect(Date.parse(running)).toBeGreaterThan(Date.parse(pending));
+    await settle();
+    expect(await recordStoredFacts(svc.deps.db, id, 50)).toBe(true);
+    await claimJob(svc.deps.db, id, { rerun: true });
+    await claimJob(svc.deps.db, id);
+    expect(await at()).toBe(running);
+    await settle();
+    await finishJob(svc.deps.db, id, { status: "failed", error: { type: "x", code: "boom", message: "m" } });
+    expect(Date.parse(await at())).toBeGreaterThan(Date.parse(running));
   });
 
   it("refuses bad parameters with 422 and needs a key", async () => {

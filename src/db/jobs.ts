@@ -85,7 +85,8 @@ export async function listJobRows(
  * Claims a job for an attempt: pending (or running, when a dead worker's attempt comes back) to
  * running, counting the attempt. A `rerun` (the same attempt again, after the database failed
  * under it) is not counted, unless no claim was ever recorded (the first one was lost with its
- * connection). Terminal and swept jobs return undefined.
+ * connection). Terminal and swept jobs return undefined. `updated_at` moves only on a state
+ * change (spec 2.3: the time of the latest state transition), not when a running job is claimed again.
  */
 export async function claimJob(
   db: Queryable,
@@ -95,7 +96,8 @@ export async function claimJob(
   const { rows } = await db.query<JobRow>(
     `UPDATE ingest_jobs SET status = 'running',
        attempts = attempts + CASE WHEN $2::boolean AND attempts > 0 THEN 0 ELSE 1 END,
-       started_at = coalesce(started_at, now()), updated_at = now()
+       started_at = coalesce(started_at, now()),
+       updated_at = CASE WHEN status = 'running' THEN updated_at ELSE now() END
      WHERE id = $1 AND status IN ('pending', 'running')
      RETURNING ${JOB_COLUMNS}`,
     [id, options.rerun === true],
@@ -139,7 +141,8 @@ export async function finishJob(
  */
 export async function recordStoredFacts(db: Queryable, id: string, storedFacts: number): Promise<boolean> {
   const { rowCount } = await db.query(
-    "UPDATE ingest_jobs SET stored_facts = $2, updated_at = now() WHERE id = $1 AND status = 'running'",
+    // Progress, not a state transition: `updated_at` (spec 2.3) stays the time of the last one.
+    "UPDATE ingest_jobs SET stored_facts = $2 WHERE id = $1 AND status = 'running'",
     [id, storedFacts],
   );
   return (rowCount ?? 0) > 0;
