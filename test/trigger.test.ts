@@ -353,6 +353,42 @@ describe("trigger matching", () => {
     expect(given.body.data.map((r: any) => r.text)).toEqual(["HashMap iteration order is random"]);
   });
 
+  it("matched_on is what the request hit; a generic directory name is no identifier of its own", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Run migrate.ts with the lock held", ["src/db/migrate.ts", "migrate.ts"]),
+      lesson("Pool size must stay below 60", ["src/db/pool.ts"]),
+      lesson("Always check the logs in /var/log/app before restarting", ["/var/log/app", "app"]),
+    ]);
+    const hit = async (body: object) =>
+      Object.fromEntries(
+        (await trigger(key, { user_id: "u", mode: "retrieve", ...body })).body.data.map((r: any) => [
+          r.text,
+          r.details.matched_on,
+        ]),
+      );
+    // Another file of the same name hits the base name, not the directive's path.
+    expect(await hit({ action: { tool: "Write", args: { file_path: "lib/other/migrate.ts" } } })).toEqual({
+      "Run migrate.ts with the lock held": ["migrate.ts"],
+    });
+    expect(await hit({ entities: ["migrate.ts"] })).toEqual({ "Run migrate.ts with the lock held": ["migrate.ts"] });
+    // The path itself hits both; a path entity without its base name is hit by its base name.
+    expect(await hit({ entities: ["src/db/migrate.ts"] })).toEqual({
+      "Run migrate.ts with the lock held": ["src/db/migrate.ts", "migrate.ts"],
+    });
+    expect(await hit({ entities: ["pool.ts"] })).toEqual({ "Pool size must stay below 60": ["src/db/pool.ts"] });
+    // `app` at the end of another path is not the lesson's /var/log/app, in retrieve or compose.
+    const elsewhere = { action: { tool: "Read", args: { file_path: "/home/me/web/app" } } };
+    expect(await hit(elsewhere)).toEqual({});
+    const composed = await trigger(key, { user_id: "u", ...elsewhere, task: "fix the login page css" });
+    expect(composed.body.data).toEqual([]);
+    expect(identifiersFromAction({ tool: "Read", args: { file_path: "/srv/web/app" } })).not.toContain("app");
+    expect(identifiersFromAction({ tool: "Read", args: { file_path: "/srv/web/billing" } })).toContain("billing");
+    expect(await hit({ action: { tool: "Read", args: { file_path: "/var/log/app" } } })).toEqual({
+      "Always check the logs in /var/log/app before restarting": ["/var/log/app"],
+    });
+  });
+
   it("applies namespace narrowing without hiding global directives, include, outcome and scope", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

@@ -52,6 +52,25 @@ export function isIdentifierWord(w: string): boolean {
 
 const baseName = (p: string) => p.replace(/[/\\]+$/, "").replace(/^.*[/\\]/, "");
 
+/**
+ * Directory names that every project has (`/var/log/app`, `~/web/app`, `src`): a path's base name
+ * counts as an identifier of its own only when it names something in particular, so a lesson about
+ * `/var/log/app` is not recalled for a call on some other `app`. The whole path still counts.
+ */
+const GENERIC_BASES = new Set(
+  `app apps src lib libs bin sbin tmp temp var etc usr opt home root log logs conf config configs
+  build dist out target doc docs public static assets script scripts vendor packages pkg internal
+  cmd web www server client test tests spec specs data cache node_modules`.split(/\s+/),
+);
+
+/** A path's base name, when it counts as an identifier of its own (see GENERIC_BASES). */
+function distinctBase(path: string): string | null {
+  const base = baseName(path);
+  if (!base || base === "." || base === "..") return null;
+  const lower = base.toLowerCase();
+  return COMMON_WORDS.has(lower) || GENERIC_BASES.has(lower) ? null : base;
+}
+
 /** Identifiers in one token (already split on whitespace and punctuation). */
 function fromToken(raw: string, out: Set<string>) {
   // Trailing sentence punctuation and a `:line:col` suffix are not part of the name.
@@ -66,8 +85,8 @@ function fromToken(raw: string, out: Set<string>) {
   }
   if (PATH.test(token) && /[/\\]/.test(token)) {
     out.add(token);
-    const base = baseName(token);
-    if (base && base !== "." && base !== ".." && !COMMON_WORDS.has(base.toLowerCase())) out.add(base);
+    const base = distinctBase(token);
+    if (base) out.add(base);
     return;
   }
   if (FILE_NAME.test(token) && !/^\d/.test(token) && !QUALIFIED.test(token)) {
@@ -188,14 +207,24 @@ export function normaliseEntities(entities: string[]): string[] {
     if (!t) continue;
     out.add(t);
     if (/[/\\]/.test(t)) {
-      const base = baseName(t);
+      const base = distinctBase(t);
       if (base) out.add(base);
     }
   }
   return [...out];
 }
 
-/** Which of a directive's trigger entities a set of identifiers hit (exact, or a path by base name). */
+/**
+ * Which of a directive's trigger entities a set of identifiers hit: those it names exactly, and a
+ * path it names by base name only when the directive does not carry that base name as an entity of
+ * its own (then the base name is what was hit, not the path: `migrate.ts` in `lib/migrate.ts` hits
+ * `migrate.ts`, not `src/db/migrate.ts`).
+ */
 export function matchedOn(triggerEntities: string[], identifiers: Set<string>): string[] {
-  return triggerEntities.filter((e) => identifiers.has(e) || identifiers.has(baseName(e)));
+  const own = new Set(triggerEntities);
+  return triggerEntities.filter((e) => {
+    if (identifiers.has(e)) return true;
+    const base = baseName(e);
+    return base !== e && identifiers.has(base) && !own.has(base);
+  });
 }
