@@ -804,6 +804,33 @@ describe("an approach that failed", () => {
   });
 });
 
+describe("an agentic session that failed, told in one turn", () => {
+  it("leaves no episode text, title or gist goal that repeats the failed advice", async () => {
+    const { key } = await svc.newOrg();
+    const advice = "When running terraform apply, always pass -lock=false to avoid the state lock timeout.";
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "gina", conv_id: "c1", outcome: "failed", agentic: true, messages: [user(advice)] },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const created = res.body.result.memories_created as { id: string; type: string; text: string }[];
+    expect(created.filter((m) => m.type === "lesson")).toHaveLength(1);
+    const episode = created.find((m) => m.type === "episode")!;
+    expect(episode.text).not.toMatch(/lock=false|terraform apply/);
+    const row = (await svc.request("GET", `/v1/memories/${episode.id}`, { key })).body;
+    expect(JSON.stringify(row)).not.toContain("lock=false");
+    for (const mode of ["retrieve", "compose"]) {
+      const search = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query: "how should I run terraform apply?", user_id: "gina", mode },
+      });
+      expect(search.status).toBe(200);
+      expect(search.body.context ?? "").not.toContain("lock=false");
+      expect(search.body.data.filter((m: any) => m.text.includes("lock=false"))).toEqual([]);
+    }
+  });
+});
+
 describe("relative dates of messages sent without a date", () => {
   it("resolve against when the job was received on the live path", async () => {
     const { key } = await svc.newOrg();

@@ -1,6 +1,6 @@
 import type { NewMemoryRow } from "../db/memories.js";
 import { sha256Hex, uuidFromSeed } from "../ids.js";
-import { normaliseText, withoutSentencesOf } from "../providers/local/english.js";
+import { normaliseText, splitSentences, withoutSentencesOf } from "../providers/local/english.js";
 import type { Extraction, Turn } from "../providers/types.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -43,12 +43,33 @@ export function assemblePlan(
   const episodeId = id("e0");
   // What an approach that failed advised is kept as its failed directives, never served as advice
   // (spec 4.1, `outcome`): a fact saying the same leaves the plan, and the episode's summary.
+  // A text advises it when it contains a failed directive's words in order, or when nearly all of
+  // its own words are one's (the turn the directive was read from, a title quoting it).
   const failedAdvice =
     request.outcome === "failed" ? ex.directives.map((d) => normaliseText(d.text)).filter(Boolean) : [];
-  const advises = (text: string) => failedAdvice.some((a) => normaliseText(text).includes(a));
-  let summary = ex.episode.summary;
-  for (const f of ex.facts.filter((f) => advises(f.text))) summary = withoutSentencesOf(summary, f.text);
-  ex = { ...ex, facts: ex.facts.filter((f) => !advises(f.text)), episode: { ...ex.episode, summary } };
+  const adviceWords = failedAdvice.map((a) => new Set(a.split(" ")));
+  const advises = (text: string) => {
+    const t = normaliseText(text);
+    if (!t) return false;
+    if (failedAdvice.some((a) => t.includes(a))) return true;
+    const words = t.split(" ").filter((w) => w.length > 2);
+    return (
+      words.length >= 3 &&
+      adviceWords.some((a) => words.filter((w) => a.has(w)).length >= 0.8 * words.length)
+    );
+  };
+  let { summary, title, gist } = ex.episode;
+  if (failedAdvice.length) {
+    for (const f of ex.facts.filter((f) => advises(f.text))) summary = withoutSentencesOf(summary, f.text);
+    summary = splitSentences(summary)
+      .filter((s) => !advises(s))
+      .join(" ");
+    // An agentic session's title and gist quote its goal: "Session: <the advice>".
+    const goal = title.replace(/^Session: /, "");
+    if (goal !== title && advises(goal)) title = "Session";
+    if (gist && typeof gist.goal === "string" && advises(gist.goal)) gist = { ...gist, goal: null };
+  }
+  ex = { ...ex, facts: ex.facts.filter((f) => !advises(f.text)), episode: { ...ex.episode, summary, title, gist } };
 
   const artifacts: PlannedRow[] = ex.artifacts.map((a, i) => ({
     ...scope,
