@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { insertJob } from "../src/db/jobs.js";
 import { findMemory } from "../src/db/memories.js";
+import { archiveGroup } from "../src/groups/archive.js";
 import { newJobId } from "../src/ids.js";
 import { runIngestJob } from "../src/ingest/run-job.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
+import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -206,6 +208,33 @@ describe("ingest jobs", () => {
       return rows[0].n === 2;
     });
     expect(await countMemories(orgId)).toBe(before);
+  });
+
+  it("reports a group archived after the job was accepted in ignored_group_ids, and tags nothing with it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const kept = await seedGroup(svc.deps, orgId, { prompt: null, name: "kept" });
+    const gone = await seedGroup(svc.deps, orgId, { prompt: null, name: "gone" });
+    const id = newJobId();
+    const request = {
+      ...base,
+      messages: [turn("The billing service deploys with terraform every Friday afternoon.")],
+      group_ids: [kept, gone],
+      ignored_group_ids: [],
+    };
+    await insertJob(svc.deps.db, { id, orgId, apiKeyId: null, request });
+    await archiveGroup({ ctx: systemCtx(svc.deps, orgId, "t"), input: { id: gone } });
+    await runIngestJob({ ctx: systemCtx(svc.deps, orgId, "t"), input: { jobId: id } });
+    const job = await svc.request("GET", `/v1/memories/jobs/${id}`, { key });
+    expect(job.body.status).toBe("succeeded");
+    expect(job.body.result.ignored_group_ids).toEqual([gone]);
+    const rows = await Promise.all(
+      job.body.result.memories_created.map(
+        async (m: { id: string }) => (await findMemory(svc.deps.db, orgId, m.id))!,
+      ),
+    );
+    const deploy = rows.find((r) => r.type === "fact")!;
+    expect(deploy.group_ids).toEqual([kept]);
+    expect(rows.every((r) => !r.group_ids.includes(gone))).toBe(true);
   });
 
   it("fails a job with ingest_failed once it has used its 3 attempts", async () => {

@@ -124,8 +124,14 @@ export async function runIngestJob({
       });
     });
     const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
-    await classifyStage(ctx, request, rec.insert, time, job.attempts >= MAX_ATTEMPTS);
-    await storeResult({ ctx, input: { job, request, rec, timings, startedAt } });
+    const archived = await classifyStage(ctx, request, rec.insert, time, job.attempts >= MAX_ATTEMPTS);
+    // A group archived since the request was accepted is dropped like one archived before: the
+    // result says so (spec 4.1, `ignored_group_ids`).
+    const ignored = [...new Set([...request.ignored_group_ids, ...archived])];
+    await storeResult({
+      ctx,
+      input: { job, request: { ...request, ignored_group_ids: ignored }, rec, timings, startedAt },
+    });
     stored = rec.insert.length;
     for (const stage of ["extract", "embed", "dedup", "classify", "store"]) {
       if (timings[stage] !== undefined) metrics.ingestStage.observe({ stage }, timings[stage]);
@@ -178,7 +184,7 @@ export async function runIngestJob({
 /**
  * Stage 5, classify: personal memories get no tags; shareable ones get every catch-all group of
  * the valid subset plus each prompted group the classifier matched; no verdict, no tags. Groups
- * are re-read here so one archived since the request is not tagged.
+ * are re-read here so one archived since the request is not tagged: returns those ids.
  */
 async function classifyStage(
   ctx: Ctx,
@@ -190,7 +196,9 @@ async function classifyStage(
   const groups = (await findGroupsByIds(ctx.db, ctx.principal.orgId, request.group_ids)).filter(
     (g) => g.status === "active",
   );
-  if (groups.length === 0 || rows.length === 0) return;
+  const active = new Set(groups.map((g) => g.id));
+  const archived = request.group_ids.filter((id) => !active.has(id));
+  if (groups.length === 0 || rows.length === 0) return archived;
   const catchAll = groups.filter((g) => g.prompt === null).map((g) => g.id);
   const prompted = groups.filter((g) => g.prompt !== null).map((g) => ({ id: g.id, prompt: g.prompt! }));
   const promptedIds = new Set(prompted.map((g) => g.id));
@@ -221,4 +229,5 @@ async function classifyStage(
       r.group_ids = [...new Set([...catchAll, ...matched])];
     });
   });
+  return archived;
 }
