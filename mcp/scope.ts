@@ -29,21 +29,23 @@ export function scopeFromConfig(config: Config): DefaultScope {
 }
 
 /**
- * Headers first, then the user the credential belongs to (a key confined to a user acts only as
- * that user, so a server-wide default user must not override it), then configuration.
+ * The user the credential belongs to first (a key confined to a user acts only as that user, so
+ * no default, neither a server-wide one nor a config file's `X-Mnemo-User-Id: me`, may point it
+ * at another: every call would be 403 `user_mismatch`), then headers, then configuration. A user
+ * named in a tool call's arguments is still checked against the key.
  */
 export function defaultScopeFor(
   config: Config,
   header: (name: string) => string | undefined,
   keyUserId: string | null,
 ): DefaultScope {
-  const base = scopeFromConfig(config);
-  const out: DefaultScope = { ...base, ...(keyUserId ? { user_id: keyUserId } : {}) };
+  const out: DefaultScope = scopeFromConfig(config);
   for (const [field, name] of Object.entries(SCOPE_HEADERS) as [keyof DefaultScope, string][]) {
     const raw = header(name);
     const v = raw === undefined ? undefined : headerUtf8(name, raw).trim();
     if (v) out[field] = v;
   }
+  if (keyUserId) out.user_id = keyUserId;
   return out;
 }
 

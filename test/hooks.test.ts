@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticate } from "../src/auth/authenticate.js";
+import { createApiKey } from "../src/auth/keys.js";
 import { loadConfig } from "../src/config.js";
 import type { Deps } from "../src/context.js";
 import { systemCtx } from "../src/context.js";
@@ -114,6 +115,41 @@ describe("Claude Code hooks against a real server", () => {
 
     const miss = await runHook(PRE, preEvent("Bash", { command: "ls -la docs" }), env);
     expect(miss).toMatchObject({ code: 0, stdout: "" });
+  });
+
+  it("both hooks act as the user a key was made for, without MNEMO_DEFAULT_USER_ID", async () => {
+    const user = "hook-alice";
+    await seedDirective(user, "Rotate the staging tokens with rotate_tokens.sh, never by hand.", [
+      "rotate_tokens.sh",
+    ]);
+    const db = createDb(server.databaseUrl, 2);
+    let key: string;
+    try {
+      const { orgId } = await authenticate(db, { apiKey: server.key });
+      key = (await createApiKey(db, { orgId, userId: user, kind: "service" })).key;
+    } finally {
+      await db.close();
+    }
+    const env = { MNEMO_URL: server.url, MNEMO_API_KEY: key };
+    const hit = await runHook(PRE, preEvent("Bash", { command: "bash rotate_tokens.sh staging" }), env);
+    expect(hit.code).toBe(0);
+    expect(JSON.parse(hit.stdout).hookSpecificOutput.additionalContext).toContain(
+      "Rotate the staging tokens",
+    );
+
+    const turn = [
+      { type: "user", message: { role: "user", content: "My team deploys the billing service on Fridays." } },
+      { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Noted." }] } },
+    ];
+    expect(await runStop("sess-alice", turn, env)).toMatchObject({ code: 0, stdout: "" });
+    const rows = await waitFor(async () => {
+      const r = await fetch(`${server.url}/v1/memories?conv_id=sess-alice`, {
+        headers: { "x-api-key": key },
+      });
+      const body = (await r.json()) as { data?: { user_id: string }[] };
+      return body.data?.length ? body.data : undefined;
+    });
+    expect(rows.every((m) => m.user_id === user)).toBe(true);
   });
 
   it("PreToolUse takes the user's last prompt as the task, not a slash command's entries", async () => {

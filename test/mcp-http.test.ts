@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/auth/keys.js";
 import { systemCtx } from "../src/context.js";
 import { writeMemories } from "../src/memories/write.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
@@ -397,6 +398,21 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(bobList.structured.data.map((m: { id: string }) => m.id)).not.toContain(id);
     await alice.client.close();
     await bob.client.close();
+  });
+
+  it("a key confined to a user acts as that user whatever X-Mnemo-User-Id says (the example config's `me`)", async () => {
+    const { orgId } = await svc.newOrg();
+    const alice = (await createApiKey(svc.deps.db, { orgId, userId: "alice", kind: "service" })).key;
+    const { client, tools } = await connect(alice, { "x-mnemo-user-id": "me", "x-mnemo-agent-id": "agent-9" });
+    const added = await callOk(client, tools, "add_memory", { text: "I live in Lisbon." });
+    const id = (added.structured.result.memories_created as { id: string }[])[0]!.id;
+    const mine = await callOk(client, tools, "get_memory", { memory_id: id });
+    expect(mine.structured).toMatchObject({ user_id: "alice", agent_id: "agent-9" });
+    const found = await callOk(client, tools, "search_memory", { query: "Lisbon", mode: "retrieve" });
+    expect(found.structured.data.map((m: { id: string }) => m.id)).toContain(id);
+    // Naming another user in the call itself is still that user's business: refused.
+    expect(await callErr(client, "search_memory", { query: "Lisbon", user_id: "bob" })).toMatch(/user_mismatch/);
+    await client.close();
   });
 
   it("reads X-Mnemo-* headers as UTF-8, and refuses bytes that are not", async () => {

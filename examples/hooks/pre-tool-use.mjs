@@ -7,8 +7,9 @@
 // or slows the agent down for long.
 //
 // Environment: MNEMO_URL (default http://127.0.0.1:8080), MNEMO_API_KEY, MNEMO_DEFAULT_USER_ID
-// (default "me", as in the MCP configs next to it), MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID,
-// MNEMO_DEFAULT_NAMESPACE, MNEMO_HOOK_TIMEOUT_MS (default 1500).
+// (default "me", as in the MCP configs next to it; a key made for one user acts as that user),
+// MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID, MNEMO_DEFAULT_NAMESPACE, MNEMO_HOOK_TIMEOUT_MS
+// (default 1500).
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 
 const env = process.env;
@@ -27,16 +28,7 @@ async function main() {
   const task = lastUserPrompt(event.transcript_path);
   if (task) body.task = task.slice(0, 2000);
 
-  const base = (env.MNEMO_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
-  const res = await fetch(`${base}/v1/memories/trigger`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(env.MNEMO_API_KEY ? { authorization: `Bearer ${env.MNEMO_API_KEY}` } : {}),
-    },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(Number(env.MNEMO_HOOK_TIMEOUT_MS) || 1500),
-  });
+  const res = await post("/v1/memories/trigger", body, Number(env.MNEMO_HOOK_TIMEOUT_MS) || 1500);
   if (!res.ok) return;
   const out = await res.json();
   if (!Array.isArray(out.data) || out.data.length === 0) return;
@@ -49,6 +41,25 @@ async function main() {
       },
     })}\n`,
   );
+}
+
+/**
+ * POSTs `body` to Mnemo. A key made for one user refuses the default user ("me", without
+ * MNEMO_DEFAULT_USER_ID) with 403 user_mismatch; the call is then made again as the key's own
+ * user, which its entry in `GET /v1/auth/service-keys` names (such a key lists only its user's).
+ */
+async function post(path, body, timeoutMs) {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const base = (env.MNEMO_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
+  const key = env.MNEMO_API_KEY;
+  const headers = { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  const send = (b) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(b), signal });
+  const res = await send(body);
+  if (res.status !== 403 || env.MNEMO_DEFAULT_USER_ID || !key) return res;
+  if ((await res.json().catch(() => null))?.detail?.code !== "user_mismatch") return res;
+  const keys = await fetch(`${base}/v1/auth/service-keys`, { headers, signal }).then((r) => r.json());
+  const own = (keys.data ?? []).find((k) => key.startsWith(k.prefix) && key.endsWith(k.last_four));
+  return own?.user_id ? send({ ...body, user_id: own.user_id }) : res;
 }
 
 const list = (rows) => rows.map((r) => `- ${r.text}`).join("\n");

@@ -40,16 +40,26 @@ async function main() {
     ...(env.MNEMO_DEFAULT_NAMESPACE ? { namespace: env.MNEMO_DEFAULT_NAMESPACE } : {}),
     ...(env.MNEMO_HOOK_OUTCOME ? { outcome: env.MNEMO_HOOK_OUTCOME } : {}),
   };
+  await post("/v1/memories", body, Number(env.MNEMO_HOOK_TIMEOUT_MS) || 3000);
+}
+
+/**
+ * POSTs `body` to Mnemo. A key made for one user refuses the default user ("me", without
+ * MNEMO_DEFAULT_USER_ID) with 403 user_mismatch; the call is then made again as the key's own
+ * user, which its entry in `GET /v1/auth/service-keys` names (such a key lists only its user's).
+ */
+async function post(path, body, timeoutMs) {
+  const signal = AbortSignal.timeout(timeoutMs);
   const base = (env.MNEMO_URL || "http://127.0.0.1:8080").replace(/\/+$/, "");
-  await fetch(`${base}/v1/memories`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(env.MNEMO_API_KEY ? { authorization: `Bearer ${env.MNEMO_API_KEY}` } : {}),
-    },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(Number(env.MNEMO_HOOK_TIMEOUT_MS) || 3000),
-  });
+  const key = env.MNEMO_API_KEY;
+  const headers = { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  const send = (b) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(b), signal });
+  const res = await send(body);
+  if (res.status !== 403 || env.MNEMO_DEFAULT_USER_ID || !key) return res;
+  if ((await res.json().catch(() => null))?.detail?.code !== "user_mismatch") return res;
+  const keys = await fetch(`${base}/v1/auth/service-keys`, { headers, signal }).then((r) => r.json());
+  const own = (keys.data ?? []).find((k) => key.startsWith(k.prefix) && key.endsWith(k.last_four));
+  return own?.user_id ? send({ ...body, user_id: own.user_id }) : res;
 }
 
 /** Turns since the user's latest prompt, as chat messages. */
