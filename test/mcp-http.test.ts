@@ -560,6 +560,13 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     ).structured;
     expect(fixed.id).not.toBe(listed.data[0].id);
     expect(fixed.details.supersedes).toBe(listed.data[0].id);
+    // Refusals speak this surface's words: no REST body fields or routes.
+    const empty = await callErr(client, "update_memory", { memory_id: fixed.id });
+    expect(empty).toMatch(/empty_patch.*text or metadata.*tag_memory/s);
+    expect(empty).not.toMatch(/add_group_ids/);
+    const stale = await callErr(client, "update_memory", { memory_id: listed.data[0].id, text: "Window seats." });
+    expect(stale).toMatch(/already superseded/);
+    expect(stale).not.toMatch(/\/revisions/);
     expect(
       await callErr(client, "search_memory", { query: "x", filters: { user_id: { $regex: "u" } } }),
     ).toMatch(/invalid_filters.*filters\.user_id\.\$regex/s);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MemorySchema } from "../../src/wire/memories.js";
+import { ToolFailure } from "../errors.js";
 import { fromVariant } from "../filters.js";
 import { memoryLine } from "../render.js";
 import { memoryId } from "../schemas.js";
@@ -25,6 +26,9 @@ export const updateMemoryTool = defineTool({
   output: MemorySchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(args, env) {
+    // The service's own refusal names the REST body's group fields, which this tool has not.
+    if (args.text === undefined && args.metadata === undefined)
+      throw new ToolFailure("empty_patch", "Send text or metadata (tag_memory adds and removes group tags).");
     const m = fromVariant(
       await env.service.updateMemory(args.memory_id, {
         ...(args.text !== undefined ? { text: args.text } : {}),

@@ -233,7 +233,7 @@ export async function patchVariant({
       if (row.status === "superseded") {
         throw new CoreError(
           "invalid_request",
-          "This fact is already superseded; patch the active fact of its chain (see /revisions).",
+          "This fact is already superseded; patch the active fact of its chain (its revisions name it).",
         );
       }
       const unchanged = embeddingText({ type: "fact", text: text.trim(), details: row.details }) === planned;
