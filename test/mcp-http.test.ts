@@ -403,7 +403,10 @@ describe("MCP over Streamable HTTP (in-process)", () => {
   it("a key confined to a user acts as that user whatever X-Mnemo-User-Id says (the example config's `me`)", async () => {
     const { orgId } = await svc.newOrg();
     const alice = (await createApiKey(svc.deps.db, { orgId, userId: "alice", kind: "service" })).key;
-    const { client, tools } = await connect(alice, { "x-mnemo-user-id": "me", "x-mnemo-agent-id": "agent-9" });
+    const { client, tools } = await connect(alice, {
+      "x-mnemo-user-id": "me",
+      "x-mnemo-agent-id": "agent-9",
+    });
     const added = await callOk(client, tools, "add_memory", { text: "I live in Lisbon." });
     const id = (added.structured.result.memories_created as { id: string }[])[0]!.id;
     const mine = await callOk(client, tools, "get_memory", { memory_id: id });
@@ -411,7 +414,9 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     const found = await callOk(client, tools, "search_memory", { query: "Lisbon", mode: "retrieve" });
     expect(found.structured.data.map((m: { id: string }) => m.id)).toContain(id);
     // Naming another user in the call itself is still that user's business: refused.
-    expect(await callErr(client, "search_memory", { query: "Lisbon", user_id: "bob" })).toMatch(/user_mismatch/);
+    expect(await callErr(client, "search_memory", { query: "Lisbon", user_id: "bob" })).toMatch(
+      /user_mismatch/,
+    );
     await client.close();
   });
 
@@ -564,7 +569,10 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     const empty = await callErr(client, "update_memory", { memory_id: fixed.id });
     expect(empty).toMatch(/empty_patch.*text or metadata.*tag_memory/s);
     expect(empty).not.toMatch(/add_group_ids/);
-    const stale = await callErr(client, "update_memory", { memory_id: listed.data[0].id, text: "Window seats." });
+    const stale = await callErr(client, "update_memory", {
+      memory_id: listed.data[0].id,
+      text: "Window seats.",
+    });
     expect(stale).toMatch(/already superseded/);
     expect(stale).not.toMatch(/\/revisions/);
     expect(

@@ -371,19 +371,25 @@ describe("trigger matching", () => {
     expect(await hit({ action: { tool: "Write", args: { file_path: "lib/other/migrate.ts" } } })).toEqual({
       "Run migrate.ts with the lock held": ["migrate.ts"],
     });
-    expect(await hit({ entities: ["migrate.ts"] })).toEqual({ "Run migrate.ts with the lock held": ["migrate.ts"] });
+    expect(await hit({ entities: ["migrate.ts"] })).toEqual({
+      "Run migrate.ts with the lock held": ["migrate.ts"],
+    });
     // The path itself hits both; a path entity without its base name is hit by its base name.
     expect(await hit({ entities: ["src/db/migrate.ts"] })).toEqual({
       "Run migrate.ts with the lock held": ["src/db/migrate.ts", "migrate.ts"],
     });
-    expect(await hit({ entities: ["pool.ts"] })).toEqual({ "Pool size must stay below 60": ["src/db/pool.ts"] });
+    expect(await hit({ entities: ["pool.ts"] })).toEqual({
+      "Pool size must stay below 60": ["src/db/pool.ts"],
+    });
     // `app` at the end of another path is not the lesson's /var/log/app, in retrieve or compose.
     const elsewhere = { action: { tool: "Read", args: { file_path: "/home/me/web/app" } } };
     expect(await hit(elsewhere)).toEqual({});
     const composed = await trigger(key, { user_id: "u", ...elsewhere, task: "fix the login page css" });
     expect(composed.body.data).toEqual([]);
     expect(identifiersFromAction({ tool: "Read", args: { file_path: "/srv/web/app" } })).not.toContain("app");
-    expect(identifiersFromAction({ tool: "Read", args: { file_path: "/srv/web/billing" } })).toContain("billing");
+    expect(identifiersFromAction({ tool: "Read", args: { file_path: "/srv/web/billing" } })).toContain(
+      "billing",
+    );
     expect(await hit({ action: { tool: "Read", args: { file_path: "/var/log/app" } } })).toEqual({
       "Always check the logs in /var/log/app before restarting": ["/var/log/app"],
     });

@@ -54,8 +54,7 @@ export function assemblePlan(
     if (failedAdvice.some((a) => t.includes(a))) return true;
     const words = t.split(" ").filter((w) => w.length > 2);
     return (
-      words.length >= 3 &&
-      adviceWords.some((a) => words.filter((w) => a.has(w)).length >= 0.8 * words.length)
+      words.length >= 3 && adviceWords.some((a) => words.filter((w) => a.has(w)).length >= 0.8 * words.length)
     );
   };
   let { summary, title, gist } = ex.episode;
@@ -69,7 +68,11 @@ export function assemblePlan(
     if (goal !== title && advises(goal)) title = "Session";
     if (gist && typeof gist.goal === "string" && advises(gist.goal)) gist = { ...gist, goal: null };
   }
-  ex = { ...ex, facts: ex.facts.filter((f) => !advises(f.text)), episode: { ...ex.episode, summary, title, gist } };
+  ex = {
+    ...ex,
+    facts: ex.facts.filter((f) => !advises(f.text)),
+    episode: { ...ex.episode, summary, title, gist },
+  };
 
   const artifacts: PlannedRow[] = ex.artifacts.map((a, i) => ({
     ...scope,
