@@ -107,6 +107,26 @@ describe("third-person facts of tricky turns", () => {
       "The user's partner and the user are vegetarians since last year.",
     ],
     ["Jamie and I have two dogs and a cat.", "Jamie and the user have two dogs and a cat."],
+    // more tasks for the assistant, and a remark before one
+    ["Run the tests please.", "The user asked the assistant to run the tests."],
+    ["Write a poem about the sea.", "The user asked the assistant to write a poem about the sea."],
+    [
+      "That is interesting, tell me more about black holes.",
+      "The user asked the assistant to tell them more about black holes.",
+    ],
+    // a claim before the request is kept as the claim it is
+    ["My PIN is 4417, please remember it.", "The user's PIN is 4417, please remember it."],
+    [
+      "Make sure you run cargo fmt before every commit.",
+      "The user asked the assistant to run cargo fmt before every commit.",
+    ],
+    // talk about the talk, and a lead-in to what follows, say nothing
+    ["I see what you mean.", null],
+    ["Let me think about it.", null],
+    ["Here is my backup script backup.sh:", null],
+    // openers of a change of mind are no part of the claim
+    ["Actually my favorite color is blue now.", "The user's favorite color is blue now."],
+    ["I changed my mind, my favorite color is red.", "The user's favorite color is red."],
     [
       "My wife and I've been married for ten years.",
       "The user's wife and the user have been married for ten years.",
@@ -175,6 +195,19 @@ describe("the other speaker, addressed as you", () => {
       turn(1, "Bo", content, "Bo"),
     ]);
     expect(out.at(-1)?.text).toBe(want);
+  });
+});
+
+describe("a request between two people", () => {
+  it("names the other speaker as the one asked, not an assistant", () => {
+    const out = facts([
+      turn(0, "assistant", "I finished the landscape I told you about.", "Melanie"),
+      turn(1, "user", "Check out my painting for the art show!", "Caroline"),
+    ]);
+    expect(out.at(-1)?.text).toBe("Caroline asked Melanie to check out their painting for the art show!");
+    expect(facts([turn(0, "user", "Check out my painting for the art show!")])[0]?.text).toBe(
+      "The user asked the assistant to check out their painting for the art show!",
+    );
   });
 });
 
@@ -421,6 +454,51 @@ describe("the context block and episode titles read cleanly", () => {
     ]);
     expect(ex.facts[0]!.text).toBe("On 1 June 2025, the garden is full of tomatoes in summer.");
     expect(ex.episode.title).toBe("Conversation about tomatoes");
+  });
+});
+
+describe("named speakers, dates and categories", () => {
+  it("a named speaker's self-introduction leaves the fact (no 'Dave is Dave ...')", () => {
+    const said = "Hey! I am Dave, I just adopted a cat called Miso.";
+    expect(facts([turn(0, "user", said, "Dave")]).map((f) => f.text)).toEqual([
+      "Dave just adopted a cat called Miso.",
+    ]);
+    expect(facts([turn(0, "Dave", said, "Dave")]).map((f) => f.text)).toEqual([
+      "Dave just adopted a cat called Miso.",
+    ]);
+  });
+
+  it("resolves a thing due in a while and this weekend, and writes a leading relative date lower case", () => {
+    const at = new Date("2024-07-03T12:00:00Z"); // a Wednesday
+    const dated = (content: string): Turn => ({
+      ...turn(0, "user", content),
+      date: "3 July 2024",
+      at,
+      refDate: at,
+    });
+    const text = (content: string) => extraction([dated(content)]).facts[0]?.text;
+    expect(text("Last Tuesday I went hiking with my brother.")).toBe(
+      "On 3 July 2024, last Tuesday (2 July 2024) the user went hiking with the user's brother.",
+    );
+    expect(text("Two days ago I adopted a greyhound.")).toBe(
+      "On 3 July 2024, two days ago (1 July 2024) the user adopted a greyhound.",
+    );
+    expect(text("My birthday is in three months.")).toBe(
+      "On 3 July 2024, the user's birthday is in three months (October 2024).",
+    );
+    expect(text("We are going camping this weekend.")).toBe(
+      "On 3 July 2024, the user and others are going camping this weekend (the weekend of 6 July 2024).",
+    );
+    // How long something took is no date.
+    expect(text("The tree grew a lot in a year.")).toBe("On 3 July 2024, the tree grew a lot in a year.");
+  });
+
+  it("files a command as technology and only a run that is exercise as sports", () => {
+    const cats = (content: string) => facts([turn(0, "user", content)])[0]?.categories;
+    expect(cats("Always run npm run lint before git push.")).toEqual(["technology"]);
+    expect(cats("I was running the migrations all night.")).not.toContain("sports");
+    expect(cats("I went for a run along the river this morning.")).toContain("sports");
+    expect(cats("I have been running every day since March.")).toContain("sports");
   });
 });
 

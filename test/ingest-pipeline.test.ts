@@ -145,14 +145,49 @@ describe("supersede and dedup", () => {
     expect(Object.keys(diet.memories_superseded_by)).toHaveLength(1);
     await ingestOk(key, { conv_id: "c5", messages: [user("I live in Oslo and I work as a carpenter.")] });
     const moved = await ingestOk(key, { conv_id: "c6", messages: [user("I moved to Tromso last year.")] });
-    expect(Object.keys(moved.memories_superseded_by)).toHaveLength(1);
+    const tromso = moved.memories_created.find((m: any) => m.type === "fact").id;
     const now = await active();
     expect(now).not.toContain("The user works at Acme Corp as a designer.");
     expect(now).not.toContain("The user is a vegetarian these days.");
     expect(now).not.toContain("The user lives in Oslo.");
-    // The job said in the same sentence as the old city is still active, alone and in the sentence.
+    // The sentence the old city was said in goes with it: its other clause is a fact of its own,
+    // which stays. A turn that says more than its clauses stays whole.
+    expect(now).not.toContain("The user lives in Oslo and the user works as a carpenter.");
     expect(now).toContain("The user works as a carpenter.");
-    expect(now).toContain("The user lives in Oslo and the user works as a carpenter.");
+    expect(Object.values(moved.memories_superseded_by)).toEqual([tromso, tromso]);
+
+    // A turn that says more than its clauses stays whole (only its city clause goes).
+    await ingestOk(key, {
+      user_id: "u2",
+      messages: [user("I live in Bergen and I work as a baker. My dog Rex loves the snow there.")],
+    });
+    const again = await ingestOk(key, {
+      user_id: "u2",
+      conv_id: "c8",
+      messages: [user("I moved to Tromso.")],
+    });
+    expect(Object.keys(again.memories_superseded_by)).toHaveLength(1);
+    const u2 = (
+      await svc.request("GET", "/v1/memories?user_id=u2&status=active&type=fact", { key })
+    ).body.data.map((m: { text: string }) => m.text);
+    expect(u2.filter((t: string) => t.includes("Rex"))).toHaveLength(1);
+    expect(u2).not.toContain("The user lives in Bergen.");
+  });
+
+  it("reads a change of mind past its opener: each new favourite replaces the last", async () => {
+    const { key } = await svc.newOrg();
+    const said = [
+      "Actually my favorite color is blue now.",
+      "I changed my mind, my favorite color is red.",
+      "My favorite color is purple.",
+    ];
+    for (const [i, text] of said.entries()) {
+      const r = await ingestOk(key, { user_id: "u7", conv_id: `c${i}`, messages: [user(text)] });
+      expect(Object.keys(r.memories_superseded_by), text).toHaveLength(i === 0 ? 0 : 1);
+    }
+    const active = (await svc.request("GET", "/v1/memories?user_id=u7&status=active&type=fact", { key })).body
+      .data;
+    expect(active.map((m: { text: string }) => m.text)).toEqual(["The user's favorite color is purple."]);
   });
 
   it("takes a superseded claim out of its episode's text, by ingest and by PATCH, and search serves neither", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
-import { identifiersFromAction } from "../src/identifiers/identifiers.js";
+import { identifiersFromAction, identifiersFromText } from "../src/identifiers/identifiers.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { directivesInSteps, extractDirectives } from "../src/providers/local/directives.js";
 import { renderDirectives } from "../src/trigger/render.js";
@@ -87,6 +87,18 @@ describe("identifier extraction", () => {
     expect(identifiersFromAction({ tool: "Bash", args: { command: "bunx prettier --check ." } })).toContain(
       "prettier",
     );
+  });
+
+  it("takes a dotfile a rule names, and a call touches (.env, .npmrc), not a sentence's dot", () => {
+    expect(identifiersFromText("Never commit the .env file.")).toEqual([".env"]);
+    expect(identifiersFromText("Never commit `.env` to git.")).toEqual([".env", "git"]);
+    expect(identifiersFromAction({ tool: "Write", args: { file_path: "/app/.env" } })).toContain(".env");
+    expect(identifiersFromAction({ tool: "Bash", args: { command: "git add .env .npmrc" } })).toEqual(
+      expect.arrayContaining([".env", ".npmrc"]),
+    );
+    expect(identifiersFromText("It ended there. Then we left.")).toEqual([]);
+    const [lesson] = extractDirectives([turn(0, "user", "Never commit the .env file.")]);
+    expect(lesson).toMatchObject({ type: "lesson", trigger_entities: [".env"] });
   });
 
   it("finds nothing in plain prose", () => {

@@ -82,6 +82,11 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
     [/\blast month\b/i, () => formatMonth(addMonths(at, -1))],
     [/\bnext month\b/i, () => formatMonth(addMonths(at, 1))],
     [/\bthis month\b/i, () => formatMonth(at)],
+    // This weekend: the Saturday and Sunday of the message's week (on a Sunday, that day's).
+    [
+      /\bthis weekend\b/i,
+      () => `the weekend of ${formatDay(addDays(at, at.getUTCDay() === 0 ? -1 : 6 - at.getUTCDay()))}`,
+    ],
     [/\blast year\b/i, () => String(at.getUTCFullYear() - 1)],
     [/\bnext year\b/i, () => String(at.getUTCFullYear() + 1)],
     [/\bthis year\b/i, () => String(at.getUTCFullYear())],
@@ -101,7 +106,9 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
       (m) => {
         // "in a year" is as often how long something took ("grew a lot in a year"): a time ahead
         // only where the sentence speaks of the future.
-        if (!/\b(will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to)\b/i.test(text))
+        // So is a thing that "is in three months" (a birthday, a trip): due then.
+        const due = /\b(?:is|are|'s|was due|is due)\s+$/i.test(text.slice(0, m.index));
+        if (!due && !/\b(will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to)\b/i.test(text))
           return null;
         const n = NUMBERS[m[1]!.toLowerCase()] ?? Number(m[1]);
         const unit = m[2]!.toLowerCase();

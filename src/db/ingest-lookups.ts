@@ -110,6 +110,27 @@ export async function activeFactsMatching(
 }
 
 /**
+ * For each fact of `ids`, the active facts of the same user told by the same turns (its job's,
+ * with the same source turns), itself included: what a turn's extraction left of it.
+ */
+export async function sameTurnFacts(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  ids: string[],
+): Promise<Array<{ of: string; id: string; text: string }>> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ of: string; id: string; text: string }>(
+    `SELECT o.id::text AS of, m.id::text, m.text FROM memories o
+     JOIN memories m ON m.org_id = o.org_id AND m.job_id = o.job_id AND m.user_id = o.user_id
+       AND m.type = 'fact' AND m.status = 'active'
+       AND m.details -> 'source_event_ids' = o.details -> 'source_event_ids'
+     WHERE o.org_id = $1 AND o.user_id = $2 AND o.id = ANY($3::uuid[]) AND o.job_id IS NOT NULL`,
+    [scope.orgId, scope.userId, ids],
+  );
+  return rows;
+}
+
+/**
  * Active facts of the user with one of these hashes (re-checked under the store lock), other than
  * `exceptJob`'s own.
  */

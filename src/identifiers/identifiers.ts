@@ -71,8 +71,17 @@ function distinctBase(path: string): string | null {
   return COMMON_WORDS.has(lower) || GENERIC_BASES.has(lower) ? null : base;
 }
 
+/** Dotfiles and dot-directories a rule may name (`.env`, `.npmrc`, `.github`): not a sentence's dot. */
+const DOTFILE =
+  /^\.(?:env(?:\.[\w-]+)?|[a-z]+rc|git(?:ignore|attributes|modules|hub|lab-ci\.yml)?|profile|editorconfig|dockerignore|npmignore|htaccess|htpasswd|pgpass|netrc|ssh|vscode|idea|aws|kube|terraform|venv|tool-versions|nvmrc)$/;
+
 /** Identifiers in one token (already split on whitespace and punctuation). */
 function fromToken(raw: string, out: Set<string>) {
+  const dotfile = raw.replace(/[.:,]+$/, "");
+  if (DOTFILE.test(dotfile)) {
+    out.add(dotfile);
+    return;
+  }
   // Trailing sentence punctuation and a `:line:col` suffix are not part of the name.
   const token = raw
     .replace(/^[.:]+(?=[^./\\])/, "")

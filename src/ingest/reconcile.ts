@@ -5,8 +5,10 @@ import {
   type Similar,
   sameDirective,
   sameEpisode,
+  sameTurnFacts,
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
+import { contentWords, normaliseText } from "../providers/local/english.js";
 import { sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
@@ -99,6 +101,7 @@ export async function reconcile(
     }
     out.insert.push(f);
   });
+  await wholeSentencesToo(db, scope, out.supersedes);
 
   for (const a of plan.artifacts) {
     const prev = await latestArtifactVersion(db, scope, a.details!.title as string);
@@ -141,4 +144,34 @@ export async function reconcile(
   }
   out.insert.unshift(ep);
   return out;
+}
+
+/** A fact's words without the day that leads it ("On 8 May 2023, ..."). */
+const claimWords = (text: string) => normaliseText(text).replace(/^on \d{1,2} [a-z]+ \d{4} /, "");
+
+/**
+ * A clause superseded ("The user lives in Paris.") leaves the sentence it was cut from ("The user
+ * lives in Paris and the user works at Initech.") saying the old value. That sentence is superseded
+ * by the same fact when the turn's other facts hold all the rest of it (its other clauses are facts
+ * of their own); a sentence that says more than its clauses stays.
+ */
+async function wholeSentencesToo(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  supersedes: Map<string, string>,
+): Promise<void> {
+  const siblings = await sameTurnFacts(db, scope, [...supersedes.keys()]);
+  for (const old of new Set(siblings.map((s) => s.of))) {
+    const turn = siblings.filter((s) => s.of === old);
+    const clause = claimWords(turn.find((s) => s.id === old)?.text ?? "");
+    if (!clause) continue;
+    for (const whole of turn) {
+      const words = claimWords(whole.text);
+      if (whole.id === old || supersedes.has(whole.id) || !words.includes(clause)) continue;
+      let rest = ` ${words} `;
+      for (const part of turn)
+        if (part.id !== whole.id) rest = rest.replace(` ${claimWords(part.text)} `, " ");
+      if (contentWords(rest).length === 0) supersedes.set(whole.id, supersedes.get(old)!);
+    }
+  }
 }

@@ -148,7 +148,7 @@ const LEADING_INTERJECTION =
 
 /** Words of a three-word reply that says nothing of the speaker ("I know, right.", "I agree totally."). */
 const CHAT_REPLY = new Set(
-  "i'm i've we're know right agree totally guess mean think see true exactly same understand hope bet".split(
+  "i'm i've we're know right agree totally guess mean think see true exactly same understand hope bet let sure".split(
     " ",
   ),
 );
@@ -178,6 +178,10 @@ export function isSubstantive(sentence: string): boolean {
   // "I'm vegetarian.").
   if (n <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
   if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
+  // Talk about the talk ("I see what you mean.", "Let me think about it.") says nothing either.
+  if (words.length && words.every((w) => CHAT_REPLY.has(w))) return false;
+  // A lead-in to what follows ("Here is my backup script backup.sh:") is no claim of its own.
+  if (/^(?:here(?: is|'s| are)|below is|this is|see)\b.*:$/i.test(s)) return false;
   // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
   // so the one content word left is what the speaker likes.
   if (words.length === 1 && n >= 3 && PREFERENCE.test(s)) return !CHAT_REPLY.has(words[0]!);
@@ -186,7 +190,7 @@ export function isSubstantive(sentence: string): boolean {
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =
-  /^(?:(?:and|but|also|plus)\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*)+/i;
+  /^(?:(?:and|but|also|plus)\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
 
 export const stripInterjections = (s: string) =>
   s.replace(LEADING_INTERJECTION, "").replace(LEADING_LINK, "").trim();
@@ -272,21 +276,37 @@ export function toThirdPerson(sentence: string, name: string): string {
 
 /**
  * A request to the assistant ("Remind me to call my mom") is no claim about the speaker; it
- * reads as one once said as a request: "The user asked the assistant to remind them to ...".
+ * reads as one once said as a request: "The user asked the assistant to remind them to ...". In a
+ * chat between two people, the one asked is the other speaker ("Caroline asked Melanie to ...").
  */
 const REQUEST =
-  /^(?:please\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update)\b\s+(.*)$/i;
+  /^(?:please\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update|run)\b\s+(.*)$/i;
+/**
+ * A reaction before the request ("That is interesting, tell me more about ..."): a few words
+ * that say nothing themselves ("Maria, keep it up!" names who is asked; "When picking endorsements,
+ * make sure ..." is advice).
+ */
+const REMARK_THEN_REQUEST =
+  /^(?:that(?:'s| is) (?:so |really |very )?(?:interesting|cool|great|amazing|fascinating|neat|helpful)|interesting|fascinating|got it|makes sense|alright|all right)\s*[,;:]\s+(.+)$/i;
 
-export function asRequest(sentence: string, name: string): string | null {
-  const m = REQUEST.exec(sentence.trim());
+export function asRequest(sentence: string, name: string, asked = "the assistant"): string | null {
+  const trimmed = sentence.trim();
+  let m = REQUEST.exec(trimmed);
+  if (!m) {
+    const after = REMARK_THEN_REQUEST.exec(trimmed)?.[1];
+    if (after) m = REQUEST.exec(after);
+  }
   if (!m) return null;
+  // "Make sure you run cargo fmt ..." asks the assistant to run it.
+  const sure = m[1]!.toLowerCase() === "make" ? /^sure (?:that )?you (\w+)\s+(.*)$/i.exec(m[2]!) : null;
+  if (sure) m = [m[0], sure[1]!, sure[2]!] as unknown as RegExpExecArray;
   const rest = m[2]!
     // "... please." is the request's manners, not its content.
     .replace(/,?\s+please([.!]*)$/i, "$1")
     .replace(/\bme\b/g, "them")
     .replace(/\b[Mm]y\b/g, "their")
     .replace(/\bI\b/g, "they");
-  const out = `${name} asked the assistant to ${m[1]!.toLowerCase()} ${rest}`;
+  const out = `${name} asked ${asked} to ${m[1]!.toLowerCase()} ${rest}`;
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
@@ -454,10 +474,15 @@ const CATEGORY_RULES: Array<[string, RegExp]> = [
   ["relationships", /\b(friend\w*|partner|boyfriend|girlfriend|dating|married|wedding|relationship)\b/i],
   [
     "technology",
-    /\b(code|software|app|computer|api|database|server|deploy\w*|bug|programming|python|typescript)\b/i,
+    /\b(code|software|app|computer|api|database|server|deploy\w*|bug|programming|python|typescript|git|npm|commit|repo|docker|kubectl|terraform|lint)\b/i,
   ],
   ["pets", /\b(dog|dogs|cat|cats|pet|pets|puppy|kitten)\b/i],
-  ["sports", /\b(run|running|marathon|gym|football|soccer|tennis|swim\w*|yoga|cycling|sport\w*)\b/i],
+  [
+    "sports",
+    // "run" alone is as often a command ("run npm test", "never run terraform destroy"): a run
+    // that is exercise says so ("went for a run", "my morning run"), and running runs nothing.
+    /\b(?:(?:for a|a long|a short|morning|evening|daily|weekly|sunday|charity) runs?|runner|jogging|marathon|gym|football|soccer|tennis|swim\w*|yoga|cycling|sport\w*)\b|\brunning\b(?! (?:the |a |an |all |my |our )?(?:tests?|scripts?|commands?|builds?|servers?|code|npm|migrations?|jobs?|queries|query|containers?|pods?|services?|apps?|programs?|late|out|low)\b)/i,
+  ],
   ["music", /\b(music|song|songs|concert|band|sing\w*|album)\b/i],
   ["art", /\b(art|artist|paint\w*|museum|gallery|sculpt\w*)\b/i],
   ["community", /\b(support group|volunteer\w*|charity|community|lgbtq\w*|activis\w*|pride)\b/i],

@@ -122,7 +122,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // the new role!") say nothing about anyone.
       if (!turn.speaker && turn.role === "assistant" && ASSISTANT_OWN.test(sentence)) continue;
       let text =
-        (turn.role === "user" ? asRequest(sentence, speakerName(turn)) : null) ??
+        (turn.role === "user" ? asRequest(sentence, speakerName(turn), other ?? undefined) : null) ??
         toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
       text = nameOnce(text);
@@ -252,12 +252,15 @@ function withUserName(input: ExtractInput): {
     if (name) introduced = { name, eventId: t.eventId };
   }
   const name = introduced?.name ?? input.userName ?? null;
-  if (!name) return { input, introduced };
-  const turns = input.turns.map((t) =>
-    t.role === "user" && !t.speaker
-      ? { ...t, speaker: name, content: withoutIntroduction(t.content, name) }
-      : t,
-  );
+  const turns = input.turns.map((t) => {
+    if (name && t.role === "user" && !t.speaker)
+      return { ...t, speaker: name, content: withoutIntroduction(t.content, name) };
+    // A named speaker introducing themself ("Hey! I am Dave, I just adopted a cat") says nothing
+    // the speaker's name does not: "Dave is Dave just adopted ..." otherwise.
+    if (t.speaker && introducedName(t.content) === t.speaker)
+      return { ...t, content: withoutIntroduction(t.content, t.speaker) };
+    return t;
+  });
   return { input: { ...input, turns }, introduced };
 }
 
@@ -350,7 +353,7 @@ function secondToThird(s: string, name: string): string {
 
 /** A sentence's first word that is lower case inside a sentence ("On 8 May 2023, the user ..."). */
 const LEADING_FUNCTION_WORD =
-  /^(The|A|An|It|Its|It's|This|That|These|Those|There|They|We|He|She|His|Her|Their|Our|My|Your|You|Some|All|Both|Each|Every|No)\b/;
+  /^(The|A|An|It|Its|It's|This|That|These|Those|There|They|We|He|She|His|Her|Their|Our|My|Your|You|Some|All|Both|Each|Every|No|Last|Next|Yesterday|Today|Tonight|Tomorrow|Earlier|Later|Recently|Lately|Now|Then|One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|A few|Several|In|At|After|Before|During|Since|When|Back)\b/;
 
 /** Words of the dates that lead facts ("On 8 May 2023, ..."): no topic of a conversation. */
 const DATE_WORD =
