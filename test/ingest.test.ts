@@ -66,6 +66,15 @@ describe("ingest validation", () => {
     expect(emptyConv.status).toBe(422);
     expect(emptyConv.body.detail).toMatchObject({ code: "missing_conv_id", field: "conv_id" });
     expect(emptyConv.body.error.details.issues[0].loc).toEqual(["body", "conv_id"]);
+    // A blank id is no id: it would file memories under an invisible user or conversation.
+    for (const [field, body] of [
+      ["user_id", { user_id: "   ", conv_id: "c" }],
+      ["conv_id", { user_id: "u", conv_id: "\t " }],
+    ] as const) {
+      const blank = await ingest(key, { ...body, messages: msgs }, false);
+      expect(blank.status, field).toBe(422);
+      expect(blank.body.detail, field).toMatchObject({ code: `missing_${field}`, field });
+    }
     const noConv = await ingest(key, { user_id: "u", messages: msgs }, false);
     expect(noConv.body.detail).toMatchObject({ code: "missing_conv_id", field: "conv_id" });
     const ns = await ingest(key, { ...base, messages: msgs, namespace: "x".repeat(257) }, false);

@@ -16,8 +16,13 @@ export const MessageSchema = z
 export const IngestRequestSchema = z
   .object({
     messages: z.array(MessageSchema),
-    user_id: Ident().min(1),
-    conv_id: Ident().min(1),
+    // A blank id is no id: it would file the memories under a user or conversation no one sees.
+    user_id: Ident()
+      .min(1)
+      .refine((s) => s.trim() !== "", { error: "must not be blank", params: { code: "missing_user_id" } }),
+    conv_id: Ident()
+      .min(1)
+      .refine((s) => s.trim() !== "", { error: "must not be blank", params: { code: "missing_conv_id" } }),
     agent_id: Ident().nullish(),
     app_id: Ident().nullish(),
     outcome: z.enum(["resolved", "failed"]).nullish(),
