@@ -101,6 +101,27 @@ describe("identifier extraction", () => {
     expect(lesson).toMatchObject({ type: "lesson", trigger_entities: [".env"] });
   });
 
+  it("learns from npm's own error output, and triggers on rm and on a conventional file's name", () => {
+    const [fix] = extractDirectives([
+      turn(0, "tool", "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"),
+      turn(1, "assistant", "The ERESOLVE error was fixed by adding --legacy-peer-deps to npm install."),
+    ]);
+    expect(fix).toMatchObject({ type: "lesson" });
+    expect(fix!.trigger_entities).toEqual(expect.arrayContaining(["ERESOLVE", "npm", "--legacy-peer-deps"]));
+    expect(fix!.trigger_entities).not.toContain("ERR");
+    const [rm] = extractDirectives([turn(0, "user", "Never run rm -rf in the repo root.")]);
+    expect(rm?.trigger_entities).toEqual(["rm"]);
+    expect(identifiersFromAction({ tool: "Bash", args: { command: "rm -rf build" } })).toContain("rm");
+    const [readme] = extractDirectives([
+      turn(0, "user", "When you write a README, always include a Usage section."),
+    ]);
+    expect(readme?.trigger_entities).toEqual(["README"]);
+    expect(identifiersFromAction({ tool: "Edit", args: { file_path: "/x/README.md" } })).toContain("README");
+    expect(identifiersFromAction({ tool: "Edit", args: { file_path: "docs/guide.md" } })).not.toContain(
+      "guide",
+    );
+  });
+
   it("finds nothing in plain prose", () => {
     expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
   });

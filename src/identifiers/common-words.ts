@@ -12,7 +12,7 @@ export const COMMON_WORDS = new Set(
   out over own please same she should so some such than that the their them then there these they
   this those through to too under until up use used using very was we were what when where which
   while who whom why will with would you your yes ok okay true false null none undefined new old
-  run make test tests check fix add remove update set value values data file files line lines name
+  run make test tests check fix add remove update set value values data file files line lines name err
   type types thing things item items result results info warning warn debug note todo main index
   default print echo cd ls cat failed failure passed skipped success fatal
   api cli sdk url uri http https json xml html css sql cpu gpu ram dns tcp udp tls ssl jwt csv pdf

@@ -63,6 +63,15 @@ const GENERIC_BASES = new Set(
   cmd web www server client test tests spec specs data cache node_modules`.split(/\s+/),
 );
 
+/**
+ * The upper-case name of a conventional file (`README.md`, `CHANGELOG.md`, `LICENSE.txt`): a rule
+ * says "README", a call edits `docs/README.md`.
+ */
+function shoutedStem(file: string): string | null {
+  const stem = file.split(".")[0]!;
+  return /^[A-Z][A-Z0-9_]{3,}$/.test(stem) && !COMMON_WORDS.has(stem.toLowerCase()) ? stem : null;
+}
+
 /** A path's base name, when it counts as an identifier of its own (see GENERIC_BASES). */
 function distinctBase(path: string): string | null {
   const base = baseName(path);
@@ -96,10 +105,14 @@ function fromToken(raw: string, out: Set<string>) {
     out.add(token);
     const base = distinctBase(token);
     if (base) out.add(base);
+    const stem = base && shoutedStem(base);
+    if (stem) out.add(stem);
     return;
   }
   if (FILE_NAME.test(token) && !/^\d/.test(token) && !QUALIFIED.test(token)) {
     out.add(token);
+    const stem = shoutedStem(token);
+    if (stem) out.add(stem);
     return;
   }
   if (QUALIFIED.test(token)) {
@@ -200,7 +213,8 @@ const KNOWN_COMMANDS = new Set(
   psql pg_dump pg_restore mysql sqlite3 redis-cli mongosh
   aws gcloud az heroku flyctl vercel netlify wrangler kubectx
   curl wget ssh scp rsync systemctl journalctl brew apt apt-get dnf yum pacman
-  cmake gcc clang ffmpeg jq sed awk grep`
+  cmake gcc clang ffmpeg jq sed awk grep
+  rm rmdir mv cp chmod chown pkill killall sudo tar unzip xargs dd mkfs crontab nohup tmux vim nano`
     .split(/\s+/)
     .filter(Boolean),
 );

@@ -27,8 +27,9 @@ const CONDITIONAL_RULE =
   /^(when|whenever|before|after|if)\b[^,]{3,},\s*(?:always\s+|first\s+)?(add|use|run|set|call|check|install|restart|delete|remove|update|keep|put|pass|export|source|wait|close|open|commit|push|pull|build|rebuild|clear|kill|start|stop|edit|change|bump|rerun|regenerate|point|include|exclude|register|import|write|read|create|drop|migrate|reset)\b/i;
 const CORRECTION = /^(no|nope|actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*/i;
 // "psql: error: ..." and "panic: ..." end in a colon: no word boundary after it.
+// npm's own errors ("npm ERR! code ERESOLVE") and the errno codes Node and npm print.
 const ERROR =
-  /\b(?:[A-Z]\w*(?:Error|Exception)\b|[Ee]rror:|[Pp]anic:|[Ff]atal:|[Ff]ailed\b|[Tt]raceback\b|E(?:NOENT|ACCES|CONNREFUSED)\b)|^\[error\]/m;
+  /\b(?:[A-Z]\w*(?:Error|Exception)\b|[Ee]rror:|[Pp]anic:|[Ff]atal:|[Ff]ailed\b|[Tt]raceback\b|npm ERR!|E(?:NOENT|ACCES|CONNREFUSED|CONNRESET|ADDRINUSE|PERM|EXIST|NOTFOUND|TIMEDOUT|PIPE|ISDIR|NOTDIR|MFILE|NOSPC|RESOLVE|LIFECYCLE|INTEGRITY)\b)|^\[error\]/m;
 // Not inside a name: the branch `HEAD:fix/cart-total` is no fix.
 const FIX =
   /(?<![\w/.:-])(fix(ed)?|solved|resolved|the (issue|problem|cause|fix) (was|is)|works now|turned out|solution (was|is)|workaround)(?![\w/-])/i;
