@@ -502,6 +502,26 @@ describe("named speakers, dates and categories", () => {
   });
 });
 
+describe("an episode says each thing once, and its title writes names as names", () => {
+  it("leaves a dated clause out of the summary when its dated sentence is in, and keeps capitals", () => {
+    const at = new Date("2024-01-10T12:00:00Z");
+    const dated = (i: number, content: string): Turn => ({
+      ...turn(i, "user", content),
+      date: "10 January 2024",
+      at,
+      refDate: at,
+    });
+    const { episode } = extraction([
+      dated(0, "I live in Paris and I work at Initech as an engineer."),
+      dated(1, "My friend Maria moved to Lisbon last year."),
+      dated(2, "Maria says Lisbon is lovely and she moved there for work."),
+    ]);
+    expect(episode.summary.match(/works at Initech/g)).toHaveLength(1);
+    expect(episode.title).toMatch(/Lisbon/);
+    expect(episode.title).not.toMatch(/lisbon/);
+  });
+});
+
 describe("what a turn says is kept", () => {
   it("takes 'I (really) like X' as a fact, though 'like' is chat filler elsewhere", () => {
     expect(facts([turn(0, "user", "I really like tea")]).map((f) => f.text)).toEqual([

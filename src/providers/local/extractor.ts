@@ -359,6 +359,20 @@ const LEADING_FUNCTION_WORD =
 const DATE_WORD =
   /^(\d+|january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weeks|month|months|year|years|today|yesterday|tomorrow|last|next|ago)$/;
 
+/**
+ * A topic word as the facts write it inside a sentence: "Lisbon" and "Maria" keep their capital
+ * ("Conversation about Lisbon, Maria"), a word capitalised only where it opens a sentence does not.
+ */
+function asWritten(word: string, sentences: string[]): string {
+  // After a word or a comma: not where a sentence or a quoted remark ("said: It's ...") opens.
+  const re = new RegExp(`(?<=[\\p{L}\\p{N},]\\s+)${word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "iu");
+  for (const s of sentences) {
+    const m = re.exec(s);
+    if (m) return m[0];
+  }
+  return word;
+}
+
 /** Words the third person puts in facts for the speakers ("the user and others"): no topic. */
 const PERSON_WORDS = new Set(["user", "user's", "others", "assistant", "assistant's"]);
 
@@ -368,7 +382,10 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   for (const f of facts) for (const w of new Set(contentWords(f.text))) freq.set(w, (freq.get(w) ?? 0) + 1);
   const names = new Set(speakers.flatMap((s) => contentWords(s).flatMap((w) => [w, `${w}'s`])));
   const topics = [...freq.entries()]
-    .filter(([w, n]) => n > 1 && !names.has(w) && !PERSON_WORDS.has(w) && !DATE_WORD.test(w))
+    // A contraction ("it's", "let's", "can't") is no topic.
+    .filter(
+      ([w, n]) => n > 1 && !names.has(w) && !PERSON_WORDS.has(w) && !DATE_WORD.test(w) && !w.includes("'"),
+    )
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 3)
     .map(([w]) => w);
@@ -378,10 +395,12 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   // Each sentence once: an attribute also stands alone as a fact, so its sentence comes twice, or
   // inside the sentence it was a clause of ("Priya moved to Leeds and Priya works as a nurse").
   const said = [...new Set(facts.flatMap((f) => splitSentences(f.text)))];
-  const lower = said.map((s) => s.toLowerCase());
+  // Compared without the day that leads a fact: a dated clause ("On 10 January 2024, the user
+  // works at Initech.") is inside its dated sentence all the same.
+  const lower = said.map((s) => s.toLowerCase().replace(/^on \d{1,2} [a-z]+ \d{4}, /, ""));
   const within = (i: number) => {
     const s = lower[i]!.replace(/[.!]$/, "");
-    return lower.some((o, j) => j !== i && o.includes(s));
+    return lower.some((o, j) => j !== i && o.includes(s) && (o !== lower[i] || j < i));
   };
   // The three best sentences, each checked against the rest only once it is a candidate: checked
   // all against all first, 3,000 sentences held the event loop for 2 s (every other request with
@@ -405,7 +424,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     : firstTurn.slice(0, 300);
   const who = speakers.filter((s) => !/^the /i.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
-  if (topics.length) title += ` about ${topics.join(", ")}`;
+  if (topics.length) title += ` about ${topics.map((w) => asWritten(w, said)).join(", ")}`;
 
   let gist: Record<string, unknown> | null = null;
   if (input.agentic) {
