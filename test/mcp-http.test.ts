@@ -653,6 +653,31 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(out.data.map((m: any) => m.type)).toEqual(["episode"]);
     await client.close();
   });
+
+  it("search_memory finds lessons by what they say when include names them, as REST search does", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "The deploy runs on Fridays.", user_id: "u-les" },
+      {
+        type: "lesson",
+        text: "Always run the smoke tests before the deploy.",
+        user_id: "u-les",
+        trigger_entities: ["smoke_tests.sh"],
+      },
+    ]);
+    const args = { query: "deploy smoke tests", user_id: "u-les", mode: "retrieve" };
+    const plain = (await callOk(client, tools, "search_memory", args)).structured;
+    expect(plain.data.map((m: any) => m.type)).not.toContain("lesson");
+    const asked = (await callOk(client, tools, "search_memory", { ...args, include: ["fact", "lesson"] }))
+      .structured;
+    expect(asked.data[0]).toMatchObject({
+      type: "lesson",
+      text: "Always run the smoke tests before the deploy.",
+    });
+    expect(asked.data.map((m: any) => m.type)).toContain("fact");
+    await client.close();
+  });
 });
 
 const ownId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;

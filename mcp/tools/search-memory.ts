@@ -19,9 +19,12 @@ export const searchMemoryTool = defineTool({
     app_id: appId,
     group_ids: groupIds,
     include: z
-      .array(z.enum(["fact", "artifact", "episode"]))
+      .array(z.enum(["fact", "artifact", "episode", "lesson", "procedure"]))
       .optional()
-      .describe("Kinds of memory to search: fact, artifact, episode. Default all three."),
+      .describe(
+        "Kinds of memory to search: fact, artifact, episode (the default: all three); lesson and procedure " +
+          "add the directives the query names or matches, ahead of the ranked rows (recall_directives matches a tool call).",
+      ),
     mode: z
       .enum(["compose", "retrieve"])
       .default("compose")
