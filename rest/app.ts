@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
+import { cors } from "hono/cors";
 import { createConsole } from "../console/app.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { CoreError } from "../src/errors.js";
@@ -37,6 +38,44 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
 
   app.use("*", httpMetrics(deps.metrics));
   app.use("*", requestContext(deps));
+  // Cross-origin calls from browsers, to the origins configured: before authentication, so that a
+  // preflight (OPTIONS, no key) is answered.
+  const origins = deps.config.MNEMO_CORS_ORIGINS;
+  if (origins.length) {
+    const allow = cors({
+      origin: origins[0] === "*" ? "*" : origins,
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      allowHeaders: [
+        "authorization",
+        "content-type",
+        "x-api-key",
+        "x-org-id",
+        "x-request-id",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+        "x-mnemo-user-id",
+        "x-mnemo-agent-id",
+        "x-mnemo-app-id",
+        "x-mnemo-namespace",
+      ],
+      exposeHeaders: [
+        "x-request-id",
+        "mcp-session-id",
+        "retry-after",
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-daily-limit",
+        "x-ratelimit-daily-remaining",
+      ],
+      maxAge: 600,
+    });
+    app.use("/v1/*", allow);
+    for (const path of Object.keys(options.mounts ?? {})) app.use(path, allow);
+  }
   app.use("/v1/*", bodyRules(deps.config.MNEMO_MAX_BODY_BYTES));
   app.use("/v1/*", requireAuth(deps));
   // Hono would hand `GET /v1/memories/search` to the memory-id route (a memory called "search"):

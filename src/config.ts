@@ -63,6 +63,12 @@ const url = (...schemes: string[]) =>
     });
 const httpUrl = url("http:", "https:");
 
+/** A refusal of a setting's value, for a transform. */
+function fail(ctx: z.RefinementCtx, message: string): never {
+  ctx.addIssue({ code: "custom", message });
+  return z.NEVER as never;
+}
+
 /**
  * What is wrong in MNEMO_RATE_TIERS, naming the tier and field ("pro.per_day: required"): a tier is
  * "unlimited" or an object, and zod reports that union's failure as only "Invalid input".
@@ -282,6 +288,30 @@ export const EnvSchema = z.object({
         ctx.addIssue({ code: "custom", message: "must be JSON" });
       }
       return z.NEVER;
+    }),
+  // Browser clients (a web app, a browser MCP client): the origins allowed to call /v1 and /mcp
+  // across origins, comma-separated, or "*"; none by default (no CORS headers are sent).
+  MNEMO_CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const list = (v ?? "")
+        .split(",")
+        .map((o) => o.trim())
+        .filter(Boolean);
+      if (list.includes("*")) return list.length === 1 ? ["*"] : fail(ctx, '"*" stands alone');
+      for (const o of list) {
+        let u: URL | undefined;
+        try {
+          u = new URL(o);
+        } catch {}
+        if (!u || !["http:", "https:"].includes(u.protocol) || u.origin !== o)
+          return fail(
+            ctx,
+            `${JSON.stringify(o)} is no origin (scheme://host[:port], no path or trailing slash)`,
+          );
+      }
+      return list;
     }),
   // MCP defaults
   MNEMO_URL: httpUrl,

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+import { startTestService, type TestService } from "./helpers/harness.js";
+
+const ORIGIN = "https://app.example.com";
+let svc: TestService;
+let closed: TestService;
+beforeAll(async () => {
+  svc = await startTestService({
+    workers: false,
+    env: { MNEMO_CORS_ORIGINS: `${ORIGIN}, http://localhost:6274` },
+  });
+  closed = await startTestService({ workers: false });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await closed?.stop();
+});
+
+const preflight = (s: TestService, path: string, origin: string) =>
+  s.request("OPTIONS", path, {
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type, x-api-key, mcp-protocol-version",
+    },
+  });
+
+describe("MNEMO_CORS_ORIGINS", () => {
+  it("answers a browser's preflight for /v1 and /mcp without a key, for the origins configured", async () => {
+    for (const path of ["/v1/memories/search", "/mcp"]) {
+      const res = await preflight(svc, path, ORIGIN);
+      expect(res.status, path).toBe(204);
+      expect(res.headers.get("access-control-allow-origin"), path).toBe(ORIGIN);
+      const allowed = res.headers.get("access-control-allow-headers")?.toLowerCase() ?? "";
+      for (const h of ["x-api-key", "content-type", "mcp-protocol-version", "x-mnemo-user-id"])
+        expect(allowed, `${path} ${h}`).toContain(h);
+      expect(res.headers.get("access-control-allow-methods")).toContain("POST");
+    }
+    expect(
+      (await preflight(svc, "/mcp", "http://localhost:6274")).headers.get("access-control-allow-origin"),
+    ).toBe("http://localhost:6274");
+  });
+
+  it("marks answers to an allowed origin and exposes the headers a client reads; others get no grant", async () => {
+    const { key } = await svc.newOrg();
+    const ok = await svc.request("GET", "/v1/groups", { key, headers: { origin: ORIGIN } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    const exposed = ok.headers.get("access-control-expose-headers")?.toLowerCase() ?? "";
+    for (const h of ["x-request-id", "ratelimit-remaining", "retry-after"]) expect(exposed).toContain(h);
+    // Still authenticated: a grant to the origin is no credential.
+    expect((await svc.request("GET", "/v1/groups", { headers: { origin: ORIGIN } })).status).toBe(401);
+    const other = await preflight(svc, "/v1/memories/search", "https://evil.example.net");
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("sends no CORS headers by default", async () => {
+    const res = await preflight(closed, "/v1/memories/search", ORIGIN);
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    expect(res.status).toBe(401);
+  });
+
+  it("takes origins or *, and refuses anything else at start-up", () => {
+    expect(loadConfig({ MNEMO_CORS_ORIGINS: "*" }).MNEMO_CORS_ORIGINS).toEqual(["*"]);
+    expect(loadConfig({}).MNEMO_CORS_ORIGINS).toEqual([]);
+    for (const bad of ["https://app.example.com/", "app.example.com", "ftp://x.org", "*, https://a.org"]) {
+      expect(() => loadConfig({ MNEMO_CORS_ORIGINS: bad }), bad).toThrow(ConfigError);
+      expect(() => loadConfig({ MNEMO_CORS_ORIGINS: bad }), bad).toThrow(/MNEMO_CORS_ORIGINS/);
+    }
+  });
+});
