@@ -29,6 +29,11 @@ export function memoryDetail(m: Row): string {
   return lines.join("\n");
 }
 
+/** How many memories an ingest's text names, and how long each line's text may be. */
+const JOB_LINES = 25;
+const LINE_CHARS = 200;
+const clip = (s: string) => (s.length > LINE_CHARS ? `${s.slice(0, LINE_CHARS - 1)}…` : s);
+
 export function jobText(job: Row): string {
   const status = String(job.status);
   if (status === "succeeded") {
@@ -36,15 +41,22 @@ export function jobText(job: Row): string {
     const created = (r.memories_created ?? []) as Row[];
     const updated = (r.memories_updated ?? []) as Row[];
     const ignored = (r.ignored_group_ids ?? []) as string[];
+    // A big ingest creates hundreds of memories: the text (what the model reads) names the first
+    // JOB_LINES, each cut short; the structured result lists every one in full.
+    const lines = [
+      ...created.map((m) => ["created", m] as const),
+      ...updated.map((m) => ["updated", m] as const),
+    ].map(
+      ([what, m]) => `- ${what} ${m.type ? `[${m.type}] ` : ""}${clip(oneLine(String(m.text)))} (id ${m.id})`,
+    );
     const parts = [
       `Ingest job ${job.id} succeeded: ${created.length} memories created, ${updated.length} updated.`,
-      ...created.map(
-        (m) => `- created ${m.type ? `[${m.type}] ` : ""}${oneLine(String(m.text))} (id ${m.id})`,
-      ),
-      ...updated.map(
-        (m) => `- updated ${m.type ? `[${m.type}] ` : ""}${oneLine(String(m.text))} (id ${m.id})`,
-      ),
+      ...lines.slice(0, JOB_LINES),
     ];
+    if (lines.length > JOB_LINES)
+      parts.push(
+        `... and ${lines.length - JOB_LINES} more (every one is in the structured result; list_memories reads them).`,
+      );
     if (ignored.length) parts.push(`Ignored unknown or archived group ids: ${ignored.join(", ")}`);
     return parts.join("\n");
   }

@@ -654,6 +654,23 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await client.close();
   });
 
+  it("add_memory's text names the first memories of a big ingest, cut short; the structured result has all", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const messages = Array.from({ length: 60 }, (_, i) => ({
+      role: "user",
+      content: `My colleague number ${i} works in Lisbon on the climbing project and ${"likes long walks ".repeat(20)}.`,
+    }));
+    const added = await callOk(client, tools, "add_memory", { messages, user_id: "u-big" });
+    const created = added.structured.result.memories_created as unknown[];
+    expect(created.length).toBeGreaterThan(30);
+    const lines = added.text.split("\n").filter((l: string) => l.startsWith("- created"));
+    expect(lines).toHaveLength(25);
+    expect(Math.max(...lines.map((l: string) => l.length))).toBeLessThan(300);
+    expect(added.text).toMatch(new RegExp(`\\.\\.\\. and ${created.length - 25} more`));
+    await client.close();
+  });
+
   it("search_memory finds lessons by what they say when include names them, as REST search does", async () => {
     const { key, orgId } = await svc.newOrg();
     const { client, tools } = await connect(key);
