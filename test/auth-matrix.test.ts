@@ -166,6 +166,11 @@ describe("cross-user matrix: a key confined to one user", () => {
       { body: ingest("user_2"), expect: 403, code: "user_mismatch" },
       { body: ingest("user_1"), expect: 202 },
     ],
+    "DELETE /v1/memories": [
+      { path: "/v1/memories?user_id=user_2", expect: 403, code: "user_mismatch" },
+      // Without user_id: user_1's own only (none in this conversation); user_2's stay (checked below).
+      { path: "/v1/memories?conv_id=c1", expect: 200 },
+    ],
     "GET /v1/memories/jobs": [{ expect: 200 }],
     "GET /v1/memories/": [{ expect: 200 }],
     "POST /v1/memories/": [

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/auth/keys.js";
 import { findMemory } from "../src/db/memories.js";
 import { inTimedChunks } from "../src/ingest/store.js";
 import { toWire } from "../src/memories/model.js";
@@ -961,6 +962,8 @@ describe("a deleted fact leaves its episodes", () => {
     expect(after!.text).toContain("Oslo");
     expect(after!.details.fact_ids).not.toContain(pin.id);
     expect(after!.details.fact_ids).toHaveLength((before!.details.fact_ids as string[]).length - 1);
+    // Nor does a neighbour link (details.episode_near) of the facts beside it name it any more.
+    expect(await danglingLinks(svc.deps.db, orgId)).toEqual([0, 0]);
     // Its text changed: `updated_at` says when (spec 2.1: the time of the last consolidation), so a
     // client syncing by it sees the change.
     expect(after!.updated_at!.getTime()).toBeGreaterThan(before!.updated_at!.getTime());
@@ -970,5 +973,74 @@ describe("a deleted fact leaves its episodes", () => {
     });
     expect(search.status).toBe(200);
     expect(JSON.stringify(search.body)).not.toContain("4417");
+  });
+});
+
+describe("DELETE /v1/memories (forget a scope)", () => {
+  const count = async (orgId: string, userId: string) =>
+    (
+      await svc.deps.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND user_id = $2",
+        [orgId, userId],
+      )
+    ).rows[0]!.n;
+
+  it("deletes every memory of a conversation or a user, leaves no dangling link, and needs a scope", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const said = "I live in Lisbon and I have a greyhound named Rex.";
+    await ingestOk(key, { user_id: "u1", conv_id: "A", messages: [user(said)] });
+    // The same claims again in another conversation: its episode lists conversation A's facts.
+    await ingestOk(key, {
+      user_id: "u1",
+      conv_id: "B",
+      messages: [user(said), user("I also play the cello on Sundays.")],
+    });
+    await ingestOk(key, {
+      user_id: "u1",
+      conv_id: "C",
+      messages: [user("Never run terraform destroy without a plan file.")],
+    });
+    await ingestOk(key, {
+      user_id: "u2",
+      conv_id: "A",
+      messages: [user("I live in Oslo with my two cats.")],
+    });
+
+    const none = await svc.request("DELETE", "/v1/memories", { key });
+    expect(none.status).toBe(422);
+    expect(none.body.detail.code).toBe("missing_scope");
+    expect(await count(orgId, "u1")).toBeGreaterThan(4);
+
+    const convA = await svc.request("DELETE", "/v1/memories?user_id=u1&conv_id=A", { key });
+    expect(convA.status).toBe(200);
+    expect(convA.body).toMatchObject({ object: "memory_deletion", by_type: { episode: 1 } });
+    expect(convA.body.deleted).toBeGreaterThanOrEqual(3);
+    expect(await danglingLinks(svc.deps.db, orgId)).toEqual([0, 0]);
+    const left = (await svc.request("GET", "/v1/memories?user_id=u1&limit=100", { key })).body.data;
+    expect(left.some((m: { conv_id: string }) => m.conv_id === "A")).toBe(false);
+    expect(left.some((m: { text: string }) => m.text.includes("cello"))).toBe(true);
+
+    // A key confined to a user forgets its own user only.
+    const db = svc.deps.db;
+    const own = (await createApiKey(db, { orgId, userId: "u2", kind: "service" })).key;
+    const other = await svc.request("DELETE", "/v1/memories?user_id=u1", { key: own });
+    expect(other.status).toBe(403);
+    expect(other.body.detail.code).toBe("user_mismatch");
+    const mine = await svc.request("DELETE", "/v1/memories", { key: own });
+    expect(mine.status).toBe(200);
+    expect(mine.body.deleted).toBeGreaterThan(0);
+    expect(await count(orgId, "u2")).toBe(0);
+
+    // The whole user: directives too; search serves nothing of theirs; a repeat deletes nothing.
+    const all = await svc.request("DELETE", "/v1/memories?user_id=u1", { key });
+    expect(all.body.by_type.lesson).toBe(1);
+    expect(await count(orgId, "u1")).toBe(0);
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "where does the user live", user_id: "u1", mode: "retrieve" },
+    });
+    expect(search.body.data).toEqual([]);
+    const again = await svc.request("DELETE", "/v1/memories?user_id=u1", { key });
+    expect(again.body).toEqual({ object: "memory_deletion", deleted: 0, by_type: {} });
   });
 });

@@ -1,12 +1,14 @@
 import { createRoute } from "@hono/zod-openapi";
-import { deleteMemory } from "../../src/memories/delete.js";
+import { deleteMemoriesInScope, deleteMemory } from "../../src/memories/delete.js";
 import { getMemory } from "../../src/memories/get.js";
 import { listMemories } from "../../src/memories/list.js";
 import { patchMemoryGroups } from "../../src/memories/patch.js";
 import { listRevisions } from "../../src/memories/revisions.js";
 import {
+  DeleteMemoriesQuery,
   ListMemoriesQuery,
   listMemoriesInput,
+  MemoryDeletionSchema,
   MemoryGroupPatchRequest,
   MemoryListSchema,
   MemoryParams,
@@ -42,6 +44,25 @@ export function registerMemoryRoutes(app: App) {
       const input = listMemoriesInput(c.req.valid("query"));
       return c.json(await listMemories({ ctx: c.get("ctx"), input }), 200);
     },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/memories",
+      tags: ["memories"],
+      summary: "Forget a scope: hard-delete every memory of a user, agent, conversation or app",
+      description:
+        "Every memory of the organisation whose scope matches each axis given (at least one; 422 " +
+        "`missing_scope` without): facts (superseded ones too), episodes, artifacts, lessons and procedures. " +
+        "No tombstone. A key confined to a user forgets only its own user's.",
+      request: { query: DeleteMemoriesQuery },
+      responses: {
+        200: { description: "What was deleted (0 when nothing matched)", ...json(MemoryDeletionSchema) },
+        ...errorResponses({ 422: ["missing_scope"], 500: ["delete_failed"] }),
+      },
+    }),
+    async (c) => c.json(await deleteMemoriesInScope({ ctx: c.get("ctx"), input: c.req.valid("query") }), 200),
   );
 
   app.openapi(

@@ -269,6 +269,53 @@ export async function deleteMemoryRow(
   return rows[0] ?? null;
 }
 
+/**
+ * Deletes every memory of the organisation in a scope (each axis given must match; at least one
+ * is): what was deleted, for the episodes that list a deleted fact outside the scope.
+ */
+export async function deleteMemoryRowsInScope(
+  db: Queryable,
+  orgId: string,
+  scope: {
+    user_id?: string | null;
+    agent_id?: string | null;
+    conv_id?: string | null;
+    app_id?: string | null;
+  },
+): Promise<Array<{ id: string; type: MemoryType; text: string; user_id: string | null }>> {
+  const axes = (["user_id", "agent_id", "conv_id", "app_id"] as const).filter((a) => scope[a] != null);
+  if (axes.length === 0) throw new Error("deleteMemoryRowsInScope needs a scope axis");
+  const { rows } = await db.query(
+    `DELETE FROM memories WHERE org_id = $1 AND ${axes.map((a, i) => `${a} = $${i + 2}`).join(" AND ")}
+     RETURNING id::text, type, text, user_id`,
+    [orgId, ...axes.map((a) => scope[a])],
+  );
+  return rows;
+}
+
+/**
+ * Deleted facts leave their neighbours' links (`details.episode_near`, the facts either side of a
+ * fact in its episode, which a search may add beside a hit): the facts of these users that name one
+ * of `ids` lose that entry.
+ */
+export async function unlinkNeighbours(
+  db: Queryable,
+  orgId: string,
+  userIds: Array<string | null>,
+  ids: string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `UPDATE memories m SET details = jsonb_set(m.details, '{episode_near}', (
+       SELECT coalesce(jsonb_object_agg(n.key, n.value), '{}'::jsonb)
+       FROM jsonb_each(m.details -> 'episode_near') n WHERE NOT ((n.value #>> '{}') = ANY($3::text[]))))
+     WHERE m.org_id = $1 AND m.type = 'fact' AND (m.user_id = ANY($2::text[]) OR (m.user_id IS NULL AND array_position($2::text[], NULL) IS NOT NULL))
+       AND jsonb_typeof(m.details -> 'episode_near') = 'object'
+       AND EXISTS (SELECT 1 FROM jsonb_each_text(m.details -> 'episode_near') n WHERE n.value = ANY($3::text[]))`,
+    [orgId, userIds, ids],
+  );
+}
+
 /** The episodes of a user that list any of these facts in `details.fact_ids`, for update. */
 export async function episodesListingFacts(
   db: Queryable,

@@ -1,7 +1,14 @@
-import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
+import { confinedUser, mayWriteRow, writeUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import type { Queryable } from "../db/db.js";
-import { deleteMemoryRow, episodesListingFacts, findMemory, updateEpisodeText } from "../db/memories.js";
+import {
+  deleteMemoryRow,
+  deleteMemoryRowsInScope,
+  episodesListingFacts,
+  findMemory,
+  unlinkNeighbours,
+  updateEpisodeText,
+} from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
@@ -36,10 +43,72 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
   ctx.log.info({ memoryId: input.id }, "memory deleted");
 }
 
+export interface ScopeDeletionInput {
+  user_id?: string | undefined;
+  agent_id?: string | undefined;
+  conv_id?: string | undefined;
+  app_id?: string | undefined;
+}
+
+export interface ScopeDeletion {
+  object: "memory_deletion";
+  deleted: number;
+  by_type: Record<string, number>;
+}
+
+/**
+ * Forgets a scope: hard-deletes every memory of the organisation whose scope matches each axis
+ * given (a user's all, a conversation's, an agent's...; superseded facts, episodes, artifacts and
+ * directives included), in one transaction. At least one axis: a whole organisation is never
+ * deleted this way (422 `missing_scope`). A key confined to a user forgets only its own user's
+ * (its user is the default `user_id`; another one is 403). Episodes outside the scope that list a
+ * deleted fact (a fact restated in another conversation) lose it, as after a single delete.
+ */
+export async function deleteMemoriesInScope({
+  ctx,
+  input,
+}: {
+  ctx: Ctx;
+  input: ScopeDeletionInput;
+}): Promise<ScopeDeletion> {
+  const scope = { ...input, user_id: writeUserId(ctx.principal, input.user_id) ?? undefined };
+  const axes = (["user_id", "agent_id", "conv_id", "app_id"] as const).filter((a) => scope[a]?.trim());
+  if (axes.length === 0) {
+    throw new CoreError(
+      "missing_scope",
+      "Name what to forget: user_id, agent_id, conv_id or app_id (each given must match); a whole organisation is never deleted this way.",
+    );
+  }
+  let rows: Awaited<ReturnType<typeof deleteMemoryRowsInScope>>;
+  try {
+    rows = await inTx(ctx, async ({ db }) => {
+      const orgId = ctx.principal.orgId;
+      const gone = await deleteMemoryRowsInScope(
+        db,
+        orgId,
+        Object.fromEntries(axes.map((a) => [a, scope[a]])),
+      );
+      const facts = gone.filter((r) => r.type === "fact");
+      if (facts.length) await unsayInEpisodes(db, orgId, facts, { unlist: true });
+      return gone;
+    });
+  } catch (err) {
+    if (isCoreError(err)) throw err;
+    throw new CoreError("delete_failed", "The memories could not be deleted.", { cause: err });
+  }
+  const byType: Record<string, number> = {};
+  for (const r of rows) byType[r.type] = (byType[r.type] ?? 0) + 1;
+  ctx.log.info(
+    { scope: Object.fromEntries(axes.map((a) => [a, scope[a]])), deleted: rows.length },
+    "memories deleted",
+  );
+  return { object: "memory_deletion", deleted: rows.length, by_type: byType };
+}
+
 /**
  * The episodes that list these facts (each of its user) no longer say them: their sentences leave
  * the episodes' text (an episode left with none reads as its title). A deleted fact also leaves
- * their `fact_ids` (`unlist`); a superseded one stays listed (it is still the episode's, as
+ * their `fact_ids` and its neighbours' links (`details.episode_near`) (`unlist`); a superseded one stays listed (it is still the episode's, as
  * history), but the summary no longer serves what the fact's successor replaced. One read per
  * user; run inside the transaction that deletes or supersedes the facts.
  */
@@ -51,6 +120,13 @@ export async function unsayInEpisodes(
 ): Promise<void> {
   const byUser = new Map<string | null, typeof facts>();
   for (const f of facts) byUser.set(f.user_id, [...(byUser.get(f.user_id) ?? []), f]);
+  if (options.unlist)
+    await unlinkNeighbours(
+      db,
+      orgId,
+      [...byUser.keys()],
+      facts.map((f) => f.id),
+    );
   for (const [userId, ofUser] of byUser) {
     const ids = ofUser.map((f) => f.id);
     for (const ep of await episodesListingFacts(db, orgId, userId, ids)) {

@@ -94,6 +94,24 @@ export function listMemoriesInput(query: z.output<typeof ListMemoriesQuery>) {
   return { ...rest, fullContent: (include ?? "").split(",").some((s) => s.trim() === "full_content") };
 }
 
+/** DELETE /v1/memories query: the scope to forget, each axis given must match (at least one). */
+export const DeleteMemoriesQuery = z.object({
+  user_id: q("user_id", "The user whose memories go (a key confined to a user: its own, the default)."),
+  agent_id: q("agent_id", "Exact match; ANDed with the other axes."),
+  conv_id: q("conv_id", "Exact match; ANDed with the other axes."),
+  app_id: q("app_id", "Exact match; ANDed with the other axes."),
+});
+
+export const MemoryDeletionSchema = z
+  .object({
+    object: z.literal("memory_deletion"),
+    deleted: z.number().int().openapi({ description: "How many memories were deleted." }),
+    by_type: z
+      .record(z.string(), z.number().int())
+      .openapi({ description: "The same count by memory type.", example: { fact: 12, episode: 2 } }),
+  })
+  .openapi("MemoryDeletion");
+
 export const MemoryParams = z.object({
   memory_id: z.string().openapi({ param: { name: "memory_id", in: "path" }, format: "uuid" }),
 });
