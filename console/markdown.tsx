@@ -49,7 +49,8 @@ export const Markdown: FC<{ text: string }> = ({ text }) => {
 
 function inline(s: string): Child[] {
   const out: Child[] = [];
-  const re = /(\*\*[^*]+\*\*|`[^`]+`|_[^_]+_)/g;
+  // Emphasis by underscores only at word edges: `test_checkout_total` is a name, not emphasis.
+  const re = /(\*\*[^*]+\*\*|`[^`]+`|(?<![\p{L}\p{N}_])_[^_]+_(?![\p{L}\p{N}_]))/gu;
   let last = 0;
   for (const m of s.matchAll(re)) {
     if (m.index > last) out.push(s.slice(last, m.index));

@@ -50,6 +50,13 @@ describe("console markdown", () => {
     expect(out).toContain("<p>plain &quot;text&quot;</p>");
     expect(out).not.toContain("<b>");
   });
+
+  it("reads underscores inside a name as the name's, not as emphasis", async () => {
+    const out = await html(Markdown({ text: "- CI red: test_checkout_total fails; _(unverified)_" }));
+    expect(out).toContain("test_checkout_total");
+    expect(out).toContain("<em>(unverified)</em>");
+    expect(out).not.toContain("test<em>");
+  });
 });
 
 describe("console charts", () => {

@@ -96,6 +96,73 @@ describe("console security", () => {
     expect(await groups()).toBe(1);
   });
 
+  it("refuses a sign-in posted from another site, even one that set the sign-in cookie (login CSRF)", async () => {
+    const org = await svc.newOrg();
+    // A sibling site (another port or subdomain) may set the form token's cookie itself.
+    const forged = "A".repeat(32);
+    const posts: Array<Record<string, string>> = [
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "cross-site" },
+      { origin: "http://evil.localhost:18506" },
+    ];
+    for (const headers of posts) {
+      const client = new ConsoleClient(svc.app);
+      const res = await client.post(
+        "/console/signin",
+        { key: org.key },
+        { csrf: forged, headers: { cookie: `mnemo_signin=${forged}`, ...headers } },
+      );
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(res.headers.getSetCookie().some((c) => c.startsWith("mnemo_session="))).toBe(false);
+    }
+    // The console's own form, as a browser posts it, still signs in.
+    const client = new ConsoleClient(svc.app);
+    const form = await client.get("/console/signin");
+    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const ok = await client.post(
+      "/console/signin",
+      { key: org.key },
+      { csrf: token, headers: { "sec-fetch-site": "same-origin", origin: "http://localhost" } },
+    );
+    expect(ok.status).toBe(303);
+  });
+
+  it("checks ids and limits as the API does, cuts long text between characters, and tells a user's key the webhook is the organisation's", async () => {
+    const { orgId, key, client } = await signedIn();
+    const long = await client.get(`/console/memories?user_id=${"a".repeat(300)}`);
+    expect(long.status).toBe(422);
+    const search = await client.post("/console/search", { user_id: "u", query: "tea", limit: "abc" });
+    expect(search.text).toMatch(/limit/i);
+    expect(search.text).not.toMatch(/No memory|no memories/i);
+    await seed(svc, orgId, [fact(`I love ${"a".repeat(150)}${"😀".repeat(40)}`, { user_id: "emoji" })]);
+    const listed = await client.get("/console/memories?user_id=emoji");
+    expect(listed.status).toBe(200);
+    expect(listed.text).not.toContain("\uFFFD");
+    expect(listed.text).toContain("😀…");
+    const alice = (await createApiKey(svc.deps.db, { orgId, userId: "alice", kind: "service" })).key;
+    const own = new ConsoleClient(svc.app);
+    expect((await own.signIn(alice)).status).toBe(303);
+    const save = await own.post("/console/webhook", {
+      url: "https://hooks.example.com/in",
+      events: "memory.learning.completed",
+    });
+    expect(save.status).toBe(403);
+    expect(save.text).toContain("The webhook page needs an organisation-wide API key");
+    expect(save.text).not.toContain("Listing webhook deliveries");
+    expect((await svc.request("GET", "/v1/webhooks", { key })).status).toBe(404);
+  });
+
+  it("answers a token pasted into the sign-in form with what to use instead", async () => {
+    const client = new ConsoleClient(svc.app);
+    const form = await client.get("/console/signin");
+    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
+    const res = await client.post("/console/signin", { key: jwt }, { csrf: token });
+    expect(res.status).toBe(401);
+    expect(res.text).toContain("not a token");
+    expect(res.text).not.toContain("not configured");
+  });
+
   it("answers another organisation's ids as not found and changes nothing", async () => {
     const a = await signedIn();
     const b = await svc.newOrg();

@@ -8,6 +8,8 @@ import { type ListMemoriesInput, listMemories } from "../../src/memories/list.js
 import { MEMORY_TYPES, type Memory, type MemoryType } from "../../src/memories/model.js";
 import { patchMemoryGroups } from "../../src/memories/patch.js";
 import { listRevisions } from "../../src/memories/revisions.js";
+import { parseWire } from "../../src/wire/common.js";
+import { ListMemoriesQuery } from "../../src/wire/memories.js";
 import { AXIS_LABELS, Badge, Card, Empty, Json, Notice, PageHead, Status, Time } from "../components.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, formOf, isHtmx, page, queryOf } from "../render.js";
@@ -15,6 +17,15 @@ import type { ConsoleApp } from "../types.js";
 
 const PAGE_SIZE = 25;
 const FILTERS = ["type", "status", "user_id", "agent_id", "conv_id", "app_id", "group_id", "order"] as const;
+
+const CONSOLE_LIST_IDS = ListMemoriesQuery.pick({
+  user_id: true,
+  agent_id: true,
+  conv_id: true,
+  app_id: true,
+  group_id: true,
+  cursor: true,
+});
 
 const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[]): T | undefined =>
   v !== undefined && (allowed as readonly string[]).includes(v) ? (v as T) : undefined;
@@ -159,7 +170,11 @@ const Filters: FC<{ q: Record<string, string>; groups: Group[] }> = ({ q, groups
   </form>
 );
 
-const excerpt = (s: string, n = 180) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/** The start of a text, cut between characters (code points: never inside an emoji's pair). */
+const excerpt = (s: string, n = 180) => {
+  const chars = Array.from(s);
+  return chars.length > n ? `${chars.slice(0, n - 1).join("")}…` : s;
+};
 
 const MemoryRows: FC<{ rows: Memory[]; groups: Group[] }> = ({ rows, groups }) => (
   <div class="table-wrap">
@@ -318,16 +333,14 @@ export function registerMemoryPages(app: ConsoleApp) {
   app.get("/memories", async (c) => {
     const q = queryOf(c);
     const ctx = c.get("ctx");
+    // The ids and the cursor are checked as GET /v1/memories checks them (a 5,000-character
+    // user_id is 422 there, not "no memory matches"); the page's own filters pick from lists.
+    const ids = parseWire(CONSOLE_LIST_IDS, q, "query");
     const input: ListMemoriesInput = {
+      ...ids,
       type: oneOf(q.type, MEMORY_TYPES) as MemoryType | undefined,
       status: oneOf(q.status, ["active", "superseded"] as const),
-      user_id: q.user_id,
-      agent_id: q.agent_id,
-      conv_id: q.conv_id,
-      app_id: q.app_id,
-      group_id: q.group_id,
       order: oneOf(q.order, ["created_at_desc", "created_at_asc"] as const),
-      cursor: q.cursor,
       limit: PAGE_SIZE,
     };
     const [list, groups] = await Promise.all([

@@ -270,7 +270,9 @@ export function registerSearchPages(app: ConsoleApp) {
   app.get("/search", (c) => searchPage(c, {}));
   app.post("/search", async (c) => {
     const f = await readForm(c);
-    const limit = Number(one(f, "limit") ?? 20);
+    // The limit as typed: a decimal number is its value, anything else is refused as REST refuses it.
+    const typed = one(f, "limit")?.trim();
+    const limit = !typed ? undefined : /^\d{1,6}$/.test(typed) ? Number(typed) : typed;
     const out = await attempt(() =>
       searchMemories({
         ctx: c.get("ctx"),
@@ -282,7 +284,7 @@ export function registerSearchPages(app: ConsoleApp) {
           include: many(f, "include").filter((t) =>
             (INCLUDES as readonly string[]).includes(t),
           ) as SearchInclude[],
-          limit: Number.isInteger(limit) && limit >= 1 && limit <= 100 ? limit : 20,
+          limit,
         }),
       }),
     );

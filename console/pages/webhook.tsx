@@ -1,3 +1,4 @@
+import { requireOrgWide } from "../../src/auth/user-scope.js";
 import { isCoreError } from "../../src/errors.js";
 import { removeWebhook } from "../../src/webhooks/delete.js";
 import { webhookDeliveryStats } from "../../src/webhooks/delivery-stats.js";
@@ -206,6 +207,14 @@ async function readDraft(c: Ctx) {
 }
 
 export function registerWebhookPages(app: ConsoleApp) {
+  // The webhook is the organisation's: a user's key is told so once, whatever it tried (a save
+  // was refused with the message of the deliveries list the page then failed to show).
+  const orgWide = async (c: Ctx, next: () => Promise<void>) => {
+    requireOrgWide(c.get("ctx").principal, "The webhook page");
+    await next();
+  };
+  app.use("/webhook", orgWide);
+  app.use("/webhook/*", orgWide);
   app.get("/webhook", (c) => webhookPage(c));
 
   app.post("/webhook", async (c) => {

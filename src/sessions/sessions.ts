@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { authenticate } from "../auth/authenticate.js";
+import { looksLikeJwt } from "../auth/jwt.js";
 import type { Deps, Principal } from "../context.js";
 import { deleteDeadSessions, deleteSession, findLiveSession, insertSession } from "../db/console-sessions.js";
 import { CoreError } from "../errors.js";
@@ -35,6 +36,13 @@ export async function signIn(
 ): Promise<{ cookie: string; csrf: string; expiresAt: Date; orgId: string }> {
   const trimmed = key.trim();
   if (!trimmed) throw new CoreError("unauthorized", "Enter an API key or a service key.");
+  // A session holds a key, which a token is not (whether or not tokens are configured here).
+  if (looksLikeJwt(trimmed)) {
+    throw new CoreError(
+      "unauthorized",
+      "Sign in with an API key or a service key, not a token: a token of your identity provider mints a service key with POST /v1/auth/service-keys.",
+    );
+  }
   const who = await authenticate(deps.db, { apiKey: trimmed });
   if (who.via !== "api_key" || !who.keyId) {
     throw new CoreError("unauthorized", "Sign in with an API key or a service key.");
