@@ -124,6 +124,37 @@ describe("third-person facts of tricky turns", () => {
     ["I see what you mean.", null],
     ["Let me think about it.", null],
     ["Here is my backup script backup.sh:", null],
+    // addresses and compound names keep their "me", "I" and "my"
+    ["My new email is maria.g@proton.me.", "The user's new email is maria.g@proton.me."],
+    [
+      "I use I/O heavy scripts with my tool called me-cli.",
+      "The user uses I/O heavy scripts with the user's tool called me-cli.",
+    ],
+    // every "my" is the speaker's
+    [
+      "My parents live in Kraków and my brother lives in Gdańsk.",
+      "The user's parents live in Kraków and the user's brother lives in Gdańsk.",
+    ],
+    // chat spelling of the first person, and openers run into it
+    ["im allergic to peanuts and shellfish", "The user is allergic to peanuts and shellfish"],
+    ["i dont like sushi anymore", "The user doesn't like sushi anymore"],
+    ["Yeah I'm her maid of honor.", "The user is her maid of honor."],
+    // requests: the speaker's own words inside one, standing rules, and one asked as a question
+    [
+      "Please remember I'm allergic to bees.",
+      "The user asked the assistant to remember they're allergic to bees.",
+    ],
+    ["From now on, always answer in Spanish.", "The user asked the assistant to always answer in Spanish."],
+    [
+      "Never run rm -rf in the repo root please.",
+      "The user asked the assistant never to run rm -rf in the repo root.",
+    ],
+    [
+      "Can you remember that my locker code is 4821?",
+      "The user asked the assistant to remember that their locker code is 4821.",
+    ],
+    // numbers say enough
+    ["My kids are 4 and 7.", "The user's kids are 4 and 7."],
     // openers of a change of mind are no part of the claim
     ["Actually my favorite color is blue now.", "The user's favorite color is blue now."],
     ["I changed my mind, my favorite color is red.", "The user's favorite color is red."],
@@ -195,6 +226,21 @@ describe("the other speaker, addressed as you", () => {
       turn(1, "Bo", content, "Bo"),
     ]);
     expect(out.at(-1)?.text).toBe(want);
+  });
+});
+
+describe("the assistant's courtesies and a name said in passing", () => {
+  it("keeps none of the assistant's reactions, and reads a name before 'btw'", () => {
+    for (const said of [
+      "That's a big milestone!",
+      "Noted, I'll keep that in mind.",
+      "Of course. Tell me about your experience.",
+    ])
+      expect(facts([turn(0, "assistant", said)]), said).toEqual([]);
+    expect(facts([turn(0, "user", "Hey, I'm Tomás btw, I'm a chef in Porto.")]).map((f) => f.text)).toEqual([
+      "The user's name is Tomás.",
+      "Tomás is a chef in Porto.",
+    ]);
   });
 });
 
@@ -491,6 +537,18 @@ describe("named speakers, dates and categories", () => {
     );
     // How long something took is no date.
     expect(text("The tree grew a lot in a year.")).toBe("On 3 July 2024, the tree grew a lot in a year.");
+    expect(text("I'm flying to Seoul the day after tomorrow.")).toBe(
+      "On 3 July 2024, the user is flying to Seoul the day after tomorrow (5 July 2024).",
+    );
+    expect(text("I got back from Rome the day before yesterday.")).toBe(
+      "On 3 July 2024, the user got back from Rome the day before yesterday (1 July 2024).",
+    );
+    expect(text("I start my new job in 5 days.")).toBe(
+      "On 3 July 2024, the user starts the user's new job in 5 days (8 July 2024).",
+    );
+    expect(text("I have a dentist appointment in three weeks.")).toBe(
+      "On 3 July 2024, the user has a dentist appointment in three weeks (the week of 24 July 2024).",
+    );
   });
 
   it("files a command as technology and only a run that is exercise as sports", () => {

@@ -138,6 +138,13 @@ describe("supersede and dedup", () => {
       messages: [user("I don't work at Acme Corp anymore.")],
     });
     expect(Object.keys(quit.memories_superseded_by)).toHaveLength(1);
+    await ingestOk(key, { user_id: "u3", messages: [user("I work at Google.")] });
+    const left = await ingestOk(key, {
+      user_id: "u3",
+      conv_id: "c2",
+      messages: [user("I quit my job at Google last week.")],
+    });
+    expect(Object.keys(left.memories_superseded_by)).toHaveLength(1);
     await ingestOk(key, { conv_id: "c3", messages: [user("I'm a vegetarian these days.")] });
     const diet = await ingestOk(key, {
       conv_id: "c4",

@@ -74,9 +74,11 @@ const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3,
 export function resolveRelativeDates(text: string, at: Date | null): string {
   if (!at) return text;
   const rules: Array<[RegExp, (m: RegExpExecArray) => string | null]> = [
-    [/\byesterday\b/i, () => formatDay(addDays(at, -1))],
+    [/\bthe day before yesterday\b/i, () => formatDay(addDays(at, -2))],
+    [/\bthe day after tomorrow\b/i, () => formatDay(addDays(at, 2))],
+    [/(?<!day before )\byesterday\b/i, () => formatDay(addDays(at, -1))],
     [/\btoday\b|\btonight\b|\bthis morning\b|\bthis evening\b/i, () => formatDay(at)],
-    [/\btomorrow\b/i, () => formatDay(addDays(at, 1))],
+    [/(?<!day after )\btomorrow\b/i, () => formatDay(addDays(at, 1))],
     [/\blast week\b/i, () => `the week before ${formatDay(at)}`],
     [/\bnext week\b/i, () => `the week after ${formatDay(at)}`],
     [/\blast month\b/i, () => formatMonth(addMonths(at, -1))],
@@ -107,7 +109,14 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
         // "in a year" is as often how long something took ("grew a lot in a year"): a time ahead
         // only where the sentence speaks of the future.
         // So is a thing that "is in three months" (a birthday, a trip): due then.
-        const due = /\b(?:is|are|'s|was due|is due)\s+$/i.test(text.slice(0, m.index));
+        // And what is scheduled in the present tense: "starts a new job in 5 days", "has a dentist
+        // appointment in three weeks".
+        const due =
+          /\b(?:is|are|'s|was due|is due)\s+$/i.test(text.slice(0, m.index)) ||
+          /\b(?:starts?|begins?|leaves?|flies|fly|arrives?|returns?|graduates?|moves?|is moving|are moving|is starting|is leaving|is flying)\b/i.test(
+            text,
+          ) ||
+          /\b(?:appointment|exam|interview|surgery|flight|deadline|wedding|due date)\b/i.test(text);
         if (!due && !/\b(will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to)\b/i.test(text))
           return null;
         const n = NUMBERS[m[1]!.toLowerCase()] ?? Number(m[1]);

@@ -144,7 +144,10 @@ export const contentWords = (s: string) =>
 const PLEASANTRY =
   /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
 const LEADING_INTERJECTION =
-  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|haha|lol|gosh|thanks|thank you)(\s+[A-Z][a-z]+)?[,!.]+\s*)+/i;
+  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|haha|lol|gosh|thanks|thank you|sure|honestly|alright|correction|update)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
+/** The same openers run into the speaker's own words without a comma ("Yeah I'm her maid of honor"). */
+const OPENER_BEFORE_SELF =
+  /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
 
 /** Words of a three-word reply that says nothing of the speaker ("I know, right.", "I agree totally."). */
 const CHAT_REPLY = new Set(
@@ -167,9 +170,23 @@ const SELF_AGE_OR_DIET =
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
 
+/**
+ * A request asked as a question ("Can you remember that my locker code is 4821?") is the request
+ * ("Remember that my locker code is 4821."): the claim it carries is kept.
+ */
+export function politeRequest(sentence: string): string {
+  const m =
+    /^(?:can|could|would|will) you(?: please)? (remember|note|keep in mind|write down|save|remind me)\b(.*?)\s*\?+$/i.exec(
+      sentence.trim(),
+    );
+  return m ? `${m[1]!.charAt(0).toUpperCase()}${m[1]!.slice(1)}${m[2]}.` : sentence;
+}
+
 export function isSubstantive(sentence: string): boolean {
   const s = sentence.trim();
   if (/[?？]$/.test(s)) return false;
+  // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
+  if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
   if ((s.match(UNSPACED)?.length ?? 0) >= 6) return true;
   const words = contentWords(s);
   if (PLEASANTRY.test(s) && words.length < 4) return false;
@@ -193,7 +210,23 @@ const LEADING_LINK =
   /^(?:(?:and|but|also|plus)\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
 
 export const stripInterjections = (s: string) =>
-  s.replace(LEADING_INTERJECTION, "").replace(LEADING_LINK, "").trim();
+  s.replace(LEADING_INTERJECTION, "").replace(OPENER_BEFORE_SELF, "").replace(LEADING_LINK, "").trim();
+
+/**
+ * The first person as chat types it, in standard spelling: "i", "im", "ive", "dont", "cant"...
+ * ("im allergic to peanuts" -> "I'm allergic to peanuts"), so the third person reads it.
+ */
+export function standardFirstPerson(s: string): string {
+  return s
+    .replace(/\bi(?='(?:m|ve|ll|d)\b)/g, "I")
+    .replace(/\b[Ii]m\b/g, "I'm")
+    .replace(/\b[Ii]ve\b/g, "I've")
+    .replace(/\bi\b/g, "I")
+    .replace(
+      /\b(do|does|did|is|was|are|were|ca|could|would|should|have|has|had|wo)nt\b/gi,
+      (_m, v: string) => `${v}n't`,
+    );
+}
 
 const MODALS = new Set([
   "can",
@@ -259,18 +292,31 @@ export function thirdPersonVerb(v: string): string {
  * First-person statements become third-person facts about the speaker:
  * "I went to a support group" -> "Caroline went to a support group".
  */
+/**
+ * Addresses and compound names hold "me", "I" and "my" that are no pronoun (maria.g@proton.me,
+ * maria.me, I/O, me-cli): `fn` runs on the text with each such token held aside, then put back.
+ */
+const NOT_PRONOUNS =
+  /[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][\w+.-]*:\/\/\S+|\b[\w-]+(?:\.[\w-]+)+\b|\b\w+(?:\/\w+)+\b|\b(?:\w+-)+\w+\b/g;
+export function shielded(text: string, fn: (s: string) => string): string {
+  const held: string[] = [];
+  const masked = text.replace(NOT_PRONOUNS, (m) => {
+    if (!/\b(?:me|I|my|we|us|our|you|your)\b/i.test(m)) return m;
+    held.push(m);
+    return `\uE000${held.length - 1}\uE001`;
+  });
+  if (!held.length) return fn(text);
+  return fn(masked).replace(/\uE000(\d+)\uE001/g, (_m, i: string) => held[Number(i)]!);
+}
+
 export function toThirdPerson(sentence: string, name: string): string {
+  return shielded(sentence, (s) => toThirdPersonUnshielded(s, name));
+}
+
+function toThirdPersonUnshielded(sentence: string, name: string): string {
   // Words inside quotes are someone's own words: they stay as said.
   const parts = sentence.split(/("[^"]*"|“[^”]*”)/);
-  let first = true;
-  const out = parts
-    .map((p, i) => {
-      if (i % 2 === 1) return p;
-      const r = unquotedToThird(p, name, first);
-      if (/\b[Mm]y\b/.test(p)) first = false;
-      return r;
-    })
-    .join("");
+  const out = parts.map((p, i) => (i % 2 === 1 ? p : unquotedToThird(p, name))).join("");
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
@@ -280,7 +326,7 @@ export function toThirdPerson(sentence: string, name: string): string {
  * chat between two people, the one asked is the other speaker ("Caroline asked Melanie to ...").
  */
 const REQUEST =
-  /^(?:please\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update|run)\b\s+(.*)$/i;
+  /^(?:please\s+)?(?:(?:from now on|going forward|in future|in the future),?\s+)?(?:please\s+)?(?:(always|never|also|just)\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update|run|answer|reply|respond|speak|use|format)\b\s+(.*)$/i;
 /**
  * A reaction before the request ("That is interesting, tell me more about ..."): a few words
  * that say nothing themselves ("Maria, keep it up!" names who is asked; "When picking endorsements,
@@ -298,15 +344,25 @@ export function asRequest(sentence: string, name: string, asked = "the assistant
   }
   if (!m) return null;
   // "Make sure you run cargo fmt ..." asks the assistant to run it.
-  const sure = m[1]!.toLowerCase() === "make" ? /^sure (?:that )?you (\w+)\s+(.*)$/i.exec(m[2]!) : null;
-  if (sure) m = [m[0], sure[1]!, sure[2]!] as unknown as RegExpExecArray;
-  const rest = m[2]!
-    // "... please." is the request's manners, not its content.
-    .replace(/,?\s+please([.!]*)$/i, "$1")
-    .replace(/\bme\b/g, "them")
-    .replace(/\b[Mm]y\b/g, "their")
-    .replace(/\bI\b/g, "they");
-  const out = `${name} asked ${asked} to ${m[1]!.toLowerCase()} ${rest}`;
+  const adverb = m[1] ? `${m[1].toLowerCase()} ` : "";
+  let verb = m[2]!.toLowerCase();
+  let said = m[3]!;
+  const sure = verb === "make" ? /^sure (?:that )?you (\w+)\s+(.*)$/i.exec(said) : null;
+  if (sure) [verb, said] = [sure[1]!.toLowerCase(), sure[2]!];
+  const rest = shielded(said, (r) =>
+    r
+      // "... please." is the request's manners, not its content.
+      .replace(/,?\s+please([.!]*)$/i, "$1")
+      .replace(/\bme\b/g, "them")
+      .replace(/\b[Mm]y\b/g, "their")
+      .replace(/\bI'm\b|\bI am\b/g, "they're")
+      .replace(/\bI was\b/g, "they were")
+      .replace(/\bI've\b/g, "they've")
+      .replace(/\bI'll\b/g, "they'll")
+      .replace(/\bI'd\b/g, "they'd")
+      .replace(/\bI\b/g, "they"),
+  );
+  const out = `${name} asked ${asked} ${adverb === "never " ? "never to " : `to ${adverb}`}${verb} ${rest}`;
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
@@ -360,7 +416,7 @@ const PRESENT_ADVERBS = new Set(["now", "currently", "still"]);
 
 const isRegularPast = (w: string) => /ed$/.test(w) && !BASE_IN_ED.has(w);
 
-function unquotedToThird(sentence: string, name: string, firstMy: boolean): string {
+function unquotedToThird(sentence: string, name: string): string {
   let s = sentence;
   const poss = `${name}'s`;
   s = s.replace(/^(\s*)[Mm]e and\b/, (_m, sp: string) => `${sp}${name} and`);
@@ -402,12 +458,9 @@ function unquotedToThird(sentence: string, name: string, firstMy: boolean): stri
   s = s.replace(/\bI\b/g, name);
   s = s.replace(/\b[Mm]yself\b/g, "themselves");
   s = s.replace(/\b[Mm]ine\b/g, poss);
-  let first = firstMy;
-  s = s.replace(/\b[Mm]y\b/g, () => {
-    const r = first ? poss : "their";
-    first = false;
-    return r;
-  });
+  // Every "my" is the speaker's: "their" after the first read as someone else's ("The user's
+  // parents live in Kraków and their brother ...").
+  s = s.replace(/\b[Mm]y\b/g, poss);
   s = s.replace(/\bme\b/g, name);
   s = s.replace(/\b[Ww]e're\b|\b[Ww]e are\b/g, `${name} and others are`);
   s = s.replace(/\b[Ww]e've\b/g, `${name} and others have`);

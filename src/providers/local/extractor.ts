@@ -21,7 +21,9 @@ import {
   factTypeOf,
   isSubstantive,
   normaliseText,
+  politeRequest,
   splitSentences,
+  standardFirstPerson,
   stripInterjections,
   thirdPersonVerb,
   toThirdPerson,
@@ -59,7 +61,7 @@ const NOISE_LINE =
 
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
-  /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem)\b/i;
+  /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem|Noted|Got it|Tell me|That's|That is|What a|How (?:exciting|wonderful|lovely|nice|great|fun|cool))\b/i;
 
 export function extractLocally(raw: ExtractInput): Extraction {
   return allSteps(extractInSteps(raw));
@@ -112,7 +114,11 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     // says the subject changes ("By the way, ...", "Anyway, ...", "On another note, ..."): the
     // claims either side of that are unrelated, and each is a fact of its own.
     const topics: Array<{ parts: string[]; attributes: string[]; shifted: boolean }> = [];
-    for (const raw of splitSentences(content)) {
+    for (const said of splitSentences(content)) {
+      // Chat spelling of the first person ("im", "i dont") read as written out; a request asked
+      // as a question ("Can you remember that ...?") as the request.
+      const typed = standardFirstPerson(said);
+      const raw = turn.role === "user" ? politeRequest(stripInterjections(typed)) : typed;
       // A label leading the message ("Remember: ...", "Note: ...") is no part of the claim.
       const interjectionless = stripInterjections(raw).replace(CLAIM_LABEL, "");
       const shift = TOPIC_SHIFT.exec(interjectionless);
@@ -266,7 +272,7 @@ function withUserName(input: ExtractInput): {
 
 function withoutIntroduction(content: string, name: string): string {
   const intro = new RegExp(
-    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I'm|I am|[Tt]his is)\\s+${name}\\b(?:\\s*(?:,|and)\\s*)?`,
+    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I'm|I am|[Tt]his is)\\s+${name}\\b(?:\\s+(?:btw|by the way))?(?:\\s*(?:,|and)\\s*)?`,
   );
   return content.replace(intro, "").trim();
 }
@@ -477,7 +483,8 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   ],
   [
     "employer",
-    /^(?<s>.+?) (?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?<v>.+)$/i,
+    // "quit the user's job at Google last week": the employer is Google.
+    /^(?<s>.+?) (?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?:(?:(?:the )?[\w-]+'s|his|her|their|the|a) (?:job|position|role|post) (?:at|with) )?(?<v>.+?)(?: (?:last|this|yesterday|today|on|in|after|because|to|for)\b.*)?$/i,
     "negation",
   ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],

@@ -10,7 +10,7 @@ import { isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
  * without a greeting before it, not any word WordNet knows as a person or language either.
  */
 const NAME = String.raw`\p{Lu}[\p{Ll}'][\p{L}'-]*(?:\s+\p{Lu}[\p{Ll}'][\p{L}'-]*){0,2}`;
-const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b))`;
+const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b|\bbtw\b|\bby the way\b))`;
 const CLAUSE = String.raw`(?:^|[.!?,;:]\s*|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)`;
 const NAMED = new RegExp(String.raw`\b[Mm]y name(?: is|'s)\s+(${NAME})${ENDS}`, "u");
 const CALLED = new RegExp(
