@@ -47,7 +47,7 @@ export function encodeCursor(secret: Buffer, orgId: string, order: string, pos: 
 const mismatch = () =>
   new CoreError(
     "cursor_mismatch",
-    "The cursor was not issued for this organisation and order, or it is damaged. Restart from the first page.",
+    "The cursor was not issued for this organisation and order, or it is damaged, or the server key (MNEMO_SECRET_KEY) changed or differs between the server's processes. Restart from the first page.",
     { field: "cursor" },
   );
 

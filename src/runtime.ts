@@ -17,7 +17,7 @@ import { createMetrics, instrumentProviders } from "./metrics.js";
 import { serveMetrics } from "./metrics-server.js";
 import { createProviders } from "./providers/index.js";
 import { warmConcepts } from "./providers/local/concepts.js";
-import { loadServerSecret } from "./secret.js";
+import { keyMismatch, loadServerSecret } from "./secret.js";
 
 export interface Runtime {
   deps: Deps;
@@ -74,6 +74,8 @@ export async function startRuntime(
     if (secret.source === "database" && opened.kind === "external") {
       log.warn("MNEMO_SECRET_KEY is not set: using a key stored in the database; set it in production");
     }
+    const mismatch = await keyMismatch(db, secret);
+    if (mismatch) log.warn({ event: "server_key_mismatch" }, mismatch);
     const boss = await startBoss(opened.connectionString, log, {
       schedule: roles.worker,
       listen: config.MNEMO_LISTEN_NOTIFY,

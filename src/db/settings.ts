@@ -14,3 +14,20 @@ export async function serverSecretSeed(db: Queryable, candidate: string): Promis
   );
   return rows[0]!.value;
 }
+
+/**
+ * Records the fingerprint of the server key this process runs with, returning the one recorded
+ * before it (null on the first start): processes that disagree about the key refuse each other's
+ * cursors and cannot read the webhook secrets the others stored.
+ */
+export async function swapKeyFingerprint(db: Queryable, fingerprint: string): Promise<string | null> {
+  const { rows } = await db.query<{ before: string | null }>(
+    `WITH before AS (SELECT value FROM settings WHERE key = 'server_key_fingerprint'),
+     upsert AS (
+       INSERT INTO settings (key, value) VALUES ('server_key_fingerprint', $1)
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value)
+     SELECT (SELECT value FROM before) AS before`,
+    [fingerprint],
+  );
+  return rows[0]?.before ?? null;
+}

@@ -43,7 +43,7 @@ function openCursor(ctx: Ctx, input: VariantSearchRequest, cursor: string): stri
   ) {
     throw new CoreError(
       "cursor_mismatch",
-      "The cursor was not issued for this organisation, query, filters and include, or it is damaged. Restart from the first page.",
+      "The cursor was not issued for this organisation, query, filters and include, or it is damaged, or the server key (MNEMO_SECRET_KEY) changed or differs between the server's processes. Restart from the first page.",
       { field: "cursor" },
     );
   }
