@@ -138,6 +138,7 @@ describe("third-person facts of tricky turns", () => {
     // chat spelling of the first person, and openers run into it
     ["im allergic to peanuts and shellfish", "The user is allergic to peanuts and shellfish"],
     ["i dont like sushi anymore", "The user doesn't like sushi anymore"],
+    ["I wrote for i in range(10) in my script.", "The user wrote for i in range(10) in the user's script."],
     ["Yeah I'm her maid of honor.", "The user is her maid of honor."],
     // requests: the speaker's own words inside one, standing rules, and one asked as a question
     [

@@ -217,15 +217,19 @@ export const stripInterjections = (s: string) =>
  * ("im allergic to peanuts" -> "I'm allergic to peanuts"), so the third person reads it.
  */
 export function standardFirstPerson(s: string): string {
-  return s
-    .replace(/\bi(?='(?:m|ve|ll|d)\b)/g, "I")
-    .replace(/\b[Ii]m\b/g, "I'm")
-    .replace(/\b[Ii]ve\b/g, "I've")
-    .replace(/\bi\b/g, "I")
-    .replace(
-      /\b(do|does|did|is|was|are|were|ca|could|would|should|have|has|had|wo)nt\b/gi,
-      (_m, v: string) => `${v}n't`,
-    );
+  if (s.includes("`")) return s;
+  return (
+    s
+      .replace(/\bi(?='(?:m|ve|ll|d)\b)/g, "I")
+      .replace(/\b[Ii]m\b/g, "I'm")
+      .replace(/\b[Ii]ve\b/g, "I've")
+      // A lone "i" before a word, not in code ("for i in range(10)", "i = 0") nor "i.e.".
+      .replace(/(^|[\s,;])i(?=\s+[a-z])(?!\s+in\b)/g, "$1I")
+      .replace(
+        /\b(do|does|did|is|was|are|were|ca|could|would|should|have|has|had|wo)nt\b/gi,
+        (_m, v: string) => `${v}n't`,
+      )
+  );
 }
 
 const MODALS = new Set([
@@ -289,10 +293,6 @@ export function thirdPersonVerb(v: string): string {
 }
 
 /**
- * First-person statements become third-person facts about the speaker:
- * "I went to a support group" -> "Caroline went to a support group".
- */
-/**
  * Addresses and compound names hold "me", "I" and "my" that are no pronoun (maria.g@proton.me,
  * maria.me, I/O, me-cli): `fn` runs on the text with each such token held aside, then put back.
  */
@@ -309,6 +309,10 @@ export function shielded(text: string, fn: (s: string) => string): string {
   return fn(masked).replace(/\uE000(\d+)\uE001/g, (_m, i: string) => held[Number(i)]!);
 }
 
+/**
+ * First-person statements become third-person facts about the speaker:
+ * "I went to a support group" -> "Caroline went to a support group".
+ */
 export function toThirdPerson(sentence: string, name: string): string {
   return shielded(sentence, (s) => toThirdPersonUnshielded(s, name));
 }
