@@ -154,6 +154,9 @@ describe("third-person facts of tricky turns", () => {
       "Can you remember that my locker code is 4821?",
       "The user asked the assistant to remember that their locker code is 4821.",
     ],
+    // an age said beside another claim is an age all the same; a height is not
+    ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
+    ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],
     // numbers say enough
     ["My kids are 4 and 7.", "The user's kids are 4 and 7."],
     // openers of a change of mind are no part of the claim

@@ -138,6 +138,18 @@ describe("supersede and dedup", () => {
       messages: [user("I don't work at Acme Corp anymore.")],
     });
     expect(Object.keys(quit.memories_superseded_by)).toHaveLength(1);
+    await ingestOk(key, { user_id: "u4", messages: [user("I'm 29 and I work as a nurse.")] });
+    const older = await ingestOk(key, {
+      user_id: "u4",
+      conv_id: "c2",
+      messages: [user("I just turned 30.")],
+    });
+    expect(Object.keys(older.memories_superseded_by)).toHaveLength(2);
+    const u4 = (
+      await svc.request("GET", "/v1/memories?user_id=u4&status=active&type=fact", { key })
+    ).body.data.map((m: { text: string }) => m.text);
+    expect(u4.some((t: string) => t.includes("29"))).toBe(false);
+    expect(u4).toContain("The user works as a nurse.");
     await ingestOk(key, { user_id: "u3", messages: [user("I work at Google.")] });
     const left = await ingestOk(key, {
       user_id: "u3",

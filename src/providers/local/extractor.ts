@@ -132,9 +132,11 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
       text = nameOnce(text);
-      // "The user is 34." says an age: in the words every statement of an age has.
+      // "The user is 34." says an age: in the words every statement of an age has, also as the
+      // first of several claims ("The user is 29 and the user works as a nurse"), so a later
+      // age supersedes it.
       text = text.replace(
-        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})([.!]?)$/u,
+        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})([.!]?$|,? and (?=the user\b|\p{Lu}\p{Ll}+ \p{Ll}))/u,
         (_m, claim: string, end: string) => `${claim} years old${end}`,
       );
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
