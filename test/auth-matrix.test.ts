@@ -161,6 +161,8 @@ describe("cross-user matrix: a key confined to one user", () => {
     "GET /v1/memories": [
       { path: "/v1/memories?user_id=user_2", expect: 403, code: "user_mismatch" },
       { path: "/v1/memories?agent_id=bot", expect: 200 },
+      // A blank user_id names no user: the key's own, as when omitted (it was 403 user_mismatch).
+      { path: "/v1/memories?user_id=%20", expect: 200 },
     ],
     "POST /v1/memories": [
       { body: ingest("user_2"), expect: 403, code: "user_mismatch" },

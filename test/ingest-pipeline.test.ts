@@ -1045,21 +1045,36 @@ describe("DELETE /v1/memories (forget a scope)", () => {
     const other = await svc.request("DELETE", "/v1/memories?user_id=u1", { key: own });
     expect(other.status).toBe(403);
     expect(other.body.detail.code).toBe("user_mismatch");
-    const mine = await svc.request("DELETE", "/v1/memories", { key: own });
+    const mine = await svc.request("DELETE", "/v1/memories?user_id=%20", { key: own });
     expect(mine.status).toBe(200);
     expect(mine.body.deleted).toBeGreaterThan(0);
     expect(await count(orgId, "u2")).toBe(0);
 
-    // The whole user: directives too; search serves nothing of theirs; a repeat deletes nothing.
+    // The whole user: directives too, the finished jobs that hold their words, and the words only
+    // they used in the search statistics; search serves nothing of theirs; a repeat deletes nothing.
+    const words = async () =>
+      (
+        await svc.deps.db.query<{ lexeme: string }>(
+          "SELECT DISTINCT lexeme FROM text_lexeme_stats WHERE org_id = $1",
+          [orgId],
+        )
+      ).rows.map((r) => r.lexeme);
+    expect(await words()).toContain("terraform");
     const all = await svc.request("DELETE", "/v1/memories?user_id=u1", { key });
     expect(all.body.by_type.lesson).toBe(1);
+    expect(all.body.jobs_deleted).toBe(2);
     expect(await count(orgId, "u1")).toBe(0);
+    expect(await words()).not.toContain("terraform");
+    const jobs = (await svc.request("GET", "/v1/memories/jobs?limit=100", { key })).body.data;
+    expect(
+      jobs.some((j: any) => j.request?.user_id === "u1" || JSON.stringify(j).includes("terraform")),
+    ).toBe(false);
     const search = await svc.request("POST", "/v1/memories/search", {
       key,
       body: { query: "where does the user live", user_id: "u1", mode: "retrieve" },
     });
     expect(search.body.data).toEqual([]);
     const again = await svc.request("DELETE", "/v1/memories?user_id=u1", { key });
-    expect(again.body).toEqual({ object: "memory_deletion", deleted: 0, by_type: {} });
+    expect(again.body).toEqual({ object: "memory_deletion", deleted: 0, by_type: {}, jobs_deleted: 0 });
   });
 });

@@ -27,7 +27,8 @@ const mismatch = (field: string, asked: string, user: string) =>
 export function writeUserId(p: Principal, asked: string | null | undefined): string | null | undefined {
   const user = confinedUser(p);
   if (user === null) return asked;
-  if (asked !== undefined && asked !== null && asked !== user) throw mismatch("user_id", asked, user);
+  // A blank user_id names no user: omitted, as everywhere.
+  if (asked != null && asked.trim() !== "" && asked !== user) throw mismatch("user_id", asked, user);
   return user;
 }
 
@@ -43,7 +44,7 @@ export function readUserId(
 ): string | null | undefined {
   const user = confinedUser(p);
   if (user === null) return asked;
-  if (asked !== undefined && asked !== null) {
+  if (asked != null && asked.trim() !== "") {
     if (asked !== user) throw mismatch("user_id", asked, user);
     return asked;
   }

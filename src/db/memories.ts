@@ -294,6 +294,45 @@ export async function deleteMemoryRowsInScope(
 }
 
 /**
+ * The word statistics of full-text search keep a row per word ever written, with a count of the
+ * documents holding it (`text_lexeme_stats`, in 16 shards). Once a scope is forgotten, words no
+ * document holds any more would still name what was said ("rex", "oslo"): those rows go. Every
+ * shard of the organisation is locked first, in order (a writer holds one at a time, so this
+ * cannot deadlock with it), so no increment in flight is lost. Run in a transaction of its own.
+ */
+export async function forgetUnusedWords(db: Queryable, orgId: string): Promise<number> {
+  await db.query(
+    "SELECT pg_advisory_xact_lock(hashtext('mnemo_text_stats:' || $1::text), s::int) FROM generate_series(0, 15) s ORDER BY s",
+    [orgId],
+  );
+  const { rowCount } = await db.query(
+    `DELETE FROM text_lexeme_stats WHERE org_id = $1 AND lexeme IN (
+       SELECT lexeme FROM text_lexeme_stats WHERE org_id = $1 GROUP BY lexeme HAVING sum(df) <= 0)`,
+    [orgId],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * The finished ingest jobs of a scope (each axis given matches the request's): their request holds
+ * the messages, their result the memories' text. Jobs still pending or running stay.
+ */
+export async function deleteFinishedJobsInScope(
+  db: Queryable,
+  orgId: string,
+  scope: Record<string, string>,
+): Promise<number> {
+  const axes = Object.keys(scope).filter((a) => ["user_id", "agent_id", "conv_id", "app_id"].includes(a));
+  if (axes.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `DELETE FROM ingest_jobs WHERE org_id = $1 AND status IN ('succeeded', 'failed')
+       AND ${axes.map((a, i) => `request ->> '${a}' = $${i + 2}`).join(" AND ")}`,
+    [orgId, ...axes.map((a) => scope[a])],
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Deleted facts leave their neighbours' links (`details.episode_near`, the facts either side of a
  * fact in its episode, which a search may add beside a hit): the facts of these users that name one
  * of `ids` lose that entry.

@@ -2,10 +2,12 @@ import { confinedUser, mayWriteRow, writeUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import type { Queryable } from "../db/db.js";
 import {
+  deleteFinishedJobsInScope,
   deleteMemoryRow,
   deleteMemoryRowsInScope,
   episodesListingFacts,
   findMemory,
+  forgetUnusedWords,
   unlinkNeighbours,
   updateEpisodeText,
 } from "../db/memories.js";
@@ -54,6 +56,7 @@ export interface ScopeDeletion {
   object: "memory_deletion";
   deleted: number;
   by_type: Record<string, number>;
+  jobs_deleted: number;
 }
 
 /**
@@ -79,30 +82,32 @@ export async function deleteMemoriesInScope({
       "Name what to forget: user_id, agent_id, conv_id or app_id (each given must match); a whole organisation is never deleted this way.",
     );
   }
+  const orgId = ctx.principal.orgId;
+  const named = Object.fromEntries(axes.map((a) => [a, scope[a]!])) as Record<string, string>;
   let rows: Awaited<ReturnType<typeof deleteMemoryRowsInScope>>;
+  let jobs: number;
   try {
-    rows = await inTx(ctx, async ({ db }) => {
-      const orgId = ctx.principal.orgId;
-      const gone = await deleteMemoryRowsInScope(
-        db,
-        orgId,
-        Object.fromEntries(axes.map((a) => [a, scope[a]])),
-      );
+    ({ rows, jobs } = await inTx(ctx, async ({ db }) => {
+      const gone = await deleteMemoryRowsInScope(db, orgId, named);
       const facts = gone.filter((r) => r.type === "fact");
       if (facts.length) await unsayInEpisodes(db, orgId, facts, { unlist: true });
-      return gone;
-    });
+      return { rows: gone, jobs: await deleteFinishedJobsInScope(db, orgId, named) };
+    }));
   } catch (err) {
     if (isCoreError(err)) throw err;
     throw new CoreError("delete_failed", "The memories could not be deleted.", { cause: err });
   }
+  // The words only the forgotten memories held leave the search statistics too. The memories are
+  // gone already: a failure here is logged, not answered.
+  if (rows.length) {
+    await inTx(ctx, ({ db }) => forgetUnusedWords(db, orgId)).catch((err: unknown) =>
+      ctx.log.warn({ err }, "forgetting unused words of the search statistics failed"),
+    );
+  }
   const byType: Record<string, number> = {};
   for (const r of rows) byType[r.type] = (byType[r.type] ?? 0) + 1;
-  ctx.log.info(
-    { scope: Object.fromEntries(axes.map((a) => [a, scope[a]])), deleted: rows.length },
-    "memories deleted",
-  );
-  return { object: "memory_deletion", deleted: rows.length, by_type: byType };
+  ctx.log.info({ scope: named, deleted: rows.length, jobs }, "memories deleted");
+  return { object: "memory_deletion", deleted: rows.length, by_type: byType, jobs_deleted: jobs };
 }
 
 /**

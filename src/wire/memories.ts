@@ -109,6 +109,10 @@ export const MemoryDeletionSchema = z
     by_type: z
       .record(z.string(), z.number().int())
       .openapi({ description: "The same count by memory type.", example: { fact: 12, episode: 2 } }),
+    jobs_deleted: z.number().int().openapi({
+      description:
+        "Finished ingest jobs of the scope deleted with them (their request and result hold the text).",
+    }),
   })
   .openapi("MemoryDeletion");
 
