@@ -157,6 +157,11 @@ describe("third-person facts of tricky turns", () => {
     // an age said beside another claim is an age all the same; a height is not
     ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
     ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],
+    // a second verb of the same subject agrees before where it goes ("into", "home", "there")
+    [
+      "I work remotely most days and go into the office on Mondays.",
+      "The user works remotely most days and goes into the office on Mondays.",
+    ],
     // numbers say enough
     ["My kids are 4 and 7.", "The user's kids are 4 and 7."],
     // openers of a change of mind are no part of the claim

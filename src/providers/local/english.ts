@@ -372,7 +372,7 @@ export function asRequest(sentence: string, name: string, asked = "the assistant
 
 /** Words that open what follows a verb: "work as a nurse", "teach at a school", "play the piano". */
 const VERB_OBJECT_START =
-  "as at in on for with to from the a an my our his her their some every each two three it him them us".split(
+  "as at in on for with to from into onto home there the a an my our his her their some every each all this that these those two three it him them us".split(
     " ",
   );
 
