@@ -388,6 +388,12 @@ describe("concept expansion (WordNet)", () => {
       expect(expandWord(w).length).toBeLessThanOrEqual(8);
   });
 
+  it("gives an illness, an injury or a pain the words a health question uses, not a word mostly an adjective", () => {
+    for (const w of ["diabetes", "asthma", "migraine", "fracture", "insomnia"])
+      expect(expandWord(w), w).toEqual(expect.arrayContaining(["illness", "health condition"]));
+    for (const w of ["cold", "cello", "nurse", "book"]) expect(expandWord(w), w).not.toContain("illness");
+  });
+
   it("reaches an animal from its young, read from the young one's definition", () => {
     const kinds: [string, string][] = [
       ["kitten", "cat"],

@@ -995,6 +995,26 @@ describe("a deleted fact leaves its episodes", () => {
   });
 });
 
+describe("a health question without the ailment's name", () => {
+  it("reaches the ailment through its concept terms", async () => {
+    const { key } = await svc.newOrg();
+    await ingestOk(key, {
+      user_id: "u5",
+      messages: [
+        user("My birthday is on March 14 and I always celebrate with my sister."),
+        user("I started a new job at Stripe as a backend engineer."),
+        user("I was diagnosed with type 2 diabetes last year."),
+        user("I love hiking in the Alps every summer."),
+      ],
+    });
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "Does the user have any health conditions?", user_id: "u5", mode: "retrieve", limit: 3 },
+    });
+    expect(res.body.data[0].text).toContain("diabetes");
+  });
+});
+
 describe("DELETE /v1/memories (forget a scope)", () => {
   const count = async (orgId: string, userId: string) =>
     (

@@ -70,12 +70,16 @@ interface Dictionary {
   /** How often a lemma was seen as a noun / as a verb in WordNet's tagged corpus (index.sense). */
   nounUses: Map<string, number>;
   verbUses: Map<string, number>;
+  /** How often a lemma was seen as an adjective ("cold": far more than the illness). */
+  adjectiveUses: Map<string, number>;
   data: Buffer;
   synsets: Map<number, Synset>;
   depths: Map<number, number>;
   expansions: Map<string, string[]>;
   /** Whether a synset is a kind of relative (kinship), by offset. */
   kin: Map<number, boolean>;
+  /** Whether a synset is a kind of ill health, disorder, injury or pain, by offset. */
+  ailment: Map<number, boolean>;
 }
 
 let dict: Dictionary | null = null;
@@ -111,14 +115,18 @@ function load(): Dictionary {
     if (senses > 1) lemma.more = f.slice(at + 1, at + Math.min(KIN_SENSES, senses)).map(Number);
     nouns.set(f[0]!, lemma);
   }
-  // index.sense: `lemma%pos:... offset sense_number tag_cnt`; pos 1 is a noun, 2 a verb.
+  // index.sense: `lemma%pos:... offset sense_number tag_cnt`; pos 1 is a noun, 2 a verb, 3 and 5
+  // an adjective.
   const nounUses = new Map<string, number>();
   const verbUses = new Map<string, number>();
+  const adjectiveUses = new Map<string, number>();
   for (const line of lines(join(dir, "index.sense"))) {
     const pct = line.indexOf("%");
     const uses = pct > 0 ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
     if (!uses) continue;
-    const to = line[pct + 1] === "1" ? nounUses : line[pct + 1] === "2" ? verbUses : null;
+    const pos = line[pct + 1];
+    const to =
+      pos === "1" ? nounUses : pos === "2" ? verbUses : pos === "3" || pos === "5" ? adjectiveUses : null;
     const lemma = line.slice(0, pct);
     if (to) to.set(lemma, (to.get(lemma) ?? 0) + uses);
   }
@@ -126,11 +134,13 @@ function load(): Dictionary {
     nouns,
     nounUses,
     verbUses,
+    adjectiveUses,
     data: readFileSync(join(dir, "data.noun")),
     synsets: new Map(),
     depths: new Map(),
     expansions: new Map(),
     kin: new Map(),
+    ailment: new Map(),
   };
   return dict;
 }
@@ -232,6 +242,9 @@ export function expandWord(word: string): string[] {
     }
     if (lemma !== "family" && [info.first, ...(info.more ?? [])].some((o) => isKin(d, o)))
       out = [...out, "family"];
+    // An ailment's name that is mostly an adjective ("cold") is not taken for the ailment.
+    if (isAilment(d, info.first) && (d.adjectiveUses.get(lemma) ?? 0) <= (d.nounUses.get(lemma) ?? 0))
+      out = [...out, ...AILMENT_TERMS.filter((t) => t !== lemma)];
   }
   d.expansions.set(w, out);
   return out;
@@ -266,6 +279,40 @@ function isKin(d: Dictionary, offset: number, depthLeft = 16): boolean {
     offset === d.nouns.get("relative")?.first ||
     (depthLeft > 0 && synset(d, offset).hypernyms.some((h) => isKin(d, h, depthLeft - 1)));
   d.kin.set(offset, value);
+  return value;
+}
+
+/**
+ * An illness, a disorder, an injury or a pain ("diabetes", "asthma", "migraine", "a fracture")
+ * also brings the words people ask about them with: "does the user have any health conditions?"
+ * reaches "was diagnosed with type 2 diabetes". WordNet files them as states (noun.state), whose
+ * broader terms ("condition", "state") say nothing alone, so they bring these words instead.
+ */
+const AILMENT_TERMS = ["illness", "health condition"];
+const AILMENT_ROOTS = [
+  "ill health",
+  "illness",
+  "disease",
+  "disorder",
+  "injury",
+  "pain",
+  "symptom",
+  "infection",
+];
+
+/** Whether a noun sense is a kind of ill health, disorder, injury or pain. */
+function isAilment(d: Dictionary, offset: number, depthLeft = 12): boolean {
+  const cached = d.ailment.get(offset);
+  if (cached !== undefined) return cached;
+  // Every listed sense of the roots: "disorder" is first an untidiness, then an illness.
+  const roots = AILMENT_ROOTS.flatMap((w) => {
+    const l = d.nouns.get(w);
+    return l ? [l.first, ...(l.more ?? [])] : [];
+  });
+  const value =
+    roots.includes(offset) ||
+    (depthLeft > 0 && synset(d, offset).hypernyms.some((h) => isAilment(d, h, depthLeft - 1)));
+  d.ailment.set(offset, value);
   return value;
 }
 
