@@ -260,13 +260,41 @@ export async function deleteMemoryRow(
   db: Queryable,
   orgId: string,
   id: string,
-): Promise<{ type: MemoryType; text: string; user_id: string | null } | null> {
+): Promise<Omit<DeletedRow, "id"> | null> {
   if (!UUID_RE.test(id)) return null;
   const { rows } = await db.query(
-    "DELETE FROM memories WHERE id = $2::uuid AND org_id = $1 RETURNING type, text, user_id",
+    `DELETE FROM memories WHERE id = $2::uuid AND org_id = $1 RETURNING ${DELETED_COLUMNS}`,
     [orgId, id],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * A deleted memory as the consolidation after it needs it: its text and user (the episodes that
+ * quote it), and its neighbour links (`details.episode_near`: the facts that link back to it).
+ */
+export interface DeletedRow {
+  id: string;
+  type: MemoryType;
+  text: string;
+  user_id: string | null;
+  near: Record<string, unknown> | null;
+}
+const DELETED_COLUMNS = `id::text, type, text, user_id,
+  CASE WHEN jsonb_typeof(details -> 'episode_near') = 'object' THEN details -> 'episode_near' END AS near`;
+
+/** The axes a scope may be forgotten by (DELETE /v1/memories), each a column of memories. */
+export const FORGET_AXES = ["user_id", "agent_id", "conv_id", "app_id"] as const;
+export type ForgetScope = Partial<Record<(typeof FORGET_AXES)[number], string>>;
+
+/** `<column(axis)> = $n` for each axis given, ANDed, numbered from `$first`; with their values. */
+function axesWhere(scope: ForgetScope, column: (axis: string) => string, first: number) {
+  const axes = FORGET_AXES.filter((a) => scope[a] != null);
+  if (axes.length === 0) throw new Error("a forgotten scope needs an axis");
+  return {
+    sql: axes.map((a, i) => `${column(a)} = $${first + i}`).join(" AND "),
+    values: axes.map((a) => scope[a]),
+  };
 }
 
 /**
@@ -276,19 +304,12 @@ export async function deleteMemoryRow(
 export async function deleteMemoryRowsInScope(
   db: Queryable,
   orgId: string,
-  scope: {
-    user_id?: string | null;
-    agent_id?: string | null;
-    conv_id?: string | null;
-    app_id?: string | null;
-  },
-): Promise<Array<{ id: string; type: MemoryType; text: string; user_id: string | null }>> {
-  const axes = (["user_id", "agent_id", "conv_id", "app_id"] as const).filter((a) => scope[a] != null);
-  if (axes.length === 0) throw new Error("deleteMemoryRowsInScope needs a scope axis");
+  scope: ForgetScope,
+): Promise<DeletedRow[]> {
+  const where = axesWhere(scope, (a) => a, 2);
   const { rows } = await db.query(
-    `DELETE FROM memories WHERE org_id = $1 AND ${axes.map((a, i) => `${a} = $${i + 2}`).join(" AND ")}
-     RETURNING id::text, type, text, user_id`,
-    [orgId, ...axes.map((a) => scope[a])],
+    `DELETE FROM memories WHERE org_id = $1 AND ${where.sql} RETURNING ${DELETED_COLUMNS}`,
+    [orgId, ...where.values],
   );
   return rows;
 }
@@ -320,38 +341,37 @@ export async function forgetUnusedWords(db: Queryable, orgId: string): Promise<n
 export async function deleteFinishedJobsInScope(
   db: Queryable,
   orgId: string,
-  scope: Record<string, string>,
+  scope: ForgetScope,
 ): Promise<number> {
-  const axes = Object.keys(scope).filter((a) => ["user_id", "agent_id", "conv_id", "app_id"].includes(a));
-  if (axes.length === 0) return 0;
+  const where = axesWhere(scope, (a) => `request ->> '${a}'`, 2);
   const { rowCount } = await db.query(
-    `DELETE FROM ingest_jobs WHERE org_id = $1 AND status IN ('succeeded', 'failed')
-       AND ${axes.map((a, i) => `request ->> '${a}' = $${i + 2}`).join(" AND ")}`,
-    [orgId, ...axes.map((a) => scope[a])],
+    `DELETE FROM ingest_jobs WHERE org_id = $1 AND status IN ('succeeded', 'failed') AND ${where.sql}`,
+    [orgId, ...where.values],
   );
   return rowCount ?? 0;
 }
 
 /**
  * Deleted facts leave their neighbours' links (`details.episode_near`, the facts either side of a
- * fact in its episode, which a search may add beside a hit): the facts of these users that name one
- * of `ids` lose that entry.
+ * fact in its episode, which a search may add beside a hit): of the facts `candidates` (the ones
+ * that may link to them), those that name one of `ids` lose that entry.
  */
 export async function unlinkNeighbours(
   db: Queryable,
   orgId: string,
-  userIds: Array<string | null>,
+  candidates: string[],
   ids: string[],
 ): Promise<void> {
-  if (ids.length === 0) return;
+  const rows = candidates.filter((c) => UUID_RE.test(c));
+  if (ids.length === 0 || rows.length === 0) return;
   await db.query(
     `UPDATE memories m SET details = jsonb_set(m.details, '{episode_near}', (
        SELECT coalesce(jsonb_object_agg(n.key, n.value), '{}'::jsonb)
        FROM jsonb_each(m.details -> 'episode_near') n WHERE NOT ((n.value #>> '{}') = ANY($3::text[]))))
-     WHERE m.org_id = $1 AND m.type = 'fact' AND (m.user_id = ANY($2::text[]) OR (m.user_id IS NULL AND array_position($2::text[], NULL) IS NOT NULL))
+     WHERE m.org_id = $1 AND m.id = ANY($2::uuid[]) AND m.type = 'fact'
        AND jsonb_typeof(m.details -> 'episode_near') = 'object'
        AND EXISTS (SELECT 1 FROM jsonb_each_text(m.details -> 'episode_near') n WHERE n.value = ANY($3::text[]))`,
-    [orgId, userIds, ids],
+    [orgId, rows, ids],
   );
 }
 

@@ -9,7 +9,7 @@ import {
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
 import { contentWords, normaliseText } from "../providers/local/english.js";
-import { sameSlot, slotSearches } from "../providers/local/extractor.js";
+import { bareClaim, sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
@@ -147,7 +147,7 @@ export async function reconcile(
 }
 
 /** A fact's words without the day that leads it ("On 8 May 2023, ..."). */
-const claimWords = (text: string) => normaliseText(text).replace(/^on \d{1,2} [a-z]+ \d{4} /, "");
+const claimWords = (text: string) => normaliseText(bareClaim(text));
 
 /**
  * A clause superseded ("The user lives in Paris.") leaves the sentence it was cut from ("The user

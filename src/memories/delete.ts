@@ -2,10 +2,13 @@ import { confinedUser, mayWriteRow, writeUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import type { Queryable } from "../db/db.js";
 import {
+  type DeletedRow,
   deleteFinishedJobsInScope,
   deleteMemoryRow,
   deleteMemoryRowsInScope,
   episodesListingFacts,
+  FORGET_AXES,
+  type ForgetScope,
   findMemory,
   forgetUnusedWords,
   unlinkNeighbours,
@@ -75,7 +78,7 @@ export async function deleteMemoriesInScope({
   input: ScopeDeletionInput;
 }): Promise<ScopeDeletion> {
   const scope = { ...input, user_id: writeUserId(ctx.principal, input.user_id) ?? undefined };
-  const axes = (["user_id", "agent_id", "conv_id", "app_id"] as const).filter((a) => scope[a]?.trim());
+  const axes = FORGET_AXES.filter((a) => scope[a]?.trim());
   if (axes.length === 0) {
     throw new CoreError(
       "missing_scope",
@@ -83,8 +86,8 @@ export async function deleteMemoriesInScope({
     );
   }
   const orgId = ctx.principal.orgId;
-  const named = Object.fromEntries(axes.map((a) => [a, scope[a]!])) as Record<string, string>;
-  let rows: Awaited<ReturnType<typeof deleteMemoryRowsInScope>>;
+  const named: ForgetScope = Object.fromEntries(axes.map((a) => [a, scope[a]!]));
+  let rows: DeletedRow[];
   let jobs: number;
   try {
     ({ rows, jobs } = await inTx(ctx, async ({ db }) => {
@@ -120,28 +123,37 @@ export async function deleteMemoriesInScope({
 export async function unsayInEpisodes(
   db: Queryable,
   orgId: string,
-  facts: ReadonlyArray<{ id: string; text: string; user_id: string | null }>,
+  facts: ReadonlyArray<{
+    id: string;
+    text: string;
+    user_id: string | null;
+    near?: Record<string, unknown> | null;
+  }>,
   options: { unlist: boolean },
 ): Promise<void> {
   const byUser = new Map<string | null, typeof facts>();
   for (const f of facts) byUser.set(f.user_id, [...(byUser.get(f.user_id) ?? []), f]);
-  if (options.unlist)
-    await unlinkNeighbours(
-      db,
-      orgId,
-      [...byUser.keys()],
-      facts.map((f) => f.id),
-    );
+  // The facts that may link to a deleted one: its own neighbours, and the facts of the episodes
+  // that list it (a fact restated in another conversation sits in that episode's order too).
+  const linking = new Set(facts.flatMap((f) => Object.values(f.near ?? {}).map(String)));
   for (const [userId, ofUser] of byUser) {
     const ids = ofUser.map((f) => f.id);
     for (const ep of await episodesListingFacts(db, orgId, userId, ids)) {
       const listed = new Set(Array.isArray(ep.details.fact_ids) ? (ep.details.fact_ids as string[]) : []);
+      for (const id of listed) linking.add(String(id));
       let next: { text: string; details: Record<string, unknown> } = ep;
       for (const f of ofUser) if (listed.has(f.id)) next = withoutFact(next, f.id, f.text, options);
       if (next.text !== ep.text || next.details !== ep.details)
         await updateEpisodeText(db, orgId, ep.id, next.text, next.details);
     }
   }
+  if (options.unlist)
+    await unlinkNeighbours(
+      db,
+      orgId,
+      [...linking],
+      facts.map((f) => f.id),
+    );
 }
 
 /** An episode without a fact's sentences where the summary quotes them (and without its id: `unlist`). */

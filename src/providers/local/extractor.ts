@@ -373,7 +373,7 @@ const DATE_WORD =
  */
 function asWritten(word: string, sentences: string[]): string {
   // After a word or a comma: not where a sentence or a quoted remark ("said: It's ...") opens.
-  const re = new RegExp(`(?<=[\\p{L}\\p{N},]\\s+)${word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "iu");
+  const re = new RegExp(`(?<=[\\p{L}\\p{N},]\\s+)${escapeRe(word)}\\b`, "iu");
   for (const s of sentences) {
     const m = re.exec(s);
     if (m) return m[0];
@@ -405,7 +405,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   const said = [...new Set(facts.flatMap((f) => splitSentences(f.text)))];
   // Compared without the day that leads a fact: a dated clause ("On 10 January 2024, the user
   // works at Initech.") is inside its dated sentence all the same.
-  const lower = said.map((s) => s.toLowerCase().replace(/^on \d{1,2} [a-z]+ \d{4}, /, ""));
+  const lower = said.map((s) => bareClaim(s).toLowerCase());
   const within = (i: number) => {
     const s = lower[i]!.replace(/[.!]$/, "");
     return lower.some((o, j) => j !== i && o.includes(s) && (o !== lower[i] || j < i));
@@ -565,7 +565,7 @@ export function sameSlot(a: string, b: string): boolean {
  * A fact without its context, the leading "On 8 May 2023, " and the trailing "(answering: ...)":
  * the same claim restated another day or in reply to another question is the same claim.
  */
-const bareClaim = (text: string) =>
+export const bareClaim = (text: string) =>
   text.replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "").replace(/ \(answering: .*\)$/, "");
 
 /** Words that lead a claim and change nothing of it ("Now the user works at Initech"). */
