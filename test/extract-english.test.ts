@@ -575,6 +575,76 @@ describe("named speakers, dates and categories", () => {
   });
 });
 
+describe("openers, labels and introductions a chat puts before a claim", () => {
+  const texts = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
+  it("leaves out a label with a word before it, a comma after also/plus, and chat laughter", () => {
+    expect(texts("Quick update: I live in Denver now.")).toEqual(["The user lives in Denver now."]);
+    expect(texts("Random fact: my sister is getting married in June.")).toEqual([
+      "The user's sister is getting married in June.",
+    ]);
+    expect(texts("Also, I have a dentist appointment soon.")).toEqual([
+      "The user has a dentist appointment soon.",
+    ]);
+    expect(texts("Plus, my son Max starts school in September.")).toEqual([
+      "The user's son Max starts school in September.",
+    ]);
+    expect(texts("Lol my cat knocked over the plant again.")).toEqual([
+      "The user's cat knocked over the plant again.",
+    ]);
+    // A reaction to what was said is no fact; a noun before a colon is the claim's subject.
+    expect(texts("Ha, I didn't know that at all.")).toEqual([]);
+    expect(texts("I didn't know that Rust was this fast.")).toHaveLength(1);
+    expect(texts("My favourite thing: pizza with olives on top.")).toEqual([
+      "The user's favourite thing: pizza with olives on top.",
+    ]);
+  });
+
+  it("keeps the description after an introduced name as the speaker's", () => {
+    expect(texts("Hi! I'm Priya, a pediatric nurse in Austin.")).toEqual([
+      "The user's name is Priya.",
+      "Priya is a pediatric nurse in Austin.",
+    ]);
+    expect(texts("I'm Bob, a backend engineer at Shopify. I mostly write Go.")).toEqual([
+      "The user's name is Bob.",
+      "Bob is a backend engineer at Shopify. Bob mostly writes Go.",
+    ]);
+    // An age after the name is one: a name WordNet also knows (Dana) is still introduced.
+    expect(texts("I'm Dana, 34, from Chicago.")).toEqual([
+      "The user's name is Dana.",
+      "Dana is 34 years old, from Chicago.",
+    ]);
+    expect(texts("I'm Italian, from Rome.")).toEqual(["The user is Italian, from Rome."]);
+  });
+
+  it("resolves a weekday alone by the sentence's tense", () => {
+    const at = new Date("2025-03-05T09:00:00Z"); // a Wednesday
+    const dated = (content: string): Turn => ({
+      ...turn(0, "user", content),
+      date: "5 March 2025",
+      at,
+      refDate: at,
+    });
+    const text = (content: string) => extraction([dated(content)]).facts[0]?.text;
+    expect(text("I have a job interview this Friday.")).toBe(
+      "On 5 March 2025, the user has a job interview this Friday (7 March 2025).",
+    );
+    expect(text("My mom arrives on Monday.")).toBe(
+      "On 5 March 2025, the user's mom arrives on Monday (10 March 2025).",
+    );
+    expect(text("I went hiking on Monday with Tom.")).toBe(
+      "On 5 March 2025, the user went hiking on Monday (3 March 2025) with Tom.",
+    );
+    expect(text("My daughter Linh visits in two weeks.")).toBe(
+      "On 5 March 2025, the user's daughter Linh visits in two weeks (the week of 19 March 2025).",
+    );
+    // Habits and a day named without a tense stay as said.
+    expect(text("We play chess every Monday.")).toBe(
+      "On 5 March 2025, the user and others play chess every Monday.",
+    );
+    expect(text("I love Sundays at the lake.")).toBe("On 5 March 2025, the user loves Sundays at the lake.");
+  });
+});
+
 describe("an episode says each thing once, and its title writes names as names", () => {
   it("leaves a dated clause out of the summary when its dated sentence is in, and keeps capitals", () => {
     const at = new Date("2024-01-10T12:00:00Z");
@@ -776,7 +846,7 @@ describe("a changed attribute, said the ways people say it", () => {
 });
 
 describe("everyday kinds WordNet's first senses do not give", () => {
-  it("makes a kept animal a pet, a son or daughter a kid, and a move a place one lives", () => {
+  it("makes a kept animal a pet, a son or daughter a kid, a move a place one lives, a job work", () => {
     expect(conceptTerms("My dog Biscuit runs in the park.")).toEqual(expect.arrayContaining(["pet", "pets"]));
     expect(conceptTerms("We adopted two kittens.")).toEqual(expect.arrayContaining(["pet"]));
     expect(conceptTerms("My daughter Emma is 7.")).toEqual(expect.arrayContaining(["kid", "kids", "child"]));
@@ -784,6 +854,17 @@ describe("everyday kinds WordNet's first senses do not give", () => {
       expect.arrayContaining(["live", "lives"]),
     );
     expect(conceptTerms("I love to move the furniture around.")).not.toContain("live");
+    expect(conceptTerms("We moved from Toronto to Ottawa.")).toEqual(
+      expect.arrayContaining(["live", "lives"]),
+    );
+    expect(conceptTerms("The user started a new job at Stripe.")).toEqual(
+      expect.arrayContaining(["work", "works"]),
+    );
+    expect(conceptTerms("Maria was hired by Google as an engineer.")).toEqual(
+      expect.arrayContaining(["work", "job"]),
+    );
+    expect(conceptTerms("Dan works for the council.")).toContain("job");
+    expect(conceptTerms("Sure, Friday works for me.")).not.toContain("job");
     expect(conceptTerms("The dog-eared book is on the shelf.")).not.toContain("pet");
   });
 });

@@ -194,6 +194,61 @@ describe("supersede and dedup", () => {
     expect(u2).not.toContain("The user lives in Bergen.");
   });
 
+  it("supersedes an employer joined or started at, an age said with a name or a day, past a label", async () => {
+    const { key } = await svc.newOrg();
+    const activeOf = async (userId: string) =>
+      (
+        await svc.request("GET", `/v1/memories?user_id=${userId}&status=active&type=fact`, { key })
+      ).body.data.map((m: { text: string }) => m.text);
+    await ingestOk(key, { user_id: "j1", messages: [user("I work at Shopify.")] });
+    const joined = await ingestOk(key, {
+      user_id: "j1",
+      conv_id: "c2",
+      messages: [user("I joined Cloudflare as a staff engineer.")],
+    });
+    expect(Object.keys(joined.memories_superseded_by)).toHaveLength(1);
+    expect(await activeOf("j1")).toEqual(["The user joined Cloudflare as a staff engineer."]);
+    await ingestOk(key, { user_id: "j2", messages: [user("I work as a product designer at Doctolib.")] });
+    const starting = await ingestOk(key, {
+      user_id: "j2",
+      conv_id: "c2",
+      messages: [user("Quick update: I'm starting at Alan as a senior designer.")],
+    });
+    expect(Object.keys(starting.memories_superseded_by)).toHaveLength(1);
+    // A gym joined is no employer.
+    await ingestOk(key, { user_id: "j3", messages: [user("I work at Google.")] });
+    const gym = await ingestOk(key, {
+      user_id: "j3",
+      conv_id: "c2",
+      messages: [user("I joined a gym near home.")],
+    });
+    expect(gym.memories_superseded_by).toEqual({});
+    // A two-word name, and "today" after the new age.
+    await ingestOk(key, {
+      user_id: "a1",
+      messages: [user("My name is Carol Nguyen."), user("I'm 52 and I live in Seattle.")],
+    });
+    const turned = await ingestOk(key, {
+      user_id: "a1",
+      conv_id: "c2",
+      messages: [user("I just turned 53 today.")],
+    });
+    expect(Object.keys(turned.memories_superseded_by).length).toBeGreaterThanOrEqual(1);
+    expect((await activeOf("a1")).some((t: string) => t.includes("52"))).toBe(false);
+    // An age said beside the name ("I'm Dana, 34, from Chicago").
+    await ingestOk(key, { user_id: "a2", messages: [user("I'm Dana, 34, from Chicago.")] });
+    const a2 = await activeOf("a2");
+    expect(a2).toEqual(
+      expect.arrayContaining(["The user's name is Dana.", "Dana is 34 years old, from Chicago."]),
+    );
+    const older = await ingestOk(key, {
+      user_id: "a2",
+      conv_id: "c2",
+      messages: [user("I just turned 35!")],
+    });
+    expect(Object.keys(older.memories_superseded_by)).toHaveLength(1);
+  });
+
   it("reads a change of mind past its opener: each new favourite replaces the last", async () => {
     const { key } = await svc.newOrg();
     const said = [

@@ -66,6 +66,16 @@ const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
 const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
 const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6 };
 
+/** Present-tense verbs of what is scheduled ("starts a new job in 5 days", "my mom arrives on Monday"). */
+const SCHEDULED =
+  /\b(?:starts?|begins?|leaves?|flies|fly|arrives?|returns?|graduates?|moves?|visits?|comes|(?:is|are|am|'s|'re|'m) (?:moving|starting|leaving|flying|visiting|coming|arriving|getting|going|having|meeting|seeing))\b/i;
+/** Words of a sentence about what is ahead. */
+const FUTURE =
+  /\b(?:will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to|have to|has to|need to|needs to)\b/i;
+/** Words of a sentence telling what happened. */
+const PAST =
+  /\b(?:was|were|did|went|had|got|came|saw|met|made|took|ran|bought|told|said|visited|played|watched|finished|started|[a-z]{3,}ed)\b/i;
+
 /**
  * Appends the absolute date after relative expressions ("yesterday" becomes
  * "yesterday (7 May 2023)"), computed from the message date, so a fact keeps its meaning when
@@ -113,9 +123,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
         // appointment in three weeks".
         const due =
           /\b(?:is|are|'s|was due|is due)\s+$/i.test(text.slice(0, m.index)) ||
-          /\b(?:starts?|begins?|leaves?|flies|fly|arrives?|returns?|graduates?|moves?|is moving|are moving|is starting|is leaving|is flying)\b/i.test(
-            text,
-          ) ||
+          SCHEDULED.test(text) ||
           /\b(?:appointment|exam|interview|surgery|flight|deadline|wedding|due date)\b/i.test(text);
         if (!due && !/\b(will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to)\b/i.test(text))
           return null;
@@ -140,6 +148,29 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
       /\blast (sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b/i,
       (m) => {
         const target = DAY_NAMES.indexOf(m[1]!.toLowerCase());
+        let diff = (at.getUTCDay() - target + 7) % 7;
+        if (diff === 0) diff = 7;
+        return formatDay(addDays(at, -diff));
+      },
+    ],
+    [
+      // A weekday alone ("this Friday", "on Monday", "Monday at 9"): the coming one where the
+      // sentence speaks of what is ahead, the last one where it tells what happened; neither, left
+      // as said. "every Monday", "Mondays" are habits, "next/last Monday" resolved above.
+      /(?<!\b(?:next|last|every|each|most|some|one|a) )\b(this (?:coming )?)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b(?!s\b|'s\b| \()/i,
+      (m) => {
+        const target = DAY_NAMES.indexOf(m[2]!.toLowerCase());
+        const ahead =
+          !!m[1] ||
+          SCHEDULED.test(text) ||
+          FUTURE.test(text) ||
+          /\b(?:appointment|interview|meeting|exam|call)\b/i.test(text);
+        if (ahead) {
+          let diff = (target - at.getUTCDay() + 7) % 7;
+          if (diff === 0 && !m[1]) diff = 7;
+          return formatDay(addDays(at, diff));
+        }
+        if (!PAST.test(text)) return null;
         let diff = (at.getUTCDay() - target + 7) % 7;
         if (diff === 0) diff = 7;
         return formatDay(addDays(at, -diff));

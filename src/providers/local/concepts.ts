@@ -391,8 +391,10 @@ export function titleKinds(text: string): string[] {
 /**
  * What WordNet's first senses do not say of a few everyday words: the animals people keep are
  * pets (WordNet files a dog under canines and domestic animals, never under "pet"), a son or a
- * daughter is a child or kid of someone (WordNet's kid is a young person), and moving somewhere is
- * living there ("where does she live?" against "moved to Seattle").
+ * daughter is a child or kid of someone (WordNet's kid is a young person), moving somewhere is
+ * living there ("where does she live?" against "moved to Seattle"), and a job somewhere is working
+ * there ("where does he work?" against "started a new job at Stripe", "what is her job?" against
+ * "works as a nurse").
  */
 const EVERYDAY_KINDS = new Map<string, string[]>([
   ...`dog dogs puppy puppies pup cat cats kitten kittens hamster hamsters parrot parrots goldfish
@@ -404,7 +406,9 @@ const EVERYDAY_KINDS = new Map<string, string[]>([
     .split(/\s+/)
     .map((w): [string, string[]] => [w, ["child", "children", "kid", "kids"]]),
 ]);
-const MOVED_TO = /\b(?:moved|moving|moves|relocated|relocating) (?:\w+ )?to\b/i;
+const MOVED_TO = /\b(?:moved|moving|moves|relocated|relocating) (?:\w+ )?(?:from [\p{L}.' -]{1,40}? )?to\b/iu;
+const EMPLOYED =
+  /\b(?:(?:job|position|internship|career)s? (?:at|with|for|as)|roles? (?:at|with)|(?:hired|employed|recruited) (?:by|at|as)|work(?:s|ed|ing)? (?:at|as|for (?!(?:me|us|you|him|her|them|it|now|both|everyone|anyone|free|nothing|sure|a while|the (?:most|best|better|time|moment))\b)))\b/i;
 
 export function conceptTerms(text: string): string[] {
   const own = new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(Boolean));
@@ -423,6 +427,7 @@ export function conceptTerms(text: string): string[] {
     for (const term of EVERYDAY_KINDS.get(word.toLowerCase()) ?? []) if (!own.has(term)) out.add(term);
   }
   if (MOVED_TO.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
+  if (EMPLOYED.test(text)) for (const term of ["work", "works", "job"]) if (!own.has(term)) out.add(term);
   for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
     const names = run.split(" ").map((w) => w.replace(/'s$/, ""));
     for (let i = 0; i < names.length; ) {

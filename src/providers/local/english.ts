@@ -42,7 +42,18 @@ const CLAIM_LABELS = [
   "update",
   "heads up",
 ];
-export const CLAIM_LABEL = new RegExp(`^(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]\\s+`, "i");
+/**
+ * The same kind of label with a word or two before it ("Quick update:", "Random fact:", "Personal
+ * stuff:", "One more thing:"): the words before it are a closed list, so a claim that starts with a
+ * noun and a colon ("My favourite thing: pizza") keeps its subject.
+ */
+const LABEL_MODIFIERS =
+  "quick|small|little|short|brief|another|one more|random|fun|personal|side|important|last|final|general|big|good|bad|sad|exciting|some|life|work|family|health|unrelated|totally unrelated|different";
+const LABEL_NOUNS = "update|note|fact|thing|stuff|news|info|question|reminder|confession";
+export const CLAIM_LABEL = new RegExp(
+  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})\\s*:)\\s+`,
+  "i",
+);
 
 /**
  * Words that lead a message as a label ("Remember: ...", "Question: ..."), never as its speaker's
@@ -144,10 +155,10 @@ export const contentWords = (s: string) =>
 const PLEASANTRY =
   /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
 const LEADING_INTERJECTION =
-  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|haha|lol|gosh|thanks|thank you|sure|honestly|alright|correction|update)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
+  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
 /** The same openers run into the speaker's own words without a comma ("Yeah I'm her maid of honor"). */
 const OPENER_BEFORE_SELF =
-  /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
+  /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright|lol|haha|lmao|omg|ugh)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
 
 /** Words of a three-word reply that says nothing of the speaker ("I know, right.", "I agree totally."). */
 const CHAT_REPLY = new Set(
@@ -155,6 +166,9 @@ const CHAT_REPLY = new Set(
     " ",
   ),
 );
+/** A reaction to what was just said: "I didn't know that (at all)", "I never knew that before". */
+const NEWS_TO_ME =
+  /^(?:I|we) (?:didn't|did not|never|had no idea|don't|do not) ?(?:know|knew|reali[sz]e|think of)? (?:that|this|it)(?: (?:at all|before|either|yet|until now))?\s*[.!]*$/i;
 /** Scripts written without spaces between words (Chinese, Japanese). */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 
@@ -195,8 +209,10 @@ export function isSubstantive(sentence: string): boolean {
   // "I'm vegetarian.").
   if (n <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
   if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
-  // Talk about the talk ("I see what you mean.", "Let me think about it.") says nothing either.
+  // Talk about the talk ("I see what you mean.", "Let me think about it.", "I didn't know that at
+  // all!") says nothing either.
   if (words.length && words.every((w) => CHAT_REPLY.has(w))) return false;
+  if (NEWS_TO_ME.test(s)) return false;
   // A lead-in to what follows ("Here is my backup script backup.sh:") is no claim of its own.
   if (/^(?:here(?: is|'s| are)|below is|this is|see)\b.*:$/i.test(s)) return false;
   // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
@@ -207,7 +223,7 @@ export function isSubstantive(sentence: string): boolean {
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =
-  /^(?:(?:and|but|also|plus)\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
+  /^(?:(?:and|but|also|plus)\s*,?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
 
 export const stripInterjections = (s: string) =>
   s.replace(LEADING_INTERJECTION, "").replace(OPENER_BEFORE_SELF, "").replace(LEADING_LINK, "").trim();

@@ -28,7 +28,7 @@ import {
   thirdPersonVerb,
   toThirdPerson,
 } from "./english.js";
-import { introducedName, userNameFact } from "./names.js";
+import { APPOSITIVE, introducedName, userNameFact } from "./names.js";
 import { allSteps, STEP_MS, stepClock, stepsWithPauses } from "./steps.js";
 
 /**
@@ -133,10 +133,10 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       if (other) text = secondToThird(text, other);
       text = nameOnce(text);
       // "The user is 34." says an age: in the words every statement of an age has, also as the
-      // first of several claims ("The user is 29 and the user works as a nurse"), so a later
-      // age supersedes it.
+      // first of several claims ("The user is 29 and the user works as a nurse", "Dana is 34, from
+      // Chicago"), so a later age supersedes it.
       text = text.replace(
-        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})([.!]?$|,? and (?=the user\b|\p{Lu}\p{Ll}+ \p{Ll}))/u,
+        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})([.!]?$|,? and (?=the user\b|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)? \p{Ll})|, (?=from\b|originally from\b|based in\b))/u,
         (_m, claim: string, end: string) => `${claim} years old${end}`,
       );
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
@@ -276,7 +276,16 @@ function withoutIntroduction(content: string, name: string): string {
   const intro = new RegExp(
     `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I'm|I am|[Tt]his is)\\s+${name}\\b(?:\\s+(?:btw|by the way))?(?:\\s*(?:,|and)\\s*)?`,
   );
-  return content.replace(intro, "").trim();
+  // A description after the name stays the speaker's ("I'm Priya, a nurse in Austin" reads "I'm a
+  // nurse in Austin"); the introduction alone goes.
+  return content
+    .replace(intro, (m, offset: number, all: string) =>
+      /^(?:I'm|I am)\b/.test(m) &&
+      APPOSITIVE.test(all.slice(offset + m.length - (m.match(/\s*,\s*$/)?.[0].length ?? 0)))
+        ? `${m.startsWith("I am") ? "I am" : "I'm"} `
+        : "",
+    )
+    .trim();
 }
 
 /**
@@ -489,7 +498,29 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
     /^(?<s>.+?) (?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?:(?:(?:the )?[\w-]+'s|his|her|their|the|a) (?:job|position|role|post) (?:at|with) )?(?<v>.+?)(?: (?:last|this|yesterday|today|on|in|after|because|to|for)\b.*)?$/i,
     "negation",
   ],
+  // A new employer said as a start: "started at Alan", "joined Cloudflare as ...", "was hired by
+  // Stripe", "got a job at Stripe" (an employer that joins is a name: "joined a gym" is none).
+  [
+    "employer",
+    /^(?<s>.+?) (?:has |have |just |recently |will |is |am )*(?:started|starts|starting|start|began|begins) (?:a (?:new )?job |work |working )?at (?<v>.+)$/i,
+  ],
+  [
+    "employer",
+    /^(?<s>.+?) (?:has |just |recently )*(?:got|gets|landed|accepted|took|has|started) (?:a |an |the )?(?:new )?(?:job|position|role|offer) (?:at|with|from) (?<v>.+)$/i,
+  ],
+  [
+    "employer",
+    /^(?<s>.+?) (?:was |got |has been |just got |is )(?:hired|recruited|employed) (?:by|at) (?<v>.+)$/i,
+  ],
+  [
+    "employer",
+    /^(?<s>.+?) (?:has |have |just |recently |will |is |am )*(?:joined|joining|join) (?<v>[A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)*)(?: as .*| (?:last|this|in|on|yesterday|today)\b.*)?$/,
+  ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],
+  [
+    "job",
+    /^(?<s>.+?) (?:has |have |just |recently |will |is |am |was |got )*(?:joined|joining|join|started at|starting at|start at|hired by|hired at|recruited by) [A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)* as (?:a |an )?(?<v>.+)$/,
+  ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) (?:at|for) .+? as (?<v>.+)$`, "i")],
   ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
   [
@@ -498,7 +529,11 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   ],
   ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
   ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
-  ["age", /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?$/i],
+  // "... turned 53 today (10 March 2025)", "... turned 40 last week".
+  [
+    "age",
+    /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?(?:,? (?:today|yesterday|this (?:week|month)|last (?:week|month)|on [^,]+|\([^)]*\)))*$/i,
+  ],
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
   [
     "diet",
@@ -514,8 +549,9 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
 /** Words (stemmed by PostgreSQL's english configuration) that every statement of a slot holds. */
 const SLOT_WORDS: Record<string, string> = {
   residence: "lives | live | living | moved | relocated",
-  employer: "works | work | working",
-  job: "works | work",
+  employer:
+    "works | work | working | started | starting | start | job | position | role | offer | hired | recruited | employed | joined | joining | join",
+  job: "works | work | joined | joining | join | started | starting | start | hired | recruited",
   favourite: "favourite | favorite",
   contact: "email | phone | address",
   name: "name",
@@ -526,7 +562,7 @@ const SLOT_WORDS: Record<string, string> = {
 
 /** A slot's value ends where the next claim about it starts ("Acme as a designer": the employer is Acme). */
 const VALUE_END: Record<string, RegExp> = {
-  employer: / (?:as|in|since|from) .*$/,
+  employer: / (?:as|in|since|from|on|last|this|next|yesterday|today|tomorrow)\b.*$/,
   job: / (?:at|for|in|since|from) .*$/,
 };
 

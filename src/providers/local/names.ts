@@ -21,6 +21,8 @@ const IM = new RegExp(
   String.raw`(${CLAUSE})(I'm|I am|[Tt]his is)\s+(${NAME})${ENDS}(\s*,\s*(?:my|our|his|her|their|the|a|an)\b)?`,
   "u",
 );
+/** What describes the speaker after "I'm <name>,": an age, "a/an ...", where they are from. */
+export const APPOSITIVE = /^\s*,\s*(?:(?:a|an|from|originally from|based in)\s|\d{1,3}\b)/;
 const WEEKDAY = /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b/;
 
 export function introducedName(content: string): string | null {
@@ -37,7 +39,11 @@ export function introducedName(content: string): string | null {
   const first = name.split(/\s+/)[0]!;
   if (WEEKDAY.test(first) || isNationalityOrBelief(first)) return null;
   const greeted = /[Hh]i|[Hh]ello|[Hh]ey/.test(before);
-  if (!greeted && (another || isCommonProperNoun(first))) return null;
+  // "I'm Dana, 34, from Chicago", "I'm Bob, a backend engineer": a description after the name
+  // says it is one, as a greeting does.
+  const appositive =
+    !another && APPOSITIVE.test(content.slice(im.index + im[0].length - (described?.length ?? 0)));
+  if (!greeted && !appositive && (another || isCommonProperNoun(first))) return null;
   return name;
 }
 
