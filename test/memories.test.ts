@@ -363,6 +363,24 @@ describe("DELETE /v1/memories/{id}", () => {
   });
 });
 
+describe("a memory with no word of its own (only stop words)", () => {
+  it("is stored beside others and alone, and deleted with 204", async () => {
+    const { orgId, key } = await svc.newOrg();
+    // A model may write an episode titled "It", summarised "It is."; an import may bring one.
+    const [alone] = await seed(svc, orgId, [fact("It is.")]);
+    const [words, none] = await seed(svc, orgId, [fact("The user plays the cello."), fact("It was.")]);
+    for (const m of [alone!, none!, words!]) {
+      const del = await svc.request("DELETE", `/v1/memories/${m.id}`, { key });
+      expect(del.status, m.text).toBe(204);
+    }
+    const stats = await svc.deps.db.query<{ docs: string }>(
+      "SELECT coalesce(sum(docs), 0)::text AS docs FROM text_doc_stats WHERE org_id = $1",
+      [orgId],
+    );
+    expect(stats.rows[0]!.docs).toBe("0");
+  });
+});
+
 describe("DELETE storage errors", () => {
   it("a storage error is 500 delete_failed without internals, and the row stays", async () => {
     const { orgId, key } = await svc.newOrg();
