@@ -645,6 +645,54 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
   });
 });
 
+describe("what an assistant says, and how a sentence starts", () => {
+  const texts = (...said: Array<[string, string]>) =>
+    facts(said.map(([role, content], i) => turn(i, role, content))).map((f) => f.text);
+  it("keeps no verdict of the assistant's on what was said, but keeps what it tells", () => {
+    expect(
+      texts(
+        ["user", "We got two kittens, Miso and Tofu!"],
+        ["assistant", "Miso and Tofu are adorable names. Cats are great companions."],
+      ),
+    ).toEqual(["The user and others got two kittens, Miso and Tofu!"]);
+    expect(texts(["assistant", "Ottawa is a lovely city. Makes sense, it's quieter than Toronto."])).toEqual(
+      [],
+    );
+    expect(texts(["assistant", "The capital of Australia is Canberra."])).toEqual([
+      "The assistant said: The capital of Australia is Canberra.",
+    ]);
+  });
+
+  it("writes a command, a mixed-case name or a file name as written at a sentence's start", () => {
+    expect(texts(["assistant", "git branch -a lists all branches, including remote ones."])).toEqual([
+      "The assistant said: git branch -a lists all branches, including remote ones.",
+    ]);
+    expect(texts(["assistant", "package.json holds the scripts of the project."])).toEqual([
+      "The assistant said: package.json holds the scripts of the project.",
+    ]);
+    expect(texts(["user", "kind of a long day at the office today."])).toEqual([
+      "Kind of a long day at the office today.",
+    ]);
+  });
+
+  it("agrees an inverted question's auxiliary, and names what a lead-in introduced", () => {
+    const [reply] = facts([
+      turn(0, "user", "How do I list branches in git?"),
+      turn(1, "assistant", "Use git branch -a to see every branch."),
+    ]).filter((f) => f.source_role === "assistant");
+    expect(reply!.context).toBe("How does the user list branches in git?");
+    expect(
+      texts([
+        "user",
+        "Here is my migration script:\n```sql\nCREATE INDEX x ON t(a);\n```\nIt hangs on the index.",
+      ]),
+    ).toEqual(["The user's migration script hangs on the index."]);
+    expect(texts(["user", "Here is my plan: I will move to Berlin in May."])).toEqual([
+      "The user will move to Berlin in May.",
+    ]);
+  });
+});
+
 describe("an episode says each thing once, and its title writes names as names", () => {
   it("leaves a dated clause out of the summary when its dated sentence is in, and keeps capitals", () => {
     const at = new Date("2024-01-10T12:00:00Z");

@@ -122,6 +122,33 @@ describe("identifier extraction", () => {
     );
   });
 
+  it("takes the advice a confirmation answers as the fix, not the thanks", () => {
+    const [lesson] = extractDirectives([
+      turn(0, "user", "Running pytest fails with: ModuleNotFoundError: No module named 'app'"),
+      turn(1, "assistant", "Add an empty conftest.py at the repo root so pytest puts the root on sys.path."),
+      turn(2, "user", "That fixed it, thanks."),
+    ]);
+    expect(lesson!.text).toBe(
+      `When "Running pytest fails with: ModuleNotFoundError: No module named 'app'" occurs: Add an empty conftest.py at the repo root so pytest puts the root on sys.path.`,
+    );
+    expect(lesson!.trigger_entities).toEqual(expect.arrayContaining(["ModuleNotFoundError", "conftest.py"]));
+    expect(lesson!.source_event_ids).toEqual(["0", "1", "2"]);
+    // "Yes that worked!" says the same, with no word of fixing.
+    const [worked] = extractDirectives([
+      turn(0, "user", "npm install fails: npm ERR! code ERESOLVE with react-dom"),
+      turn(1, "assistant", "Run npm install --legacy-peer-deps to skip the peer check."),
+      turn(2, "user", "Yes that worked!"),
+    ]);
+    expect(worked!.text).toMatch(/occurs: Run npm install --legacy-peer-deps to skip the peer check\.$/);
+    // No advice before the confirmation (the error's own turn): no lesson made of thanks.
+    expect(
+      extractDirectives([
+        turn(0, "user", "Error: ECONNREFUSED when the app starts"),
+        turn(1, "user", "That fixed it, thanks."),
+      ]).filter((d) => /thanks/.test(d.text)),
+    ).toEqual([]);
+  });
+
   it("finds nothing in plain prose", () => {
     expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
   });

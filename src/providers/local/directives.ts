@@ -33,6 +33,12 @@ const ERROR =
 // Not inside a name: the branch `HEAD:fix/cart-total` is no fix.
 const FIX =
   /(?<![\w/.:-])(fix(ed)?|solved|resolved|the (issue|problem|cause|fix) (was|is)|works now|turned out|solution (was|is)|workaround)(?![\w/-])/i;
+/**
+ * A turn that only says the last advice worked ("That fixed it, thanks", "Yes that worked!"): the
+ * fix is the advice before it, not these words.
+ */
+const CONFIRMED =
+  /^(?:(?:yes|yep|yeah|great|perfect|awesome|nice|ok|okay|cool|thanks|thank you|wow)[,!.]*\s+)*(?:that|this|it|your (?:fix|suggestion|advice))(?: (?:fixed|solved|resolved) it| fixed the (?:issue|problem|error)| worked| works(?: now)?| did it| did the trick)\b[^.!?]{0,40}[.!]*$/i;
 const STEP = /^\s*(\d+)[.)]\s+(.+)$/;
 const BULLET = /^\s*[-*\u2022]\s+(.+)$/;
 /** The line that introduces bulleted steps: "To rotate the signing key:", "Release checklist:". */
@@ -58,6 +64,28 @@ function listedSteps(lines: string[]): { first: number; steps: string[] } {
       ?.trim() ?? "";
   if (bullet > 0 && STEPS_HEADING.test(intro)) return { first: bullet, steps: stepsBy(BULLET, 1) };
   return { first: -1, steps: [] };
+}
+
+/**
+ * The advice a confirmation ("That fixed it") answers: the turn before it, when another speaker's
+ * and not the error's own turn or a tool's; its sentences that are no question, at most 300
+ * characters. None when there is no such turn.
+ */
+function adviceBefore(
+  turns: Turn[],
+  i: number,
+  errorEventId: string,
+): { text: string; eventIds: string[] } | null {
+  const prev = turns[i - 1];
+  if (!prev || prev.role === turns[i]!.role || prev.role === "tool" || prev.eventId === errorEventId)
+    return null;
+  const text = splitSentences(prev.content)
+    .map(stripInterjections)
+    .filter((s) => s.length >= 8 && !s.endsWith("?"))
+    .join(" ")
+    .slice(0, 300)
+    .trim();
+  return text ? { text, eventIds: [prev.eventId] } : null;
 }
 
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
@@ -121,15 +149,19 @@ export function* directivesInSteps(
       const ids = identifiersFromText(sentence);
       // The fix of an earlier error, said with it; the same sentence is not a second lesson.
       const err = lastError as { text: string; entities: string[]; eventId: string } | null;
-      if (err && err.eventId !== turn.eventId && FIX.test(sentence)) {
-        const entities = [...new Set([...err.entities, ...ids])];
+      const confirmed = CONFIRMED.test(sentence);
+      if (err && err.eventId !== turn.eventId && (FIX.test(sentence) || confirmed)) {
+        // "That fixed it": the advice of the turn before (another speaker's, after the error).
+        const said = confirmed ? adviceBefore(turns, i, err.eventId) : { text: sentence, eventIds: [] };
+        const entities = [...new Set([...err.entities, ...identifiersFromText(said?.text ?? ""), ...ids])];
+        if (!said) continue;
         if (entities.length) {
           push({
             type: "lesson",
-            text: `When "${err.text}" occurs: ${sentence}`,
+            text: `When "${err.text}" occurs: ${said.text}`,
             steps: null,
             trigger_entities: entities,
-            source_event_ids: [err.eventId, turn.eventId],
+            source_event_ids: [err.eventId, ...said.eventIds, turn.eventId],
           });
           lastError = null;
           fixedHere = true;

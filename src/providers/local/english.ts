@@ -1,4 +1,5 @@
 import { escapeRe } from "../../dates/strptime.js";
+import { isKnownCommand } from "../../identifiers/identifiers.js";
 import type { FactType } from "../types.js";
 import { isMostlyVerb, isVerb } from "./concepts.js";
 
@@ -54,6 +55,20 @@ export const CLAIM_LABEL = new RegExp(
   `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})\\s*:)\\s+`,
   "i",
 );
+
+/**
+ * A lead-in before what it introduces, left in a sentence when the code it introduced is taken out
+ * ("Here is my migration script: It hangs on the index."): no part of the claim after it.
+ */
+const LEAD_IN = /^(?:here(?: is|'s| are)|below is|see) ([^:]{1,80}):\s+(?=\S)/i;
+/** A sentence without its lead-in; a pronoun for what it introduced names it ("My script hangs"). */
+export function withoutLeadIn(s: string): string {
+  const m = LEAD_IN.exec(s);
+  if (!m) return s;
+  const rest = s.slice(m[0].length);
+  const named = m[1]!.charAt(0).toUpperCase() + m[1]!.slice(1);
+  return /^(?:it|this|that|they|these)\b/i.test(rest) ? rest.replace(/^\w+/, named) : rest;
+}
 
 /**
  * Words that lead a message as a label ("Remember: ...", "Question: ..."), never as its speaker's
@@ -337,7 +352,24 @@ function toThirdPersonUnshielded(sentence: string, name: string): string {
   // Words inside quotes are someone's own words: they stay as said.
   const parts = sentence.split(/("[^"]*"|“[^”]*”)/);
   const out = parts.map((p, i) => (i % 2 === 1 ? p : unquotedToThird(p, name))).join("");
-  return out.charAt(0).toUpperCase() + out.slice(1);
+  return sentenceCase(out);
+}
+
+/**
+ * A sentence's first letter in capitals, unless its first word is written so on purpose: a command
+ * before its subcommand or argument ("git branch", "npm ls"; not "kind of"), a word followed by a flag, a name in mixed case ("iPhone", "macOS")
+ * or a file or code name ("package.json", "user_id"). A command copied from a fact must still run
+ * on a case-sensitive shell.
+ */
+export function sentenceCase(s: string): string {
+  const first = /^[^\s]+/.exec(s)?.[0] ?? "";
+  const asWritten =
+    (isKnownCommand(first) && /^\S+ (?!of\b)[a-z-]/.test(s)) ||
+    /^\S+ --?[A-Za-z]/.test(s) ||
+    /^\p{Ll}+\p{Lu}/u.test(first) ||
+    (/^\p{Ll}[\p{L}\p{N}]*[._/][\p{L}\p{N}_]/u.test(first) && !/^(?:e\.g|i\.e|etc)\b/.test(first)) ||
+    /^\p{Ll}+_/u.test(first);
+  return asWritten ? s : s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /**
@@ -436,6 +468,10 @@ const PRESENT_ADVERBS = new Set(["now", "currently", "still"]);
 
 const isRegularPast = (w: string) => /ed$/.test(w) && !BASE_IN_ED.has(w);
 
+const INVERTED_AUX: Record<string, string> = { do: "does", am: "is", have: "has" };
+const matchCase = (like: string, word: string) =>
+  /^\p{Lu}/u.test(like) ? word.charAt(0).toUpperCase() + word.slice(1) : word;
+
 function unquotedToThird(sentence: string, name: string): string {
   let s = sentence;
   const poss = `${name}'s`;
@@ -446,6 +482,13 @@ function unquotedToThird(sentence: string, name: string): string {
     (m, subj: string) => `${subj} and ${name}${m.endsWith("'ve") ? " have" : ""}`,
   );
   s = s.replace(/\band I (are|were)\b/g, `and ${name} $1`);
+  // A question's inverted subject ("How do I list branches?", "Am I late?"): the auxiliary agrees,
+  // the verb after it stays in the base form.
+  s = s.replace(
+    /\b(do|am|have|did|can|could|should|would|will|shall|may|might|must)\s+I\b/gi,
+    (_m, aux: string) =>
+      `${INVERTED_AUX[aux.toLowerCase()] ? matchCase(aux, INVERTED_AUX[aux.toLowerCase()]!) : aux} ${name}`,
+  );
   s = s.replace(/\bI'm\b|\bI am\b/g, `${name} is`);
   s = s.replace(/\bI've\b/g, `${name} has`);
   s = s.replace(/\bI'd\b/g, `${name} would`);

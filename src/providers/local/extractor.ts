@@ -22,11 +22,13 @@ import {
   isSubstantive,
   normaliseText,
   politeRequest,
+  sentenceCase,
   splitSentences,
   standardFirstPerson,
   stripInterjections,
   thirdPersonVerb,
   toThirdPerson,
+  withoutLeadIn,
 } from "./english.js";
 import { APPOSITIVE, introducedName, userNameFact } from "./names.js";
 import { allSteps, STEP_MS, stepClock, stepsWithPauses } from "./steps.js";
@@ -62,6 +64,17 @@ const NOISE_LINE =
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
   /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem|Noted|Got it|Tell me|That's|That is|What a|How (?:exciting|wonderful|lovely|nice|great|fun|cool))\b/i;
+
+/**
+ * An assistant's verdict on what was just said, in a few words and not about the user ("Cats are
+ * great companions.", "Ottawa is a lovely city.", "Porto in May is beautiful.", "Makes sense, it's
+ * quieter than Toronto."): a reaction, not a claim of the conversation.
+ */
+const EVALUATIVE = String.raw`(?:lovely|great|beautiful|adorable|wonderful|amazing|fun|nice|cool|fantastic|excellent|delightful|charming|awesome|perfect|gorgeous|cute|sweet|exciting|brilliant|impressive|fascinating|stunning|incredible|special|lovely|interesting|good|smart|clever|fair|understandable|tough|hard|rough)`;
+const ASSISTANT_VERDICT = new RegExp(
+  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+)?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$`,
+  "iu",
+);
 
 export function extractLocally(raw: ExtractInput): Extraction {
   return allSteps(extractInSteps(raw));
@@ -119,14 +132,20 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // as a question ("Can you remember that ...?") as the request.
       const typed = standardFirstPerson(said);
       const raw = turn.role === "user" ? politeRequest(stripInterjections(typed)) : typed;
-      // A label leading the message ("Remember: ...", "Note: ...") is no part of the claim.
-      const interjectionless = stripInterjections(raw).replace(CLAIM_LABEL, "");
+      // A label leading the message ("Remember: ...", "Note: ...") is no part of the claim, nor
+      // a lead-in the code it introduced was taken from ("Here is my script: It hangs").
+      const interjectionless = withoutLeadIn(stripInterjections(raw).replace(CLAIM_LABEL, ""));
       const shift = TOPIC_SHIFT.exec(interjectionless);
       const sentence = shift ? interjectionless.slice(shift[0].length) : interjectionless;
       if (!isSubstantive(sentence)) continue;
       // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
       // the new role!") say nothing about anyone.
-      if (!turn.speaker && turn.role === "assistant" && ASSISTANT_OWN.test(sentence)) continue;
+      if (
+        !turn.speaker &&
+        turn.role === "assistant" &&
+        (ASSISTANT_OWN.test(sentence) || ASSISTANT_VERDICT.test(sentence))
+      )
+        continue;
       let text =
         (turn.role === "user" ? asRequest(sentence, speakerName(turn), other ?? undefined) : null) ??
         toThirdPerson(sentence, name);
@@ -365,7 +384,7 @@ function secondToThird(s: string, name: string): string {
       return `${lead}${name} ${adv ?? ""}${keep ? verb : thirdPersonVerb(verb)}`;
     })
     .replace(/\b[Yy]ou\b/g, name);
-  return out.charAt(0).toUpperCase() + out.slice(1);
+  return sentenceCase(out);
 }
 
 /** A sentence's first word that is lower case inside a sentence ("On 8 May 2023, the user ..."). */
