@@ -328,6 +328,37 @@ describe("openai-compatible provider", () => {
     }
   });
 
+  it("a call its time-out ends while it waits to retry an error answer says the HTTP status, not that the model was slow", async () => {
+    const { key } = await svc.newOrg();
+    const first = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "fast503" }),
+    });
+    const fact = first.body.result.memories_created.find((m: any) => m.type === "fact");
+    // Each error answer comes at once; its Retry-After (50 s) outlasts the time-out, which fires
+    // while the AI SDK waits to retry (before, that was "did not answer in time", the 503 lost).
+    stub.enqueue("embeddings", { status: 503, headers: { "retry-after-ms": "50000" } });
+    const patched = await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 4000 }, () =>
+      svc.request("PATCH", `/v1/memories/${fact.id}/`, { key, body: { text: "I play the viola now." } }),
+    );
+    expect([patched.status, patched.headers.get("retry-after"), patched.body.detail.message]).toEqual([
+      503,
+      "5",
+      "The embedding model kept failing (HTTP 503) until its time-out, after 1 attempt. Retry shortly.",
+    ]);
+    // A job's chat model rate-limited: the attempt ends (the job is tried again), the log says 429.
+    stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "50000" } });
+    const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "fast429" }) });
+    const job = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 4000 }, () =>
+      terminalJob(key, accepted.body.id),
+    );
+    expect(job.status).toBe("succeeded");
+    const line = logged.find((l) => l.includes(accepted.body.id) && l.includes("ingest attempt interrupted"));
+    expect(line).toMatch(
+      /The language model kept failing \(HTTP 429\) until its time-out, after 1 attempt\./,
+    );
+  }, 60_000);
+
   it("a fact's new text is embedded before its transaction: a slow model holds no lock", async () => {
     const { key } = await svc.newOrg();
     const first = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
