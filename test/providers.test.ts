@@ -359,6 +359,30 @@ describe("openai-compatible provider", () => {
     );
   }, 60_000);
 
+  it("fails the job saying which when an answer lacks the embeddings or the choice it should hold", async () => {
+    const { key } = await svc.newOrg();
+    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    stub.enqueue("embeddings", { status: 200, body: { object: "list", data: [], model: "m", usage } });
+    const noVectors = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "no-vectors" }),
+    });
+    expect([noVectors.body.status, noVectors.body.error?.message]).toEqual([
+      "failed",
+      "The embedding model returned an invalid answer: Expected 3 embeddings, but received 0.",
+    ]);
+    const completion = { id: "c", object: "chat.completion", created: 0, model: "m", choices: [], usage };
+    stub.enqueue("extract", { status: 200, body: completion });
+    const noChoice = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "no-choice" }),
+    });
+    expect([noChoice.body.status, noChoice.body.error?.message]).toEqual([
+      "failed",
+      "The language model returned an invalid answer: Response did not contain any choices.",
+    ]);
+  });
+
   it("a fact's new text is embedded before its transaction: a slow model holds no lock", async () => {
     const { key } = await svc.newOrg();
     const first = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, embedMany, NoObjectGeneratedError, RetryError } from "ai";
+import { APICallError, embedMany, InvalidResponseDataError, NoObjectGeneratedError, RetryError } from "ai";
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { identifiersFromText } from "../identifiers/identifiers.js";
-import { describeModelError, generateStructured, httpStatus } from "./structured.js";
+import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
 
@@ -225,6 +225,10 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
       cause,
       transient: err.isRetryable,
     });
+  }
+  if (InvalidResponseDataError.isInstance(err)) {
+    const which = invalidAnswer(err);
+    return new ProviderError(`${The} returned an invalid answer${which ? `: ${which}` : "."}`, { cause });
   }
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
     // The time-out most often ends a call that keeps failing while it waits to retry (a 5xx or a
