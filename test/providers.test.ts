@@ -328,6 +328,61 @@ describe("openai-compatible provider", () => {
     }
   });
 
+  it("a call its time-out ends while it waits to retry an error answer says the HTTP status, not that the model was slow", async () => {
+    const { key } = await svc.newOrg();
+    const first = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "fast503" }),
+    });
+    const fact = first.body.result.memories_created.find((m: any) => m.type === "fact");
+    // Each error answer comes at once; its Retry-After (50 s) outlasts the time-out, which fires
+    // while the AI SDK waits to retry (before, that was "did not answer in time", the 503 lost).
+    stub.enqueue("embeddings", { status: 503, headers: { "retry-after-ms": "50000" } });
+    const patched = await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 4000 }, () =>
+      svc.request("PATCH", `/v1/memories/${fact.id}/`, { key, body: { text: "I play the viola now." } }),
+    );
+    expect([patched.status, patched.headers.get("retry-after"), patched.body.detail.message]).toEqual([
+      503,
+      "5",
+      "The embedding model kept failing (HTTP 503) until its time-out, after 1 attempt. Retry shortly.",
+    ]);
+    // A job's chat model rate-limited: the attempt ends (the job is tried again), the log says 429.
+    stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "50000" } });
+    const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "fast429" }) });
+    const job = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 4000 }, () =>
+      terminalJob(key, accepted.body.id),
+    );
+    expect(job.status).toBe("succeeded");
+    const line = logged.find((l) => l.includes(accepted.body.id) && l.includes("ingest attempt interrupted"));
+    expect(line).toMatch(
+      /The language model kept failing \(HTTP 429\) until its time-out, after 1 attempt\./,
+    );
+  }, 60_000);
+
+  it("fails the job saying which when an answer lacks the embeddings or the choice it should hold", async () => {
+    const { key } = await svc.newOrg();
+    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    stub.enqueue("embeddings", { status: 200, body: { object: "list", data: [], model: "m", usage } });
+    const noVectors = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "no-vectors" }),
+    });
+    expect([noVectors.body.status, noVectors.body.error?.message]).toEqual([
+      "failed",
+      "The embedding model returned an invalid answer: Expected 3 embeddings, but received 0.",
+    ]);
+    const completion = { id: "c", object: "chat.completion", created: 0, model: "m", choices: [], usage };
+    stub.enqueue("extract", { status: 200, body: completion });
+    const noChoice = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "no-choice" }),
+    });
+    expect([noChoice.body.status, noChoice.body.error?.message]).toEqual([
+      "failed",
+      "The language model returned an invalid answer: Response did not contain any choices.",
+    ]);
+  });
+
   it("a fact's new text is embedded before its transaction: a slow model holds no lock", async () => {
     const { key } = await svc.newOrg();
     const first = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });

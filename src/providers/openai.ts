@@ -1,9 +1,10 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, embedMany, NoObjectGeneratedError, RetryError } from "ai";
+import { APICallError, embedMany, InvalidResponseDataError, NoObjectGeneratedError, RetryError } from "ai";
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { identifiersFromText } from "../identifiers/identifiers.js";
-import { describeModelError, generateStructured, httpStatus } from "./structured.js";
+import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
 
@@ -31,13 +32,32 @@ export function providerFailure(err: unknown): ProviderError | undefined {
 
 const PROVIDER_NAME = "llm";
 
+/** The error answers one model call has had so far: how many, and the last one's HTTP status. */
+interface FailedAnswers {
+  count: number;
+  status?: number;
+}
+
 /**
- * `fetch` for the provider: an `/embeddings` answer's list put in the order of its items' `index`
- * (the OpenAI contract makes `index` authoritative, and batching servers and proxies have sent the
- * list out of order; the AI SDK reads it by position, so a vector would go to another text).
+ * The current model call's error answers, noted by the provider's `fetch`. The AI SDK drops them
+ * when the call's time-out fires while it waits to retry (it throws a bare AbortError), and a
+ * call that kept failing is then not to be reported as one that did not answer.
+ */
+const failedAnswers = new AsyncLocalStorage<FailedAnswers>();
+
+/**
+ * `fetch` for the provider: an error answer noted for the call's own error (above), and an
+ * `/embeddings` answer's list put in the order of its items' `index` (the OpenAI contract makes
+ * `index` authoritative, and batching servers and proxies have sent the list out of order; the AI
+ * SDK reads it by position, so a vector would go to another text).
  */
 async function embeddingsInOrder(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
   const res = await fetch(input, init);
+  const failed = res.ok ? undefined : failedAnswers.getStore();
+  if (failed) {
+    failed.count++;
+    failed.status = res.status;
+  }
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   if (!res.ok || !url.endsWith("/embeddings")) return res;
   const raw = await res.text();
@@ -67,31 +87,33 @@ export function createOpenAIProviders(config: Config) {
   });
   const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
 
-  async function structured<T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> {
+  /** One model call, a failure of it a ProviderError saying why. */
+  async function modelCall<T>(model: string, call: () => Promise<T>): Promise<T> {
+    const failed: FailedAnswers = { count: 0 };
     try {
-      return await generateStructured(llm, config, { schema, system, prompt });
+      return await failedAnswers.run(failed, call);
     } catch (err) {
-      throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES);
+      throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, model, failed);
     }
   }
+
+  const structured = <T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> =>
+    modelCall("language model", () => generateStructured(llm, config, { schema, system, prompt }));
 
   const embedder: Embedder = {
     name: `openai:${config.MNEMO_EMBEDDING_MODEL}`,
     dim: config.MNEMO_EMBEDDING_DIM,
     async embed(texts, options = {}) {
       if (texts.length === 0) return [];
-      let embeddings: number[][];
-      try {
-        ({ embeddings } = await embedMany({
+      const { embeddings } = await modelCall("embedding model", () =>
+        embedMany({
           model: provider.embeddingModel(config.MNEMO_EMBEDDING_MODEL),
           values: texts,
           maxRetries: config.MNEMO_LLM_MAX_RETRIES,
           abortSignal: AbortSignal.timeout(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
           providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } },
-        }));
-      } catch (err) {
-        throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, "embedding model");
-      }
+        }),
+      );
       return embeddings.map((v) => {
         if (v.length !== config.MNEMO_EMBEDDING_DIM) {
           throw new ProviderError(
@@ -178,7 +200,7 @@ export function createOpenAIProviders(config: Config) {
  * failure, the HTTP status, why the output did not do, its length, never what the model wrote (a
  * reply that does not parse can hold users' facts, and be megabytes long) nor the request.
  */
-function asProviderError(err: unknown, retries: number, model = "language model"): Error {
+function asProviderError(err: unknown, retries: number, model: string, failed: FailedAnswers): Error {
   if (err instanceof ProviderError) return err;
   const cause = new Error(describeModelError(err));
   cause.name = err instanceof Error ? err.name : "Error";
@@ -204,7 +226,18 @@ function asProviderError(err: unknown, retries: number, model = "language model"
       transient: err.isRetryable,
     });
   }
+  if (InvalidResponseDataError.isInstance(err)) {
+    const which = invalidAnswer(err);
+    return new ProviderError(`${The} returned an invalid answer${which ? `: ${which}` : "."}`, { cause });
+  }
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
+    // The time-out most often ends a call that keeps failing while it waits to retry (a 5xx or a
+    // 429 answered at once, then the back-off or Retry-After): that call failed, it was not slow.
+    if (failed.status !== undefined) {
+      const tries = `${failed.count} attempt${failed.count === 1 ? "" : "s"}`;
+      const message = `${The} kept failing (HTTP ${failed.status}) until its time-out, after ${tries}.`;
+      return new ProviderError(message, { cause, transient: true });
+    }
     return new ProviderError(`${The} did not answer in time.`, { cause, transient: true });
   }
   // A refused or reset connection reaches here as fetch's TypeError.

@@ -1,6 +1,7 @@
 import {
   APICallError,
   generateText,
+  InvalidResponseDataError,
   type LanguageModel,
   NoObjectGeneratedError,
   Output,
@@ -70,6 +71,14 @@ export const httpStatus = (err: APICallError) =>
       : `HTTP ${err.statusCode}`;
 
 /**
+ * What an answer that parsed lacked, in the AI SDK's words ("Expected 2 embeddings, but received
+ * 0.", "Response did not contain any choices."), or "" when its words would quote the answer (its
+ * default message does, and the answer can hold users' facts).
+ */
+export const invalidAnswer = (err: InvalidResponseDataError) =>
+  err.message.startsWith("Invalid response data:") ? "" : err.message.slice(0, 200);
+
+/**
  * A failed model call summed up for the log: the kind of failure, the HTTP status, why the
  * output did not do and its length; never what the model wrote (a reply that does not parse can
  * hold users' facts, and be megabytes long) nor the request.
@@ -84,6 +93,7 @@ export function describeModelError(err: unknown): string {
     return `${err.reason}: ${err.errors.length} attempts; last ${APICallError.isInstance(last) ? httpStatus(last) : last instanceof Error ? last.name : "error"}`;
   }
   if (APICallError.isInstance(err)) return `${httpStatus(err)}; retryable ${err.isRetryable}`;
+  if (InvalidResponseDataError.isInstance(err)) return invalidAnswer(err) || "an invalid answer";
   // Other errors (a refused connection, a time-out) say nothing of the model's words; bounded all the same.
   return err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200);
 }
