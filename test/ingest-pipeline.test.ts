@@ -215,6 +215,14 @@ describe("supersede and dedup", () => {
       messages: [user("Quick update: I'm starting at Alan as a senior designer.")],
     });
     expect(Object.keys(starting.memories_superseded_by)).toHaveLength(1);
+    // An adverb between the subject and its verb: "just moved" is a move.
+    await ingestOk(key, { user_id: "r1", messages: [user("I live in Portland with my partner.")] });
+    const moved = await ingestOk(key, {
+      user_id: "r1",
+      conv_id: "c2",
+      messages: [user("I just moved to Seattle!")],
+    });
+    expect(Object.keys(moved.memories_superseded_by)).toHaveLength(1);
     // A gym joined is no employer.
     await ingestOk(key, { user_id: "j3", messages: [user("I work at Google.")] });
     const gym = await ingestOk(key, {

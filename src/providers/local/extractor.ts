@@ -492,24 +492,20 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
 // value. A kind may have several statements; those that only ever negate ("left Acme") are not
 // how its stored facts are found (`negation`).
 const NEG = `(?<neg>no longer |doesn't |does not |is no longer )?`;
+/** Adverbs between a subject and its verb ("the user just moved to Seattle"): no part of either. */
+const ADV = `(?:(?:now|currently|recently|just|finally|also|still|actually|officially) )*`;
 const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
     "residence",
     new RegExp(
-      String.raw`^(?<s>.+?) ${NEG}(?:now |currently |recently )?(?:lives|live|is living|moved|has moved|relocated) (?:from (?:\S+ ){0,2}?)?(?:in|to) (?<v>.+)$`,
+      String.raw`^(?<s>.+?) ${NEG}${ADV}(?:lives|live|is living|moved|has moved|relocated) (?:from (?:\S+ ){0,2}?)?(?:in|to) (?<v>.+)$`,
       "i",
     ),
   ],
+  ["employer", new RegExp(`^(?<s>.+?) ${NEG}${ADV}(?:works|work|is working) (?:at|for) (?<v>.+)$`, "i")],
   [
     "employer",
-    new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) (?:at|for) (?<v>.+)$`, "i"),
-  ],
-  [
-    "employer",
-    new RegExp(
-      `^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work|is working) as .+? (?:at|for) (?<v>.+)$`,
-      "i",
-    ),
+    new RegExp(`^(?<s>.+?) ${NEG}${ADV}(?:works|work|is working) as .+? (?:at|for) (?<v>.+)$`, "i"),
   ],
   [
     "employer",
@@ -535,12 +531,12 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
     "employer",
     /^(?<s>.+?) (?:has |have |just |recently |will |is |am )*(?:joined|joining|join) (?<v>[A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)*)(?: as .*| (?:last|this|in|on|yesterday|today)\b.*)?$/,
   ],
-  ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) as (?<v>.+)$`, "i")],
+  ["job", new RegExp(`^(?<s>.+?) ${NEG}${ADV}(?:works|work) as (?<v>.+)$`, "i")],
   [
     "job",
     /^(?<s>.+?) (?:has |have |just |recently |will |is |am |was |got )*(?:joined|joining|join|started at|starting at|start at|hired by|hired at|recruited by) [A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)* as (?:a |an )?(?<v>.+)$/,
   ],
-  ["job", new RegExp(`^(?<s>.+?) ${NEG}(?:now |currently )?(?:works|work) (?:at|for) .+? as (?<v>.+)$`, "i")],
+  ["job", new RegExp(`^(?<s>.+?) ${NEG}${ADV}(?:works|work) (?:at|for) .+? as (?<v>.+)$`, "i")],
   ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
   [
     "contact",
