@@ -102,6 +102,8 @@ describe("search scope", () => {
       // An empty id names no one, as on ingest.
       { query: "tea", user_id: "" },
       { query: "tea", user_id: "", agent_id: "", app_id: "" },
+      { query: "tea", group_ids: [""] },
+      { query: "tea", group_ids: ["", ""], user_id: "" },
     ]) {
       const res = await search(key, body);
       expect(res.status).toBe(422);
