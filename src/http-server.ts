@@ -16,10 +16,12 @@ export interface HttpServer {
   url: string;
   server: Server;
   /**
-   * Stops serving: from this moment every new request, on a new or a kept-alive connection, is
-   * answered 503 with `Connection: close`; requests in flight finish (their responses also close
-   * the connection) until `deadline` (epoch ms), after which the remaining connections are cut.
-   * Resolves when no connection is left. Idempotent.
+   * Stops serving: the listening socket closes and idle kept-alive connections are closed at once
+   * (as `server.close()` does; keeping them open to answer 503 would hold the stop open for
+   * clients that send nothing). A request that still arrives (as the stop begins, or on a busy
+   * connection) is answered 503 with `Connection: close`; requests in flight finish (their
+   * responses also close the connection) until `deadline` (epoch ms), after which the remaining
+   * connections are cut. Resolves when no connection is left. Idempotent.
    */
   drain(deadline: number): Promise<void>;
 }

@@ -138,3 +138,41 @@ describe("the server ends connections as they are established (a fast shutdown)"
     expect(server.child.exitCode).toBeNull();
   });
 });
+
+describe("the database goes away while a wait=true ingest waits for its job", () => {
+  it("answers 202 with the committed job, which runs once the database is back", async () => {
+    // Before, the wait's next read of the job failed and the request answered 503 with no job
+    // id, although the job was committed: a client retrying the 503 sent the conversation twice.
+    const waiting = api("POST", "/v1/memories?wait=true", {
+      user_id: "u3",
+      conv_id: "waited",
+      messages: [{ role: "user", content: "I moved to Narvik in May and I coach handball there." }],
+    });
+    // The job in its (delayed) extract stage, the request waiting on it.
+    let running: { id: string } | undefined;
+    await waitFor(
+      async () => {
+        const jobs = await api("GET", "/v1/memories/jobs?status=running");
+        running = jobs.body?.data?.[0];
+        return running !== undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+    await proxy.cut();
+    const answered = await waiting;
+    await proxy.restore();
+    expect(answered.status, JSON.stringify(answered.body)).toBe(202);
+    expect(answered.body.id).toBe(running!.id);
+    expect(answered.body.status).toBe("pending");
+
+    let job: any;
+    await waitFor(
+      async () => {
+        job = (await api("GET", `/v1/memories/jobs/${running!.id}`)).body;
+        return job.status === "succeeded";
+      },
+      { timeoutMs: 45_000, intervalMs: 250 },
+    );
+    expect(job.result.memories_created.length).toBeGreaterThan(0);
+  });
+});

@@ -102,6 +102,8 @@ describe("search scope", () => {
       // An empty id names no one, as on ingest.
       { query: "tea", user_id: "" },
       { query: "tea", user_id: "", agent_id: "", app_id: "" },
+      { query: "tea", group_ids: [""] },
+      { query: "tea", group_ids: ["", ""], user_id: "" },
     ]) {
       const res = await search(key, body);
       expect(res.status).toBe(422);
@@ -276,6 +278,35 @@ describe("search ranking and corpora", () => {
     expect(res.body.data.some((r: { text: string }) => r.text.startsWith("Never"))).toBe(false);
     const plain = await search(key, { query: "how is pool.ts sized", user_id: "u", mode: "retrieve" });
     expect(plain.body.data.every((r: { type: string }) => r.type === "fact")).toBe(true);
+  });
+
+  it("counts the leading directives within limit", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "fact", text: "The build host runs npm and docker", user_id: "u" },
+      { type: "lesson", text: "Pin the npm version on CI", user_id: "u", trigger_entities: ["npm"] },
+      {
+        type: "procedure",
+        text: "Restart docker with systemctl",
+        user_id: "u",
+        trigger_entities: ["systemctl"],
+      },
+    ]);
+    const types = async (limit: number) => {
+      const res = await search(key, {
+        query: "npm docker systemctl",
+        user_id: "u",
+        include: ["fact", "lesson", "procedure"],
+        mode: "retrieve",
+        limit,
+      });
+      expect(res.status, res.text).toBe(200);
+      return (res.body.data as { type: string }[]).map((r) => r.type);
+    };
+    // Before, the directives came on top of `limit`: 3 rows for limit 1.
+    expect(await types(1)).toHaveLength(1);
+    expect((await types(2)).sort()).toEqual(["lesson", "procedure"]);
+    expect((await types(3)).slice(2)).toEqual(["fact"]);
   });
 
   it("composes directives without an outcome hedged, as trigger does, and resolved ones plainly", async () => {

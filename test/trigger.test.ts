@@ -504,9 +504,11 @@ describe("trigger matching", () => {
     const noTrigger = await trigger(key, { user_id: "u" });
     expect(noTrigger.status).toBe(422);
     expect(noTrigger.body.detail.code).toBe("missing_trigger");
-    const noScope = await trigger(key, { entities: ["x_y"] });
-    expect(noScope.status).toBe(422);
-    expect(noScope.body.detail.code).toBe("missing_scope");
+    for (const body of [{ entities: ["x_y"] }, { entities: ["x_y"], group_ids: [""] }]) {
+      const noScope = await trigger(key, body);
+      expect(noScope.status).toBe(422);
+      expect(noScope.body.detail.code).toBe("missing_scope");
+    }
     const nul = await trigger(key, {
       user_id: "u",
       action: { tool: "ba\u0000sh", args: { a: "x_y\u0000z_w" } },

@@ -349,6 +349,48 @@ describe("listing agent directives", () => {
   });
 });
 
+describe("variant search of agent directives", () => {
+  it("a type filter naming lesson or procedure finds them, leading results; without one, only the content types", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const [lesson, procedure, docker] = await seed(svc, orgId, [
+      {
+        type: "lesson",
+        text: "Never run docker system prune on the build host",
+        user_id: "carol",
+        trigger_entities: ["docker"],
+        outcome: "resolved",
+      },
+      {
+        type: "procedure",
+        text: "Free docker disk space on the build host",
+        user_id: "carol",
+        trigger_entities: ["docker"],
+      },
+      fact("I run docker on the build host", { user_id: "carol" }),
+    ]);
+    const search = (filters: unknown) =>
+      svc.request("POST", "/v1/memories/search/", {
+        key,
+        body: { query: "Never run docker system prune on the build host", filters },
+      });
+    const lessons = await search({ user_id: "carol", type: "lesson" });
+    expect(lessons.status, lessons.text).toBe(200);
+    expect(lessons.body.results.map((m: any) => m.id)).toEqual([lesson!.id]);
+    expect(lessons.body.results[0]).toMatchObject({ type: "lesson", score: null });
+    expect(lessons.body.facts).toEqual([]);
+
+    const both = await search({ user_id: "carol", type: { $in: ["lesson", "procedure", "fact"] } });
+    expect(both.status, both.text).toBe(200);
+    const ids = both.body.results.map((m: any) => m.id);
+    expect(ids.slice(0, 2).sort()).toEqual([lesson!.id, procedure!.id].sort());
+    expect(ids.slice(2)).toEqual([docker!.id]);
+    expect(both.body.facts.map((m: any) => m.id)).toEqual([docker!.id]);
+
+    const plain = await search({ user_id: "carol" });
+    expect(plain.body.results.map((m: any) => m.id)).toEqual([docker!.id]);
+  });
+});
+
 describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
   it("text supersedes a fact; metadata merges; immutable, reserved and blank are 422", async () => {
     const { key, orgId } = await svc.newOrg();

@@ -2,7 +2,7 @@ import { writeUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { findGroupsByIds } from "../db/groups.js";
 import { findJob, insertJob } from "../db/jobs.js";
-import { CoreError } from "../errors.js";
+import { CoreError, isDatabaseUnavailable } from "../errors.js";
 import { newJobId } from "../ids.js";
 import { ingestMetadata } from "../memories/metadata.js";
 import { checkMonthlyQuota } from "../usage/quota.js";
@@ -113,13 +113,19 @@ export async function submitIngest({
  * Waits for the job to become terminal: woken by the signal for this job, raised in-process when
  * this process ran it and relayed from LISTEN/NOTIFY when another did, with a slow fallback poll
  * (1 s) for a missed notification or a database that cannot deliver them. A shutdown shortens
- * the window so the request is answered (202, pending) before the server closes.
+ * the window so the request is answered (202, pending) before the server closes. The database
+ * going away ends the wait the same way: the job is committed and runs once it is back, and a 503
+ * would have the client send the conversation again.
  */
 async function waitForTerminal(ctx: Ctx, jobId: string, windowMs: number) {
   const signals = jobSignals(ctx.deps);
   const deadline = Date.now() + windowMs;
   for (;;) {
-    const row = await findJob(ctx.db, ctx.principal.orgId, jobId);
+    const row = await findJob(ctx.db, ctx.principal.orgId, jobId).catch((err: unknown) => {
+      if (!isDatabaseUnavailable(err)) throw err;
+      ctx.log.warn({ err, jobId }, "database unavailable during the wait: the ingest answered pending");
+      return undefined;
+    });
     if (!row) return undefined;
     if (isTerminal(row.status)) return row;
     const left = Math.min(deadline, stopDeadline(ctx.deps)) - Date.now();

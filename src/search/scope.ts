@@ -25,14 +25,16 @@ const axis = (v: string | null | undefined): string | null => (v ? v : null);
 /**
  * Every supplied axis is ANDed, an omitted (null) axis is unconstrained, and at least one axis is
  * required: an organisation-wide read is rejected. An empty id, like an empty `group_ids` list,
- * narrows nothing, so it does not count as an axis (so `user_id: ""` alone is 422 missing_scope); more than MNEMO_MAX_GROUP_IDS_PER_QUERY of them is 422
+ * narrows nothing, so it does not count as an axis (so `user_id: ""` or `group_ids: [""]` alone is
+ * 422 missing_scope); more than MNEMO_MAX_GROUP_IDS_PER_QUERY group ids is 422
  * `invalid_request` (a filter's own group ids were held to the same cap when it was parsed). A
  * credential confined to a user reads that user's rows (its user is the default `user_id`, another
  * one, there or in the filter, is 403) or, with `group_ids` and no user, the group's rows.
  */
 export function resolveScope(ctx: ScopeCtx, scope: Scope, filter?: FilterNode): ResolvedScope {
   const { principal } = ctx;
-  const groupIds = scope.group_ids?.length ? [...new Set(scope.group_ids)] : null;
+  const named = [...new Set(scope.group_ids?.filter((id) => id !== ""))];
+  const groupIds = named.length ? named : null;
   checkGroupIdCount(groupIds?.length ?? 0, ctx.deps.config.MNEMO_MAX_GROUP_IDS_PER_QUERY, "group_ids");
   readFilterUsers(principal, filter);
   const resolved: ResolvedScope = {

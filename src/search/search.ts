@@ -39,7 +39,10 @@ export interface SearchInput extends Scope {
 
 export type { SearchResult };
 
-/** Directive rows that lead a search asking for them: at most this many. */
+/**
+ * Directive rows that lead a search asking for them: at most this many, and within `limit` (the
+ * list is at most `limit` rows: the directives first, the ranked rows after them).
+ */
 const MAX_LEADING_DIRECTIVES = 10;
 
 /**
@@ -84,14 +87,15 @@ export async function searchMemories({
     // The neighbours the ranking may link are read by the statement, except for a question asking
     // for several things.
     const several = asksForSeveral(input.query);
-    const hybrid = async (db: typeof ctx.db, settings?: ReturnType<typeof hnswSettings>) => {
+    // `take`: the rows it ranks, what `limit` leaves after the leading directives.
+    const hybrid = async (db: typeof ctx.db, take: number, settings?: ReturnType<typeof hnswSettings>) => {
       const { ranked, links } = await rankCandidates(db, {
         scope,
         types: contentTypes,
         query: withNamedDay(input.query),
         vector: vector!,
         pool,
-        limit,
+        limit: take,
         vectorWeight: weight,
         usage: { keyId: ctx.principal.keyId },
         settings: settings && { settings },
@@ -99,7 +103,7 @@ export async function searchMemories({
         linkFrom: LINK_CANDIDATES,
       });
       const r = performance.now();
-      const served = rerank(input.query, ranked, links, contentTypes, limit, several);
+      const served = rerank(input.query, ranked, links, contentTypes, take, several);
       rerankSeconds = elapsed(r);
       return servedRows(db, scope, served);
     };
@@ -107,17 +111,23 @@ export async function searchMemories({
     let ranked: { row: MemoryRow; score: number }[] = [];
     if (!directiveTypes.length) {
       if (vector) {
-        ranked = await hybrid(ctx.db, hnswSettings(pool));
+        ranked = await hybrid(ctx.db, limit, hnswSettings(pool));
         counted = true;
       }
     } else {
       ({ directives, ranked } = await inTx(
         ctx,
         async ({ db: tx }) => {
-          const directives = await leadingDirectives(tx, scope, directiveTypes, input.query);
+          const directives = await leadingDirectives(
+            tx,
+            scope,
+            directiveTypes,
+            input.query,
+            Math.min(MAX_LEADING_DIRECTIVES, limit),
+          );
           let ranked: { row: MemoryRow; score: number }[] = [];
-          if (vector) {
-            ranked = await hybrid(tx);
+          if (vector && directives.length < limit) {
+            ranked = await hybrid(tx, limit - directives.length);
             counted = true;
           }
           return { directives, ranked };
@@ -206,28 +216,29 @@ async function queryVector(ctx: Ctx, query: string): Promise<number[]> {
 }
 
 /**
- * Directives "matched for the query": those whose trigger entities the query names, then those
- * whose text matches it, never a failed one.
+ * Directives "matched for the query", at most `max`: those whose trigger entities the query
+ * names, then those whose text matches it, never a failed one.
  */
 async function leadingDirectives(
   tx: Parameters<typeof directivesByKeys>[0],
   scope: ReturnType<typeof resolveScope>,
   types: readonly MemoryType[],
   query: string,
+  max: number,
 ): Promise<{ row: MemoryRow; matchedOn: string[] }[]> {
   const identifiers = identifiersFromAction({ output: query });
-  const keyed = await directivesByKeys(tx, scope, types, identifiers, null, MAX_LEADING_DIRECTIVES);
+  const keyed = await directivesByKeys(tx, scope, types, identifiers, null, max);
   const ids = new Set(identifiers);
   const out = keyed.map((row) => ({ row, matchedOn: matchedOn(row.trigger_entities, ids) }));
-  if (out.length < MAX_LEADING_DIRECTIVES) {
-    const text = await textMatches(tx, scope, types, query, MAX_LEADING_DIRECTIVES);
+  if (out.length < max) {
+    const text = await textMatches(tx, scope, types, query, max);
     const seen = new Set(out.map((d) => d.row.id));
     const extra = await memoriesInOrder(
       tx,
       scope,
       text.map((c) => c.id).filter((id) => !seen.has(id)),
     );
-    for (const row of extra.slice(0, MAX_LEADING_DIRECTIVES - out.length)) out.push({ row, matchedOn: [] });
+    for (const row of extra.slice(0, max - out.length)) out.push({ row, matchedOn: [] });
   }
   return out;
 }

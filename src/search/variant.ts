@@ -1,10 +1,11 @@
 import type { Ctx } from "../context.js";
 import { CoreError } from "../errors.js";
-import { parseFilters, pinnedValue } from "../memories/filters.js";
+import { namedValues, parseFilters, pinnedValue } from "../memories/filters.js";
+import { CONTENT_TYPES, DIRECTIVE_TYPES } from "../memories/model.js";
 import { toVariant } from "../memories/variant.js";
 import { fingerprint, seal, unseal } from "../seal.js";
 import type { VariantSearchRequest, VariantSearchResult } from "../wire/variant.js";
-import { searchMemories } from "./search.js";
+import { type SearchInclude, searchMemories } from "./search.js";
 
 /** How deep `next` cursors page into one ranking (ranked search is not a full scan of the scope). */
 export const SEARCH_CURSOR_DEPTH = 300;
@@ -89,13 +90,21 @@ export async function searchVariant({
   const served = input.cursor ? openCursor(ctx, input, input.cursor) : [];
   const limit = Math.min(input.limit ?? 20, SEARCH_CURSOR_DEPTH - served.length);
   const compose = contextPrompt && served.length === 0;
+  // Lessons and procedures are in no default corpus: a `type` filter naming them (equality or
+  // $in) searches them too, beside the content types (another branch of the filter may still ask
+  // for those). They lead, as in search, and come under `results` only.
+  const directives = filter ? DIRECTIVE_TYPES.filter((t) => namedValues(filter, "type").includes(t)) : [];
+  const corpora: SearchInclude[] = [
+    ...(directives.length ? [...CONTENT_TYPES, ...directives] : []),
+    ...(include.includes("full_content") ? (["full_content"] as const) : []),
+  ];
   const out = await searchMemories({
     ctx,
     input: {
       query: input.query,
       filter,
       mode: compose ? "compose" : "retrieve",
-      ...(include.includes("full_content") ? { include: ["full_content"] } : {}),
+      ...(corpora.length ? { include: corpora } : {}),
       limit: Math.min(SEARCH_CURSOR_DEPTH, served.length + limit + 1),
     },
   });

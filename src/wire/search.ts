@@ -36,7 +36,9 @@ const SearchBody = z
           "Corpora to search (default fact, artifact, episode). `lesson`/`procedure` add matched directives, " +
           "which lead the list with a null score. `full_content` returns artifact bodies.",
       }),
-    limit: Limit(100).optional().openapi({ description: "1..100, default 20." }),
+    limit: Limit(100)
+      .optional()
+      .openapi({ description: "1..100, default 20; the whole list, leading directives included." }),
   })
   .openapi("SearchRequest");
 
