@@ -616,6 +616,41 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(texts("I'm Italian, from Rome.")).toEqual(["The user is Italian, from Rome."]);
   });
 
+  it("splits no sentence at an abbreviation, a dotted initialism or a month before its day", () => {
+    expect(
+      splitSentences(
+        "I work for the U.S. Postal Service in St. Louis. My shift starts at 7:30 a.m. Every day.",
+      ),
+    ).toEqual([
+      "I work for the U.S. Postal Service in St. Louis.",
+      "My shift starts at 7:30 a.m. Every day.",
+    ]);
+    expect(splitSentences("My appointment is on Jan. 5 at 10 a.m. With Dr. Kim.")).toHaveLength(1);
+    expect(splitSentences("It was Acme Inc. Last week they called.")).toHaveLength(1);
+    expect(splitSentences("No. I did not go.")).toEqual(["No.", "I did not go."]);
+    expect(facts([turn(0, "user", "I work for the U.S. Postal Service.")]).map((f) => f.text)).toEqual([
+      "The user works for the U.S. Postal Service.",
+    ]);
+  });
+
+  it("leaves 'you' as said among three speakers or more, and gives it the other one between two", () => {
+    const group = (...said: Array<[string, string]>) =>
+      facts(said.map(([who, content], i) => turn(i, who, content, who))).map((f) => f.text);
+    expect(
+      group(
+        ["Alice", "I just got back from Lisbon."],
+        ["Bob", "Nice, I went there in 2019 with my wife."],
+        ["Chen", "I heard you loved the pastel de nata there."],
+      ),
+    ).toContain("Chen heard you loved the pastel de nata there.");
+    expect(
+      group(
+        ["Alice", "I just got back from Lisbon."],
+        ["Chen", "I heard you loved the pastel de nata there."],
+      ),
+    ).toContain("Chen heard Alice loved the pastel de nata there.");
+  });
+
   it("resolves a weekday alone by the sentence's tense", () => {
     const at = new Date("2025-03-05T09:00:00Z"); // a Wednesday
     const dated = (content: string): Turn => ({
@@ -636,6 +671,13 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     );
     expect(text("My daughter Linh visits in two weeks.")).toBe(
       "On 5 March 2025, the user's daughter Linh visits in two weeks (the week of 19 March 2025).",
+    );
+    // Each weekday by its own sentence, every one of them.
+    expect(text("I saw my therapist on Tuesday. I have a job interview next week.")).toBe(
+      "On 5 March 2025, the user saw the user's therapist on Tuesday (4 March 2025). The user has a job interview next week (the week after 5 March 2025).",
+    );
+    expect(text("I called my mom on Friday and on Sunday.")).toBe(
+      "On 5 March 2025, the user called the user's mom on Friday (28 February 2025) and on Sunday (2 March 2025).",
     );
     // Habits and a day named without a tense stay as said.
     expect(text("We play chess every Monday.")).toBe(

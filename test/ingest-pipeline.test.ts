@@ -223,6 +223,30 @@ describe("supersede and dedup", () => {
       messages: [user("I just moved to Seattle!")],
     });
     expect(Object.keys(moved.memories_superseded_by)).toHaveLength(1);
+    // "He" is the person the sentence before names; one "he" never supersedes another's fact.
+    await ingestOk(key, {
+      user_id: "p1",
+      messages: [user("My brother got his Ph.D. in physics last year. He now works at NASA.")],
+    });
+    const dad = await ingestOk(key, {
+      user_id: "p1",
+      conv_id: "c2",
+      messages: [user("My dad retired from the army in May. He now works at Home Depot.")],
+    });
+    expect(dad.memories_superseded_by).toEqual({});
+    expect(await activeOf("p1")).toEqual(
+      expect.arrayContaining([
+        "The user's brother now works at NASA.",
+        "The user's dad now works at Home Depot.",
+      ]),
+    );
+    const quit = await ingestOk(key, {
+      user_id: "p1",
+      conv_id: "c3",
+      messages: [user("My brother just quit NASA.")],
+    });
+    expect(Object.keys(quit.memories_superseded_by)).toHaveLength(1);
+    expect(await activeOf("p1")).not.toContain("The user's brother now works at NASA.");
     // A gym joined is no employer.
     await ingestOk(key, { user_id: "j3", messages: [user("I work at Google.")] });
     const gym = await ingestOk(key, {

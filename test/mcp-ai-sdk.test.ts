@@ -26,7 +26,9 @@ const reply = (text: string) => ({
 describe("examples/vercel-ai-sdk/with-memory.ts", () => {
   it("ingests each exchange after the call and adds what is remembered before the next", async () => {
     const { key } = await svc.newOrg();
-    const model = new MockLanguageModelV4({ doGenerate: [reply("Noted."), reply("You like Helix.")] });
+    const model = new MockLanguageModelV4({
+      doGenerate: [reply("Noted."), reply("You like Helix."), reply("Helix.")],
+    });
     const wrapped = withMemory(model, {
       baseUrl: "http://mnemo.test",
       apiKey: key,
@@ -46,5 +48,13 @@ describe("examples/vercel-ai-sdk/with-memory.ts", () => {
     const second = model.doGenerateCalls[1]!.prompt;
     expect(second[0]!.role).toBe("system");
     expect(JSON.stringify(second[0]!.content)).toMatch(/Helix/);
+
+    // A prompt past 4,000 code points with an emoji at the cut still reaches memory: the query is
+    // cut by code points, never inside the emoji (a lone surrogate is a 422).
+    const long = `${"a".repeat(3999)}\u{1F600} Which editor do I like?`;
+    await generateText({ model: wrapped, prompt: long });
+    const third = model.doGenerateCalls[2]!.prompt;
+    expect(third[0]!.role).toBe("system");
+    expect(JSON.stringify(third[0]!.content)).toMatch(/Helix/);
   });
 });

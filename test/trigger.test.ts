@@ -140,6 +140,15 @@ describe("identifier extraction", () => {
       turn(2, "user", "Yes that worked!"),
     ]);
     expect(worked!.text).toMatch(/occurs: Run npm install --legacy-peer-deps to skip the peer check\.$/);
+    // Advice that names the error answers it (no new error), and is the fix, not also a rule.
+    const named = extractDirectives([
+      turn(0, "user", "npm install fails with npm ERR! code ERESOLVE"),
+      turn(1, "assistant", "Use npm install --legacy-peer-deps instead, to get past ERESOLVE."),
+      turn(2, "user", "That fixed it, thanks"),
+    ]);
+    expect(named.map((d) => d.text)).toEqual([
+      `When "npm install fails with npm ERR! code ERESOLVE" occurs: Use npm install --legacy-peer-deps instead, to get past ERESOLVE.`,
+    ]);
     // No advice before the confirmation (the error's own turn): no lesson made of thanks.
     expect(
       extractDirectives([

@@ -50,7 +50,9 @@ export function withMemory(model: WrappableModel, options: MemoryOptions): Langu
       const query = lastUserText(params.prompt);
       if (!query) return params;
       const found = await post("/v1/memories/search", {
-        query: query.slice(0, 4000),
+        // 4,000 code points (the service counts them): a cut by UTF-16 units can split an emoji,
+        // and a lone surrogate is refused (422).
+        query: Array.from(query).slice(0, 4000).join(""),
         mode: "compose",
         ...scope,
       }).catch(() => undefined);

@@ -153,35 +153,51 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
         return formatDay(addDays(at, -diff));
       },
     ],
-    [
-      // A weekday alone ("this Friday", "on Monday", "Monday at 9"): the coming one where the
-      // sentence speaks of what is ahead, the last one where it tells what happened; neither, left
-      // as said. "every Monday", "Mondays" are habits, "next/last Monday" resolved above.
-      /(?<!\b(?:next|last|every|each|most|some|one|a) )\b(this (?:coming )?)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b(?!s\b|'s\b| \()/i,
-      (m) => {
-        const target = DAY_NAMES.indexOf(m[2]!.toLowerCase());
-        const ahead =
-          !!m[1] ||
-          SCHEDULED.test(text) ||
-          FUTURE.test(text) ||
-          /\b(?:appointment|interview|meeting|exam|call)\b/i.test(text);
-        if (ahead) {
-          let diff = (target - at.getUTCDay() + 7) % 7;
-          if (diff === 0 && !m[1]) diff = 7;
-          return formatDay(addDays(at, diff));
-        }
-        if (!PAST.test(text)) return null;
-        let diff = (at.getUTCDay() - target + 7) % 7;
-        if (diff === 0) diff = 7;
-        return formatDay(addDays(at, -diff));
-      },
-    ],
   ];
   let out = text;
   for (const [re, fn] of rules) {
     const m = re.exec(out);
     if (!m) continue;
     const abs = fn(m);
+    if (!abs) continue;
+    const end = m.index + m[0].length;
+    out = `${out.slice(0, end)} (${abs})${out.slice(end)}`;
+  }
+  return withWeekdays(out, at);
+}
+
+/**
+ * A weekday alone ("this Friday", "on Monday", "Monday at 9"), each one: the coming one where its
+ * own sentence speaks of what is ahead, the last one where it tells what happened; neither, left as
+ * said ("I saw my therapist on Tuesday. I have an interview next week." dates Tuesday past).
+ * "every Monday", "Mondays" are habits, "next/last Monday" resolved before.
+ */
+const WEEKDAY_ALONE =
+  /(?<!\b(?:next|last|every|each|most|some|one|a) )\b(this (?:coming )?)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b(?!s\b|'s\b| \()/gi;
+
+function withWeekdays(text: string, at: Date): string {
+  const found = [...text.matchAll(WEEKDAY_ALONE)];
+  let out = text;
+  for (const m of found.reverse()) {
+    const from = Math.max(0, ...[...text.slice(0, m.index).matchAll(/[.!?]\s/g)].map((e) => e.index + 2));
+    const to = /[.!?](?:\s|$)/.exec(text.slice(m.index))?.index;
+    const sentence = text.slice(from, to === undefined ? undefined : m.index + to + 1);
+    const target = DAY_NAMES.indexOf(m[2]!.toLowerCase());
+    let abs: string | null = null;
+    if (
+      m[1] ||
+      SCHEDULED.test(sentence) ||
+      FUTURE.test(sentence) ||
+      /\b(?:appointment|interview|meeting|exam|call)\b/i.test(sentence)
+    ) {
+      let diff = (target - at.getUTCDay() + 7) % 7;
+      if (diff === 0 && !m[1]) diff = 7;
+      abs = formatDay(addDays(at, diff));
+    } else if (PAST.test(sentence)) {
+      let diff = (at.getUTCDay() - target + 7) % 7;
+      if (diff === 0) diff = 7;
+      abs = formatDay(addDays(at, -diff));
+    }
     if (!abs) continue;
     const end = m.index + m[0].length;
     out = `${out.slice(0, end)} (${abs})${out.slice(end)}`;

@@ -88,6 +88,22 @@ function adviceBefore(
   return text ? { text, eventIds: [prev.eventId] } : null;
 }
 
+/** Takes back the rules read from the advice a confirmation made a fix ("Use X instead."). */
+function dropRulesOf(
+  out: ExtractedDirective[],
+  seen: Set<string>,
+  said: { text: string; eventIds: string[] },
+) {
+  for (let k = out.length - 1; k >= 0; k--) {
+    const d = out[k]!;
+    const same = d.source_event_ids.length === 1 && said.eventIds.includes(d.source_event_ids[0]!);
+    if (d.type === "lesson" && same && said.text.includes(d.text.slice(1))) {
+      seen.delete(`${d.type}:${d.text.toLowerCase()}`);
+      out.splice(k, 1);
+    }
+  }
+}
+
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
   return allSteps(directivesInSteps(turns));
 }
@@ -156,6 +172,8 @@ export function* directivesInSteps(
         const entities = [...new Set([...err.entities, ...identifiersFromText(said?.text ?? ""), ...ids])];
         if (!said) continue;
         if (entities.length) {
+          // The advice is the fix now, not also a rule of its own turn.
+          if (confirmed) dropRulesOf(out, seen, said);
           push({
             type: "lesson",
             text: `When "${err.text}" occurs: ${said.text}`,
@@ -188,7 +206,15 @@ export function* directivesInSteps(
     }
     // An error this turn reports waits for a later turn's fix; a turn that tells how an earlier
     // error was fixed (naming that error as it does) starts no new one.
-    if (!fixedHere && ERROR.test(turn.content)) {
+    // Advice that names the pending error ("Run npm install --legacy-peer-deps to get past
+    // ERESOLVE") answers it; it reports no new one.
+    const pending = lastError as { text: string; entities: string[]; eventId: string } | null;
+    const answers =
+      pending !== null &&
+      turn.role === "assistant" &&
+      turns.find((t) => t.eventId === pending.eventId)?.role !== "assistant" &&
+      identifiersFromText(turn.content).some((id) => pending.entities.includes(id));
+    if (!fixedHere && !answers && ERROR.test(turn.content)) {
       const line = (turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content).replace(
         ERROR_MARK,
         "",

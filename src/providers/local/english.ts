@@ -109,6 +109,16 @@ function listsAsSentences(text: string): string {
   return out.join("\n");
 }
 
+/**
+ * Abbreviations a sentence does not end at: titles, "e.g.", months before a day ("Jan. 5"), company
+ * and street words ("Acme Inc.", "Elm Ave."), "approx.". A sentence that does end at one
+ * joins the next: two claims in one fact, never a claim cut in two.
+ */
+const ABBREVIATION =
+  /\b(?:e\.g|i\.e|Dr|Mr|Mrs|Ms|St|Jr|Sr|Prof|Mt|Ft|vs|etc|Inc|Corp|Ltd|Ave|Rd|Blvd|approx|Dept|Univ|Capt|Sgt)\.$/i;
+/** Abbreviations that stay inside a sentence only before a number ("Jan. 5", "No. 7"): "No. I ..." ends one. */
+const BEFORE_NUMBER = /\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|No|Nos|Vol|pp?)\.$/;
+
 export function splitSentences(text: string): string[] {
   const flat = listsAsSentences(text.replace(/```[\s\S]*?```/g, " "))
     .replace(/\s+/g, " ")
@@ -119,10 +129,14 @@ export function splitSentences(text: string): string[] {
   // initials ("Ursula K. Le Guin", "J. R. R. Tolkien").
   const out: string[] = [];
   let buf = "";
-  for (const part of flat.split(/(?<=[.!?])\s+(?=["'([A-Z0-9])/)) {
+  const parts = flat.split(/(?<=[.!?])\s+(?=["'([A-Z0-9])/);
+  for (const [i, part] of parts.entries()) {
     buf = buf ? `${buf} ${part}` : part;
-    if (/\b(e\.g|i\.e|Dr|Mr|Mrs|Ms|St|Jr|Sr|Prof|Mt|vs|etc)\.$/i.test(buf)) continue;
+    if (ABBREVIATION.test(buf)) continue;
+    if (BEFORE_NUMBER.test(buf) && /^\d/.test(parts[i + 1] ?? "")) continue;
     if (/(?:^|\s)[A-Z]\.$/.test(buf)) continue;
+    // Dotted initials: "the U.S. Postal Service", "at 7 a.m. Friday", "D.C.".
+    if (/(?:^|[\s("'])(?:[A-Za-z]\.){2,}$/.test(buf)) continue;
     out.push(buf.trim());
     buf = "";
   }

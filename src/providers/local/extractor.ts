@@ -102,6 +102,9 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       source_event_ids: [introduced.eventId],
     });
   }
+  const speakers = new Set(
+    input.turns.filter((t) => t.role !== "tool" && t.role !== "system").map(speakerName),
+  );
   const clock = stepClock(stepMs);
   for (const turn of input.turns) {
     if (clock.due()) {
@@ -110,7 +113,8 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     }
     if (turn.role === "tool" || turn.role === "system") continue; // tool output is not a claim
     const name = speakerName(turn);
-    const other = counterpart(input.turns, turn);
+    // Between two speakers "you" is the other one; among more, it is no one the text says.
+    const other = speakers.size > 2 ? null : counterpart(input.turns, turn);
     const nameOnce = namesOnce(other ? [other, name] : [name]);
     let content = turn.content;
     if (input.agentic)
@@ -127,6 +131,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     // says the subject changes ("By the way, ...", "Anyway, ...", "On another note, ..."): the
     // claims either side of that are unrelated, and each is a fact of its own.
     const topics: Array<{ parts: string[]; attributes: string[]; shifted: boolean }> = [];
+    let antecedent: string | null = null;
     for (const said of splitSentences(content)) {
       // Chat spelling of the first person ("im", "i dont") read as written out; a request asked
       // as a question ("Can you remember that ...?") as the request.
@@ -161,10 +166,14 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
       topic.parts.push(text);
+      // "He"/"She" opening a sentence is the person the sentence before named ("The user's
+      // brother ... He now works at NASA."): alone, as an attribute, it says who.
+      const alone = antecedent ? text.replace(/^(?:He|She)(?= [a-z])/, antecedent) : text;
+      antecedent = NAMED_SUBJECT.exec(text)?.[1] ?? null;
       // A sentence stating an attribute is one; one that joins several claims ("The user lives in
       // Oslo and the user works as a carpenter") gives each of its attribute clauses alone.
-      if (slotsOf(text).length) topic.attributes.push(text);
-      else topic.attributes.push(...attributeClauses(text));
+      if (slotsOf(alone).length) topic.attributes.push(alone);
+      else topic.attributes.push(...attributeClauses(alone));
     }
     if (topics.length === 0) continue;
     // A single-valued attribute inside a longer topic ("Ana moved to Berlin.") also stands alone,
@@ -510,7 +519,7 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
     "employer",
     // "quit the user's job at Google last week": the employer is Google.
-    /^(?<s>.+?) (?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?:(?:(?:the )?[\w-]+'s|his|her|their|the|a) (?:job|position|role|post) (?:at|with) )?(?<v>.+?)(?: (?:last|this|yesterday|today|on|in|after|because|to|for)\b.*)?$/i,
+    /^(?<s>.+?) (?:(?:just|recently|finally|officially) )*(?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?:(?:(?:the )?[\w-]+'s|his|her|their|the|a) (?:job|position|role|post) (?:at|with) )?(?<v>.+?)(?: (?:last|this|yesterday|today|on|in|after|because|to|for)\b.*)?$/i,
     "negation",
   ],
   // A new employer said as a start: "started at Alan", "joined Cloudflare as ...", "was hired by
@@ -692,6 +701,12 @@ function attributeClauses(text: string): string[] {
     .filter((c) => slotsOf(c).length > 0);
 }
 
+/** A sentence's subject that names one other person: "The user's best friend", "Priya's brother Tom". */
+const NAMED_SUBJECT =
+  /^((?:[Tt]he user's|\p{Lu}\p{Ll}+'s) (?:[\p{Ll}-]+ ){0,2}(?:brother|sister|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|friend|boyfriend|girlfriend|cousin|uncle|aunt|niece|nephew|grandmother|grandma|grandfather|grandpa|boss|manager|colleague|coworker|neighbou?r|roommate|flatmate|teacher|doctor)(?: \p{Lu}\p{Ll}+)?) (?!and\b)[a-z]/u;
+const PRONOUN_SUBJECT =
+  /^(?:he|she|they|it|him|her|them|this|that|these|those|someone|somebody|everyone|everybody|one|who)$/;
+
 /** The attributes a one-claim fact states (none for a whole turn, or a sentence of several claims). */
 function slotsOf(text: string): Array<{ slot: string; subject: string; value: string; negated: boolean }> {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
@@ -711,10 +726,14 @@ function slotsOf(text: string): Array<{ slot: string; subject: string; value: st
       "",
     );
     value = value.replace(VALUE_END[slot] ?? /$^/, "");
+    // "The user and others moved ...": the user moved.
+    const subject = normaliseText(m.groups.s!).replace(/ and .*$/, "");
+    // A pronoun names no one alone ("He now works at NASA." after "My brother ..."): as its own
+    // fact it would be anyone's, and one "he" would supersede another's.
+    if (PRONOUN_SUBJECT.test(subject)) continue;
     out.push({
       slot: name,
-      // "The user and others moved ...": the user moved.
-      subject: normaliseText(m.groups.s!).replace(/ and .*$/, ""),
+      subject,
       value,
       negated: !!m.groups.neg,
     });
