@@ -101,7 +101,7 @@ async function local(config: Config, log: Logger): Promise<Backend> {
       });
       return admitted.ctx;
     },
-    { logCalls: true },
+    { logCalls: true, maxBodyBytes: config.MNEMO_MAX_BODY_BYTES },
   );
   // Resolving the key is not a request: only tool calls are counted.
   const keyUser = async () => (await authenticate(rt.deps.db, credentials, { jwt })).userId;

@@ -208,6 +208,21 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     }
   });
 
+  it("refuses a call over MNEMO_MAX_BODY_BYTES with payload_too_large, remote and local alike", async () => {
+    // Over the server's bound (1 MiB) as the REST body the call makes; well under a line's (10 MiB).
+    const text = `My diary: ${"x".repeat(1024 * 1024)}`;
+    const answers: string[] = [];
+    const modes: Record<string, string>[] = [{ MNEMO_URL: server.url }, { DATABASE_URL: server.databaseUrl }];
+    for (const env of modes) {
+      const { client } = await stdioClient({ ...env, MNEMO_API_KEY: server.key });
+      // Not waiting: a call let through (the local database's took it and stored it) answers at once.
+      answers.push(await callErr(client, "add_memory", { text, user_id: "big-body", wait: false }));
+      await client.close();
+    }
+    expect(answers[0]).toBe("Error payload_too_large: The request body is larger than 1048576 bytes.");
+    expect(answers[1]).toBe(answers[0]);
+  });
+
   it("answers every line: -32700 for one that is not JSON, -32600 with the id for a bad envelope", async () => {
     const p = rawStdio({ MNEMO_URL: server.url, MNEMO_API_KEY: server.key });
     try {
