@@ -58,7 +58,7 @@ export function mcpHttpHandler(deps: Deps) {
     await connectChecked(server, transport);
     try {
       const res = await transport.handleRequest(request, raw === undefined ? undefined : { parsedBody: raw });
-      return withDetail(Array.isArray(raw) && raw.length === 1 ? await asBatch(res) : res);
+      return withDetail(Array.isArray(raw) ? await asBatch(res) : res);
     } finally {
       // With JSON responses the answer is complete here; release the per-request server.
       await server.close().catch(() => {});
@@ -85,7 +85,10 @@ function batchRefusal(raw: unknown): { id: string | number | null; problem: stri
   return undefined;
 }
 
-/** A batch of one is answered with a batch of one (the transport answered the bare object). */
+/**
+ * A batch is answered with an array (JSON-RPC 2.0 §6), even when one reply is owed (a batch of one,
+ * or requests beside notifications): the transport answered that one as the bare object.
+ */
 async function asBatch(res: Response): Promise<Response> {
   if (res.status !== 200 || !res.headers.get("content-type")?.includes("application/json")) return res;
   const body: unknown = await res.json();

@@ -1,5 +1,5 @@
 import type { Ctx } from "../src/context.js";
-import { isCoreError, isDatabaseUnavailable } from "../src/errors.js";
+import { CoreError, isCoreError, isDatabaseUnavailable } from "../src/errors.js";
 import { archiveGroup } from "../src/groups/archive.js";
 import { createGroup } from "../src/groups/create.js";
 import { listGroups } from "../src/groups/list.js";
@@ -36,9 +36,15 @@ import { internalError, type MemoryService } from "./port.js";
  */
 export function inProcessService(
   admit: () => Promise<Ctx>,
-  options: { logCalls?: boolean } = {},
+  options: { logCalls?: boolean; maxBodyBytes?: number } = {},
 ): MemoryService {
-  const run = async <T>(operation: string, verb: (ctx: Ctx) => Promise<T>): Promise<T> => {
+  const run = async <T>(operation: string, verb: (ctx: Ctx) => Promise<T>, body?: unknown): Promise<T> => {
+    // Over stdio no HTTP body rule ran: the request body REST would be sent (a remote stdio's)
+    // is held to the same bound, before the call is counted (/mcp's POST was checked whole).
+    const max = options.maxBodyBytes;
+    if (max !== undefined && body !== undefined && Buffer.byteLength(JSON.stringify(body)) > max) {
+      throw new CoreError("payload_too_large", `The request body is larger than ${max} bytes.`);
+    }
     const ctx = await admit();
     const started = performance.now();
     let outcome = "ok";
@@ -64,15 +70,27 @@ export function inProcessService(
   };
   return {
     ingest: (request, { wait }) =>
-      run("ingest", async (ctx) => {
-        const checked = parseWire(IngestRequestSchema, request);
-        return (await submitIngest({ ctx, input: { request: checked, wait } })).job;
-      }),
+      run(
+        "ingest",
+        async (ctx) => {
+          const checked = parseWire(IngestRequestSchema, request);
+          return (await submitIngest({ ctx, input: { request: checked, wait } })).job;
+        },
+        request,
+      ),
     getIngestJob: (jobId) => run("getIngestJob", (ctx) => getIngestJob({ ctx, input: { jobId } })),
     search: (request) =>
-      run("search", (ctx) => searchMemories({ ctx, input: parseWire(SearchRequestSchema, request) })),
+      run(
+        "search",
+        (ctx) => searchMemories({ ctx, input: parseWire(SearchRequestSchema, request) }),
+        request,
+      ),
     trigger: (request) =>
-      run("trigger", (ctx) => triggerDirectives({ ctx, input: parseWire(TriggerRequestSchema, request) })),
+      run(
+        "trigger",
+        (ctx) => triggerDirectives({ ctx, input: parseWire(TriggerRequestSchema, request) }),
+        request,
+      ),
     listMemories: (query) =>
       run("listMemories", (ctx) =>
         listMemories({ ctx, input: listMemoriesInput(parseWire(ListMemoriesQuery, query, "query")) }),
@@ -81,32 +99,48 @@ export function inProcessService(
     deleteMemory: (id) => run("deleteMemory", (ctx) => deleteMemory({ ctx, input: { id } })),
     memoryRevisions: (id) => run("memoryRevisions", (ctx) => listRevisions({ ctx, input: { id } })),
     tagMemory: (id, patch) =>
-      run("tagMemory", (ctx) =>
-        patchMemoryGroups({ ctx, input: { ...parseWire(MemoryGroupPatchRequest, patch), id } }),
+      run(
+        "tagMemory",
+        (ctx) => patchMemoryGroups({ ctx, input: { ...parseWire(MemoryGroupPatchRequest, patch), id } }),
+        patch,
       ),
     searchFiltered: (request) =>
-      run("searchFiltered", (ctx) =>
-        searchVariant({ ctx, input: parseWire(VariantSearchRequestSchema, request) }),
+      run(
+        "searchFiltered",
+        (ctx) => searchVariant({ ctx, input: parseWire(VariantSearchRequestSchema, request) }),
+        request,
       ),
     listFiltered: (request) =>
-      run("listFiltered", (ctx) => {
-        const { include, ...rest } = parseWire(VariantListRequestSchema, request);
-        return listVariant({
-          ctx,
-          input: { ...rest, fullContent: include?.includes("full_content") ?? false },
-        });
-      }),
+      run(
+        "listFiltered",
+        (ctx) => {
+          const { include, ...rest } = parseWire(VariantListRequestSchema, request);
+          return listVariant({
+            ctx,
+            input: { ...rest, fullContent: include?.includes("full_content") ?? false },
+          });
+        },
+        request,
+      ),
     updateMemory: (id, patch) =>
-      run("updateMemory", (ctx) =>
-        patchVariant({ ctx, input: { id, patch: parseWire(VariantPatchRequestSchema, patch) } }),
+      run(
+        "updateMemory",
+        (ctx) => patchVariant({ ctx, input: { id, patch: parseWire(VariantPatchRequestSchema, patch) } }),
+        patch,
       ),
     listGroups: ({ includeArchived }) =>
       run("listGroups", (ctx) => listGroups({ ctx, input: { includeArchived } })),
     createGroup: (request) =>
-      run("createGroup", (ctx) => createGroup({ ctx, input: parseWire(CreateGroupRequest, request) })),
+      run(
+        "createGroup",
+        (ctx) => createGroup({ ctx, input: parseWire(CreateGroupRequest, request) }),
+        request,
+      ),
     updateGroup: (id, patch) =>
-      run("updateGroup", (ctx) =>
-        updateGroup({ ctx, input: { ...parseWire(UpdateGroupRequest, patch), id } }),
+      run(
+        "updateGroup",
+        (ctx) => updateGroup({ ctx, input: { ...parseWire(UpdateGroupRequest, patch), id } }),
+        patch,
       ),
     archiveGroup: (id) => run("archiveGroup", (ctx) => archiveGroup({ ctx, input: { id } })),
   };

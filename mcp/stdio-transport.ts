@@ -26,7 +26,8 @@ const EDGE = 256;
  * each is logged. A line longer than the bound is skipped to its end and refused the same way,
  * and the transport keeps reading (the SDK's transport closed there, and the process exited 0).
  * At the end of input it answers the requests already received before it closes: the MCP stdio
- * shutdown is "close stdin, then wait for the server to exit".
+ * shutdown is "close stdin, then wait for the server to exit" (`drain` does the same on a stop
+ * signal, which clients send when that wait runs out).
  */
 export class StdioLineTransport implements Transport {
   onclose?: () => void;
@@ -41,6 +42,10 @@ export class StdioLineTransport implements Transport {
   private readonly pending = new Set<Id>();
   private ended = false;
   private closed = false;
+  private markClosed!: () => void;
+  private readonly done = new Promise<void>((resolve) => {
+    this.markClosed = resolve;
+  });
 
   constructor(
     private readonly log: Logger,
@@ -74,7 +79,28 @@ export class StdioLineTransport implements Transport {
     // A paused stdin no longer holds the process open (closed on SIGTERM, stdin is still open).
     if (this.input.listenerCount("data") === 0) this.input.pause();
     this.chunks = [];
+    this.markClosed();
     this.onclose?.();
+  }
+
+  /**
+   * Reads no more input (the process is stopping), as at its end: resolves once the requests
+   * already read are answered and the transport has closed, or at `deadline` (epoch ms) with some
+   * still unanswered. A line cut short by the stop is dropped, not refused.
+   */
+  async drain(deadline: number): Promise<void> {
+    this.input.off("data", this.onData);
+    this.chunks = [];
+    this.size = 0;
+    this.cut = undefined;
+    this.ended = true;
+    this.closeWhenDone();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    });
+    await Promise.race([this.done, late]);
+    clearTimeout(timer);
   }
 
   private readonly onData = (chunk: Buffer | string) => {

@@ -3,7 +3,7 @@ import { admitRequest } from "../src/auth/admit.js";
 import { authenticate } from "../src/auth/authenticate.js";
 import { createJwtVerifier } from "../src/auth/jwt.js";
 import { type Config, ConfigError } from "../src/config.js";
-import { createLogger, type Logger } from "../src/logger.js";
+import type { Logger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
 import { inProcessService } from "./in-process.js";
 import { connectChecked } from "./params.js";
@@ -21,29 +21,32 @@ import { StdioLineTransport } from "./stdio-transport.js";
  *   `MNEMO_BOOTSTRAP_API_KEY`: each tool call is authenticated and counted like one REST request.
  * stdout is the protocol: logs go to stderr only.
  */
-export async function runStdio(config: Config): Promise<void> {
-  const log = createLogger({ level: config.LOG_LEVEL, stream: "stderr" });
+export async function runStdio(config: Config, log: Logger, stopSignal: Promise<void>): Promise<void> {
   const { service, keyUser, stop } = config.MNEMO_URL ? remote(config) : await local(config, log);
   const server = createMcpServer({ service, scope: keyScope(config, keyUser), log });
   const transport = new StdioLineTransport(log);
 
   // The transport closes at the end of input once the requests it read are answered.
-  const closed = new Promise<void>((resolve) => {
+  const ended = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
-    process.once("SIGTERM", () => resolve());
-    process.once("SIGINT", () => resolve());
   });
   await connectChecked(server, transport);
-  await closed;
-  await server.close().catch(() => {});
-  await stop();
+  // A stop signal (SIGTERM, SIGINT, SIGHUP) stops as the server does: one received during start-up
+  // now that it has started; the requests already read are answered (a wait=true add_memory early,
+  // its job pending) within the shutdown time-out, before the database is closed under them.
+  await Promise.race([ended, stopSignal]);
+  await stop(async (deadline) => {
+    await transport.drain(deadline);
+    await server.close().catch(() => {});
+  });
 }
 
 /** The service, the user its key is confined to (null: organisation-wide), and how to stop it. */
 interface Backend {
   service: MemoryService;
   keyUser: () => Promise<string | null>;
-  stop: () => Promise<void>;
+  /** Stops, after `inFlight` (the requests read) has had until the shutdown deadline it is given. */
+  stop: (inFlight: (deadline: number) => Promise<void>) => Promise<void>;
 }
 
 /**
@@ -70,7 +73,11 @@ function remote(config: Config): Backend {
   const key = config.MNEMO_API_KEY;
   if (!key) throw new ConfigError("MNEMO_URL is set but MNEMO_API_KEY is not: set the key to use.");
   const service = remoteService({ baseUrl: config.MNEMO_URL!, headers: { authorization: `Bearer ${key}` } });
-  return { service, keyUser: () => service.credentialUser(key), stop: async () => {} };
+  return {
+    service,
+    keyUser: () => service.credentialUser(key),
+    stop: (inFlight) => inFlight(Date.now() + config.MNEMO_SHUTDOWN_TIMEOUT_MS),
+  };
 }
 
 async function local(config: Config, log: Logger): Promise<Backend> {
@@ -101,9 +108,9 @@ async function local(config: Config, log: Logger): Promise<Backend> {
       });
       return admitted.ctx;
     },
-    { logCalls: true },
+    { logCalls: true, maxBodyBytes: config.MNEMO_MAX_BODY_BYTES },
   );
   // Resolving the key is not a request: only tool calls are counted.
   const keyUser = async () => (await authenticate(rt.deps.db, credentials, { jwt })).userId;
-  return { service, keyUser, stop: () => rt.stop() };
+  return { service, keyUser, stop: (inFlight) => rt.stop(inFlight) };
 }

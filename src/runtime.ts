@@ -29,7 +29,12 @@ export interface Runtime {
   metricsUrl?: string;
   /** A key minted on first start, to be shown once. */
   createdKey?: string;
-  stop(): Promise<void>;
+  /**
+   * Stops: new requests refused, in-flight ones given the shutdown time-out, then the workers and
+   * the database. `inFlight` waits for the requests of a surface outside this runtime (MCP over
+   * stdio) until the deadline (epoch ms) it is given, as the HTTP server's are.
+   */
+  stop(inFlight?: (deadline: number) => Promise<void>): Promise<void>;
 }
 
 /**
@@ -126,13 +131,14 @@ export async function startRuntime(
         : undefined;
 
     let stopping: Promise<void> | undefined;
-    const stop = () =>
+    const stop = (inFlight?: (deadline: number) => Promise<void>) =>
       (stopping ??= (async () => {
         // New requests are refused at once; in-flight ones (a `wait=true` hold answers early
         // with its job pending) and running jobs get the shutdown time-out; then the database.
         const deadline = Date.now() + config.MNEMO_SHUTDOWN_TIMEOUT_MS;
         signalStopping(deps, deadline - Math.min(1000, config.MNEMO_SHUTDOWN_TIMEOUT_MS / 5));
         await http?.drain(deadline);
+        await inFlight?.(deadline);
         await metricsServer?.close();
         await relay?.close();
         await boss.stop({ graceful: true, timeout: Math.max(100, deadline - Date.now()) });

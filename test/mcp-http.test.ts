@@ -451,7 +451,7 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(body.error.message).toMatch(/x-mnemo-user-id header is not UTF-8/i);
   });
 
-  it("refuses JSON that is not JSON-RPC and empty batches with -32600, and answers a batch of one with a batch", async () => {
+  it("refuses JSON that is not JSON-RPC and empty batches with -32600, and answers a batch owing one reply with a batch", async () => {
     const { key } = await svc.newOrg();
     const post = (body: string) =>
       svc.app.request("/mcp", {
@@ -485,6 +485,12 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     const one = await post('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
     expect(one.status).toBe(200);
     expect(await one.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }]);
+    // So is a batch with one request among notifications (it was the bare object too).
+    const mixed = await post(
+      '[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":7,"method":"ping"}]',
+    );
+    expect(mixed.status).toBe(200);
+    expect(await mixed.json()).toEqual([{ jsonrpc: "2.0", id: 7, result: {} }]);
     const single = await post('{"jsonrpc":"2.0","id":2,"method":"ping"}');
     expect(await single.json()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
   });

@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,15 +75,23 @@ function rawStdio(env: Record<string, string>) {
   return {
     child,
     exited,
+    /** Ends a process a failed test left running. */
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      return exited;
+    },
     answers,
     stderr: () => err,
     write: (...lines: string[]) => child.stdin.write(lines.map((l) => `${l}\n`).join("")),
     /** The matches of `pattern` (global) in the log, once there are at least `n`. */
-    logged: (pattern: RegExp, n: number) =>
-      waitFor(async () => {
-        const found = err.match(pattern);
-        return found !== null && found.length >= n && [...found];
-      }),
+    logged: (pattern: RegExp, n: number, timeoutMs?: number) =>
+      waitFor(
+        async () => {
+          const found = err.match(pattern);
+          return found !== null && found.length >= n && [...found];
+        },
+        timeoutMs === undefined ? {} : { timeoutMs },
+      ),
     /** Every answer to `ids`, once all have arrived. */
     answered: (ids: unknown[]) =>
       waitFor(async () => ids.every((id) => answers().some((a) => a.id === id)) && answers()),
@@ -208,6 +218,21 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     }
   });
 
+  it("refuses a call over MNEMO_MAX_BODY_BYTES with payload_too_large, remote and local alike", async () => {
+    // Over the server's bound (1 MiB) as the REST body the call makes; well under a line's (10 MiB).
+    const text = `My diary: ${"x".repeat(1024 * 1024)}`;
+    const answers: string[] = [];
+    const modes: Record<string, string>[] = [{ MNEMO_URL: server.url }, { DATABASE_URL: server.databaseUrl }];
+    for (const env of modes) {
+      const { client } = await stdioClient({ ...env, MNEMO_API_KEY: server.key });
+      // Not waiting: a call let through (the local database's took it and stored it) answers at once.
+      answers.push(await callErr(client, "add_memory", { text, user_id: "big-body", wait: false }));
+      await client.close();
+    }
+    expect(answers[0]).toBe("Error payload_too_large: The request body is larger than 1048576 bytes.");
+    expect(answers[1]).toBe(answers[0]);
+  });
+
   it("answers every line: -32700 for one that is not JSON, -32600 with the id for a bad envelope", async () => {
     const p = rawStdio({ MNEMO_URL: server.url, MNEMO_API_KEY: server.key });
     try {
@@ -280,6 +305,76 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     expect(answers.map((a) => a.id).sort()).toEqual([0, 2, 3, 4]);
     expect(answers.every((a) => a.error === undefined && a.result !== undefined)).toBe(true);
   });
+
+  it("on a stop signal (SIGHUP, then SIGTERM) answers the requests it read, closes the database, exits 0", async () => {
+    const dataDir = migratedDataDir("mnemo-stdio-stop-");
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
+    const p = rawStdio({
+      MNEMO_DATA_DIR: dataDir,
+      ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
+      MNEMO_BOOTSTRAP_API_KEY: "mnemo_stdio_stop_bootstrap_key_0001",
+      MNEMO_DEFAULT_USER_ID: "stop-user",
+      // The ingest jobs are still running when the signal comes (they finish well inside the
+      // shutdown time-out).
+      MNEMO_TEST_EXTRACT_DELAY_MS: "2000",
+    });
+    try {
+      p.write(INIT, '{"jsonrpc":"2.0","method":"notifications/initialized"}');
+      const adds = [1, 2, 3, 4];
+      for (const id of adds) {
+        p.write(rpc(id, "tools/call", { name: "add_memory", arguments: { text: `I own ${id} bicycles.` } }));
+      }
+      p.write(rpc(5, "tools/call", { name: "search_memory", arguments: { query: "bicycles" } }));
+      await p.logged(/"msg":"ingest accepted"/g, 1, 150_000);
+      // A repeated signal changes nothing. Before, SIGHUP killed the process at once, and SIGTERM
+      // ended it (exit 0) without answering, the tools failing on the closed pool.
+      p.child.kill("SIGHUP");
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+      const answers = p.answers();
+      expect(answers.map((a) => a.id).sort()).toEqual([0, ...adds, 5]);
+      for (const a of answers) {
+        expect([a.id, a.error, (a.result as { isError?: boolean } | undefined)?.isError]).toEqual([
+          a.id,
+          undefined,
+          undefined,
+        ]);
+      }
+      expect(p.stderr()).toContain('"signal":"SIGHUP","msg":"shutting down"');
+      expect(p.stderr()).toContain('"msg":"stopped"');
+      expect(p.stderr()).not.toContain("mcp tool failed");
+      // The embedded database was closed: its owner removed its record.
+      expect(existsSync(path.join(dataDir, "server.json"))).toBe(false);
+    } finally {
+      await p.kill();
+      await serverDb?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it("a SIGTERM during start-up stops it once started, exit 0", async () => {
+    // An empty directory (or database): start-up migrates it, seconds after the database opened.
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-stdio-early-"));
+    const serverDb = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
+    const p = rawStdio({
+      MNEMO_DATA_DIR: dataDir,
+      ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
+      MNEMO_BOOTSTRAP_API_KEY: "mnemo_stdio_early_bootstrap_key_001",
+    });
+    try {
+      await p.logged(/"msg":"(embedded database ready|migrations applied)"/g, 1, 170_000);
+      p.child.kill("SIGTERM");
+      // It was killed by the signal (exit 143, null here), leaving its lock files behind.
+      expect(await p.exited).toBe(0);
+      expect(p.stderr()).toContain('"msg":"shutting down"');
+      expect(p.stderr()).toContain('"msg":"stopped"');
+      expect(existsSync(path.join(dataDir, "server.json"))).toBe(false);
+    } finally {
+      await p.kill();
+      await serverDb?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it("answers every call with unauthorized when the key is wrong", async () => {
     const { client } = await stdioClient({

@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const stdioMode = command === "mcp" || command === "admin";
   const log = createLogger({
-    level: stdioMode ? "warn" : config.LOG_LEVEL,
+    level: command === "admin" ? "warn" : config.LOG_LEVEL,
     stream: stdioMode ? "stderr" : "stdout",
     format: config.LOG_FORMAT,
   });
@@ -78,7 +78,8 @@ async function main(argv: string[]): Promise<number> {
     case "worker":
       return serveRoles(config, log, { api: command !== "worker", worker: command !== "api" });
     case "mcp":
-      await runStdio(config);
+      // The stop signals are handled from the start, as serveRoles does.
+      await runStdio(config, log, untilStopSignal(log, config.MNEMO_SHUTDOWN_TIMEOUT_MS + 15_000));
       return 0;
     default:
       return admin(config, log, rest);
