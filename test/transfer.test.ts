@@ -533,6 +533,9 @@ describe("admin import (embedded database)", () => {
       { memory: "Drinks oat milk", user_id: "alex", created_at: "2024-07-20 04:49:03" },
       { memory: "Walks to work", user_id: "alex", created_at: "yesterday" },
       { memory: "Reads on Sundays", user_id: "alex", created_at: "2024-13-45T00:00:00Z" },
+      // Date.parse reads these as 1 March 2024 and 1 January 2001.
+      { memory: "Swims on Mondays", user_id: "alex", created_at: "2024-02-30T00:00:00" },
+      { memory: "Bakes bread", user_id: "alex", created_at: "1" },
     ].map((l) => JSON.stringify(l));
     const deps = { db: dst.deps.db, embedder: dst.deps.providers.embedder };
     // An admin process in another time zone than UTC (Node reads TZ again when it is set).
@@ -546,6 +549,8 @@ describe("admin import (embedded database)", () => {
     expect(report.bad.map((b) => [b.line, b.error])).toEqual([
       [4, expect.stringMatching(/created_at.*not a date/)],
       [5, expect.stringMatching(/created_at.*not a date/)],
+      [6, expect.stringMatching(/created_at.*not a date/)],
+      [7, expect.stringMatching(/created_at.*not a date/)],
     ]);
     const { rows } = await dst.deps.db.query(
       "SELECT text, agent_id, created_at FROM memories WHERE org_id = $1 ORDER BY text, agent_id",
