@@ -10,6 +10,7 @@ import { reindexOrgText } from "../src/admin/reindex.js";
 import { createDb, type Db } from "../src/db/db.js";
 import { insertMemoryRows } from "../src/db/memories.js";
 import { migrate } from "../src/db/migrate.js";
+import { getOrg } from "../src/db/orgs.js";
 import { newMemoryId } from "../src/ids.js";
 import type { Embedder } from "../src/providers/types.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
@@ -458,9 +459,36 @@ describe("admin import (embedded database)", () => {
     }
   });
 
+  it("refuses a file whose first line is not a version 1 header before writing anything, and leaves no organisation when nothing is written", async () => {
+    const header = JSON.parse(file[0]!);
+    for (const lines of [
+      [JSON.stringify({ ...header, version: 2 }), ...file.slice(1)],
+      [JSON.stringify({ ...header, format: "other" }), ...file.slice(1)],
+      file.slice(1),
+      ["{oops", ...file.slice(1)],
+    ]) {
+      await expect(importIntoDst(lines, "org_refused")).rejects.toThrow(
+        /^line 1: not the header of a mnemo-export version 1 file \(.+\); nothing was imported$/,
+      );
+      expect(await getOrg(dst.deps.db, "org_refused")).toBeUndefined();
+    }
+    // A header, then only lines not imported: bad ones, and a memory whose id is another organisation's.
+    for (const lines of [
+      [file[0]!, "{oops", JSON.stringify({ kind: "memory" })],
+      [file[0]!, file.find((l) => l.includes('"kind":"memory"'))!],
+    ]) {
+      const report = await importIntoDst(lines, "org_nothing");
+      expect(report.bad.length).toBeGreaterThan(0);
+      expect([report.organisationCreated, await getOrg(dst.deps.db, "org_nothing")]).toEqual([
+        false,
+        undefined,
+      ]);
+    }
+  });
+
   it("does not take over ids that belong to another organisation", async () => {
     const other = await dst.newOrg("thief");
-    const report = await importIntoDst(file.slice(1), other.orgId);
+    const report = await importIntoDst(file, other.orgId);
     expect(report.memories.imported).toBe(0);
     expect(report.bad.length).toBeGreaterThan(0);
     expect(report.bad[0]!.error).toContain("belongs to another organisation");
@@ -672,6 +700,18 @@ describe("admin export and import commands", () => {
     const dir = migratedDataDir("mn-cli-");
     const env = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM) };
     try {
+      // A file of another version: one line on stderr, and nothing written.
+      const v2 = [JSON.stringify({ ...JSON.parse(file[0]!), version: 2 }), ...file.slice(1)].join("\n");
+      const refused = await runMnemo(["admin", "import", "--org", orgId], env, { stdin: `${v2}\n` });
+      expect([
+        refused.code,
+        refused.stderr.split("\n").filter((l) => l && !/^import: lines/.test(l)),
+      ]).toEqual([
+        1,
+        [
+          "mnemo: invalid_request: line 1: not the header of a mnemo-export version 1 file (version: Invalid input: expected 1); nothing was imported",
+        ],
+      ]);
       const bad = [...file.slice(0, 2), "{oops", ...file.slice(2)].join("\n");
       const imported = await runMnemo(["admin", "import", "--org", orgId, "--json"], env, {
         stdin: `${bad}\n`,
@@ -680,6 +720,7 @@ describe("admin export and import commands", () => {
       expect(imported.stderr).toMatch(/import: lines: \d+/);
       expect(imported.code).toBe(1); // a line was refused
       const summary = JSON.parse(imported.stdout.trim().split("\n").at(-1)!);
+      expect(summary.organisationCreated).toBe(true);
       expect(summary.memories.imported).toBe(file.filter((l) => l.includes('"kind":"memory"')).length);
       // What it does after the last line is said, not done in silence.
       expect(imported.stderr).toMatch(
