@@ -356,7 +356,7 @@ describe("admin import (embedded database)", () => {
     expect(empty.bad).toEqual([{ line: 0, error: "the input holds no line" }]);
   });
 
-  it("reports bad lines by number and imports the rest; a failed batch writes nothing", async () => {
+  it("reports bad lines by number and imports the rest; a line the database refuses fails only itself", async () => {
     const other = await dst.newOrg("other");
     const memory = (id: string, text: string) => ({
       ...JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!),
@@ -374,10 +374,18 @@ describe("admin import (embedded database)", () => {
       JSON.stringify({ kind: "memory" }),
       JSON.stringify(memory(ids[1]!, "second good one")),
       JSON.stringify({ kind: "mystery" }),
+      // Not dates, though Date.parse reads them as 2 March 2025 and 1 January 2001 (and the
+      // database then refused the whole batch).
+      JSON.stringify({ ...memory(randomUUID(), "on 30 February"), created_at: "2025-02-30T00:00:00Z" }),
+      JSON.stringify({ ...memory(randomUUID(), "at 1"), updated_at: "1" }),
     ];
     const report = await importIntoDst(lines, other.orgId);
-    expect(report.bad.map((b) => b.line)).toEqual([3, 4, 5, 7]);
+    expect(report.bad.map((b) => b.line)).toEqual([3, 4, 5, 7, 8, 9]);
     expect(report.bad[1]!.error).toContain("id");
+    expect(report.bad.slice(4).map((b) => b.error)).toEqual([
+      "created_at: not an ISO 8601 date and time",
+      "updated_at: not an ISO 8601 date and time",
+    ]);
     expect(report.memories.imported).toBe(2);
     const { rows } = await dst.deps.db.query("SELECT text FROM memories WHERE org_id = $1 ORDER BY text", [
       other.orgId,
@@ -404,23 +412,36 @@ describe("admin import (embedded database)", () => {
     );
     expect(landed.rows.map((r) => r.text)).toEqual(["nul  byte, cut emoji \uFFFD"]);
 
-    // A batch whose insert fails (a user id too long for its index, random so it does not compress:
-    // the database refuses it) is rolled back whole.
+    // Lines the database refuses (a user id too long for its index, random so it does not
+    // compress; a new id with the job_id and write_key of another memory) fail their batch, which
+    // then goes in line by line: each is reported with its own number, and the others land.
+    const keyed = JSON.parse(
+      file.find((l) => l.includes('"kind":"memory"') && !l.includes('"job_id":null'))!,
+    );
     const failing = [
       file[0]!,
-      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000003", "would be written")),
+      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000003", "written beside them")),
       JSON.stringify({
         ...memory("7d1c0000-0000-4000-8000-000000000004", "long user"),
         user_id: randomBytes(6000).toString("hex"),
       }),
+      JSON.stringify({
+        ...memory("7d1c0000-0000-4000-8000-000000000008", "same write key"),
+        job_id: keyed.job_id,
+        write_key: keyed.write_key,
+      }),
     ];
     const failed = await importIntoDst(failing, other.orgId);
-    expect(failed.bad).toHaveLength(1);
-    expect(failed.bad[0]!.error).toMatch(/lines 2-3: batch not written/);
-    const after = await dst.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
+    expect(failed.bad.map((b) => [b.line, b.error])).toEqual([
+      [3, expect.stringMatching(/^not written \(.+\)$/)],
+      [4, expect.stringMatching(/^not written \(.*memories_write_key_idx.*\)$/)],
+    ]);
+    expect(failed.memories).toMatchObject({ imported: 1, existing: 0 });
+    const after = await dst.deps.db.query("SELECT text FROM memories WHERE org_id = $1 ORDER BY text", [
       other.orgId,
     ]);
-    expect(after.rows[0].n).toBe(4);
+    expect(after.rows.map((r) => r.text)).toContain("written beside them");
+    expect(after.rows).toHaveLength(5);
   });
 
   it("keeps whether identity-provider tokens may enter the organisation (linked, or created from a token)", async () => {
@@ -503,11 +524,19 @@ describe("admin import (embedded database)", () => {
       i === 0 ? l : l.replace(/"embedding":\[[^\]]*\]/, `"embedding":[${Array(1536).fill(0.01).join(",")}]`),
     );
     const other = await dst.newOrg("reembed");
-    // Fresh ids, so that these rows are new here.
-    const renamed = foreign.map((l, i) => (i === 0 ? l : l.replace(/"id":"[0-9a-f]{8}/, '"id":"abcdef01')));
+    // Fresh ids (and no write keys, which are unique), so that these rows are new here.
+    const renamed = foreign.map((l, i) =>
+      i === 0
+        ? l
+        : JSON.stringify({
+            ...JSON.parse(l.replace(/"id":"[0-9a-f]{8}/, '"id":"abcdef01')),
+            job_id: null,
+            write_key: null,
+          }),
+    );
     const report = await importIntoDst(renamed, other.orgId);
     expect(report.bad).toEqual([]);
-    expect(report.memories.reembedded).toBe(renamed.length - 1);
+    expect(report.memories).toMatchObject({ imported: renamed.length - 1, reembedded: renamed.length - 1 });
     const { rows } = await dst.deps.db.query(
       "SELECT vector_dims(embedding) AS d FROM memories WHERE org_id = $1",
       [other.orgId],
@@ -742,12 +771,20 @@ describe("admin export and import commands", () => {
       // memories first, so the export is more than a pipe holds and cannot be written whole first.
       const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
       const more = Array.from({ length: 300 }, (_, i) =>
-        JSON.stringify({ ...one, id: randomUUID(), text: `Filler memory ${i}.`, supersedes: null }),
+        JSON.stringify({
+          ...one,
+          id: randomUUID(),
+          text: `Filler memory ${i}.`,
+          supersedes: null,
+          job_id: null,
+          write_key: null,
+        }),
       );
-      const filled = await runMnemo(["admin", "import", "--org", orgId], env, {
+      const filled = await runMnemo(["admin", "import", "--org", orgId, "--json"], env, {
         stdin: `${[file[0], ...more].join("\n")}\n`,
       });
       expect(filled.code).toBe(0);
+      expect(JSON.parse(filled.stdout.trim().split("\n").at(-1)!).memories.imported).toBe(more.length);
       const cut = spawn(process.execPath, [MAIN, "admin", "export", "--org", orgId], {
         cwd: ROOT,
         env: childEnv(env),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoDateTime } from "../dates/dates.js";
 import { checkpointWhereNoneRuns } from "../db/analyze.js";
 import type { Db, Queryable } from "../db/db.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
@@ -27,7 +28,7 @@ const BATCH = 200;
 const REWEIGH_BELOW = 1000;
 const ORG_ID = /^[\w.-]{1,100}$/;
 
-const when = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "not a date-time");
+const when = z.string().refine((s) => isoDateTime(s) !== null, "not an ISO 8601 date and time");
 const nstr = z.string().nullable();
 const Header = z.object({
   kind: z.literal("header"),
@@ -115,7 +116,7 @@ export interface ImportDeps {
  * header (this format and version), else nothing is written. Idempotent by id: rows whose id is
  * already there are left alone. Vectors are kept when the file's embedder and dimension match the
  * target's, else recomputed. Each bad line is reported by number and skipped; lines go in by
- * batches, each in one transaction, so a batch that fails writes nothing and the others still land.
+ * batches, each in one transaction, and a batch the database refuses goes in again line by line.
  */
 export async function importOrg(
   deps: ImportDeps,
@@ -185,18 +186,68 @@ export async function importOrg(
   // Rows weighed for full text while the organisation held few documents (see below).
   const reweigh: string[] = [];
   let documents: number | undefined;
+  type Rows = { groups: typeof groups; memories: typeof memories };
+  /** Writes rows in one transaction (all or none); returns which were new. */
+  const land = async (rows: Rows) => {
+    let g = 0;
+    let m: string[] = [];
+    await inOrg(async (tx) => {
+      g = await importGroups(
+        tx,
+        input.orgId,
+        rows.groups.map((x) => x.row),
+      );
+      m = await importMemories(
+        tx,
+        input.orgId,
+        rows.memories.map((x) => x.row),
+      );
+      return g + m.length;
+    });
+    return { rows, g, m };
+  };
+  /** Counts rows written by land: new, already there, or another organisation's (a bad line). */
+  const tally = async ({ rows, g, m }: Awaited<ReturnType<typeof land>>) => {
+    const orgId = input.orgId;
+    report.groups.imported += g;
+    report.groups.existing += rows.groups.length - g;
+    report.memories.imported += m.length;
+    report.memories.existing += rows.memories.length - m.length;
+    inserted.push(...m);
+    if (documents! < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
+    documents! += m.length;
+    if (g < rows.groups.length || m.length < rows.memories.length) {
+      const taken = [
+        ...(await foreignIds(
+          db,
+          "groups",
+          orgId,
+          rows.groups.map((x) => x.row.id),
+        )),
+        ...(await foreignIds(
+          db,
+          "memories",
+          orgId,
+          rows.memories.map((x) => x.row.id),
+        )),
+      ];
+      const lineOf = new Map([...rows.groups, ...rows.memories].map((x) => [x.row.id, x.line]));
+      for (const id of taken) {
+        report.bad.push({ line: lineOf.get(id) ?? 0, error: `id ${id} belongs to another organisation` });
+        if (rows.memories.some((x) => x.row.id === id)) report.memories.existing--;
+        else report.groups.existing--;
+      }
+    }
+  };
   const flush = async () => {
     if (groups.length === 0 && memories.length === 0) return;
-    const orgId = input.orgId;
-    const batchGroups = groups;
-    const batchMemories = memories;
+    const batch: Rows = { groups, memories };
     groups = [];
     memories = [];
-    const first = Math.min(...[...batchGroups, ...batchMemories].map((x) => x.line));
-    const last = Math.max(...[...batchGroups, ...batchMemories].map((x) => x.line));
+    const numbers = [...batch.groups, ...batch.memories].map((x) => x.line);
     try {
       // Vectors first, outside the transaction: a model call may be slow.
-      const stale = batchMemories.filter(
+      const stale = batch.memories.filter(
         (m) => !keepVectors || !m.row.embedding || m.row.embedding.length !== embedder.dim,
       );
       if (stale.length) {
@@ -206,57 +257,37 @@ export async function importOrg(
         });
         report.memories.reembedded += stale.length;
       }
-      documents ??= await orgDocuments(db, orgId);
-      let g = 0;
-      let m: string[] = [];
-      await inOrg(async (tx) => {
-        g = await importGroups(
-          tx,
-          orgId,
-          batchGroups.map((x) => x.row),
-        );
-        m = await importMemories(
-          tx,
-          orgId,
-          batchMemories.map((x) => x.row),
-        );
-        return g + m.length;
-      });
-      report.groups.imported += g;
-      report.groups.existing += batchGroups.length - g;
-      report.memories.imported += m.length;
-      report.memories.existing += batchMemories.length - m.length;
-      inserted.push(...m);
-      if (documents < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
-      documents += m.length;
-      if (g < batchGroups.length || m.length < batchMemories.length) {
-        const taken = [
-          ...(await foreignIds(
-            db,
-            "groups",
-            orgId,
-            batchGroups.map((x) => x.row.id),
-          )),
-          ...(await foreignIds(
-            db,
-            "memories",
-            orgId,
-            batchMemories.map((x) => x.row.id),
-          )),
-        ];
-        const lineOf = new Map([...batchGroups, ...batchMemories].map((x) => [x.row.id, x.line]));
-        for (const id of taken) {
-          report.bad.push({ line: lineOf.get(id) ?? 0, error: `id ${id} belongs to another organisation` });
-          if (batchMemories.some((x) => x.row.id === id)) report.memories.existing--;
-          else report.groups.existing--;
-        }
-      }
     } catch (err) {
+      const [first, last] = [Math.min(...numbers), Math.max(...numbers)];
       report.bad.push({
         line: first,
         error: `lines ${first}-${last}: batch not written (${(err as Error).message})`,
       });
+      return;
     }
+    documents ??= await orgDocuments(db, input.orgId);
+    let landed: Array<Awaited<ReturnType<typeof land>>>;
+    try {
+      landed = [await land(batch)];
+    } catch {
+      // A line the database refuses (a value its checks do not pass, a text whose full-text vector
+      // passes 1 MB, a job_id and write_key another memory holds) rolled back its whole batch:
+      // each line is written again on its own, so only that one is reported and skipped.
+      landed = [];
+      const one: Rows[] = [
+        ...batch.groups.map((x) => ({ groups: [x], memories: [] })),
+        ...batch.memories.map((x) => ({ groups: [], memories: [x] })),
+      ];
+      for (const rows of one) {
+        try {
+          landed.push(await land(rows));
+        } catch (err) {
+          const line = (rows.groups[0] ?? rows.memories[0])!.line;
+          report.bad.push({ line, error: `not written (${(err as Error).message})` });
+        }
+      }
+    }
+    for (const l of landed) await tally(l);
   };
 
   const source = input.format === "mem0" ? mem0Items(lines, input.orgId) : parseLines(lines);
@@ -323,6 +354,8 @@ export async function importOrg(
   await flush();
   // Nothing read at all is more likely a failed export upstream than an empty organisation.
   if (!sawLine) report.bad.push({ line: 0, error: "the input holds no line" });
+  // In line order: a line refused by the database is only known once its batch is written.
+  report.bad.sort((a, b) => a.line - b.line);
   // A clean export of an empty organisation gives it back (with a bad line, nothing is made).
   if (!org && header && report.bad.length === 0) {
     org = await insertOrg(db, newOrg());
