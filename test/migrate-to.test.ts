@@ -255,4 +255,24 @@ describe("admin migrate-to", () => {
       await onPg.stop();
     }
   }, 240_000);
+
+  it("with MNEMO_NEW_SECRET_KEY and a MNEMO_SECRET_KEY that reads no secret, does not say they were re-encrypted", async () => {
+    const target = await createNativeDatabase("migrate_wrongkey");
+    targets.push(target);
+    const report = await migrateTo(
+      loadConfig({
+        ...env,
+        MNEMO_SECRET_KEY: "WRONGKEY-0123456789-0123456789-abcdefgh",
+        MNEMO_NEW_SECRET_KEY: "NEWKEY-0123456789-0123456789-abcdefgh",
+      }),
+      silentLogger(),
+      { target: target.url },
+    );
+    expect(report.webhookSecrets).toEqual({ kept: 0, reencrypted: 0, unreadable: 1 });
+    expect(report.instructions).toContain("WARNING: 1 webhook secret(s) cannot be read");
+    expect(report.instructions).not.toContain("(webhook secrets were re-encrypted under it)");
+    expect(report.instructions).toContain(
+      "the 1 unreadable one(s) were copied as they are and stay unreadable under either key",
+    );
+  }, 240_000);
 });

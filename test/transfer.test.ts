@@ -10,6 +10,7 @@ import { reindexOrgText } from "../src/admin/reindex.js";
 import { createDb, type Db } from "../src/db/db.js";
 import { insertMemoryRows } from "../src/db/memories.js";
 import { migrate } from "../src/db/migrate.js";
+import { getOrg } from "../src/db/orgs.js";
 import { newMemoryId } from "../src/ids.js";
 import type { Embedder } from "../src/providers/types.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
@@ -355,7 +356,7 @@ describe("admin import (embedded database)", () => {
     expect(empty.bad).toEqual([{ line: 0, error: "the input holds no line" }]);
   });
 
-  it("reports bad lines by number and imports the rest; a failed batch writes nothing", async () => {
+  it("reports bad lines by number and imports the rest; a line the database refuses fails only itself", async () => {
     const other = await dst.newOrg("other");
     const memory = (id: string, text: string) => ({
       ...JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!),
@@ -373,10 +374,18 @@ describe("admin import (embedded database)", () => {
       JSON.stringify({ kind: "memory" }),
       JSON.stringify(memory(ids[1]!, "second good one")),
       JSON.stringify({ kind: "mystery" }),
+      // Not dates, though Date.parse reads them as 2 March 2025 and 1 January 2001 (and the
+      // database then refused the whole batch).
+      JSON.stringify({ ...memory(randomUUID(), "on 30 February"), created_at: "2025-02-30T00:00:00Z" }),
+      JSON.stringify({ ...memory(randomUUID(), "at 1"), updated_at: "1" }),
     ];
     const report = await importIntoDst(lines, other.orgId);
-    expect(report.bad.map((b) => b.line)).toEqual([3, 4, 5, 7]);
+    expect(report.bad.map((b) => b.line)).toEqual([3, 4, 5, 7, 8, 9]);
     expect(report.bad[1]!.error).toContain("id");
+    expect(report.bad.slice(4).map((b) => b.error)).toEqual([
+      "created_at: not an ISO 8601 date and time",
+      "updated_at: not an ISO 8601 date and time",
+    ]);
     expect(report.memories.imported).toBe(2);
     const { rows } = await dst.deps.db.query("SELECT text FROM memories WHERE org_id = $1 ORDER BY text", [
       other.orgId,
@@ -403,23 +412,36 @@ describe("admin import (embedded database)", () => {
     );
     expect(landed.rows.map((r) => r.text)).toEqual(["nul  byte, cut emoji \uFFFD"]);
 
-    // A batch whose insert fails (a user id too long for its index, random so it does not compress:
-    // the database refuses it) is rolled back whole.
+    // Lines the database refuses (a user id too long for its index, random so it does not
+    // compress; a new id with the job_id and write_key of another memory) fail their batch, which
+    // then goes in line by line: each is reported with its own number, and the others land.
+    const keyed = JSON.parse(
+      file.find((l) => l.includes('"kind":"memory"') && !l.includes('"job_id":null'))!,
+    );
     const failing = [
       file[0]!,
-      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000003", "would be written")),
+      JSON.stringify(memory("7d1c0000-0000-4000-8000-000000000003", "written beside them")),
       JSON.stringify({
         ...memory("7d1c0000-0000-4000-8000-000000000004", "long user"),
         user_id: randomBytes(6000).toString("hex"),
       }),
+      JSON.stringify({
+        ...memory("7d1c0000-0000-4000-8000-000000000008", "same write key"),
+        job_id: keyed.job_id,
+        write_key: keyed.write_key,
+      }),
     ];
     const failed = await importIntoDst(failing, other.orgId);
-    expect(failed.bad).toHaveLength(1);
-    expect(failed.bad[0]!.error).toMatch(/lines 2-3: batch not written/);
-    const after = await dst.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
+    expect(failed.bad.map((b) => [b.line, b.error])).toEqual([
+      [3, expect.stringMatching(/^not written \(.+\)$/)],
+      [4, expect.stringMatching(/^not written \(.*memories_write_key_idx.*\)$/)],
+    ]);
+    expect(failed.memories).toMatchObject({ imported: 1, existing: 0 });
+    const after = await dst.deps.db.query("SELECT text FROM memories WHERE org_id = $1 ORDER BY text", [
       other.orgId,
     ]);
-    expect(after.rows[0].n).toBe(4);
+    expect(after.rows.map((r) => r.text)).toContain("written beside them");
+    expect(after.rows).toHaveLength(5);
   });
 
   it("keeps whether identity-provider tokens may enter the organisation (linked, or created from a token)", async () => {
@@ -458,9 +480,36 @@ describe("admin import (embedded database)", () => {
     }
   });
 
+  it("refuses a file whose first line is not a version 1 header before writing anything, and leaves no organisation when nothing is written", async () => {
+    const header = JSON.parse(file[0]!);
+    for (const lines of [
+      [JSON.stringify({ ...header, version: 2 }), ...file.slice(1)],
+      [JSON.stringify({ ...header, format: "other" }), ...file.slice(1)],
+      file.slice(1),
+      ["{oops", ...file.slice(1)],
+    ]) {
+      await expect(importIntoDst(lines, "org_refused")).rejects.toThrow(
+        /^line 1: not the header of a mnemo-export version 1 file \(.+\); nothing was imported$/,
+      );
+      expect(await getOrg(dst.deps.db, "org_refused")).toBeUndefined();
+    }
+    // A header, then only lines not imported: bad ones, and a memory whose id is another organisation's.
+    for (const lines of [
+      [file[0]!, "{oops", JSON.stringify({ kind: "memory" })],
+      [file[0]!, file.find((l) => l.includes('"kind":"memory"'))!],
+    ]) {
+      const report = await importIntoDst(lines, "org_nothing");
+      expect(report.bad.length).toBeGreaterThan(0);
+      expect([report.organisationCreated, await getOrg(dst.deps.db, "org_nothing")]).toEqual([
+        false,
+        undefined,
+      ]);
+    }
+  });
+
   it("does not take over ids that belong to another organisation", async () => {
     const other = await dst.newOrg("thief");
-    const report = await importIntoDst(file.slice(1), other.orgId);
+    const report = await importIntoDst(file, other.orgId);
     expect(report.memories.imported).toBe(0);
     expect(report.bad.length).toBeGreaterThan(0);
     expect(report.bad[0]!.error).toContain("belongs to another organisation");
@@ -475,11 +524,19 @@ describe("admin import (embedded database)", () => {
       i === 0 ? l : l.replace(/"embedding":\[[^\]]*\]/, `"embedding":[${Array(1536).fill(0.01).join(",")}]`),
     );
     const other = await dst.newOrg("reembed");
-    // Fresh ids, so that these rows are new here.
-    const renamed = foreign.map((l, i) => (i === 0 ? l : l.replace(/"id":"[0-9a-f]{8}/, '"id":"abcdef01')));
+    // Fresh ids (and no write keys, which are unique), so that these rows are new here.
+    const renamed = foreign.map((l, i) =>
+      i === 0
+        ? l
+        : JSON.stringify({
+            ...JSON.parse(l.replace(/"id":"[0-9a-f]{8}/, '"id":"abcdef01')),
+            job_id: null,
+            write_key: null,
+          }),
+    );
     const report = await importIntoDst(renamed, other.orgId);
     expect(report.bad).toEqual([]);
-    expect(report.memories.reembedded).toBe(renamed.length - 1);
+    expect(report.memories).toMatchObject({ imported: renamed.length - 1, reembedded: renamed.length - 1 });
     const { rows } = await dst.deps.db.query(
       "SELECT vector_dims(embedding) AS d FROM memories WHERE org_id = $1",
       [other.orgId],
@@ -533,6 +590,9 @@ describe("admin import (embedded database)", () => {
       { memory: "Drinks oat milk", user_id: "alex", created_at: "2024-07-20 04:49:03" },
       { memory: "Walks to work", user_id: "alex", created_at: "yesterday" },
       { memory: "Reads on Sundays", user_id: "alex", created_at: "2024-13-45T00:00:00Z" },
+      // Date.parse reads these as 1 March 2024 and 1 January 2001.
+      { memory: "Swims on Mondays", user_id: "alex", created_at: "2024-02-30T00:00:00" },
+      { memory: "Bakes bread", user_id: "alex", created_at: "1" },
     ].map((l) => JSON.stringify(l));
     const deps = { db: dst.deps.db, embedder: dst.deps.providers.embedder };
     // An admin process in another time zone than UTC (Node reads TZ again when it is set).
@@ -546,6 +606,8 @@ describe("admin import (embedded database)", () => {
     expect(report.bad.map((b) => [b.line, b.error])).toEqual([
       [4, expect.stringMatching(/created_at.*not a date/)],
       [5, expect.stringMatching(/created_at.*not a date/)],
+      [6, expect.stringMatching(/created_at.*not a date/)],
+      [7, expect.stringMatching(/created_at.*not a date/)],
     ]);
     const { rows } = await dst.deps.db.query(
       "SELECT text, agent_id, created_at FROM memories WHERE org_id = $1 ORDER BY text, agent_id",
@@ -667,6 +729,18 @@ describe("admin export and import commands", () => {
     const dir = migratedDataDir("mn-cli-");
     const env = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM) };
     try {
+      // A file of another version: one line on stderr, and nothing written.
+      const v2 = [JSON.stringify({ ...JSON.parse(file[0]!), version: 2 }), ...file.slice(1)].join("\n");
+      const refused = await runMnemo(["admin", "import", "--org", orgId], env, { stdin: `${v2}\n` });
+      expect([
+        refused.code,
+        refused.stderr.split("\n").filter((l) => l && !/^import: lines/.test(l)),
+      ]).toEqual([
+        1,
+        [
+          "mnemo: invalid_request: line 1: not the header of a mnemo-export version 1 file (version: Invalid input: expected 1); nothing was imported",
+        ],
+      ]);
       const bad = [...file.slice(0, 2), "{oops", ...file.slice(2)].join("\n");
       const imported = await runMnemo(["admin", "import", "--org", orgId, "--json"], env, {
         stdin: `${bad}\n`,
@@ -675,6 +749,7 @@ describe("admin export and import commands", () => {
       expect(imported.stderr).toMatch(/import: lines: \d+/);
       expect(imported.code).toBe(1); // a line was refused
       const summary = JSON.parse(imported.stdout.trim().split("\n").at(-1)!);
+      expect(summary.organisationCreated).toBe(true);
       expect(summary.memories.imported).toBe(file.filter((l) => l.includes('"kind":"memory"')).length);
       // What it does after the last line is said, not done in silence.
       expect(imported.stderr).toMatch(
@@ -696,12 +771,20 @@ describe("admin export and import commands", () => {
       // memories first, so the export is more than a pipe holds and cannot be written whole first.
       const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);
       const more = Array.from({ length: 300 }, (_, i) =>
-        JSON.stringify({ ...one, id: randomUUID(), text: `Filler memory ${i}.`, supersedes: null }),
+        JSON.stringify({
+          ...one,
+          id: randomUUID(),
+          text: `Filler memory ${i}.`,
+          supersedes: null,
+          job_id: null,
+          write_key: null,
+        }),
       );
-      const filled = await runMnemo(["admin", "import", "--org", orgId], env, {
+      const filled = await runMnemo(["admin", "import", "--org", orgId, "--json"], env, {
         stdin: `${[file[0], ...more].join("\n")}\n`,
       });
       expect(filled.code).toBe(0);
+      expect(JSON.parse(filled.stdout.trim().split("\n").at(-1)!).memories.imported).toBe(more.length);
       const cut = spawn(process.execPath, [MAIN, "admin", "export", "--org", orgId], {
         cwd: ROOT,
         env: childEnv(env),

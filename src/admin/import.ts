@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { isoDateTime } from "../dates/dates.js";
 import { checkpointWhereNoneRuns } from "../db/analyze.js";
-import type { Db } from "../db/db.js";
+import type { Db, Queryable } from "../db/db.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
 import {
   type ExportGroup,
@@ -19,7 +20,7 @@ import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
 import { isStorable, looseDeep } from "../wire/common.js";
-import { EXPORT_FORMAT } from "./export.js";
+import { EXPORT_FORMAT, EXPORT_VERSION } from "./export.js";
 import { mem0Items } from "./mem0.js";
 
 const BATCH = 200;
@@ -27,12 +28,12 @@ const BATCH = 200;
 const REWEIGH_BELOW = 1000;
 const ORG_ID = /^[\w.-]{1,100}$/;
 
-const when = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "not a date-time");
+const when = z.string().refine((s) => isoDateTime(s) !== null, "not an ISO 8601 date and time");
 const nstr = z.string().nullable();
 const Header = z.object({
   kind: z.literal("header"),
   format: z.literal(EXPORT_FORMAT),
-  version: z.literal(1),
+  version: z.literal(EXPORT_VERSION),
   // origin and idp_linked_at: absent in exports made before they were written (operator, unlinked).
   org: z.object({
     id: z.string(),
@@ -111,10 +112,11 @@ export interface ImportDeps {
 }
 
 /**
- * Imports an export (or a mem0 export) into one organisation. Idempotent by id: rows whose id is
+ * Imports an export (or a mem0 export) into one organisation. An export's first line must be its
+ * header (this format and version), else nothing is written. Idempotent by id: rows whose id is
  * already there are left alone. Vectors are kept when the file's embedder and dimension match the
  * target's, else recomputed. Each bad line is reported by number and skipped; lines go in by
- * batches, each in one transaction, so a batch that fails writes nothing and the others still land.
+ * batches, each in one transaction, and a batch the database refuses goes in again line by line.
  */
 export async function importOrg(
   deps: ImportDeps,
@@ -141,46 +143,111 @@ export async function importOrg(
   };
   const { db, embedder } = deps;
   let org = await getOrg(db, input.orgId);
+  let header: z.infer<typeof Header> | undefined;
   let keepVectors = false;
   let groups: Array<{ line: number; row: ExportGroup }> = [];
   let memories: Array<{ line: number; row: ExportMemory }> = [];
 
-  const ensureOrg = async (header?: z.infer<typeof Header>) => {
-    if (org) return;
-    const same = header?.org.id === input.orgId;
-    // From its own export, the organisation is made as it was: its name and tier, and whether
-    // identity-provider tokens may enter it (created from a token, or linked by the operator).
-    org = await insertOrg(db, {
-      id: input.orgId,
-      name: same ? header!.org.name : input.orgId,
-      ...(same
-        ? {
-            tier: header!.org.tier,
-            origin: header!.org.origin ?? "operator",
-            idpLinkedAt: header!.org.idp_linked_at ?? null,
-          }
-        : {}),
-    });
-    report.organisationCreated = true;
+  // From its own export, the organisation is made as it was: its name and tier, and whether
+  // identity-provider tokens may enter it (created from a token, or linked by the operator).
+  const newOrg = () =>
+    header?.org.id === input.orgId
+      ? {
+          id: input.orgId,
+          name: header.org.name,
+          tier: header.org.tier,
+          origin: header.org.origin ?? "operator",
+          idpLinkedAt: header.org.idp_linked_at ?? null,
+        }
+      : { id: input.orgId, name: input.orgId };
+  /**
+   * Runs `write` (which returns how many rows it wrote) in one transaction that first creates the
+   * organisation when it does not exist yet; one that wrote nothing is rolled back, organisation
+   * and all: an import that writes nothing leaves no new empty organisation behind.
+   */
+  const inOrg = async (write: (tx: Queryable) => Promise<number>) => {
+    const made = await db
+      .tx(async (tx) => {
+        const made = org ? undefined : await insertOrg(tx, newOrg());
+        if ((await write(tx)) === 0 && made) throw NOTHING_WRITTEN;
+        return made;
+      })
+      .catch((err: unknown) => {
+        if (err === NOTHING_WRITTEN) return undefined;
+        throw err;
+      });
+    if (made) {
+      org = made;
+      report.organisationCreated = true;
+    }
   };
 
   const inserted: string[] = [];
   // Rows weighed for full text while the organisation held few documents (see below).
   const reweigh: string[] = [];
   let documents: number | undefined;
+  type Rows = { groups: typeof groups; memories: typeof memories };
+  /** Writes rows in one transaction (all or none); returns which were new. */
+  const land = async (rows: Rows) => {
+    let g = 0;
+    let m: string[] = [];
+    await inOrg(async (tx) => {
+      g = await importGroups(
+        tx,
+        input.orgId,
+        rows.groups.map((x) => x.row),
+      );
+      m = await importMemories(
+        tx,
+        input.orgId,
+        rows.memories.map((x) => x.row),
+      );
+      return g + m.length;
+    });
+    return { rows, g, m };
+  };
+  /** Counts rows written by land: new, already there, or another organisation's (a bad line). */
+  const tally = async ({ rows, g, m }: Awaited<ReturnType<typeof land>>) => {
+    const orgId = input.orgId;
+    report.groups.imported += g;
+    report.groups.existing += rows.groups.length - g;
+    report.memories.imported += m.length;
+    report.memories.existing += rows.memories.length - m.length;
+    inserted.push(...m);
+    if (documents! < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
+    documents! += m.length;
+    if (g < rows.groups.length || m.length < rows.memories.length) {
+      const taken = [
+        ...(await foreignIds(
+          db,
+          "groups",
+          orgId,
+          rows.groups.map((x) => x.row.id),
+        )),
+        ...(await foreignIds(
+          db,
+          "memories",
+          orgId,
+          rows.memories.map((x) => x.row.id),
+        )),
+      ];
+      const lineOf = new Map([...rows.groups, ...rows.memories].map((x) => [x.row.id, x.line]));
+      for (const id of taken) {
+        report.bad.push({ line: lineOf.get(id) ?? 0, error: `id ${id} belongs to another organisation` });
+        if (rows.memories.some((x) => x.row.id === id)) report.memories.existing--;
+        else report.groups.existing--;
+      }
+    }
+  };
   const flush = async () => {
     if (groups.length === 0 && memories.length === 0) return;
-    await ensureOrg();
-    const orgId = input.orgId;
-    const batchGroups = groups;
-    const batchMemories = memories;
+    const batch: Rows = { groups, memories };
     groups = [];
     memories = [];
-    const first = Math.min(...[...batchGroups, ...batchMemories].map((x) => x.line));
-    const last = Math.max(...[...batchGroups, ...batchMemories].map((x) => x.line));
+    const numbers = [...batch.groups, ...batch.memories].map((x) => x.line);
     try {
       // Vectors first, outside the transaction: a model call may be slow.
-      const stale = batchMemories.filter(
+      const stale = batch.memories.filter(
         (m) => !keepVectors || !m.row.embedding || m.row.embedding.length !== embedder.dim,
       );
       if (stale.length) {
@@ -190,54 +257,37 @@ export async function importOrg(
         });
         report.memories.reembedded += stale.length;
       }
-      documents ??= await orgDocuments(db, orgId);
-      const [g, m] = await db.tx(async (tx) => [
-        await importGroups(
-          tx,
-          orgId,
-          batchGroups.map((x) => x.row),
-        ),
-        await importMemories(
-          tx,
-          orgId,
-          batchMemories.map((x) => x.row),
-        ),
-      ]);
-      report.groups.imported += g;
-      report.groups.existing += batchGroups.length - g;
-      report.memories.imported += m.length;
-      report.memories.existing += batchMemories.length - m.length;
-      inserted.push(...m);
-      if (documents < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
-      documents += m.length;
-      if (g < batchGroups.length || m.length < batchMemories.length) {
-        const taken = [
-          ...(await foreignIds(
-            db,
-            "groups",
-            orgId,
-            batchGroups.map((x) => x.row.id),
-          )),
-          ...(await foreignIds(
-            db,
-            "memories",
-            orgId,
-            batchMemories.map((x) => x.row.id),
-          )),
-        ];
-        const lineOf = new Map([...batchGroups, ...batchMemories].map((x) => [x.row.id, x.line]));
-        for (const id of taken) {
-          report.bad.push({ line: lineOf.get(id) ?? 0, error: `id ${id} belongs to another organisation` });
-          if (batchMemories.some((x) => x.row.id === id)) report.memories.existing--;
-          else report.groups.existing--;
-        }
-      }
     } catch (err) {
+      const [first, last] = [Math.min(...numbers), Math.max(...numbers)];
       report.bad.push({
         line: first,
         error: `lines ${first}-${last}: batch not written (${(err as Error).message})`,
       });
+      return;
     }
+    documents ??= await orgDocuments(db, input.orgId);
+    let landed: Array<Awaited<ReturnType<typeof land>>>;
+    try {
+      landed = [await land(batch)];
+    } catch {
+      // A line the database refuses (a value its checks do not pass, a text whose full-text vector
+      // passes 1 MB, a job_id and write_key another memory holds) rolled back its whole batch:
+      // each line is written again on its own, so only that one is reported and skipped.
+      landed = [];
+      const one: Rows[] = [
+        ...batch.groups.map((x) => ({ groups: [x], memories: [] })),
+        ...batch.memories.map((x) => ({ groups: [], memories: [x] })),
+      ];
+      for (const rows of one) {
+        try {
+          landed.push(await land(rows));
+        } catch (err) {
+          const line = (rows.groups[0] ?? rows.memories[0])!.line;
+          report.bad.push({ line, error: `not written (${(err as Error).message})` });
+        }
+      }
+    }
+    for (const l of landed) await tally(l);
   };
 
   const source = input.format === "mem0" ? mem0Items(lines, input.orgId) : parseLines(lines);
@@ -248,6 +298,11 @@ export async function importOrg(
     sawLine = true;
     report.lines = item.line;
     onLine();
+    if (first && input.format === "mnemo") {
+      header = headerOf(item);
+      keepVectors = header.embedding.dim === embedder.dim && header.embedding.embedder === embedder.name;
+      continue;
+    }
     if ("error" in item) {
       report.bad.push({ line: item.line, error: item.error });
       continue;
@@ -267,12 +322,7 @@ export async function importOrg(
       }
       const v = parsed.data;
       if (v.kind === "header") {
-        if (!first) {
-          report.bad.push({ line: item.line, error: "a header is only allowed first" });
-          continue;
-        }
-        keepVectors = v.embedding.dim === embedder.dim && v.embedding.embedder === embedder.name;
-        await ensureOrg(v);
+        report.bad.push({ line: item.line, error: "a header is only allowed first" });
       } else if (v.kind === "group") {
         const { kind: _, ...row } = v;
         groups.push({ line: item.line, row });
@@ -281,16 +331,19 @@ export async function importOrg(
         memories.push({ line: item.line, row });
       } else {
         await flush();
-        await ensureOrg();
         const plain = mintSecret();
-        const created = await importWebhook(db, input.orgId, {
-          url: v.url,
-          events: v.events,
-          enabled: v.enabled,
-          created_at: v.created_at,
-          updated_at: v.updated_at,
-          secret_enc: encryptSecret(deps.secret, input.orgId, plain),
-          secret_last_four: plain.slice(-4),
+        let created = false;
+        await inOrg(async (tx) => {
+          created = await importWebhook(tx, input.orgId, {
+            url: v.url,
+            events: v.events,
+            enabled: v.enabled,
+            created_at: v.created_at,
+            updated_at: v.updated_at,
+            secret_enc: encryptSecret(deps.secret, input.orgId, plain),
+            secret_last_four: plain.slice(-4),
+          });
+          return created ? 1 : 0;
         });
         report.webhook = created ? "created" : "kept existing";
         if (created) report.webhookSecret = plain;
@@ -301,6 +354,13 @@ export async function importOrg(
   await flush();
   // Nothing read at all is more likely a failed export upstream than an empty organisation.
   if (!sawLine) report.bad.push({ line: 0, error: "the input holds no line" });
+  // In line order: a line refused by the database is only known once its batch is written.
+  report.bad.sort((a, b) => a.line - b.line);
+  // A clean export of an empty organisation gives it back (with a bad line, nothing is made).
+  if (!org && header && report.bad.length === 0) {
+    org = await insertOrg(db, newOrg());
+    report.organisationCreated = true;
+  }
   if (inserted.length)
     onStage(
       `every line read; marking superseded facts, weighing ${reweigh.length} rows again for full text, checkpoint`,
@@ -317,6 +377,36 @@ export async function importOrg(
   // next sweep (a crash before then would replay all of it).
   await checkpointWhereNoneRuns(db);
   return report;
+}
+
+/** Thrown to roll back a transaction that wrote nothing (see inOrg). */
+const NOTHING_WRITTEN = Symbol("nothing written");
+
+/**
+ * An export's header, from its first line; anything else is refused before a row is written (a
+ * file of another format or version, or without its header, is not one this reads line by line).
+ */
+function headerOf(
+  item: { line: number; value: unknown } | { line: number; error: string },
+): z.infer<typeof Header> {
+  const refuse = (why: string) =>
+    new CoreError(
+      "invalid_request",
+      `line ${item.line}: not the header of a ${EXPORT_FORMAT} version ${EXPORT_VERSION} file (${why}); nothing was imported`,
+    );
+  if ("error" in item) throw refuse(item.error);
+  const storable = storableLine(item.value);
+  if ("error" in storable) throw refuse(storable.error);
+  const parsed = Header.safeParse(storable.value);
+  if (parsed.success) return parsed.data;
+  const kind = (storable.value as { kind?: unknown } | null)?.kind;
+  throw refuse(
+    kind === "header"
+      ? describe(parsed.error)
+      : typeof kind === "string"
+        ? `a ${kind} line comes first`
+        : `${describe(parsed.error)}; a mem0 export is read with --format mem0`,
+  );
 }
 
 /** A memory's free text: what the REST API takes as message content is cleaned as it is there. */

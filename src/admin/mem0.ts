@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoDateTime } from "../dates/dates.js";
 import type { ExportMemory } from "../db/transfer.js";
 import { UUID_RE, uuidFromSeed } from "../ids.js";
 import { factHash } from "../ingest/assemble.js";
@@ -16,14 +17,9 @@ const Mem0Item = z.object({
   updated_at: z.string().nullish().refine(isDate, "not a date and time"),
 });
 
-/** A date and time as mem0 writes it, ISO 8601; one without a zone (`2024-07-20 04:49:03`) is UTC. */
-function instant(s: string): number {
-  const naive = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(s.trim());
-  return Date.parse(naive ? `${naive[1]}T${naive[2]}Z` : s);
-}
-
+/** A date and time as mem0 writes it, ISO 8601 (see isoDateTime); one without a zone (`2024-07-20 04:49:03`) is UTC. */
 function isDate(s: string | null | undefined): boolean {
-  return !s || !Number.isNaN(instant(s));
+  return !s || isoDateTime(s) !== null;
 }
 
 type Item = { line: number; value: ExportMemory } | { line: number; error: string };
@@ -80,7 +76,7 @@ export async function* mem0Items(lines: AsyncIterable<string>, orgId: string): A
 }
 
 function toFact(m: z.infer<typeof Mem0Item>, orgId: string): ExportMemory {
-  const iso = (s: string | null | undefined) => (s ? new Date(instant(s)).toISOString() : null);
+  const iso = (s: string | null | undefined) => (s ? isoDateTime(s)!.toISOString() : null);
   const created = iso(m.created_at) ?? new Date().toISOString();
   // Without an id, a memory is its text in its scope: the same words for two agents or runs of a
   // user are two memories (the agent and run join the seed only when given, as before).

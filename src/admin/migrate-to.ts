@@ -138,10 +138,17 @@ export async function migrateTo(
     }).finally(() => boss.stop({ graceful: false }));
     const { secrets } = result;
 
+    // Secrets this process could not read were copied as they are: re-encrypted they were not.
     const keyLine = config.MNEMO_NEW_SECRET_KEY
-      ? "  MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>   (webhook secrets were re-encrypted under it)"
+      ? secrets.unreadable
+        ? `  MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>   (${secrets.reencrypted} webhook secret(s) were re-encrypted under it;\n` +
+          `   the ${secrets.unreadable} unreadable one(s) were copied as they are and stay unreadable under either key)`
+        : "  MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>   (webhook secrets were re-encrypted under it)"
       : config.MNEMO_SECRET_KEY
-        ? "  MNEMO_SECRET_KEY=<the same value as now>   (webhook secrets are encrypted under it)"
+        ? secrets.unreadable
+          ? `  MNEMO_SECRET_KEY=<the same value as now>   (the webhook secrets it reads are encrypted under it;\n` +
+            `   the ${secrets.unreadable} unreadable one(s) were copied as they are)`
+          : "  MNEMO_SECRET_KEY=<the same value as now>   (webhook secrets are encrypted under it)"
         : "  (the server key moved with the data, in the settings table; to hold it in the environment instead,\n" +
           "   set MNEMO_SECRET_KEY to: SELECT value FROM settings WHERE key = 'server_secret')";
     const instructions = [

@@ -31,6 +31,28 @@ const LOOSE_FORMATS = [
   "%Y/%m/%d",
 ];
 
+// ISO 8601 dates and times as exports and mem0 write them: `T` or a space before the time,
+// seconds and their fraction optional, a zone optional.
+const ISO_DATE_TIMES = ["T", " "].flatMap((sep) =>
+  ["%H:%M:%S.%f", "%H:%M:%S", "%H:%M"].flatMap((time) => [
+    `%Y-%m-%d${sep}${time}%z`,
+    `%Y-%m-%d${sep}${time}`,
+  ]),
+);
+
+/**
+ * The instant an ISO 8601 date and time names, or null: a day the calendar has and a time of day,
+ * from year 1 to 9999 (what PostgreSQL's timestamps hold); without a zone it is UTC. Date.parse
+ * is not that check: it reads 2024-02-30 as 1 March and "1" as 1 January 2001.
+ */
+export function isoDateTime(s: string): Date | null {
+  for (const f of ISO_DATE_TIMES) {
+    const d = strptime(s, f);
+    if (d) return d;
+  }
+  return null;
+}
+
 /** A message date in one of the loose formats above (or ISO 8601), else null. */
 export function parseLooseDate(raw: string): Date | null {
   const s = raw.trim();

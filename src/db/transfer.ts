@@ -98,7 +98,11 @@ export async function importGroups(db: Queryable, orgId: string, groups: ExportG
   return rowCount ?? 0;
 }
 
-/** Inserts memories keeping ids, embeddings and timestamps; returns how many were new. */
+/**
+ * Inserts memories keeping ids, embeddings and timestamps; returns the ids of the new ones. Only
+ * an id already there is skipped: a new id whose job_id and write_key another memory holds is an
+ * error, not a row counted as already there.
+ */
 export async function importMemories(db: Queryable, orgId: string, rows: ExportMemory[]): Promise<string[]> {
   if (rows.length === 0) return [];
   const payload = rows.map((r) => ({ ...r, embedding: r.embedding ? `[${r.embedding.join(",")}]` : null }));
@@ -115,7 +119,7 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
        status text, supersedes uuid, namespace text, trigger_entities text[], outcome text, full_content text,
        content_hash text, job_id text, write_key text, embedding text, created_at timestamptz,
        updated_at timestamptz, context text, concepts text)
-     ON CONFLICT DO NOTHING
+     ON CONFLICT (id) DO NOTHING
      RETURNING id::text AS id`,
     [JSON.stringify(payload), orgId],
   );
