@@ -24,6 +24,11 @@ describe("structured logs", () => {
     expect(res.body.status).toBe("succeeded");
     const got = await svc.request("GET", `/v1/memories/${res.body.result.memories_created[0].id}`, { key });
     expect(got.status).toBe(200);
+    const jobs = await svc.request("GET", "/v1/memories/jobs", {
+      key,
+      headers: { "x-request-id": "req-logs-jobs" },
+    });
+    expect(jobs.status).toBe(200);
     const requests = lines.filter((l) => l.msg === "request");
     const post = requests.find((l) => l.requestId === "req-logs-1")!;
     expect(post).toMatchObject({ orgId, route: "/v1/memories", method: "POST", status: 200 });
@@ -31,6 +36,10 @@ describe("structured logs", () => {
     const get = requests.find((l) => l.method === "GET" && l.route === "/v1/memories/:memory_id")!;
     expect(get).toMatchObject({ orgId, status: 200 });
     expect(typeof get.requestId).toBe("string");
+    // The jobs list, not the memory-id route that Hono matches after it.
+    expect(requests.find((l) => l.requestId === "req-logs-jobs")).toMatchObject({
+      route: "/v1/memories/jobs",
+    });
     const jobLines = await waitFor(async () => {
       const found = lines.filter((l) => l.requestId === "req-logs-1" && l.msg !== "request");
       return found.some((l) => l.msg === "ingest job succeeded") ? found : undefined;
