@@ -2,11 +2,22 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prettyLine } from "../src/logger.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+import { duplicateKeys } from "./helpers/json-keys.js";
 
 const lines: Array<Record<string, any>> = [];
+/** The same lines as written, for what parsing hides (a key written twice). */
+const raw: string[] = [];
 let svc: TestService;
 beforeAll(async () => {
-  const log = pino({ level: "info" }, { write: (l: string) => lines.push(JSON.parse(l)) });
+  const log = pino(
+    { level: "info" },
+    {
+      write: (l: string) => {
+        raw.push(l);
+        lines.push(JSON.parse(l));
+      },
+    },
+  );
   svc = await startTestService({ log });
 });
 afterAll(async () => {
@@ -45,6 +56,9 @@ describe("structured logs", () => {
       return found.some((l) => l.msg === "ingest job succeeded") ? found : undefined;
     });
     for (const l of jobLines) expect(l.jobId, l.msg).toBe(res.body.id);
+    const rawJobLines = raw.filter((l) => l.includes('"req-logs-1"') && !l.includes('"msg":"request"'));
+    expect(rawJobLines.length).toBe(jobLines.length);
+    for (const l of rawJobLines) expect(duplicateKeys(l), l).toEqual([]);
   });
 
   it("LOG_FORMAT=pretty renders a line for a terminal", () => {
