@@ -244,14 +244,10 @@ export const EnvSchema = z.object({
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === "") return [0, 5, 30, 120, 600];
-      // An empty entry ("5,,30", "5,") is a mistake, not an immediate attempt (Number("") is 0).
-      const entries = v.split(",").map((p) => p.trim());
-      const parts = entries.map(Number);
-      if (
-        parts.length > 20 ||
-        entries.some((p) => p === "") ||
-        parts.some((n) => !Number.isFinite(n) || n < 0 || n > 86_400)
-      ) {
+      // An empty entry ("5,,30", "5,") is a mistake, not an immediate attempt (Number("") is 0);
+      // a delay is decimal digits, with a fraction of a second allowed ("0.5"), never "0x10" or "1e2".
+      const parts = v.split(",").map((p) => (/^\s*\d+(\.\d+)?\s*$/.test(p) ? Number(p) : Number.NaN));
+      if (parts.length > 20 || parts.some((n) => Number.isNaN(n) || n > 86_400)) {
         ctx.addIssue({
           code: "custom",
           message: "must be 1 to 20 comma-separated delays in seconds (0..86400)",
@@ -295,10 +291,10 @@ export const EnvSchema = z.object({
     .string()
     .optional()
     .transform((v, ctx) => {
-      const list = (v ?? "")
-        .split(",")
-        .map((o) => o.trim())
-        .filter(Boolean);
+      if (v === undefined || v.trim() === "") return [];
+      const list = v.split(",").map((o) => o.trim());
+      // An empty entry ("a,,b", "a,") is a slip, refused like in every other list.
+      if (list.includes("")) return fail(ctx, "an entry is empty");
       if (list.includes("*")) return list.length === 1 ? ["*"] : fail(ctx, '"*" stands alone');
       for (const o of list) {
         let u: URL | undefined;

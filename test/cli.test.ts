@@ -93,13 +93,21 @@ describe("configuration", () => {
     expect(loadConfig({ HOST: "::" }).HOST).toBe("::");
   });
 
-  it("refuses an empty entry in MNEMO_WEBHOOK_RETRY_SCHEDULE (it was an extra immediate attempt)", () => {
+  it("refuses an empty entry in MNEMO_WEBHOOK_RETRY_SCHEDULE (it was an extra immediate attempt), and a delay not in decimal digits", () => {
     for (const v of [",", "5,", "5,,30", " ,5"])
       expect(() => loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: v }), v).toThrow(
         /MNEMO_WEBHOOK_RETRY_SCHEDULE/,
       );
     expect(loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: "5, 30" }).MNEMO_WEBHOOK_RETRY_SCHEDULE).toEqual([
       5, 30,
+    ]);
+    // Decimal digits only: not hexadecimal or an exponent, which Number() reads.
+    for (const v of ["0x10", "1e2", "5,0x10", "+5", "-1", "Infinity", "5.", ".5"])
+      expect(() => loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: v }), v).toThrow(
+        /MNEMO_WEBHOOK_RETRY_SCHEDULE/,
+      );
+    expect(loadConfig({ MNEMO_WEBHOOK_RETRY_SCHEDULE: "0,1.5,30" }).MNEMO_WEBHOOK_RETRY_SCHEDULE).toEqual([
+      0, 1.5, 30,
     ]);
   });
 });

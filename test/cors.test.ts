@@ -64,7 +64,16 @@ describe("MNEMO_CORS_ORIGINS", () => {
   it("takes origins or *, and refuses anything else at start-up", () => {
     expect(loadConfig({ MNEMO_CORS_ORIGINS: "*" }).MNEMO_CORS_ORIGINS).toEqual(["*"]);
     expect(loadConfig({}).MNEMO_CORS_ORIGINS).toEqual([]);
-    for (const bad of ["https://app.example.com/", "app.example.com", "ftp://x.org", "*, https://a.org"]) {
+    for (const bad of [
+      "https://app.example.com/",
+      "app.example.com",
+      "ftp://x.org",
+      "*, https://a.org",
+      // An empty entry is refused, not dropped.
+      "https://a.org,,https://b.org",
+      "https://a.org,",
+      ",https://a.org",
+    ]) {
       expect(() => loadConfig({ MNEMO_CORS_ORIGINS: bad }), bad).toThrow(ConfigError);
       expect(() => loadConfig({ MNEMO_CORS_ORIGINS: bad }), bad).toThrow(/MNEMO_CORS_ORIGINS/);
     }

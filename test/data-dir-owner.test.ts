@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -198,6 +198,36 @@ describe("one owner per data directory", () => {
       lock.release();
     }
   }, 180_000);
+  it("a file, or a directory of other files with no database: serve and admin refuse in one line, creating nothing", async () => {
+    const dir = tempDir();
+    const file = path.join(dir, "notes.txt");
+    writeFileSync(file, "hi\n");
+    const cases: Array<[string, RegExp]> = [
+      // SQLite's lock said only "unable to open database file", with a stack trace.
+      [file, /: ENOTDIR: not a directory/],
+      // A new database was made among the files (pgdata, owner.lock).
+      [
+        dir,
+        /: it holds other files \(notes\.txt\) and no Mnemo database; set it to the server's data directory/,
+      ],
+    ];
+    for (const [dataDir, why] of cases) {
+      const runs = await Promise.all([
+        runMnemo(["admin", "list-keys", "--org", "org_default"], { MNEMO_DATA_DIR: dataDir }),
+        runMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: String(await freePort()) }),
+      ]);
+      for (const r of runs) {
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).toMatch(
+          new RegExp(`^mnemo: cannot use the data directory ${dataDir} \\(MNEMO_DATA_DIR\\)`),
+        );
+        expect(r.stderr).toMatch(why);
+        expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+      }
+    }
+    expect(readdirSync(dir)).toEqual(["notes.txt"]);
+  }, 180_000);
+
   it("a damaged data directory: start-up stops at once with PostgreSQL's reason and what to do", async () => {
     const dataDir = tempDir();
     const first = await serve(dataDir);

@@ -2,11 +2,22 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prettyLine } from "../src/logger.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+import { duplicateKeys } from "./helpers/json-keys.js";
 
 const lines: Array<Record<string, any>> = [];
+/** The same lines as written, for what parsing hides (a key written twice). */
+const raw: string[] = [];
 let svc: TestService;
 beforeAll(async () => {
-  const log = pino({ level: "info" }, { write: (l: string) => lines.push(JSON.parse(l)) });
+  const log = pino(
+    { level: "info" },
+    {
+      write: (l: string) => {
+        raw.push(l);
+        lines.push(JSON.parse(l));
+      },
+    },
+  );
   svc = await startTestService({ log });
 });
 afterAll(async () => {
@@ -24,6 +35,11 @@ describe("structured logs", () => {
     expect(res.body.status).toBe("succeeded");
     const got = await svc.request("GET", `/v1/memories/${res.body.result.memories_created[0].id}`, { key });
     expect(got.status).toBe(200);
+    const jobs = await svc.request("GET", "/v1/memories/jobs", {
+      key,
+      headers: { "x-request-id": "req-logs-jobs" },
+    });
+    expect(jobs.status).toBe(200);
     const requests = lines.filter((l) => l.msg === "request");
     const post = requests.find((l) => l.requestId === "req-logs-1")!;
     expect(post).toMatchObject({ orgId, route: "/v1/memories", method: "POST", status: 200 });
@@ -31,11 +47,18 @@ describe("structured logs", () => {
     const get = requests.find((l) => l.method === "GET" && l.route === "/v1/memories/:memory_id")!;
     expect(get).toMatchObject({ orgId, status: 200 });
     expect(typeof get.requestId).toBe("string");
+    // The jobs list, not the memory-id route that Hono matches after it.
+    expect(requests.find((l) => l.requestId === "req-logs-jobs")).toMatchObject({
+      route: "/v1/memories/jobs",
+    });
     const jobLines = await waitFor(async () => {
       const found = lines.filter((l) => l.requestId === "req-logs-1" && l.msg !== "request");
       return found.some((l) => l.msg === "ingest job succeeded") ? found : undefined;
     });
     for (const l of jobLines) expect(l.jobId, l.msg).toBe(res.body.id);
+    const rawJobLines = raw.filter((l) => l.includes('"req-logs-1"') && !l.includes('"msg":"request"'));
+    expect(rawJobLines.length).toBe(jobLines.length);
+    for (const l of rawJobLines) expect(duplicateKeys(l), l).toEqual([]);
   });
 
   it("LOG_FORMAT=pretty renders a line for a terminal", () => {

@@ -87,6 +87,9 @@ describe("GET /metrics", () => {
     // request for a memory (Hono alone would match the memory-id route).
     expect((await svc.request("GET", "/v1/memories/search", { key })).status).toBe(405);
     expect((await svc.request("GET", "/v1/no/such/route", { key })).status).toBe(404);
+    // Hono also matches the memory-id routes here, after the jobs routes that answer.
+    expect((await svc.request("GET", "/v1/memories/jobs", { key })).status).toBe(200);
+    expect((await svc.request("GET", "/v1/memories/jobs/revisions", { key })).status).toBe(404);
     await waitFor(async () => rx.at("/m").length > 0);
 
     // A tier of two requests a minute: the third is refused.
@@ -110,6 +113,15 @@ describe("GET /metrics", () => {
       'mnemo_http_requests_total{route="/v1/memories/:memory_id",method="GET",status="' + got.status + '"}',
     );
     moved('mnemo_http_requests_total{route="/v1/memories/search",method="GET",status="405"}');
+    moved('mnemo_http_requests_total{route="/v1/memories/jobs",method="GET",status="200"}');
+    moved('mnemo_http_requests_total{route="/v1/memories/jobs/:job_id",method="GET",status="404"}');
+    const memoryGets = 'mnemo_http_requests_total{route="/v1/memories/:memory_id",method="GET",status="200"}';
+    expect(value(after, memoryGets) - value(before, memoryGets)).toBe(1);
+    expect(
+      after.has(
+        'mnemo_http_requests_total{route="/v1/memories/:memory_id/revisions",method="GET",status="404"}',
+      ),
+    ).toBe(false);
     expect(
       after.has('mnemo_http_requests_total{route="/v1/memories/:memory_id",method="GET",status="405"}'),
     ).toBe(false);

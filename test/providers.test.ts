@@ -5,6 +5,7 @@ import { embeddingText } from "../src/memories/write.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
+import { duplicateKeys } from "./helpers/json-keys.js";
 import { callErr, httpClient } from "./helpers/mcp-client.js";
 import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
 
@@ -88,6 +89,7 @@ describe("openai-compatible provider", () => {
     // The operator log says why, never what the model wrote (it can hold users' facts).
     const line = logged.find((l) => l.includes(res.body.id) && l.includes("ingest job failed"));
     expect(line).toMatch(/characters of output/);
+    expect(duplicateKeys(line!)).toEqual([]);
     expect(logged.filter((l) => l.includes("PIN is 4921"))).toEqual([]);
   });
 

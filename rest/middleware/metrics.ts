@@ -24,11 +24,12 @@ export function httpMetrics(metrics: Metrics): MiddlewareHandler {
 
 /**
  * The template of the handler that answered (middleware patterns end in `*`), else "unmatched"; a
- * refusal's own (rest/app.ts, routeRefusal) first.
+ * refusal's own (rest/app.ts, routeRefusal) first. Hono runs the matched routes in order, so the
+ * first handler is the one that answered (or the one the request was for, when middleware answered
+ * a 401 or 429); a later match never ran (`/v1/memories/:memory_id` for `/v1/memories/jobs`).
  */
 export function routeTemplate(c: Context): string {
   const refused = (c as Context<AppEnv>).get("route");
   if (refused) return refused;
-  const handlers = matchedRoutes(c).filter((r) => !r.path.endsWith("*"));
-  return handlers.at(-1)?.path ?? "unmatched";
+  return matchedRoutes(c).find((r) => !r.path.endsWith("*"))?.path ?? "unmatched";
 }

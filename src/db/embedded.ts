@@ -1,10 +1,18 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { type DirLock, tryLockDir } from "./dir-lock.js";
+import { type DirLock, LOCK_FILE, tryLockDir } from "./dir-lock.js";
 import type { FromWorker, ToWorker, WorkerInput } from "./pglite-worker.js";
 
 /**
@@ -71,6 +79,38 @@ export class DirectoryInUse extends Error {
             "stop that process or set MNEMO_DATA_DIR to another directory",
     );
   }
+}
+
+/**
+ * The directory holds files, none of them Mnemo's: most likely MNEMO_DATA_DIR names the wrong
+ * directory (a project's, a home), where a new database would be made among someone else's files.
+ */
+export class ForeignDirectory extends Error {
+  override name = "ForeignDirectory";
+  constructor(
+    readonly dataDir: string,
+    readonly entries: string[],
+  ) {
+    const shown = entries.slice(0, 3).join(", ") + (entries.length > 3 ? ", ..." : "");
+    super(
+      `it holds other files (${shown}) and no Mnemo database; set it to the server's data directory, ` +
+        "or to a new or empty directory for a new database",
+    );
+  }
+}
+
+/** What Mnemo keeps in a data directory. */
+const OWN_ENTRIES = new Set(["pgdata", LOCK_FILE, SERVER_FILE, SOCKET_NAME]);
+
+/**
+ * Refuses a directory that is not a data directory: a file (ENOTDIR, where SQLite's lock said
+ * only "unable to open database file"), or a directory holding other files and nothing of Mnemo's.
+ * An empty one is a new database; `lost+found`, a mounted file system's own, does not count.
+ */
+function requireDataDir(dataDir: string): void {
+  const entries = readdirSync(dataDir).filter((e) => e !== "lost+found");
+  if (entries.length > 0 && !entries.some((e) => OWN_ENTRIES.has(e)))
+    throw new ForeignDirectory(dataDir, entries);
 }
 
 /**
@@ -155,6 +195,7 @@ export async function ownOrAttach(options: {
   onCrash?: (err: Error) => void;
 }): Promise<OwnedOrAttached> {
   const dataDir = resolveDir(options.dataDir);
+  requireDataDir(dataDir);
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   for (;;) {
     const lock = tryLockDir(dataDir);

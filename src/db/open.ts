@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { createDb, type Db } from "./db.js";
-import { DataDirUnopenable, DirectoryInUse, ownOrAttach } from "./embedded.js";
+import { DataDirUnopenable, DirectoryInUse, ForeignDirectory, ownOrAttach } from "./embedded.js";
 
 export class StartupError extends Error {
   override name = "StartupError";
@@ -57,8 +57,9 @@ export async function openDatabase(
   } catch (err) {
     if (err instanceof DirectoryInUse || err instanceof DataDirUnopenable)
       throw new StartupError(err.message);
-    // The file system refused the directory (a path through a file, no permission, read-only).
-    if (typeof (err as NodeJS.ErrnoException).syscall === "string")
+    // The file system refused the directory (a path through a file, no permission, read-only), or
+    // it is someone else's.
+    if (err instanceof ForeignDirectory || typeof (err as NodeJS.ErrnoException).syscall === "string")
       throw new StartupError(
         `cannot use the data directory ${config.MNEMO_DATA_DIR} (MNEMO_DATA_DIR): ${(err as Error).message}`,
       );

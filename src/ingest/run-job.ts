@@ -45,7 +45,8 @@ const EMBED_SLICE = 100;
  * store. Slow stages (the model) run outside any transaction; the store stage commits every row
  * and the terminal state together. Any stage error fails the job and writes no memories. A
  * `rerun` is the same attempt run again after the database failed under it (jobs/ingest.ts): it
- * does not count as an attempt.
+ * does not count as an attempt. `ctx.log` already carries the job id (jobs/ingest.ts): its lines
+ * do not repeat it (a key written twice in one JSON line).
  */
 export async function runIngestJob({
   ctx,
@@ -66,7 +67,7 @@ export async function runIngestJob({
   const { metrics } = deps;
   if (job.attempts > MAX_ATTEMPTS) {
     metrics.ingestJobs.inc({ outcome: "gave_up" });
-    ctx.log.error({ jobId: job.id, attempts: job.attempts }, "ingest job gave up");
+    ctx.log.error({ attempts: job.attempts }, "ingest job gave up");
     await failJob({
       ctx,
       input: { job, request, message: `Extraction did not complete after ${MAX_ATTEMPTS} attempts.` },
@@ -137,7 +138,7 @@ export async function runIngestJob({
       if (timings[stage] !== undefined) metrics.ingestStage.observe({ stage }, timings[stage]);
     }
     metrics.ingestJobs.inc({ outcome: "succeeded" });
-    ctx.log.info({ jobId: job.id, path, created: rec.insert.length }, "ingest job succeeded");
+    ctx.log.info({ path, created: rec.insert.length }, "ingest job succeeded");
   } catch (err) {
     if (err instanceof StaleAttempt) return;
     // The database out of reach or out of room (a connection dropped, a server restarting or
@@ -147,10 +148,7 @@ export async function runIngestJob({
     // never be read.
     if (isDatabaseUnavailable(err)) {
       metrics.ingestJobs.inc({ outcome: "interrupted" });
-      ctx.log.warn(
-        { err, jobId: job.id },
-        "ingest attempt interrupted (database unavailable); it will be retried",
-      );
+      ctx.log.warn({ err }, "ingest attempt interrupted (database unavailable); it will be retried");
       throw err;
     }
     // The model's endpoint out of reach (rate-limited, restarting, too slow) is not the job's
@@ -160,13 +158,13 @@ export async function runIngestJob({
       metrics.ingestJobs.inc({ outcome: "interrupted" });
       const retryInMs = MODEL_RETRY_PAUSE_MS * job.attempts;
       ctx.log.warn(
-        { err, jobId: job.id, attempt: job.attempts, retryInMs },
+        { err, attempt: job.attempts, retryInMs },
         "ingest attempt interrupted (model unavailable); it will be retried",
       );
       throw new ModelUnavailable(err, retryInMs);
     }
     metrics.ingestJobs.inc({ outcome: "failed" });
-    ctx.log.error({ err, jobId: job.id }, "ingest job failed");
+    ctx.log.error({ err }, "ingest job failed");
     const message =
       err instanceof ProviderError
         ? err.message
