@@ -651,6 +651,38 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     ).toContain("Chen heard Alice loved the pastel de nata there.");
   });
 
+  it("puts back the subject the user's chat drops, and lowers a leading word after the day", () => {
+    const texts = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
+    expect(texts("went to the dentist yesterday, he said my teeth are fine")).toEqual([
+      "The user went to the dentist yesterday, he said the user's teeth are fine",
+    ]);
+    expect(texts("Finished my thesis draft last night!")).toEqual([
+      "The user finished the user's thesis draft last night!",
+    ]);
+    expect(texts("Excited for the trip to Rome next week.")).toEqual([
+      "The user is excited for the trip to Rome next week.",
+    ]);
+    // An imperative, a participle read as an adjective, a reaction to the other: as said.
+    expect(texts("Read the docs before you start the migration.")).toEqual([
+      "Read the docs before you start the migration.",
+    ]);
+    expect(texts("Based on the forecast, the picnic moves to Sunday.")[0]).toMatch(/^Based on the forecast/);
+    // A named speaker's fact already says whose it is.
+    expect(facts([turn(0, "Caroline", "Took a short trip to Rome last week.", "Caroline")])[0]!.text).toBe(
+      "Caroline said: Took a short trip to Rome last week.",
+    );
+    const at = new Date("2025-03-05T09:00:00Z");
+    const dated: Turn = {
+      ...turn(0, "user", "On Monday my sister visited us."),
+      date: "5 March 2025",
+      at,
+      refDate: at,
+    };
+    expect(extraction([dated]).facts[0]!.text).toBe(
+      "On 5 March 2025, on Monday (3 March 2025) the user's sister visited the user and others.",
+    );
+  });
+
   it("resolves a weekday alone by the sentence's tense", () => {
     const at = new Date("2025-03-05T09:00:00Z"); // a Wednesday
     const dated = (content: string): Turn => ({

@@ -314,6 +314,64 @@ const IRREGULAR_PAST = new Set(
 
 const NON_VERBS = new Set("and or but to the a an in at on so too as of for with is if".split(" "));
 
+/** Past forms that are also the base form: at a sentence's start an imperative as often ("Read the docs"). */
+const PAST_AS_BASE = new Set("read set put cut hit let cost spread split quit shut lay left".split(" "));
+/** How someone feels, said without "I'm" ("Excited for Friday!", "So tired today."). */
+const FEELING = new Set(
+  "tired excited worried bored scared interested amazed stressed exhausted thrilled disappointed annoyed confused surprised shocked relieved overwhelmed frustrated obsessed stuck nervous sick busy stoked pumped psyched".split(
+    " ",
+  ),
+);
+
+const ADJECTIVE_PARTICIPLE = new Set(
+  "based used related located born aged supposed given named dated limited advanced detailed agreed blessed mixed appreciated".split(
+    " ",
+  ),
+);
+
+/**
+ * The base form of a regular past ("finished" -> "finish", "baked" -> "bake", "planned" -> "plan",
+ * "tried" -> "try"), when it is a verb; else null. Participles read as adjectives first ("Based on
+ * that", "Used cars") are none.
+ */
+function regularPastBase(w: string): string | null {
+  if (!/^[a-z]{2,}ed$/.test(w) || BASE_IN_ED.has(w) || ADJECTIVE_PARTICIPLE.has(w)) return null;
+  const stem = w.slice(0, -2);
+  const candidates = [
+    /ied$/.test(w) ? `${w.slice(0, -3)}y` : null,
+    stem,
+    w.slice(0, -1),
+    /(.)\1$/.test(stem) ? stem.slice(0, -1) : null,
+  ];
+  return candidates.find((c): c is string => !!c && isVerb(c)) ?? null;
+}
+
+/**
+ * A chat sentence that drops its subject ("Went to the dentist yesterday.", "Finished my thesis!",
+ * "Excited for Friday!") is the speaker's: "I" (or "I'm" before a feeling) put back, so it reads
+ * in the third person like the rest. Only a past tense or a feeling: a base form opens an
+ * imperative ("Run the tests").
+ */
+export function withDroppedSubject(sentence: string): string {
+  // A question ("Got any tips?") or a reaction to the other ("Glad you ...", "So proud of you")
+  // is no dropped "I"; nor a verb whose object is the speaker ("Really made me think": "it" did).
+  if (
+    /[?？]$/.test(sentence.trim()) ||
+    /^got it\b/i.test(sentence) ||
+    /^\S+(?:\s+\S+)?\s+(?:me|you|your|of you|for you)\b/i.test(sentence)
+  )
+    return sentence;
+  const m = /^(?:(so|really|just|finally|very)\s+)?(\p{L}+)(?=[\s,.!]|$)/iu.exec(sentence);
+  // Written "Went" or, in chat, "went"; not "WENT" or "iPhone".
+  if (!m || !/^\p{L}\p{Ll}+$/u.test(m[2]!)) return sentence;
+  const first = sentence.split(/\s+/)[0]!.toLowerCase();
+  const word = m[2]!.toLowerCase();
+  const lower = sentence.charAt(0).toLowerCase() + sentence.slice(1);
+  if (FEELING.has(word) || FEELING.has(first)) return `I'm ${lower}`;
+  if ((IRREGULAR_PAST.has(word) && !PAST_AS_BASE.has(word)) || regularPastBase(word)) return `I ${lower}`;
+  return sentence;
+}
+
 /** Verbs whose base form ends in -ed or -eed ("I need", "I feed"): not past tenses. */
 const BASE_IN_ED = new Set(
   "need feed bleed breed speed seed heed weed proceed succeed exceed embed shed wed shred".split(" "),

@@ -28,6 +28,7 @@ import {
   stripInterjections,
   thirdPersonVerb,
   toThirdPerson,
+  withDroppedSubject,
   withoutLeadIn,
 } from "./english.js";
 import { APPOSITIVE, introducedName, userNameFact } from "./names.js";
@@ -141,7 +142,11 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // a lead-in the code it introduced was taken from ("Here is my script: It hangs").
       const interjectionless = withoutLeadIn(stripInterjections(raw).replace(CLAIM_LABEL, ""));
       const shift = TOPIC_SHIFT.exec(interjectionless);
-      const sentence = shift ? interjectionless.slice(shift[0].length) : interjectionless;
+      const shifted = shift ? interjectionless.slice(shift[0].length) : interjectionless;
+      // The user's chat drops its subject ("Went hiking today."), and the fact would name no one. A
+      // named speaker's is said as theirs ("Caroline said: Went hiking"): on LoCoMo, where every
+      // speaker is named, putting the "I" back there too lowered R@1 0.479 -> 0.478.
+      const sentence = turn.role === "user" && !turn.speaker ? withDroppedSubject(shifted) : shifted;
       if (!isSubstantive(sentence)) continue;
       // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
       // the new role!") say nothing about anyone.
@@ -398,7 +403,7 @@ function secondToThird(s: string, name: string): string {
 
 /** A sentence's first word that is lower case inside a sentence ("On 8 May 2023, the user ..."). */
 const LEADING_FUNCTION_WORD =
-  /^(The|A|An|It|Its|It's|This|That|These|Those|There|They|We|He|She|His|Her|Their|Our|My|Your|You|Some|All|Both|Each|Every|No|Last|Next|Yesterday|Today|Tonight|Tomorrow|Earlier|Later|Recently|Lately|Now|Then|One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|A few|Several|In|At|After|Before|During|Since|When|Back)\b/;
+  /^(The|A|An|It|Its|It's|This|That|These|Those|There|They|We|He|She|His|Her|Their|Our|My|Your|You|Some|All|Both|Each|Every|No|Last|Next|Yesterday|Today|Tonight|Tomorrow|Earlier|Later|Recently|Lately|Now|Then|One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|A few|Several|In|At|On|For|With|From|About|Around|Over|Just|Also|So|And|But|After|Before|During|Since|When|Back)\b/;
 
 /** Words of the dates that lead facts ("On 8 May 2023, ..."): no topic of a conversation. */
 const DATE_WORD =
