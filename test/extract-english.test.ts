@@ -767,6 +767,33 @@ describe("what an assistant says, and how a sentence starts", () => {
   });
 });
 
+describe("an agentic session's gist", () => {
+  it("lists files, not progress counts or stack frames, and errors by their codes", () => {
+    const { episode } = extractLocally({
+      turns: [
+        turn(0, "user", "Start the stack and run the tests in test/api.test.ts."),
+        turn(1, "tool", "docker compose up -d\nRunning 1/1\nContainer db Started", "Bash"),
+        turn(
+          2,
+          "tool",
+          "[error] ENOENT: no such file or directory, open 'config/local.json'\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)",
+          "Bash",
+        ),
+        turn(3, "assistant", "I created config/local.json from the example and the tests pass now."),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: true,
+      known: [],
+    });
+    const gist = episode.gist as { files: string[]; errors: string[] };
+    expect(gist.files).toEqual(expect.arrayContaining(["test/api.test.ts", "config/local.json"]));
+    expect(gist.files).not.toContain("1/1");
+    expect(gist.files).not.toContain("TCPConnectWrap.afterConnect");
+    expect(gist.errors).toEqual(["ENOENT: no such file or directory, open 'config/local.json'"]);
+  });
+});
+
 describe("an episode says each thing once, and its title writes names as names", () => {
   it("leaves a dated clause out of the summary when its dated sentence is in, and keeps capitals", () => {
     const at = new Date("2024-01-10T12:00:00Z");

@@ -28,7 +28,7 @@ const CONDITIONAL_RULE =
 const CORRECTION = /^(no|nope|actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*/i;
 // "psql: error: ..." and "panic: ..." end in a colon: no word boundary after it.
 // npm's own errors ("npm ERR! code ERESOLVE") and the errno codes Node and npm print.
-const ERROR =
+export const ERROR =
   /\b(?:[A-Z]\w*(?:Error|Exception)\b|[Ee]rror:|[Pp]anic:|[Ff]atal:|[Ff]ailed\b|[Tt]raceback\b|npm ERR!|E(?:NOENT|ACCES|CONNREFUSED|CONNRESET|ADDRINUSE|PERM|EXIST|NOTFOUND|TIMEDOUT|PIPE|ISDIR|NOTDIR|MFILE|NOSPC|RESOLVE|LIFECYCLE|INTEGRITY)\b)|^\[error\]/m;
 // Not inside a name: the branch `HEAD:fix/cart-total` is no fix.
 const FIX =
@@ -44,7 +44,7 @@ const BULLET = /^\s*[-*\u2022]\s+(.+)$/;
 /** The line that introduces bulleted steps: "To rotate the signing key:", "Release checklist:". */
 const STEPS_HEADING = /^(to\s+\w+|how to\b).*:$|\b(steps?|procedure|checklist|process|runbook)\b.*:$/i;
 /** The marker the Claude Code Stop hook gives a failed tool result (examples/hooks/stop.mjs). */
-const ERROR_MARK = /^\[error\]\s*/;
+export const ERROR_MARK = /^\[error\]\s*/;
 
 /**
  * The steps a turn lists, and the line of the first: numbered lines, or else bullets under a line

@@ -12,7 +12,7 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts } from "./artifacts.js";
-import { directivesInSteps } from "./directives.js";
+import { directivesInSteps, ERROR, ERROR_MARK } from "./directives.js";
 import {
   asRequest,
   CLAIM_LABEL,
@@ -484,15 +484,15 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     const ids = identifiersFromText(all);
     const errors = input.turns
       .flatMap((t) => t.content.split("\n"))
-      .filter((l) => /\b[A-Z]\w*(Error|Exception)\b|error:/i.test(l))
-      .map((l) => l.trim().slice(0, 200))
+      .filter((l) => ERROR.test(l))
+      .map((l) => l.replace(ERROR_MARK, "").trim().slice(0, 200))
       .slice(0, 5);
     const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
     const outcome = lastAssistant ? (splitSentences(lastAssistant.content).pop() ?? null) : null;
     gist = {
       goal,
       tools: [...new Set(input.turns.filter((t) => t.role === "tool" && t.speaker).map((t) => t.speaker!))],
-      files: ids.filter((i) => /[/.]\w+$/.test(i) && !/\s/.test(i)).slice(0, 20),
+      files: ids.filter(isFileName).slice(0, 20),
       errors,
       outcome,
     };
@@ -705,6 +705,14 @@ function attributeClauses(text: string): string[] {
     .map((c) => `${c.charAt(0).toUpperCase()}${c.slice(1)}.`)
     .filter((c) => slotsOf(c).length > 0);
 }
+
+/**
+ * A file or path of a session's gist: a name with an extension in lower case ("app.ts", ".env") or
+ * a path with a named part ("src/db"); not a stack frame's member ("TCPConnectWrap.afterConnect")
+ * nor a count ("1/1" of docker's progress).
+ */
+const isFileName = (id: string) =>
+  !/\s/.test(id) && (/\.[a-z][a-z0-9]{0,7}$/.test(id) || (/\//.test(id) && /[A-Za-z]/.test(id)));
 
 /** A sentence's subject that names one other person: "The user's best friend", "Priya's brother Tom". */
 const NAMED_SUBJECT =
