@@ -767,6 +767,22 @@ describe("what an assistant says, and how a sentence starts", () => {
   });
 });
 
+describe("a short answer to a question", () => {
+  it("is kept when it gives a name or a number, with the question as its context", () => {
+    const reply = (question: string, answer: string) =>
+      facts([turn(0, "assistant", question), turn(1, "user", answer)]).map((f) => [f.text, f.context]);
+    expect(reply("Where did you go camping last summer?", "At Lake Tahoe.")).toEqual([
+      ["At Lake Tahoe.", "Where did the user go camping last summer?"],
+    ]);
+    expect(reply("How old is your daughter?", "She's 7.")).toEqual([
+      ["She's 7.", "How old is the user's daughter?"],
+    ]);
+    // Nothing to keep: no name, no number.
+    expect(reply("How are you today?", "Not bad, thanks.")).toEqual([]);
+    expect(reply("Anything else?", "No, I'm good.")).toEqual([]);
+  });
+});
+
 describe("an agentic session's gist", () => {
   it("lists files, not progress counts or stack frames, and errors by their codes", () => {
     const { episode } = extractLocally({

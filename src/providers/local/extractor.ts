@@ -132,7 +132,12 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     // says the subject changes ("By the way, ...", "Anyway, ...", "On another note, ..."): the
     // claims either side of that are unrelated, and each is a fact of its own.
     const topics: Array<{ parts: string[]; attributes: string[]; shifted: boolean }> = [];
+    // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
+    // says what it is about, so it travels with the turn's fact as context.
+    // It is kept as the fact's indexed context: searched (full text, vector), never shown in `text`.
+    const asked = questionAnswered(input.turns, turn, name);
     let antecedent: string | null = null;
+    let first = true;
     for (const said of splitSentences(content)) {
       // Chat spelling of the first person ("im", "i dont") read as written out; a request asked
       // as a question ("Can you remember that ...?") as the request.
@@ -147,7 +152,11 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // named speaker's is said as theirs ("Caroline said: Went hiking"): on LoCoMo, where every
       // speaker is named, putting the "I" back there too lowered R@1 0.479 -> 0.478.
       const sentence = turn.role === "user" && !turn.speaker ? withDroppedSubject(shifted) : shifted;
-      if (!isSubstantive(sentence)) continue;
+      // A short answer to the question before it ("At Lake Tahoe.", "She's 7.", "It's Canberra,
+      // actually.") says enough with that question beside it: a name or a number.
+      const answer = first && asked !== null && SHORT_ANSWER.test(sentence);
+      first = false;
+      if (!isSubstantive(sentence) && !answer) continue;
       // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
       // the new role!") say nothing about anyone.
       if (
@@ -193,10 +202,6 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         }),
       ),
     );
-    // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
-    // says what it is about, so it travels with the turn's fact as context.
-    // It is kept as the fact's indexed context: searched (full text, vector), never shown in `text`.
-    const asked = questionAnswered(input.turns, turn, name);
     // The day the message carried leads the fact: a fact read later keeps its time, and questions
     // that name one ("what did Ana do in May 2023?") find it by full text.
     const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
@@ -713,6 +718,9 @@ function attributeClauses(text: string): string[] {
  */
 const isFileName = (id: string) =>
   !/\s/.test(id) && (/\.[a-z][a-z0-9]{0,7}$/.test(id) || (/\//.test(id) && /[A-Za-z]/.test(id)));
+
+/** A short answer's content: a name (a capitalised word after the first, not "I") or a number. */
+const SHORT_ANSWER = /^(?!.*[?？]$)\S+.*?(?:\s(?!I\b|I'[a-z]+\b)\p{Lu}\p{Ll}|\d)/u;
 
 /** A sentence's subject that names one other person: "The user's best friend", "Priya's brother Tom". */
 const NAMED_SUBJECT =
