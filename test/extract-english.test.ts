@@ -490,6 +490,21 @@ describe("the context block and episode titles read cleanly", () => {
     expect(block).toContain("- 2025-02-01: On 3 March 2024, the user lived in Paris.");
   });
 
+  it("gives no line to a copy of a line above, nor to an episode left with its title alone", () => {
+    const block = composeDeterministic([
+      row("lesson", 'When "npm ERR! code ERESOLVE" occurs: Run npm install --legacy-peer-deps.', {}),
+      row("fact", "The assistant said: Run `npm install --legacy-peer-deps`.", {}),
+      row("fact", "The user prefers detailed answers.", {}),
+      row("episode", "The user prefers detailed answers.", { title: "Conversation" }),
+      row("episode", "Conversation", { title: "Conversation" }),
+      row("fact", "The user is allergic to fish.", {}),
+    ]);
+    expect(block.match(/legacy-peer-deps/g)).toHaveLength(1);
+    expect(block.match(/prefers detailed answers/g)).toHaveLength(1);
+    expect(block).not.toContain("### Episodes");
+    expect(block).toContain("allergic to fish");
+  });
+
   it("reads a message date as the chat export wrote it, so the day shows once there too", () => {
     // The README's ingest example: a live message dated "1:56 pm on 8 May, 2023".
     const block = composeDeterministic([

@@ -61,9 +61,38 @@ function line(row: MemoryRow): string {
   return `- ${date}: ${hedge}${title}${withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date)}`;
 }
 
+/** A text as the block compares it: no leading day, no "X said:", words only, lower case. */
+const bare = (text: string) =>
+  text
+    .replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "")
+    .replace(/^(?:the assistant|\p{Lu}[\p{L}'-]*(?: \p{Lu}[\p{L}'-]*)?) said: /iu, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
+
+/**
+ * The rows worth a line each, in rank order: not one whose words a line above already holds (the
+ * episode of a one-turn conversation is its fact again; a fact the assistant said is often a
+ * lesson's fix), nor an episode left with nothing but its title (every sentence of it superseded).
+ * Copies spent the block's twelve lines: 10 of 12 in one probe.
+ */
+function distinct(rows: MemoryRow[]): MemoryRow[] {
+  const shown: string[] = [];
+  const out: MemoryRow[] = [];
+  for (const row of rows) {
+    const words = bare(row.text);
+    const title = typeof row.details?.title === "string" ? bare(row.details.title) : "";
+    if (!words || (row.type === "episode" && words === title)) continue;
+    if (shown.some((s) => ` ${s} `.includes(` ${words} `))) continue;
+    shown.push(words);
+    out.push(row);
+  }
+  return out;
+}
+
 /** The markdown block without a model: the top rows grouped by type, each with its date. */
 export function composeDeterministic(rows: MemoryRow[]): string {
-  const top = rows.slice(0, DETERMINISTIC_ROWS);
+  const top = distinct(rows).slice(0, DETERMINISTIC_ROWS);
   if (top.length === 0) return "";
   const sections = ORDER.map((type) => {
     const of = top.filter((r) => r.type === type);
