@@ -1152,6 +1152,13 @@ describe("DELETE /v1/memories (forget a scope)", () => {
     const other = await svc.request("DELETE", "/v1/memories?user_id=u1", { key: own });
     expect(other.status).toBe(403);
     expect(other.body.detail.code).toBe("user_mismatch");
+    // Its default user alone never deletes: the request names an axis, and a parameter it does not
+    // know ("user_id[]") is refused, not dropped.
+    for (const query of ["", "?user_id[]=u1", "?userid=u2"]) {
+      const unnamed = await svc.request("DELETE", `/v1/memories${query}`, { key: own });
+      expect(unnamed.status, query).toBe(422);
+    }
+    expect(await count(orgId, "u2")).toBeGreaterThan(0);
     const mine = await svc.request("DELETE", "/v1/memories?user_id=%20", { key: own });
     expect(mine.status).toBe(200);
     expect(mine.body.deleted).toBeGreaterThan(0);

@@ -115,6 +115,13 @@ describe("webhook config", () => {
     const other = await put({ url: URL_A }, "?org_id=org_someoneelse");
     expect(other.status).toBe(403);
     expect(other.body.detail.code).toBe("org_mismatch");
+    // GET and DELETE naming another organisation are refused too; the webhook stays.
+    for (const method of ["GET", "DELETE"] as const) {
+      const r = await svc.request(method, "/v1/webhooks?org_id=org_someoneelse", { key });
+      expect(r.status, method).toBe(403);
+      expect(r.body.detail.code, method).toBe("org_mismatch");
+    }
+    expect((await svc.request("GET", `/v1/webhooks?org_id=${orgId}`, { key })).status).toBe(200);
   });
 
   it("refuses a host name that resolves to a private address", async () => {

@@ -10,6 +10,7 @@ import {
   ListDeliveriesQuery,
   PutWebhookQuery,
   PutWebhookRequest,
+  WebhookOrgQuery,
   WebhookSchema,
 } from "../../src/wire/webhooks.js";
 import { errorResponses, json } from "../schemas.js";
@@ -79,12 +80,14 @@ export function registerWebhookRoutes(app: App) {
       path: "/v1/webhooks",
       tags: ["webhooks"],
       summary: "The organisation's webhook (secret masked)",
+      request: { query: WebhookOrgQuery },
       responses: {
         200: { description: "The webhook", ...json(WebhookSchema) },
         ...errorResponses({ 404: ["webhook_not_found"] }),
       },
     }),
-    async (c) => c.json(await getWebhook({ ctx: c.get("ctx") }), 200),
+    async (c) =>
+      c.json(await getWebhook({ ctx: c.get("ctx"), input: { orgId: c.req.valid("query").org_id } }), 200),
   );
 
   app.openapi(
@@ -93,10 +96,14 @@ export function registerWebhookRoutes(app: App) {
       path: "/v1/webhooks",
       tags: ["webhooks"],
       summary: "Remove the organisation's webhook (idempotent)",
-      responses: { 204: { description: "Removed (or there was none)" }, ...errorResponses() },
+      request: { query: WebhookOrgQuery },
+      responses: {
+        204: { description: "Removed (or there was none)" },
+        ...errorResponses(),
+      },
     }),
     async (c) => {
-      await removeWebhook({ ctx: c.get("ctx") });
+      await removeWebhook({ ctx: c.get("ctx"), input: { orgId: c.req.valid("query").org_id } });
       return c.body(null, 204);
     },
   );

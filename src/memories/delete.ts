@@ -66,8 +66,8 @@ export interface ScopeDeletion {
  * Forgets a scope: hard-deletes every memory of the organisation whose scope matches each axis
  * given (a user's all, a conversation's, an agent's...; superseded facts, episodes, artifacts and
  * directives included), in one transaction. At least one axis: a whole organisation is never
- * deleted this way (422 `missing_scope`). A key confined to a user forgets only its own user's
- * (its user is the default `user_id`; another one is 403). Episodes outside the scope that list a
+ * deleted this way (422 `missing_scope`), and the request names one, even for a key confined to a
+ * user (`user_id=` blank is its own user; another one is 403; no axis at all is 422). Episodes outside the scope that list a
  * deleted fact (a fact restated in another conversation) lose it, as after a single delete.
  */
 export async function deleteMemoriesInScope({
@@ -79,7 +79,9 @@ export async function deleteMemoriesInScope({
 }): Promise<ScopeDeletion> {
   const scope = { ...input, user_id: writeUserId(ctx.principal, input.user_id) ?? undefined };
   const axes = FORGET_AXES.filter((a) => scope[a]?.trim());
-  if (axes.length === 0) {
+  // The request names what goes, even for a key confined to a user (`user_id=` blank is its own):
+  // the key's default alone never deletes.
+  if (axes.length === 0 || !FORGET_AXES.some((a) => input[a] !== undefined)) {
     throw new CoreError(
       "missing_scope",
       "Name what to forget: user_id, agent_id, conv_id or app_id (each given must match); a whole organisation is never deleted this way.",

@@ -32,9 +32,7 @@ export async function putWebhook({
 }): Promise<WebhookWire> {
   requireOrgWide(ctx.principal, "Configuring the webhook");
   const orgId = ctx.principal.orgId;
-  if (input.orgId != null && input.orgId !== orgId) {
-    throw new CoreError("org_mismatch", "org_id does not match the credential's organisation.");
-  }
+  requireSameOrg(ctx, input.orgId);
   if (input.events && input.events.length === 0) {
     throw new CoreError("invalid_request", "events must not be empty; omit it or send null for all events.", {
       field: "events",
@@ -78,5 +76,16 @@ function readable(ctx: Ctx, secretEnc: string): boolean {
   } catch {
     ctx.log.warn("stored webhook secret does not decrypt under the server key: minting a new one");
     return false;
+  }
+}
+
+/**
+ * An `org_id` the request names is the credential's organisation, or 403 `org_mismatch`: on PUT
+ * (spec 4.13) and likewise on GET and DELETE, where it used to be ignored and a DELETE naming
+ * another organisation removed the caller's own webhook.
+ */
+export function requireSameOrg(ctx: Ctx, orgId: string | null | undefined): void {
+  if (orgId != null && orgId !== ctx.principal.orgId) {
+    throw new CoreError("org_mismatch", "org_id does not match the credential's organisation.");
   }
 }

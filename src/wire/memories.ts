@@ -95,12 +95,16 @@ export function listMemoriesInput(query: z.output<typeof ListMemoriesQuery>) {
 }
 
 /** DELETE /v1/memories query: the scope to forget, each axis given must match (at least one). */
-export const DeleteMemoriesQuery = z.object({
-  user_id: q("user_id", "The user whose memories go (a key confined to a user: its own, the default)."),
-  agent_id: q("agent_id", "Exact match; ANDed with the other axes."),
-  conv_id: q("conv_id", "Exact match; ANDed with the other axes."),
-  app_id: q("app_id", "Exact match; ANDed with the other axes."),
-});
+export const DeleteMemoriesQuery = z
+  .object({
+    user_id: q("user_id", "The user whose memories go (a key confined to a user: its own, the default)."),
+    agent_id: q("agent_id", "Exact match; ANDed with the other axes."),
+    conv_id: q("conv_id", "Exact match; ANDed with the other axes."),
+    app_id: q("app_id", "Exact match; ANDed with the other axes."),
+  })
+  // A parameter it does not know ("user_id[]", a misspelt axis) is a 422, never dropped: dropped,
+  // a user's key would forget all of its own user's memories.
+  .strict();
 
 export const MemoryDeletionSchema = z
   .object({

@@ -30,6 +30,8 @@ export const PutWebhookRequest = z
   .openapi("PutWebhook");
 
 export const PutWebhookQuery = z.object({ rotate_secret: QueryBool, org_id: z.string().optional() });
+/** GET and DELETE: an `org_id` given must be the credential's organisation (403 `org_mismatch`). */
+export const WebhookOrgQuery = z.object({ org_id: z.string().optional() });
 
 export const DeliverySchema = z
   .object({
