@@ -3,7 +3,7 @@ import type { PgBoss } from "pg-boss";
 import { type Deps, systemCtx } from "../src/context.js";
 import { untilReachable } from "../src/db/db.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
-import { ModelUnavailable, runIngestJob } from "../src/ingest/run-job.js";
+import { RetryLater, runIngestJob } from "../src/ingest/run-job.js";
 import { jobSignals } from "../src/ingest/signals.js";
 import { QUEUES, workSlots } from "./queues.js";
 
@@ -47,9 +47,9 @@ export async function registerIngest(deps: Deps, boss: PgBoss): Promise<void> {
             );
           if (back && rerun < MAX_RERUNS) continue;
         }
-        // The model's endpoint out of reach: a pause first, so the retry does not find it down
-        // again at once (ended early by a shutdown or the expiry).
-        if (err instanceof ModelUnavailable)
+        // The model's endpoint out of reach, a lock conflict: a pause first, so the retry does not
+        // meet it again at once (ended early by a shutdown or the expiry).
+        if (err instanceof RetryLater)
           await setTimeout(err.retryInMs, undefined, { signal: job.signal }).catch(() => {});
         throw err;
       }

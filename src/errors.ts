@@ -148,3 +148,17 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether a failure (or one of its causes) is a lock conflict PostgreSQL ended by rolling one
+ * transaction back (a deadlock, 40P01; a serialization failure, 40001): nobody's fault, and the
+ * same work run again succeeds.
+ */
+export function isLockConflict(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 8; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "40P01" || code === "40001") return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../src/auth/keys.js";
-import { findMemory } from "../src/db/memories.js";
+import { newestSuccessors } from "../src/db/ingest-lookups.js";
+import { findMemory, insertMemoryRows } from "../src/db/memories.js";
+import { newMemoryId } from "../src/ids.js";
 import { inTimedChunks } from "../src/ingest/store.js";
 import { toWire } from "../src/memories/model.js";
 import { seedGroup } from "./helpers/groups.js";
@@ -502,6 +504,38 @@ describe("jobs of one user at once, re-checked under the store lock", () => {
     );
   });
 
+  it("walks a replaced fact's chain to its end, through a successor replaced in turn", async () => {
+    // blue <- red <- green, red already replaced: a job that planned to replace blue replaces
+    // green (the probe of two API and two worker processes forked chains into two active values
+    // when only active successors were followed: blue's only successor, red, was not).
+    const { orgId } = await svc.newOrg();
+    const [blue, red, green] = [newMemoryId(), newMemoryId(), newMemoryId()] as const;
+    const fact = (id: string, text: string, status: "active" | "superseded", supersedes: string | null) => ({
+      id,
+      org_id: orgId,
+      type: "fact" as const,
+      text,
+      user_id: "u1",
+      status,
+      supersedes,
+    });
+    await svc.deps.db.tx((tx) =>
+      insertMemoryRows(tx, [
+        fact(blue, "The user's favourite colour is blue.", "superseded", null),
+        fact(red, "The user's favourite colour is red.", "superseded", blue),
+        fact(green, "The user's favourite colour is green.", "active", red),
+      ]),
+    );
+    const scope = { orgId, userId: "u1" };
+    let at: string = blue;
+    for (let hop = 0; hop < 5; hop++) {
+      const next = (await newestSuccessors(svc.deps.db, scope, [at], "job_other")).get(at);
+      if (!next) break;
+      at = next;
+    }
+    expect(at).toBe(green);
+  });
+
   it("six jobs changing one fact differently leave one chain, the last change its only active fact", async () => {
     const { key, orgId } = await svc.newOrg();
     await ingestOk(key, { messages: [user("My favourite colour is blue.")] });
@@ -692,6 +726,36 @@ describe("changes made while a job is stored (a pause between its store transact
     const ep = (await findMemory(slow.deps.db, orgId, episode.id))!;
     expect((ep.details.fact_ids as string[]).at(-1)).toBe(row.id);
     // Its neighbours link to it, and the deleted copy left the first job's episode.
+    expect(await danglingLinks(slow.deps.db, orgId)).toEqual([0, 0]);
+  });
+
+  it("two jobs restating a fact deleted meanwhile store it again once, not twice", async () => {
+    const { key, orgId } = await slow.newOrg();
+    const said = "I collect antique brass telescopes.";
+    const first = await slow.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "c0", messages: [user(said)] },
+    });
+    const old = first.body.result.memories_created.find((m: any) => m.type === "fact").id as string;
+    // Both jobs planned the restatement against the stored copy (their first transactions are in).
+    const jars = (kind: string) =>
+      Array.from({ length: 80 }, (_, i) => user(`I keep ${i} jars of ${kind} jam on shelf number ${i}.`));
+    const a = await submitAndWaitForFirstChunk(key, {
+      conv_id: "c1",
+      messages: [...jars("plum"), user(said)],
+    });
+    const b = await submitAndWaitForFirstChunk(key, {
+      conv_id: "c2",
+      messages: [...jars("fig"), user(said)],
+    });
+    expect((await slow.request("DELETE", `/v1/memories/${old}`, { key })).status).toBe(204);
+    await finished(key, a);
+    await finished(key, b);
+    const { rows } = await slow.deps.db.query(
+      "SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND type = 'fact' AND text LIKE '%telescopes%'",
+      [orgId],
+    );
+    expect(rows[0].n).toBe(1);
     expect(await danglingLinks(slow.deps.db, orgId)).toEqual([0, 0]);
   });
 

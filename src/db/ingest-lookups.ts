@@ -208,10 +208,13 @@ export async function existingIds(db: Queryable, orgId: string, ids: string[]): 
 }
 
 /**
- * For each fact id, the newest active fact of the user that supersedes it, other than
- * `exceptJob`'s own (re-checked under the store lock: another job may have replaced it since).
+ * For each fact id, the newest fact of the user that supersedes it, whatever its status, other than
+ * `exceptJob`'s own (re-checked under the store lock: another job may have replaced it since). The
+ * caller walks these links to the chain's end: a successor itself replaced meanwhile (blue <- red <-
+ * green) is a step, not the end, or a job would replace blue again and fork the chain into two
+ * active values.
  */
-export async function activeSuccessors(
+export async function newestSuccessors(
   db: Queryable,
   scope: { orgId: string; userId: string },
   ids: string[],
@@ -220,7 +223,7 @@ export async function activeSuccessors(
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{ of: string; id: string }>(
     `SELECT DISTINCT ON (supersedes) supersedes::text AS of, id::text FROM memories
-     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active'
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact'
        AND supersedes = ANY($3::uuid[]) AND job_id IS DISTINCT FROM $4
      ORDER BY supersedes, created_at DESC, id DESC`,
     [scope.orgId, scope.userId, ids, exceptJob],

@@ -3,7 +3,7 @@ import { analyzeIfStale } from "../db/analyze.js";
 import { findGroupsByIds } from "../db/groups.js";
 import { recentFactTexts, userNameText } from "../db/ingest-lookups.js";
 import { claimJob } from "../db/jobs.js";
-import { isDatabaseUnavailable } from "../errors.js";
+import { isDatabaseUnavailable, isLockConflict } from "../errors.js";
 import { embeddingText } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { ProviderError } from "../providers/openai.js";
@@ -21,12 +21,18 @@ import type { StoredRequest } from "./submit.js";
 export const MAX_ATTEMPTS = 3;
 /** The pause before an attempt the model interrupted is tried again, times the attempts so far. */
 export const MODEL_RETRY_PAUSE_MS = 5_000;
+/** The pause before an attempt a lock conflict ended is tried again. */
+const LOCK_RETRY_PAUSE_MS = 500;
 
-/** An attempt ended by the model's endpoint being out of reach: retried after `retryInMs`. */
-export class ModelUnavailable extends Error {
-  override name = "ModelUnavailable";
+/**
+ * An attempt ended by something that passes (the model's endpoint out of reach, a lock conflict
+ * with another transaction): retried after `retryInMs`, as a new attempt that re-reads what the
+ * last one stored.
+ */
+export class RetryLater extends Error {
+  override name = "RetryLater";
   constructor(
-    cause: ProviderError,
+    cause: Error,
     readonly retryInMs: number,
   ) {
     super(cause.message, { cause });
@@ -161,7 +167,18 @@ export async function runIngestJob({
         { err, attempt: job.attempts, retryInMs },
         "ingest attempt interrupted (model unavailable); it will be retried",
       );
-      throw new ModelUnavailable(err, retryInMs);
+      throw new RetryLater(err, retryInMs);
+    }
+    // A deadlock with a request or another job on the same rows (a DELETE, a PATCH): the
+    // transaction was rolled back whole, and the attempt runs again shortly. It used to fail the
+    // job for good, "Extraction failed".
+    if (isLockConflict(err) && job.attempts < MAX_ATTEMPTS) {
+      metrics.ingestJobs.inc({ outcome: "interrupted" });
+      ctx.log.warn(
+        { err, attempt: job.attempts },
+        "ingest attempt interrupted (lock conflict); it will be retried",
+      );
+      throw new RetryLater(err as Error, LOCK_RETRY_PAUSE_MS);
     }
     metrics.ingestJobs.inc({ outcome: "failed" });
     ctx.log.error({ err }, "ingest job failed");

@@ -2,12 +2,12 @@ import { type Ctx, inTx } from "../context.js";
 import { canBegin, type Queryable } from "../db/db.js";
 import {
   activeFactsByHash,
-  activeSuccessors,
   existingIds,
   jobMemories,
   latestArtifactVersion,
   markSuperseded,
   nameEarlierFacts,
+  newestSuccessors,
   patchDetails,
   sameDirective,
   setSupersedes,
@@ -116,12 +116,13 @@ export async function storeResult({
     await replaceNewest(tx, fresh);
   };
   // Facts replacing one that was replaced meanwhile (by another job, by a PATCH of its text)
-  // replace the newest of that chain instead (a chain is a few links at most): those changed.
+  // replace the end of that chain instead, walked link by link (a chain is a few links at most):
+  // those changed.
   const replaceNewest = async (tx: Queryable, rows: PlannedRow[]) => {
     const changed = new Set<PlannedRow>();
     let replacing = rows.filter((f) => f.supersedes && !moved.has(f.id));
     for (let hop = 0; replacing.length && hop < 10; hop++) {
-      const newer = await activeSuccessors(
+      const newer = await newestSuccessors(
         tx,
         scope,
         replacing.map((f) => f.supersedes!),
@@ -249,6 +250,28 @@ export async function storeResult({
       orgId,
       restated.map((d) => d.existingId),
     );
+    // Another job may have stored one of those again already (two jobs restating a fact deleted
+    // before both): that copy is the one restated, or the fact would be active twice.
+    const gone = restated.filter((d) => !alive.has(d.existingId));
+    const again = new Map(
+      (
+        await activeFactsByHash(
+          tx,
+          scope,
+          gone.map((d) => d.row.content_hash!),
+          job.id,
+        )
+      ).map((r) => [r.content_hash, r.id]),
+    );
+    for (const d of gone) {
+      const id = again.get(d.row.content_hash!);
+      if (id === undefined) continue;
+      // Links to the deleted copy, or to this job's planned one, lead to that copy.
+      if (moved.get(d.existingId) === undefined) moved.set(d.existingId, id);
+      moved.set(d.row.id, id);
+      d.existingId = id;
+      alive.add(id);
+    }
     const revived: PlannedRow[] = [];
     const duplicates = restated.filter((d) => {
       if (alive.has(d.existingId)) return true;

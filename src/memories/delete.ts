@@ -1,6 +1,7 @@
 import { confinedUser, mayWriteRow, writeUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import type { Queryable } from "../db/db.js";
+import { lockIngestUser } from "../db/locks.js";
 import {
   type DeletedRow,
   deleteFinishedJobsInScope,
@@ -27,14 +28,18 @@ import { memoryNotFound } from "./get.js";
  */
 export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<void> {
   let deleted: boolean;
-  if (confinedUser(ctx.principal) !== null) {
-    // user_id is immutable, so checking the owner first cannot race with a change of owner.
-    const row = await findMemory(ctx.db, ctx.principal.orgId, input.id);
-    if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
-  }
+  // A memory's type and user never change, so reading them first cannot race with a change.
+  const before = await findMemory(ctx.db, ctx.principal.orgId, input.id);
+  if (!before || (confinedUser(ctx.principal) !== null && !mayWriteRow(ctx.principal, before)))
+    throw memoryNotFound(input.id);
   try {
     deleted = await inTx(ctx, async ({ db }) => {
       const orgId = ctx.principal.orgId;
+      // A fact goes under its user's ingest lock, taken first as ingest and PATCH take it: a job
+      // storing at once either finishes first (its episode listing the fact is then cleaned here)
+      // or starts after (and sees the fact gone). Without it a job's episode kept the deleted
+      // fact, and the two deadlocked over the fact, its episodes and the text statistics.
+      if (before.type === "fact") await lockIngestUser(db, orgId, before.user_id ?? "");
       const row = await deleteMemoryRow(db, orgId, input.id);
       if (row?.type === "fact")
         await unsayInEpisodes(db, orgId, [{ id: input.id, ...row }], { unlist: true });

@@ -407,6 +407,10 @@ const EVERYDAY_KINDS = new Map<string, string[]>([
     .map((w): [string, string[]] => [w, ["child", "children", "kid", "kids"]]),
 ]);
 const MOVED_TO = /\b(?:moved|moving|moves|relocated|relocating) (?:\w+ )?(?:from [\p{L}.' -]{1,40}? )?to\b/iu;
+/** "Alex is a backend developer at Globex" works there; "... in Chicago" lives there. */
+const INTRODUCED_JOB = /\bis (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+ (?:at|for|with) [A-Z]/;
+const INTRODUCED_HOME =
+  /\bis (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+(?: (?:at|for|with) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)? (?:in|based in) [A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*[.!]?$/;
 const EMPLOYED =
   /\b(?:(?:job|position|internship|career)s? (?:at|with|for|as)|roles? (?:at|with)|(?:hired|employed|recruited) (?:by|at|as)|work(?:s|ed|ing)? (?:at|as|for (?!(?:me|us|you|him|her|them|it|now|both|everyone|anyone|free|nothing|sure|a while|the (?:most|best|better|time|moment))\b)))\b/i;
 
@@ -427,7 +431,9 @@ export function conceptTerms(text: string): string[] {
     for (const term of EVERYDAY_KINDS.get(word.toLowerCase()) ?? []) if (!own.has(term)) out.add(term);
   }
   if (MOVED_TO.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
-  if (EMPLOYED.test(text)) for (const term of ["work", "works", "job"]) if (!own.has(term)) out.add(term);
+  if (EMPLOYED.test(text) || INTRODUCED_JOB.test(text))
+    for (const term of ["work", "works", "job"]) if (!own.has(term)) out.add(term);
+  if (INTRODUCED_HOME.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
   for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
     const names = run.split(" ").map((w) => w.replace(/'s$/, ""));
     for (let i = 0; i < names.length; ) {

@@ -511,6 +511,12 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
 // value. A kind may have several statements; those that only ever negate ("left Acme") are not
 // how its stored facts are found (`negation`).
 const NEG = `(?<neg>no longer |doesn't |does not |is no longer )?`;
+const ROLE = String.raw`is (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+`;
+const ORG = String.raw`[A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)*`;
+export const INTRODUCED_EMPLOYER = new RegExp(String.raw`^(?<s>.+?) ${ROLE} (?:at|for|with) (?<v>${ORG})`);
+export const INTRODUCED_RESIDENCE = new RegExp(
+  String.raw`^(?<s>.+?) ${ROLE}(?: (?:at|for|with) ${ORG})? (?:in|based in) (?<v>[A-Z][A-Za-z.'-]*(?: [A-Z][A-Za-z.'-]*)*)$`,
+);
 /** Adverbs between a subject and its verb ("the user just moved to Seattle"): no part of either. */
 const ADV = `(?:(?:now|currently|recently|just|finally|also|still|actually|officially) )*`;
 const SLOTS: Array<[string, RegExp, "negation"?]> = [
@@ -550,6 +556,10 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
     "employer",
     /^(?<s>.+?) (?:has |have |just |recently |will |is |am )*(?:joined|joining|join) (?<v>[A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)*)(?: as .*| (?:last|this|in|on|yesterday|today)\b.*)?$/,
   ],
+  // An introduction's description: "Alex is a backend developer at Globex (in Chicago)"; found
+  // among stored facts by the concept terms it indexes ("work", "lives": src/providers/local/concepts.ts).
+  ["employer", INTRODUCED_EMPLOYER],
+  ["residence", INTRODUCED_RESIDENCE],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}${ADV}(?:works|work) as (?<v>.+)$`, "i")],
   [
     "job",
