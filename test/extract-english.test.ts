@@ -622,6 +622,8 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(texts("I'm Bob, a backend engineer at Shopify. I mostly write Go.")).toEqual([
       "The user's name is Bob.",
       "Bob is a backend engineer at Shopify. Bob mostly writes Go.",
+      // Where Bob works, alone too: a later "I joined Cloudflare" supersedes it.
+      "Bob is a backend engineer at Shopify.",
     ]);
     // An age after the name is one: a name WordNet also knows (Dana) is still introduced.
     expect(texts("I'm Dana, 34, from Chicago.")).toEqual([

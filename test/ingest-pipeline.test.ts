@@ -249,6 +249,25 @@ describe("supersede and dedup", () => {
     });
     expect(Object.keys(quit.memories_superseded_by)).toHaveLength(1);
     expect(await activeOf("p1")).not.toContain("The user's brother now works at NASA.");
+    // An introduction's description is where the user works and lives: a quit and a move replace it.
+    await ingestOk(key, {
+      user_id: "i1",
+      messages: [user("I'm Alex, a backend developer at Globex in Chicago.")],
+    });
+    const quitGlobex = await ingestOk(key, {
+      user_id: "i1",
+      conv_id: "c2",
+      messages: [user("I quit my job at Globex last week.")],
+    });
+    expect(Object.keys(quitGlobex.memories_superseded_by)).toHaveLength(1);
+    expect((await activeOf("i1")).some((t: string) => t.includes("backend developer"))).toBe(false);
+    await ingestOk(key, { user_id: "i2", messages: [user("I'm Sam, a nurse in Austin.")] });
+    const movedSam = await ingestOk(key, {
+      user_id: "i2",
+      conv_id: "c2",
+      messages: [user("We moved to Denver.")],
+    });
+    expect(Object.keys(movedSam.memories_superseded_by)).toHaveLength(1);
     // A gym joined is no employer.
     await ingestOk(key, { user_id: "j3", messages: [user("I work at Google.")] });
     const gym = await ingestOk(key, {

@@ -410,7 +410,7 @@ const MOVED_TO = /\b(?:moved|moving|moves|relocated|relocating) (?:\w+ )?(?:from
 /** "Alex is a backend developer at Globex" works there; "... in Chicago" lives there. */
 const INTRODUCED_JOB = /\bis (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+ (?:at|for|with) [A-Z]/;
 const INTRODUCED_HOME =
-  /\bis (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+(?: (?:at|for|with) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)? (?:in|based in) [A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*[.!]?$/;
+  /\bis (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+(?: (?:at|for|with) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*)? (?:in|based in) [A-Z][\w'-]*(?: [A-Z][\w'-]*)*(?=[.!]?(?:\s|$))/;
 const EMPLOYED =
   /\b(?:(?:job|position|internship|career)s? (?:at|with|for|as)|roles? (?:at|with)|(?:hired|employed|recruited) (?:by|at|as)|work(?:s|ed|ing)? (?:at|as|for (?!(?:me|us|you|him|her|them|it|now|both|everyone|anyone|free|nothing|sure|a while|the (?:most|best|better|time|moment))\b)))\b/i;
 

@@ -515,7 +515,7 @@ const ROLE = String.raw`is (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+`;
 const ORG = String.raw`[A-Z][A-Za-z0-9&.'-]*(?: [A-Z][A-Za-z0-9&.'-]*)*`;
 export const INTRODUCED_EMPLOYER = new RegExp(String.raw`^(?<s>.+?) ${ROLE} (?:at|for|with) (?<v>${ORG})`);
 export const INTRODUCED_RESIDENCE = new RegExp(
-  String.raw`^(?<s>.+?) ${ROLE}(?: (?:at|for|with) ${ORG})? (?:in|based in) (?<v>[A-Z][A-Za-z.'-]*(?: [A-Z][A-Za-z.'-]*)*)$`,
+  String.raw`^(?<s>.+?) ${ROLE}(?: (?:at|for|with) ${ORG})? (?:in|based in) (?<v>[A-Z][A-Za-z'-]*(?: [A-Z][A-Za-z'-]*)*)[.!]?$`,
 );
 /** Adverbs between a subject and its verb ("the user just moved to Seattle"): no part of either. */
 const ADV = `(?:(?:now|currently|recently|just|finally|also|still|actually|officially) )*`;
