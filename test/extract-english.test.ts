@@ -728,6 +728,10 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(text("I called my mom on Friday and on Sunday.")).toBe(
       "On 5 March 2025, the user called the user's mom on Friday (28 February 2025) and on Sunday (2 March 2025).",
     );
+    // A list of days is a schedule.
+    expect(text("I switched my running to Monday, Wednesday and Friday mornings.")).toBe(
+      "On 5 March 2025, the user switched the user's running to Monday, Wednesday and Friday mornings.",
+    );
     // Habits and a day named without a tense stay as said.
     expect(text("We play chess every Monday.")).toBe(
       "On 5 March 2025, the user and others play chess every Monday.",
@@ -749,6 +753,13 @@ describe("what an assistant says, and how a sentence starts", () => {
     expect(texts(["assistant", "Ottawa is a lovely city. Makes sense, it's quieter than Toronto."])).toEqual(
       [],
     );
+    for (const said of [
+      "Understood, I will avoid fish in suggestions.",
+      "Important to know, thanks.",
+      "A dinosaur party could be fun!",
+      "Seattle has great Thai food!",
+    ])
+      expect(texts(["assistant", said]), said).toEqual([]);
     expect(texts(["assistant", "The capital of Australia is Canberra."])).toEqual([
       "The assistant said: The capital of Australia is Canberra.",
     ]);

@@ -204,6 +204,13 @@ function withWeekdays(text: string, at: Date): string {
     const from = Math.max(0, ...[...text.slice(0, m.index).matchAll(/[.!?]\s/g)].map((e) => e.index + 2));
     const to = /[.!?](?:\s|$)/.exec(text.slice(m.index))?.index;
     const sentence = text.slice(from, to === undefined ? undefined : m.index + to + 1);
+    // A list of days ("Monday, Wednesday and Friday mornings") is a schedule, not three dates.
+    const around = `${text.slice(Math.max(0, m.index - 14), m.index)}|${text.slice(m.index + m[0].length, m.index + m[0].length + 14)}`;
+    if (
+      /(?:day,\s*|day\s+(?:and|or|&)\s+)\|/i.test(around) ||
+      /\|(?:,\s*|\s+(?:and|or|&)\s+)\w+day\b/i.test(around)
+    )
+      continue;
     const target = DAY_NAMES.indexOf(m[2]!.toLowerCase());
     let abs: string | null = null;
     if (
