@@ -1185,6 +1185,24 @@ describe("a health question without the ailment's name", () => {
   });
 });
 
+describe("a directive of a dated conversation", () => {
+  it("was last confirmed when the conversation said it, and the context block shows that day", async () => {
+    const { key } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      messages: [user("Never run terraform destroy without a plan file.", { date: "2025-03-11T10:00:00Z" })],
+    });
+    const lesson = result.memories_created.find((m: any) => m.type === "lesson");
+    const row = (await svc.request("GET", `/v1/memories/${lesson.id}`, { key })).body;
+    expect(row.details.last_confirmed_at).toBe("2025-03-11T10:00:00.000Z");
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "terraform destroy", user_id: "u1", include: ["lesson"], mode: "compose" },
+    });
+    expect(found.body.context).toContain("- 2025-03-11: ");
+    expect(found.body.context).not.toContain(`- ${new Date().toISOString().slice(0, 10)}: `);
+  });
+});
+
 describe("DELETE /v1/memories (forget a scope)", () => {
   const count = async (orgId: string, userId: string) =>
     (

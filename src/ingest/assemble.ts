@@ -122,6 +122,17 @@ export function assemblePlan(
     };
   });
 
+  // A directive was last confirmed when the conversation said it: its latest source message's
+  // date where the messages carry one (an imported history's lesson is not "learned today").
+  const confirmedAt = (eventIds: string[]) =>
+    eventIds
+      .map((e) => {
+        const t = byEvent.get(e);
+        return t?.at ?? t?.refDate;
+      })
+      .filter((at): at is Date => at instanceof Date)
+      .sort((a, b) => a.getTime() - b.getTime())
+      .at(-1) ?? jobCreatedAt;
   const directives: PlannedRow[] = ex.directives.map((d, i) => ({
     ...scope,
     id: id(`d${i}`),
@@ -135,7 +146,7 @@ export function assemblePlan(
     details: {
       steps: d.type === "procedure" ? d.steps : null,
       observation_count: 1,
-      last_confirmed_at: jobCreatedAt.toISOString(),
+      last_confirmed_at: confirmedAt(d.source_event_ids).toISOString(),
       source_event_ids: d.source_event_ids,
       episode_id: episodeId,
     },

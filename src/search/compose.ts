@@ -20,11 +20,12 @@ const ORDER: MemoryType[] = ["lesson", "procedure", "fact", "episode", "artifact
 
 /**
  * The day a memory is about, when extraction recorded one (a message date as the chat export
- * wrote it, "1:56 pm on 8 May, 2023", is read as ingest reads it); else when it was stored.
+ * wrote it, "1:56 pm on 8 May, 2023", is read as ingest reads it; a directive's, when it was last
+ * confirmed); else when it was stored.
  */
 export function memoryDate(row: MemoryRow): string {
   const d = row.details ?? {};
-  for (const key of ["occurred_at", "event_date", "date", "started_at"]) {
+  for (const key of ["occurred_at", "event_date", "date", "started_at", "last_confirmed_at"]) {
     const v = d[key];
     if (typeof v === "string" && v.trim()) {
       const parsed = parseLooseDate(v) ?? new Date(v);
