@@ -280,6 +280,28 @@ describe("search ranking and corpora", () => {
     expect(plain.body.data.every((r: { type: string }) => r.type === "fact")).toBe(true);
   });
 
+  it("says what a directive found by its text hit: the trigger entities the query names as words", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      {
+        type: "lesson",
+        text: 'When "npm ERR! code ERESOLVE" occurs: run npm install with --legacy-peer-deps',
+        user_id: "u",
+        trigger_entities: ["ERESOLVE", "npm", "--legacy-peer-deps"],
+        outcome: "resolved",
+      },
+    ]);
+    const res = await search(key, {
+      query: "Fix this failing npm install",
+      user_id: "u",
+      include: ["lesson"],
+      mode: "compose",
+    });
+    const [lesson] = res.body.data;
+    expect(lesson.details.matched_on).toEqual(["npm"]);
+    expect(lesson.details.because).not.toMatch(/action/);
+  });
+
   it("counts the leading directives within limit", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

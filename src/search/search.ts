@@ -163,7 +163,7 @@ export async function searchMemories({
         // Under compose a directive says why it is there (spec 2.1): the trigger's lexical gate,
         // with the query as the task; under retrieve, null.
         ...directives.map((d) => {
-          const verdict = mode === "compose" ? lexicalVerdict(d, input.query) : null;
+          const verdict = mode === "compose" ? lexicalVerdict(d, input.query, "the query") : null;
           return toWire(d.row, {
             directive: {
               matched_on: d.matchedOn,
@@ -238,7 +238,11 @@ async function leadingDirectives(
       scope,
       text.map((c) => c.id).filter((id) => !seen.has(id)),
     );
-    for (const row of extra.slice(0, max - out.length)) out.push({ row, matchedOn: [] });
+    // Found by their text: the trigger entities the query still names as words ("npm" in "fix
+    // this failing npm install", which holds no identifier a tool call would) are what it hit.
+    const words = new Set(query.toLowerCase().match(/[\p{L}\p{N}_./-]+/gu) ?? []);
+    for (const row of extra.slice(0, max - out.length))
+      out.push({ row, matchedOn: row.trigger_entities.filter((e) => words.has(e.toLowerCase())) });
   }
   return out;
 }

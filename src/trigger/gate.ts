@@ -58,9 +58,11 @@ function directiveText(row: MemoryRow): string {
  * names. With no task, or one without content words ("ok", "go ahead"), there is nothing to gate
  * against: every match is kept, at middling confidence. Unverified directives (no outcome) are held a little less confidently.
  */
-export function lexicalVerdict(item: GateItem, task: string | null): Verdict {
+export function lexicalVerdict(item: GateItem, task: string | null, matchedWhat = "the action"): Verdict {
   const hedge = unverified(item.row) ? 0.8 : 1;
-  const matched = item.matchedOn.length ? `matched on ${item.matchedOn.join(", ")}` : "matched the action";
+  const matched = item.matchedOn.length
+    ? `matched on ${item.matchedOn.join(", ")}`
+    : `matched ${matchedWhat}`;
   const want = terms(task ?? "");
   // A task with no content words ("ok", "yes, do it", "go ahead") says nothing to gate against,
   // like no task at all: the exact match stands.
