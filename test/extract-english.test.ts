@@ -23,6 +23,15 @@ const turn = (index: number, role: string, content: string, speaker: string | nu
 const extraction = (turns: Turn[], userName?: string) =>
   extractLocally({ turns, path: "live", extractArtifacts: false, agentic: false, known: [], userName });
 const facts = (turns: Turn[], userName?: string) => extraction(turns, userName).facts;
+/** A user's turn sent with a date (`at`), which leads its facts and resolves its relative dates. */
+const datedTurn = (at: Date, content: string, index = 0): Turn => ({
+  ...turn(index, "user", content),
+  date: at.toISOString(),
+  at,
+  refDate: at,
+});
+/** The first fact's text of a user's message dated `at`. */
+const datedText = (at: Date, content: string) => extraction([datedTurn(at, content)]).facts[0]?.text;
 
 describe("third-person facts of tricky turns", () => {
   const cases: Array<[string, string | null]> = [
@@ -518,12 +527,7 @@ describe("the context block and episode titles read cleanly", () => {
   });
 
   it("writes 'the' lower case after a leading day, and titles no conversation by its dates", () => {
-    const dated = (i: number, content: string): Turn => ({
-      ...turn(i, "user", content),
-      date: "2025-06-01T10:00:00Z",
-      at: new Date("2025-06-01T10:00:00Z"),
-      refDate: new Date("2025-06-01T10:00:00Z"),
-    });
+    const dated = (i: number, content: string) => datedTurn(new Date("2025-06-01T10:00:00Z"), content, i);
     const ex = extraction([
       dated(0, "The garden is full of tomatoes in summer."),
       dated(1, "The tomatoes need water every evening."),
@@ -545,14 +549,7 @@ describe("named speakers, dates and categories", () => {
   });
 
   it("resolves a thing due in a while and this weekend, and writes a leading relative date lower case", () => {
-    const at = new Date("2024-07-03T12:00:00Z"); // a Wednesday
-    const dated = (content: string): Turn => ({
-      ...turn(0, "user", content),
-      date: "3 July 2024",
-      at,
-      refDate: at,
-    });
-    const text = (content: string) => extraction([dated(content)]).facts[0]?.text;
+    const text = (content: string) => datedText(new Date("2024-07-03T12:00:00Z"), content); // a Wednesday
     expect(text("Last Tuesday I went hiking with my brother.")).toBe(
       "On 3 July 2024, last Tuesday (2 July 2024) the user went hiking with the user's brother.",
     );
@@ -688,27 +685,13 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(facts([turn(0, "Caroline", "Took a short trip to Rome last week.", "Caroline")])[0]!.text).toBe(
       "Caroline said: Took a short trip to Rome last week.",
     );
-    const at = new Date("2025-03-05T09:00:00Z");
-    const dated: Turn = {
-      ...turn(0, "user", "On Monday my sister visited us."),
-      date: "5 March 2025",
-      at,
-      refDate: at,
-    };
-    expect(extraction([dated]).facts[0]!.text).toBe(
+    expect(datedText(new Date("2025-03-05T09:00:00Z"), "On Monday my sister visited us.")).toBe(
       "On 5 March 2025, on Monday (3 March 2025) the user's sister visited the user and others.",
     );
   });
 
   it("resolves a weekday alone by the sentence's tense", () => {
-    const at = new Date("2025-03-05T09:00:00Z"); // a Wednesday
-    const dated = (content: string): Turn => ({
-      ...turn(0, "user", content),
-      date: "5 March 2025",
-      at,
-      refDate: at,
-    });
-    const text = (content: string) => extraction([dated(content)]).facts[0]?.text;
+    const text = (content: string) => datedText(new Date("2025-03-05T09:00:00Z"), content); // a Wednesday
     expect(text("I have a job interview this Friday.")).toBe(
       "On 5 March 2025, the user has a job interview this Friday (7 March 2025).",
     );
@@ -840,13 +823,7 @@ describe("an agentic session's gist", () => {
 
 describe("an episode says each thing once, and its title writes names as names", () => {
   it("leaves a dated clause out of the summary when its dated sentence is in, and keeps capitals", () => {
-    const at = new Date("2024-01-10T12:00:00Z");
-    const dated = (i: number, content: string): Turn => ({
-      ...turn(i, "user", content),
-      date: "10 January 2024",
-      at,
-      refDate: at,
-    });
+    const dated = (i: number, content: string) => datedTurn(new Date("2024-01-10T12:00:00Z"), content, i);
     const { episode } = extraction([
       dated(0, "I live in Paris and I work at Initech as an engineer."),
       dated(1, "My friend Maria moved to Lisbon last year."),

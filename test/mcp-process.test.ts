@@ -364,7 +364,7 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     try {
       await p.logged(/"msg":"(embedded database ready|migrations applied)"/g, 1, 170_000);
       p.child.kill("SIGTERM");
-      // It was killed by the signal (exit 143, null here), leaving its lock files behind.
+      // Not killed by the signal (it was: exit 143, its lock files left behind).
       expect(await p.exited).toBe(0);
       expect(p.stderr()).toContain('"msg":"shutting down"');
       expect(p.stderr()).toContain('"msg":"stopped"');
