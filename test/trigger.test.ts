@@ -650,6 +650,22 @@ describe("trigger relevance gate", () => {
       task: "start the dev server",
     });
     expect(npm.body.data).toEqual([]);
+    // One that names the very command the call runs bears on it, among three identifiers.
+    await seed(orgId, [
+      lesson("When ECONNREFUSED: start the database with docker compose up -d before running npm test.", [
+        "ECONNREFUSED",
+        "npm",
+        "docker",
+      ]),
+    ]);
+    const tests = await trigger(key, {
+      user_id: "u",
+      action: { tool: "Bash", args: { command: "npm test" } },
+      task: "make the suite green",
+    });
+    expect(tests.body.data.map((r: any) => r.text)).toEqual([
+      "When ECONNREFUSED: start the database with docker compose up -d before running npm test.",
+    ]);
   });
 
   it("keeps exact matches when the task says nothing to gate against ('ok', 'go ahead')", async () => {

@@ -58,7 +58,12 @@ function directiveText(row: MemoryRow): string {
  * names. With no task, or one without content words ("ok", "go ahead"), there is nothing to gate
  * against: every match is kept, at middling confidence. Unverified directives (no outcome) are held a little less confidently.
  */
-export function lexicalVerdict(item: GateItem, task: string | null, matchedWhat = "the action"): Verdict {
+export function lexicalVerdict(
+  item: GateItem,
+  task: string | null,
+  matchedWhat = "the action",
+  command: string | null = null,
+): Verdict {
   const hedge = unverified(item.row) ? 0.8 : 1;
   const matched = item.matchedOn.length
     ? `matched on ${item.matchedOn.join(", ")}`
@@ -77,9 +82,12 @@ export function lexicalVerdict(item: GateItem, task: string | null, matchedWhat 
   // dashboard", a task that shares no word with it. A long procedure that merely mentions `npm`
   // among many identifiers still has to concern the task.
   const text = item.row.text.toLowerCase();
+  // So does one that names the very command the call runs ("... before running npm test" before
+  // `npm test`), however many identifiers it triggers on.
   const aboutCall =
-    item.matchedOn.some((e) => text.includes(e.toLowerCase())) &&
-    item.matchedOn.length * 2 >= item.row.trigger_entities.length;
+    (item.matchedOn.some((e) => text.includes(e.toLowerCase())) &&
+      item.matchedOn.length * 2 >= item.row.trigger_entities.length) ||
+    (command !== null && command.length >= 4 && text.replace(/\s+/g, " ").includes(command));
   const overlap = want.size ? shared.length / Math.min(want.size, Math.max(have.size, 1)) : 0;
   const relevance = Math.min(1, overlap + (namedInTask || aboutCall ? 0.3 : 0));
   if (relevance < LEXICAL_THRESHOLD) {

@@ -81,13 +81,19 @@ export async function triggerDirectives({
     if (mode === "compose") {
       t = performance.now();
       const task = input.task ?? null;
+      // The shell command the call runs, as one line in lower case ("npm test").
+      const args = action?.args as Record<string, unknown> | null | undefined;
+      const command =
+        typeof args?.command === "string"
+          ? args.command.split("\n")[0]!.trim().replace(/\s+/g, " ").toLowerCase()
+          : null;
       const verdicts = await modelVerdicts(ctx, items, task, describeAction(action, identifiers));
       applied = verdicts !== null;
       const none: Verdict = { keep: false, because: "", confidence: 0 };
       const kept = items
         .map((i) => ({
           ...i,
-          verdict: verdicts ? (verdicts.get(i.row.id) ?? none) : lexicalVerdict(i, task),
+          verdict: verdicts ? (verdicts.get(i.row.id) ?? none) : lexicalVerdict(i, task, undefined, command),
         }))
         .filter((i) => i.verdict.keep)
         .sort((a, b) => b.verdict.confidence - a.verdict.confidence);
