@@ -523,6 +523,17 @@ describe("jobs of one user at once, re-checked under the store lock", () => {
     );
   });
 
+  it("six jobs giving a first value at once leave one active value", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const colours = ["green", "red", "yellow", "purple", "orange", "pink"];
+    await ingestAll(
+      key,
+      colours.map((c, i) => ({ conv_id: `c${i}`, messages: [user(`My favourite colour is ${c}.`)] })),
+    );
+    expect(await count(orgId, "type = 'fact' AND status = 'active' AND text LIKE '%colour%'")).toBe(1);
+    expect(await count(orgId, "type = 'fact' AND text LIKE '%colour%'")).toBe(6);
+  });
+
   it("walks a replaced fact's chain to its end, through a successor replaced in turn", async () => {
     // blue <- red <- green, red already replaced: a job that planned to replace blue replaces
     // green (the probe of two API and two worker processes forked chains into two active values

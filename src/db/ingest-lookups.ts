@@ -97,14 +97,16 @@ export async function activeFactsMatching(
   search: { pattern: string; words: string },
   limit: number,
   exceptJob: string | null = null,
+  since: Date | null = null,
 ): Promise<Similar[]> {
   const { rows } = await db.query<Similar>(
     `SELECT id::text, text, 0.5 AS similarity FROM memories
      WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', $4)
        AND type = 'fact' AND status = 'active' AND text ~* $3
        AND ($6::text IS NULL OR job_id IS DISTINCT FROM $6)
+       AND ($7::timestamptz IS NULL OR created_at > $7)
      ORDER BY created_at DESC LIMIT $5`,
-    [scope.orgId, scope.userId, search.pattern, search.words, limit, exceptJob],
+    [scope.orgId, scope.userId, search.pattern, search.words, limit, exceptJob, since],
   );
   return rows.map((r) => ({ ...r, similarity: Number(r.similarity) }));
 }
@@ -325,6 +327,21 @@ export async function touchFacts(
 }
 
 /** An episode ingested again: `updated_at` now (if it is still there). */
+/** Adds facts to an episode's `fact_ids` (facts a job stored again in a conversation it found stored). */
+export async function listFactsInEpisode(
+  db: Queryable,
+  orgId: string,
+  episodeId: string,
+  ids: string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `UPDATE memories SET details = jsonb_set(details, '{fact_ids}', coalesce(details -> 'fact_ids', '[]'::jsonb) || $3::jsonb)
+     WHERE org_id = $1 AND id = $2 AND type = 'episode'`,
+    [orgId, episodeId, JSON.stringify(ids)],
+  );
+}
+
 export async function touchEpisode(db: Queryable, orgId: string, id: string): Promise<Touched[]> {
   const { rows } = await db.query(
     `UPDATE memories SET updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING id::text, type, text`,

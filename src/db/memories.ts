@@ -297,6 +297,16 @@ function axesWhere(scope: ForgetScope, column: (axis: string) => string, first: 
   };
 }
 
+/** The users whose memories a scope holds (for their ingest locks, taken in this order). */
+export async function usersInScope(db: Queryable, orgId: string, scope: ForgetScope): Promise<string[]> {
+  const where = axesWhere(scope, (a) => a, 2);
+  const { rows } = await db.query<{ user_id: string }>(
+    `SELECT DISTINCT coalesce(user_id, '') AS user_id FROM memories WHERE org_id = $1 AND ${where.sql} ORDER BY 1`,
+    [orgId, ...where.values],
+  );
+  return rows.map((r) => r.user_id);
+}
+
 /**
  * Deletes every memory of the organisation in a scope (each axis given must match; at least one
  * is): what was deleted, for the episodes that list a deleted fact outside the scope.

@@ -17,7 +17,7 @@ import type { Plan, PlannedRow } from "./assemble.js";
  * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
  * sister lives in Rome" too), and how many of those of the same subject a fact meets.
  */
-const SLOT_CANDIDATES = 20;
+export const SLOT_CANDIDATES = 20;
 const SAME_SLOT_CANDIDATES = 5;
 
 /** What the store stage does besides inserting new rows. */

@@ -2,9 +2,11 @@ import { type Ctx, inTx } from "../context.js";
 import { canBegin, type Queryable } from "../db/db.js";
 import {
   activeFactsByHash,
+  activeFactsMatching,
   existingIds,
   jobMemories,
   latestArtifactVersion,
+  listFactsInEpisode,
   markSuperseded,
   nameEarlierFacts,
   newestSuccessors,
@@ -20,11 +22,12 @@ import { finishJob, type JobRow, recordStoredFacts } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
 import { unsayInEpisodes } from "../memories/delete.js";
 import { writeMemories } from "../memories/write.js";
+import { sameSlot, slotSearches } from "../providers/local/extractor.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { LINK_SPAN } from "../search/linked.js";
 import { enqueueJobWebhook } from "../webhooks/enqueue.js";
 import type { PlannedRow } from "./assemble.js";
-import type { Reconciled } from "./reconcile.js";
+import { type Reconciled, SLOT_CANDIDATES } from "./reconcile.js";
 import type { StoredRequest } from "./submit.js";
 
 /** A later attempt (or a finished job) owns this job: roll back and write nothing. */
@@ -113,7 +116,23 @@ export async function storeResult({
       late.push(f);
       if (f.supersedes) replaces(f, null);
     }
+    await replaceStatedMeanwhile(tx, fresh);
     await replaceNewest(tx, fresh);
+  };
+  // A new value of an attribute the user had none of when the job planned, which another job
+  // stated meanwhile ("favourite colour is red" and "... green" at once, a first value each):
+  // the later one replaces it, as it would have at plan time, so one value stays active.
+  const replaceStatedMeanwhile = async (tx: Queryable, rows: PlannedRow[]) => {
+    const open = rows.filter((f) => !f.supersedes && !moved.has(f.id));
+    const kinds = new Map(open.flatMap((f) => slotSearches(f.text)).map((s) => [s.kind, s]));
+    for (const s of kinds.values()) {
+      const stated = await activeFactsMatching(tx, scope, s, SLOT_CANDIDATES, job.id, job.started_at);
+      for (const f of open) {
+        if (f.supersedes) continue;
+        const other = stated.find((c) => sameSlot(f.text, c.text) && !rec.supersedes.has(c.id));
+        if (other) replaces(f, other.id);
+      }
+    }
   };
   // Facts replacing one that was replaced meanwhile (by another job, by a PATCH of its text)
   // replace the end of that chain instead, walked link by link (a chain is a few links at most):
@@ -288,9 +307,20 @@ export async function storeResult({
       remap(episode, moved);
       storeEpisodeNeighbours(episode, revived);
     }
+    // A conversation sent again has no episode of its own to write (the stored one is touched):
+    // facts it stores again belong to that one.
+    const inSameEpisode = !episode && rec.sameEpisode ? rec.sameEpisode : null;
+    if (inSameEpisode) for (const f of revived) f.details = { ...f.details, episode_id: inSameEpisode };
     for (const a of artifacts) remap(a, moved);
     const earlier = facts.filter((f) => !last.includes(f) && !moved.has(f.id));
     await writeFacts(txCtx, [...last, ...revived], true);
+    if (inSameEpisode)
+      await listFactsInEpisode(
+        tx,
+        orgId,
+        inSameEpisode,
+        revived.map((f) => f.id),
+      );
     await patchDetails(
       tx,
       orgId,

@@ -14,6 +14,7 @@ import {
   forgetUnusedWords,
   unlinkNeighbours,
   updateEpisodeText,
+  usersInScope,
 } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { withoutSentencesOf } from "../providers/local/english.js";
@@ -98,6 +99,13 @@ export async function deleteMemoriesInScope({
   let jobs: number;
   try {
     ({ rows, jobs } = await inTx(ctx, async ({ db }) => {
+      // Under each user's ingest lock, as a single delete: a job storing at once (in another
+      // conversation of the user, restating a fact of this scope) finishes first and its episode
+      // is cleaned here, or starts after and sees the facts gone.
+      for (const userId of named.user_id !== undefined
+        ? [named.user_id]
+        : await usersInScope(db, orgId, named))
+        await lockIngestUser(db, orgId, userId);
       const gone = await deleteMemoryRowsInScope(db, orgId, named);
       const facts = gone.filter((r) => r.type === "fact");
       if (facts.length) await unsayInEpisodes(db, orgId, facts, { unlist: true });
