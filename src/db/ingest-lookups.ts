@@ -97,16 +97,14 @@ export async function activeFactsMatching(
   search: { pattern: string; words: string },
   limit: number,
   exceptJob: string | null = null,
-  since: Date | null = null,
 ): Promise<Similar[]> {
   const { rows } = await db.query<Similar>(
     `SELECT id::text, text, 0.5 AS similarity FROM memories
      WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', $4)
        AND type = 'fact' AND status = 'active' AND text ~* $3
        AND ($6::text IS NULL OR job_id IS DISTINCT FROM $6)
-       AND ($7::timestamptz IS NULL OR created_at > $7)
      ORDER BY created_at DESC LIMIT $5`,
-    [scope.orgId, scope.userId, search.pattern, search.words, limit, exceptJob, since],
+    [scope.orgId, scope.userId, search.pattern, search.words, limit, exceptJob],
   );
   return rows.map((r) => ({ ...r, similarity: Number(r.similarity) }));
 }

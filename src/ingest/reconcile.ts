@@ -41,6 +41,11 @@ export interface Reconciled {
    * conversation with the same text. It is touched instead of stored twice.
    */
   sameEpisode: string | null;
+  /**
+   * The user's statements of the attributes this job states that the judge saw (the store
+   * replaces one stated since, which it did not see: src/ingest/store.ts).
+   */
+  slotSeen: Set<string>;
 }
 
 /**
@@ -63,6 +68,7 @@ export async function reconcile(
     newVersions: new Set(),
     sameDirectives: [],
     sameEpisode: null,
+    slotSeen: new Set(),
   };
   const similar = await similarActiveFactsOf(
     db,
@@ -79,6 +85,7 @@ export async function reconcile(
   const stated: Similar[] = [];
   for (const s of slotted.values())
     stated.push(...(await activeFactsMatching(db, scope, s, SLOT_CANDIDATES, plan.episode.job_id)));
+  for (const c of stated) out.slotSeen.add(c.id);
   const cases: JudgeCase[] = plan.facts.map((f, i) => {
     const candidates = similar[i]!.filter((c) => c.similarity >= 0.5);
     for (const c of stated.filter((c) => sameSlot(f.text, c.text)).slice(0, SAME_SLOT_CANDIDATES))

@@ -126,7 +126,11 @@ export async function storeResult({
     const open = rows.filter((f) => !f.supersedes && !moved.has(f.id));
     const kinds = new Map(open.flatMap((f) => slotSearches(f.text)).map((s) => [s.kind, s]));
     for (const s of kinds.values()) {
-      const stated = await activeFactsMatching(tx, scope, s, SLOT_CANDIDATES, job.id, job.started_at);
+      // Not by time: a row's created_at is its transaction's start, which may come before this
+      // job planned though it committed after (it waited on this lock). By what the judge saw.
+      const stated = (await activeFactsMatching(tx, scope, s, SLOT_CANDIDATES, job.id)).filter(
+        (c) => !rec.slotSeen.has(c.id),
+      );
       for (const f of open) {
         if (f.supersedes) continue;
         const other = stated.find((c) => sameSlot(f.text, c.text) && !rec.supersedes.has(c.id));
