@@ -431,9 +431,11 @@ export function conceptTerms(text: string): string[] {
     for (const term of EVERYDAY_KINDS.get(word.toLowerCase()) ?? []) if (!own.has(term)) out.add(term);
   }
   if (MOVED_TO.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
-  if (EMPLOYED.test(text) || INTRODUCED_JOB.test(text))
+  const introduced = text.includes(" is a");
+  if (EMPLOYED.test(text) || (introduced && INTRODUCED_JOB.test(text)))
     for (const term of ["work", "works", "job"]) if (!own.has(term)) out.add(term);
-  if (INTRODUCED_HOME.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
+  if (introduced && INTRODUCED_HOME.test(text))
+    for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
   for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
     const names = run.split(" ").map((w) => w.replace(/'s$/, ""));
     for (let i = 0; i < names.length; ) {

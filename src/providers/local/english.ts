@@ -241,7 +241,7 @@ export function isSubstantive(sentence: string): boolean {
   // Talk about the talk ("I see what you mean.", "Let me think about it.", "I didn't know that at
   // all!") says nothing either.
   if (words.length && words.every((w) => CHAT_REPLY.has(w))) return false;
-  if (NEWS_TO_ME.test(s)) return false;
+  if (s.length < 60 && NEWS_TO_ME.test(s)) return false;
   // A lead-in to what follows ("Here is my backup script backup.sh:") is no claim of its own.
   if (/^(?:here(?: is|'s| are)|below is|this is|see)\b.*:$/i.test(s)) return false;
   // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
@@ -434,6 +434,7 @@ function toThirdPersonUnshielded(sentence: string, name: string): string {
  * on a case-sensitive shell.
  */
 export function sentenceCase(s: string): string {
+  if (!/^\p{Ll}/u.test(s)) return s;
   const first = /^[^\s]+/.exec(s)?.[0] ?? "";
   const asWritten =
     (isKnownCommand(first) && /^\S+ (?!of\b)[a-z-]/.test(s)) ||
@@ -556,11 +557,12 @@ function unquotedToThird(sentence: string, name: string): string {
   s = s.replace(/\band I (are|were)\b/g, `and ${name} $1`);
   // A question's inverted subject ("How do I list branches?", "Am I late?"): the auxiliary agrees,
   // the verb after it stays in the base form.
-  s = s.replace(
-    /\b(do|am|have|did|can|could|should|would|will|shall|may|might|must)\s+I\b/gi,
-    (_m, aux: string) =>
-      `${INVERTED_AUX[aux.toLowerCase()] ? matchCase(aux, INVERTED_AUX[aux.toLowerCase()]!) : aux} ${name}`,
-  );
+  if (s.includes("I"))
+    s = s.replace(
+      /\b(do|am|have|did|can|could|should|would|will|shall|may|might|must)\s+I\b/gi,
+      (_m, aux: string) =>
+        `${INVERTED_AUX[aux.toLowerCase()] ? matchCase(aux, INVERTED_AUX[aux.toLowerCase()]!) : aux} ${name}`,
+    );
   s = s.replace(/\bI'm\b|\bI am\b/g, `${name} is`);
   s = s.replace(/\bI've\b/g, `${name} has`);
   s = s.replace(/\bI'd\b/g, `${name} would`);

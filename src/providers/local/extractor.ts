@@ -135,7 +135,12 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     // A reply is often meaningless alone ("Yes, at the lake last summer!"): the question it answers
     // says what it is about, so it travels with the turn's fact as context.
     // It is kept as the fact's indexed context: searched (full text, vector), never shown in `text`.
-    const asked = questionAnswered(input.turns, turn, name);
+    // Read only for a turn that says something (a third of the extraction's time otherwise).
+    let askedMemo: string | null | undefined;
+    const askedOf = () => {
+      if (askedMemo === undefined) askedMemo = questionAnswered(input.turns, turn, name);
+      return askedMemo;
+    };
     let antecedent: string | null = null;
     let first = true;
     for (const said of splitSentences(content)) {
@@ -155,7 +160,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // A short answer to the question before it ("At Lake Tahoe.", "She's 7.", "It's Canberra,
       // actually.") says enough with that question beside it: a name or a number. The user's or
       // the assistant's: between named speakers (LoCoMo) it lowered open-domain R@5 0.400 -> 0.392.
-      const answer = first && asked !== null && !turn.speaker && SHORT_ANSWER.test(sentence);
+      const answer = first && !turn.speaker && SHORT_ANSWER.test(sentence) && askedOf() !== null;
       first = false;
       if (!isSubstantive(sentence) && !answer) continue;
       // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
@@ -209,7 +214,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     // A topic's fact carries context: the question answered (by what the turn says before changing
     // the subject) and, for a user known by name, "the user". Attributes repeated alone carry none.
     const contextOf = (shifted: boolean, i: number): { context?: string } => {
-      const context = [shifted ? null : asked, renamed.has(turn.eventId) ? "(the user)" : null]
+      const context = [shifted ? null : askedOf(), renamed.has(turn.eventId) ? "(the user)" : null]
         .filter(Boolean)
         .join(" ");
       return i === 0 && context ? { context } : {};
@@ -591,6 +596,19 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   ],
 ];
 
+/** For the slot patterns that need one, a word a sentence must hold for the pattern to match. */
+const SLOT_GATES = new Map<RegExp, RegExp>(
+  SLOTS.map(([, re]): [RegExp, RegExp | null] => {
+    const src = re.source;
+    if (src.includes("joined|joining|join")) return [re, /\bjoin/i];
+    if (src.includes("started|starts|starting|start|began")) return [re, /\b(?:start|began|begin)/i];
+    if (src.includes("(?:job|position|role|offer)")) return [re, /\b(?:job|position|role|offer)\b/i];
+    if (src.includes("(?:hired|recruited|employed)")) return [re, /\b(?:hired|recruited|employed)\b/i];
+    if (re === INTRODUCED_EMPLOYER || re === INTRODUCED_RESIDENCE) return [re, / is (?:now )?an? /];
+    return [re, null];
+  }).filter((e): e is [RegExp, RegExp] => e[1] !== null),
+);
+
 /** Words (stemmed by PostgreSQL's english configuration) that every statement of a slot holds. */
 const SLOT_WORDS: Record<string, string> = {
   residence: "lives | live | living | moved | relocated",
@@ -748,6 +766,10 @@ function slotsOf(text: string): Array<{ slot: string; subject: string; value: st
   if (t === undefined || clausesOf(t).length > 1) return [];
   const out: Array<{ slot: string; subject: string; value: string; negated: boolean }> = [];
   for (const [slot, re] of SLOTS) {
+    // A pattern with a lazy subject tries every split of the sentence: a word it needs, tested
+    // first, spares that on most sentences (extraction had become a quarter slower).
+    const gate = SLOT_GATES.get(re);
+    if (gate && !gate.test(t)) continue;
     const m = re.exec(t);
     if (!m?.groups) continue;
     const name = `${slot}:${(m.groups.k ?? "").toLowerCase().replace(/colour/g, "color")}`;
