@@ -86,27 +86,37 @@ export async function similarActiveFactsOf(
   return out;
 }
 
+/** Rows read per statement by activeFactsMatching, and the most it reads. */
+const MATCHING_PAGE = 100;
+const MATCHING_MOST = 500;
+
 /**
- * The user's active facts that hold `words` (a full-text query, through the user's scoped text
- * index) and match `pattern` (a PostgreSQL regular expression, case-insensitive), newest first,
- * other than `exceptJob`'s own: candidates of the same kind as a new fact.
+ * The user's active facts, newest first, that hold `words` (a full-text query, through the user's
+ * scoped text index) and pass `states`, up to `limit`, other than `exceptJob`'s own: candidates of
+ * the same kind as a new fact. Reads the newest MATCHING_MOST holding the words at most.
  */
 export async function activeFactsMatching(
   db: Queryable,
   scope: { orgId: string; userId: string },
-  search: { pattern: string; words: string },
+  search: { words: string; states: (text: string) => boolean },
   limit: number,
   exceptJob: string | null = null,
 ): Promise<Similar[]> {
-  const { rows } = await db.query<Similar>(
-    `SELECT id::text, text, 0.5 AS similarity FROM memories
-     WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', $4)
-       AND type = 'fact' AND status = 'active' AND text ~* $3
-       AND ($6::text IS NULL OR job_id IS DISTINCT FROM $6)
-     ORDER BY created_at DESC LIMIT $5`,
-    [scope.orgId, scope.userId, search.pattern, search.words, limit, exceptJob],
-  );
-  return rows.map((r) => ({ ...r, similarity: Number(r.similarity) }));
+  const out: Similar[] = [];
+  for (let offset = 0; out.length < limit && offset < MATCHING_MOST; offset += MATCHING_PAGE) {
+    const { rows } = await db.query<{ id: string; text: string }>(
+      `SELECT id::text, text FROM memories
+       WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', $3)
+         AND type = 'fact' AND status = 'active'
+         AND ($4::text IS NULL OR job_id IS DISTINCT FROM $4)
+       ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
+      [scope.orgId, scope.userId, search.words, exceptJob, MATCHING_PAGE, offset],
+    );
+    for (const r of rows)
+      if (out.length < limit && search.states(r.text)) out.push({ ...r, similarity: 0.5 });
+    if (rows.length < MATCHING_PAGE) break;
+  }
+  return out;
 }
 
 /**
@@ -324,7 +334,6 @@ export async function touchFacts(
   return rows;
 }
 
-/** An episode ingested again: `updated_at` now (if it is still there). */
 /** Adds facts to an episode's `fact_ids` (facts a job stored again in a conversation it found stored). */
 export async function listFactsInEpisode(
   db: Queryable,
@@ -340,6 +349,7 @@ export async function listFactsInEpisode(
   );
 }
 
+/** An episode ingested again: `updated_at` now (if it is still there). */
 export async function touchEpisode(db: Queryable, orgId: string, id: string): Promise<Touched[]> {
   const { rows } = await db.query(
     `UPDATE memories SET updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING id::text, type, text`,

@@ -80,7 +80,7 @@ export async function reconcile(
   // A single-valued attribute ("lives in", "works at") also meets the user's latest statements of
   // it, which the nearest neighbours miss ("lives in Paris" against "moved to Berlin"): one lookup
   // per kind of attribute the job states, not per fact.
-  const slotted = new Map<string, { pattern: string; words: string }>();
+  const slotted = new Map<string, ReturnType<typeof slotSearches>[number]>();
   for (const f of plan.facts) for (const s of slotSearches(f.text)) slotted.set(s.kind, s);
   const stated: Similar[] = [];
   for (const s of slotted.values())
