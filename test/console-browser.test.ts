@@ -194,6 +194,8 @@ describe("console in Chromium", () => {
     expect(firstSecret).toMatch(/^whsec_[\w-]{20,}$/);
     await page.click("nav >> text=Webhook");
     expect(await page.locator("#webhook-secret").count()).toBe(0);
+    // The header deliveries carry (spec section 6), as the page names it.
+    expect(await page.textContent("main")).toContain("Verify each delivery's X-Webhook-Signature");
     await Promise.all([page.waitForNavigation(), page.click("button:has-text('Rotate secret')")]);
     const rotated = await page.textContent("#webhook-secret");
     expect(rotated).toMatch(/^whsec_[\w-]{20,}$/);

@@ -101,8 +101,8 @@ async function webhookPage(c: Ctx, shown: Shown = {}) {
             <>
               <p class="mono">{hook.secret}</p>
               <p class="muted small">
-                Verify each delivery's <code>Mnemo-Signature</code> with it. Rotating mints a new secret at
-                once; the old one stops verifying.
+                Verify each delivery's <code>X-Webhook-Signature</code> with it. Rotating mints a new secret
+                at once; the old one stops verifying.
               </p>
               <form method="post" action="/console/webhook/rotate" class="inline">
                 <Csrf token={csrf} />
