@@ -86,6 +86,7 @@ export function queueFor(boss: PgBoss): Queue {
         ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
         ...(options.expireInSeconds ? { expireInSeconds: options.expireInSeconds } : {}),
         ...(options.heartbeatSeconds ? { heartbeatSeconds: options.heartbeatSeconds } : {}),
+        ...(options.group ? { group: { id: options.group } } : {}),
       }),
   };
 }

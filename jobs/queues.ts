@@ -79,6 +79,8 @@ export async function workSlots<N extends QueueName>(
   name: N,
   count: number,
   handler: (job: Job<unknown>) => Promise<void>,
+  /** At most this many of one group's jobs at once, over every process's slots. */
+  perGroup?: number,
 ): Promise<{ wake: () => void }> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -89,6 +91,9 @@ export async function workSlots<N extends QueueName>(
         batchSize: 1,
         pollingIntervalSeconds: 0.5,
         notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_POLL_SECONDS,
+        // A slot's fetch skips the jobs of a group with this many running (counted in the database,
+        // over every process's slots; two fetches at the same moment may both pass it once).
+        ...(perGroup ? { groupConcurrency: perGroup } : {}),
       },
       async ([job]) => {
         if (!job) return;

@@ -19,11 +19,14 @@ const MAX_RERUNS = 3;
 export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<void> {
   // MNEMO_WEBHOOK_CONCURRENCY slots of one attempt each: a receiver that hangs until the time-out
   // holds only its own slot. Batches held every attempt of a batch until its slowest ended, so one
-  // stuck request in ten cut the drain rate tenfold (bench:webhooks --slow).
+  // stuck request in ten cut the drain rate tenfold (bench:webhooks --slow). One organisation's
+  // attempts hold MNEMO_WEBHOOK_CONCURRENCY_PER_ORG slots at most: a receiver that never answers
+  // took every slot, and every other organisation's events waited behind its time-outs.
+  const { MNEMO_WEBHOOK_CONCURRENCY: concurrency, MNEMO_WEBHOOK_CONCURRENCY_PER_ORG: perOrg } = deps.config;
   const slots = await workSlots(
     boss,
     "webhook-delivery",
-    deps.config.MNEMO_WEBHOOK_CONCURRENCY,
+    concurrency,
     async (job) => {
       const parsed = QUEUES["webhook-delivery"].data.safeParse(job.data);
       if (!parsed.success) {
@@ -36,6 +39,7 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
       ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
       await deliverWithReruns(deps, ctx, input, job.signal);
     },
+    Math.min(concurrency, perOrg || Math.max(1, concurrency - 1)),
   );
   // A job that finished in this process may have just enqueued its delivery: a slot fetches it now
   // rather than at its next poll (another process's delivery wakes the slots through NOTIFY).

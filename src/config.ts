@@ -237,6 +237,12 @@ export const EnvSchema = z.object({
   MNEMO_WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000),
   /** Delivery attempts a worker process runs at once, each waiting on its receiver alone. */
   MNEMO_WEBHOOK_CONCURRENCY: int(8, 1, 256),
+  /**
+   * How many attempts of one organisation run at once, over every worker process; 0: all but one
+   * of MNEMO_WEBHOOK_CONCURRENCY (at least one), so a receiver that never answers leaves a slot to
+   * every other organisation.
+   */
+  MNEMO_WEBHOOK_CONCURRENCY_PER_ORG: int(0, 0, 256),
   MNEMO_WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1, 3650),
   /** Delay in seconds before each delivery attempt; its length is the number of attempts. */
   MNEMO_WEBHOOK_RETRY_SCHEDULE: z

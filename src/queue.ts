@@ -18,6 +18,8 @@ export interface Queue {
       expireInSeconds?: number;
       /** How long an attempt's worker may go without refreshing its heartbeat before it is taken as dead. */
       heartbeatSeconds?: number;
+      /** The job's group (an organisation): workers may cap how many of a group's jobs run at once. */
+      group?: string;
     },
   ): Promise<string | null>;
 }

@@ -491,4 +491,63 @@ describe("a receiver that does not answer", () => {
       await slow.stop();
     }
   });
+
+  it("holds a share of the slots: another organisation's event arrives while one's receiver hangs", async () => {
+    // Three slots, two of them at most for one organisation's attempts (all but one, by default).
+    const slow = await startTestService({
+      env: {
+        MNEMO_WEBHOOK_ALLOW_PRIVATE: "true",
+        MNEMO_WEBHOOK_TIMEOUT_MS: "60000",
+        MNEMO_WEBHOOK_CONCURRENCY: "3",
+      },
+    });
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    try {
+      const hooked = async (script: Parameters<typeof rx.script>[1]) => {
+        const org = await slow.newOrg();
+        const path = `/hook-share-${++n}`;
+        rx.script(path, script);
+        const put = await slow.request("PUT", "/v1/webhooks", {
+          key: org.key,
+          body: { url: rx.base + path },
+        });
+        expect(put.status).toBe(200);
+        return { ...org, path };
+      };
+      const stuck = await hooked([
+        { status: 200, wait: held },
+        { status: 200, wait: held },
+        { status: 200, wait: held },
+      ]);
+      const other = await hooked([{ status: 200 }]);
+      const fireOn = (orgId: string) =>
+        slow.deps.db.tx((tx) =>
+          enqueueJobWebhook(tx, slow.deps, {
+            orgId,
+            jobId: newJobId(),
+            status: "succeeded",
+            convId: "conv-1",
+            userId: "user-1",
+            memories: [],
+            memoriesUpdated: [],
+            error: null,
+            finishedAt: new Date(),
+          }),
+        );
+      for (let i = 0; i < 3; i++) await fireOn(stuck.orgId);
+      await waitFor(async () => rx.at(stuck.path).length === 2);
+      // Before, the third took the last slot, and this event waited for the minute-long time-out.
+      await fireOn(other.orgId);
+      await waitFor(async () => rx.at(other.path).length === 1);
+      expect(rx.at(stuck.path)).toHaveLength(2);
+      release();
+      await waitFor(async () => rx.at(stuck.path).length === 3);
+    } finally {
+      release();
+      await slow.stop();
+    }
+  });
 });

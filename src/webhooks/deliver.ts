@@ -92,6 +92,7 @@ export async function deliverWebhook({
         db: tx,
         startAfterSeconds: delay,
         expireInSeconds: deliveryExpirySeconds(config.MNEMO_WEBHOOK_TIMEOUT_MS),
+        group: input.orgId,
       });
     }
   });

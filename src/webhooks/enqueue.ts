@@ -78,6 +78,7 @@ export async function enqueueJobWebhook(
     db,
     startAfterSeconds: deps.config.MNEMO_WEBHOOK_RETRY_SCHEDULE[0] ?? 0,
     expireInSeconds: deliveryExpirySeconds(deps.config.MNEMO_WEBHOOK_TIMEOUT_MS),
+    group: event.orgId,
   });
 }
 
