@@ -104,6 +104,8 @@ describe("console security", () => {
       { "sec-fetch-site": "same-site" },
       { "sec-fetch-site": "cross-site" },
       { origin: "http://evil.localhost:18506" },
+      // A forwarded host counts only behind a trusted proxy (MNEMO_TRUST_PROXY, off here).
+      { origin: "http://evil.localhost:18506", "x-forwarded-host": "evil.localhost:18506" },
     ];
     for (const headers of posts) {
       const client = new ConsoleClient(svc.app);

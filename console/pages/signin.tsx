@@ -79,15 +79,19 @@ function preToken(c: Ctx, deps: Deps): string {
 /**
  * Whether a post comes from this origin's own pages. Browsers say so in `Sec-Fetch-Site`
  * (`same-origin`, or `none` when typed by the user); one that does not send it is judged by its
- * `Origin` against the host asked for (a proxy's `X-Forwarded-Host` too). Clients that send
- * neither (curl) pass.
+ * `Origin` against the host asked for (a trusted proxy's `X-Forwarded-Host` too, with
+ * MNEMO_TRUST_PROXY; anyone may send the header). Clients that send neither (curl) pass.
  */
-function fromThisOrigin(c: Ctx): boolean {
+function fromThisOrigin(c: Ctx, trustProxy: boolean): boolean {
   const site = c.req.header("sec-fetch-site");
   if (site) return site === "same-origin" || site === "none";
   const origin = c.req.header("origin");
   if (!origin) return true;
-  const hosts = [c.req.header("x-forwarded-host"), c.req.header("host"), new URL(c.req.url).host];
+  const hosts = [
+    trustProxy ? c.req.header("x-forwarded-host") : undefined,
+    c.req.header("host"),
+    new URL(c.req.url).host,
+  ];
   try {
     return hosts.includes(new URL(origin).host);
   } catch {
@@ -111,7 +115,7 @@ export function registerSignInPages(app: ConsoleApp, deps: Deps) {
     // A page of another origin must not sign the browser in with a key of its choosing (login
     // CSRF): the form token alone cannot tell, since a sibling site (another port, another
     // subdomain) may set the cookie it is compared with. The browser says where the post came from.
-    if (!fromThisOrigin(c)) {
+    if (!fromThisOrigin(c, deps.config.MNEMO_TRUST_PROXY)) {
       return page(
         c,
         <SignIn css={c.get("assets").css} token={preToken(c, deps)} error="Sign in from this page." />,
