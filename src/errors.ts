@@ -112,7 +112,7 @@ const CONNECT_FAILURES = new Set([
 const LOST_SOCKET = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT"]);
 /** node-postgres's messages for a connection it could not get or lost. */
 const LOST_CONNECTION =
-  /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/;
+  /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end on the pool)/;
 
 /**
  * Whether a failure (or one of its causes) is the database being out of reach rather than the
@@ -142,7 +142,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if ((syscall === "read" || syscall === "write") && typeof code === "string" && LOST_SOCKET.has(code))
       return true;
     // node-postgres: no pooled connection in time; a connection dropped under a query, or before
-    // the next one on a client that lost it.
+    // the next one on a client that lost it; the pool closed by a stop while work still ran.
     if (typeof message === "string" && LOST_CONNECTION.test(message)) return true;
     e = (e as { cause?: unknown }).cause;
   }

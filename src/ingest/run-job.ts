@@ -10,7 +10,7 @@ import { ProviderError } from "../providers/openai.js";
 import { assemblePlan, type PlannedRow } from "./assemble.js";
 import { reconcile } from "./reconcile.js";
 import { routeTurns } from "./route.js";
-import { jobSignals } from "./signals.js";
+import { jobSignals, stopDeadline } from "./signals.js";
 import { failJob, StaleAttempt, storeResult } from "./store.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -154,7 +154,11 @@ export async function runIngestJob({
     // never be read.
     if (isDatabaseUnavailable(err)) {
       metrics.ingestJobs.inc({ outcome: "interrupted" });
-      ctx.log.warn({ err }, "ingest attempt interrupted (database unavailable); it will be retried");
+      // A stop whose time-out ended the attempt closed the database under it: documented, not a
+      // fault (it logged "ingest job failed" at error level, and counted a failure).
+      if (Number.isFinite(stopDeadline(ctx.deps)))
+        ctx.log.info("ingest attempt ended by the shutdown; it runs again after the restart");
+      else ctx.log.warn({ err }, "ingest attempt interrupted (database unavailable); it will be retried");
       throw err;
     }
     // The model's endpoint out of reach (rate-limited, restarting, too slow) is not the job's
