@@ -72,6 +72,45 @@ describe("embedded wire server", () => {
     expect(local).toBe(rows[0].h);
   });
 
+  it("keeps a tool's session settings (psql, pg_dump) from the service's connections", async () => {
+    // One PGlite session: `SET search_path = ''` from psql left every request of the service a 500
+    // ("relation does not exist") until a restart.
+    const tool = new pg.Client({ connectionString: bare.url, application_name: "psql" });
+    await tool.connect();
+    const path = (await db.query("SELECT current_setting('search_path') AS p")).rows[0].p;
+    try {
+      await tool.query("SET search_path = ''");
+      expect((await db.query("SELECT n FROM counter WHERE id = 1")).rows[0].n).toBe(40);
+      expect((await db.query("SELECT current_setting('search_path') AS p")).rows[0].p).toBe(path);
+      // Inside the tool's own transaction its settings hold, statement after statement.
+      await tool.query("BEGIN");
+      await tool.query("SET statement_timeout = '7s'");
+      expect((await tool.query("SHOW statement_timeout")).rows[0].statement_timeout).toBe("7s");
+      await tool.query("COMMIT");
+      expect((await db.query("SHOW statement_timeout")).rows[0].statement_timeout).toBe("0");
+    } finally {
+      await tool.end();
+    }
+  });
+
+  it("refuses COPY ... FROM STDIN with an error, and keeps serving", async () => {
+    // PGlite reads copied rows from the call that runs the statement; without them its one backend
+    // ended ("unexpected EOF ... protocol synchronization was lost") and the process exited.
+    const tool = new pg.Client({ connectionString: bare.url, application_name: "psql" });
+    await tool.connect();
+    try {
+      await tool.query("CREATE TEMP TABLE w (id text)");
+      await expect(tool.query("COPY w FROM STDIN")).rejects.toThrow(/COPY FROM STDIN is not available/);
+      await expect(tool.query({ text: "copy w from stdin with (format csv)", values: [] })).rejects.toThrow(
+        /COPY FROM STDIN is not available/,
+      );
+      expect((await tool.query("SELECT count(*)::int AS n FROM w")).rows[0].n).toBe(0);
+      expect((await db.query("SELECT 3 AS three")).rows[0].three).toBe(3);
+    } finally {
+      await tool.end();
+    }
+  });
+
   it("keeps going after a statement error inside a batch", async () => {
     await expect(db.query("SELECT nope FROM counter")).rejects.toThrow(/nope/);
     await expect(db.tx(async (t) => t.query("SELECT 1/0"))).rejects.toThrow(/division/);

@@ -240,6 +240,8 @@ export function createDb(
 ): Db {
   const pool = new pg.Pool({
     connectionString,
+    // How the embedded database's wire server tells the service's connections from a tool's.
+    application_name: "mnemo",
     max: poolSize,
     idleTimeoutMillis: 30_000,
     // An owner that is gone or hung fails a checkout quickly instead of hanging the request.

@@ -22,6 +22,13 @@ import type { PGlite } from "@electric-sql/pglite";
  * request hung. The server watches each batch's output for an ErrorResponse of severity PANIC;
  * after one it runs nothing more, drops every connection and calls `onPanic`, whose caller stops
  * the process (src/db/open.ts) so that the next start recovers the files as after a crash.
+ *
+ * Tools (psql, pg_dump): their session settings would be the service's too (one session): a
+ * `SET search_path = ''` left every request a 500 until a restart. After each batch of a
+ * connection that is not the service's own (application_name, see createDb) and when one closes,
+ * outside a transaction, the settings are reset (RESET ALL): a tool's SET lasts for its batch or
+ * transaction. COPY ... FROM STDIN is refused: PGlite reads the copied rows from the same call as
+ * the statement, and one without them ended its one backend (the process exited).
  */
 export class PgliteWireServer {
   private server: net.Server | undefined;
@@ -107,6 +114,7 @@ export class PgliteWireServer {
         }
         if (code === 80877102) continue; // CancelRequest: not supported, ignored
         conn.started = true;
+        conn.own = OWN_APPLICATIONS.has(startupParameter(b.subarray(0, len), "application_name") ?? "");
         this.enqueue(conn, [Buffer.from(b.subarray(0, len))]);
         continue;
       }
@@ -147,6 +155,7 @@ export class PgliteWireServer {
         const item = this.queue.splice(i, 1)[0]!;
         await this.run(item.conn, item.batch);
         this.owner = this.db.isInTransaction() ? item.conn : undefined;
+        if (!this.owner && item.conn.started && !item.conn.own) await this.resetSettings();
         item.done();
         if (this.owner?.closed) await this.rollbackOrphan();
       }
@@ -168,8 +177,9 @@ export class PgliteWireServer {
           conn.socket.end();
           continue;
         }
+        if (COPY_DATA.has(msg[0]!)) continue; // no COPY FROM STDIN runs (see refusingCopyIn)
         if (msg[0] === 0x51 /* Q: simple query */) trackListen(conn, msg);
-        await this.db.execProtocolRawStream(new Uint8Array(msg), {
+        await this.db.execProtocolRawStream(new Uint8Array(refusingCopyIn(msg)), {
           // `data` is a view into PGlite's memory, reused for the next chunk; a socket that is
           // not draining queues what it is given, so the bytes are copied first.
           onRawData: (data) => {
@@ -202,10 +212,18 @@ export class PgliteWireServer {
 
   private async rollbackOrphan() {
     if (this.running && this.owner && !this.owner.closed) return;
+    const orphan = this.owner;
     this.owner = undefined;
     if (this.db.closed) return; // a socket closing after the database did
     if (this.db.isInTransaction()) await this.db.exec("ROLLBACK").catch(() => {});
+    if (orphan && !orphan.own) await this.resetSettings();
     this.pump();
+  }
+
+  /** Back to the server's settings (see the class comment), unless the database is gone. */
+  private async resetSettings() {
+    if (this.db.closed || this.panicked) return;
+    await this.db.exec("RESET ALL").catch(() => {});
   }
 }
 
@@ -218,6 +236,46 @@ interface Conn {
   chain: Promise<void>;
   /** Channels this connection LISTENs on. */
   channels?: Set<string>;
+  /** A connection of the service's own (its pools, pg-boss), whose settings are its own. */
+  own?: boolean;
+}
+
+/** The application_name of the service's connections: createDb's pools, and pg-boss's. */
+const OWN_APPLICATIONS = new Set(["mnemo", "pgboss"]);
+
+/** A parameter of a StartupMessage (int32 length, int32 version, then name/value C strings). */
+function startupParameter(msg: Buffer, name: string): string | undefined {
+  const parts = msg.toString("utf8", 8).split("\0");
+  for (let i = 0; i + 1 < parts.length; i += 2) if (parts[i] === name) return parts[i + 1];
+  return undefined;
+}
+
+/** CopyData, CopyDone, CopyFail: only ever sent after a CopyInResponse, which no client gets. */
+const COPY_DATA = new Set([0x64, 0x63, 0x66]);
+const COPY_IN = /\bcopy\b[^;]*\bfrom\s+stdin\b/i;
+
+/**
+ * A simple Query or a Parse of `COPY ... FROM STDIN`, replaced by a statement that fails with a
+ * clear error (and the same transaction state a failed statement leaves); any other message as is.
+ */
+function refusingCopyIn(msg: Buffer): Buffer {
+  const type = msg[0];
+  if (type !== 0x51 && type !== 0x50) return msg;
+  const body = msg.subarray(5, msg.length);
+  // Q: the query, NUL. P: the statement name, NUL, the query, NUL, the parameter types.
+  const nameEnd = type === 0x50 ? body.indexOf(0) + 1 : 0;
+  const queryEnd = body.indexOf(0, nameEnd);
+  if (!COPY_IN.test(body.toString("utf8", nameEnd, queryEnd))) return msg;
+  const refusal = Buffer.from(
+    "DO $mnemo$ BEGIN RAISE EXCEPTION 'COPY FROM STDIN is not available through the embedded database''s socket' " +
+      "USING ERRCODE = 'feature_not_supported', HINT = 'insert the rows with INSERT, or move to PostgreSQL (admin migrate-to)'; END $mnemo$\0",
+  );
+  const rest =
+    type === 0x50 ? Buffer.concat([body.subarray(0, nameEnd), refusal, Buffer.from([0, 0])]) : refusal;
+  const head = Buffer.alloc(5);
+  head[0] = type;
+  head.writeInt32BE(rest.length + 4, 1);
+  return Buffer.concat([head, rest]);
 }
 
 const LISTEN_RE = /^\s*(LISTEN|UNLISTEN)\s+("(?:[^"]|"")+"|[A-Za-z_][\w$]*|\*)\s*;?\s*$/i;
