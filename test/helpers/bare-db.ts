@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { vector } from "@electric-sql/pglite-pgvector";
 import pg from "pg";
+import { inject } from "vitest";
 import { PgliteWireServer } from "../../src/db/pglite-server.js";
 import { createTestDatabase, onServer } from "./test-db.js";
 
@@ -37,10 +38,18 @@ export async function startBareDatabase(options: { vector: boolean }): Promise<B
   return startPgliteBare(options);
 }
 
-/** An empty PGlite served over the wire (also for tests of the wire server itself). */
+/**
+ * An empty PGlite served over the wire (also for tests of the wire server itself). On the
+ * embedded pass it loads the run's dump of an empty database (test/helpers/global-setup.ts)
+ * rather than running initdb again; its extensions are only offered, none is created in it.
+ */
 export async function startPgliteBare(options: { vector: boolean }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "mn-bare-"));
-  const db = await PGlite.create(options.vector ? { extensions: { vector, btree_gin } } : {});
+  const bare = inject("bareTemplatePath");
+  const db = await PGlite.create({
+    ...(bare ? { loadDataDir: new Blob([readFileSync(bare)]) } : {}),
+    ...(options.vector ? { extensions: { vector, btree_gin } } : {}),
+  });
   const server = new PgliteWireServer(db, 60);
   await server.listen({ path: path.join(dir, ".s.PGSQL.5432") });
   return {

@@ -74,6 +74,10 @@ async function setupDatabase(project: TestProject, runId: string) {
   // copy (test/helpers/process.ts, migratedDataDir) instead of creating and migrating their own.
   const dataDir = path.join(dir, "data");
   const server = await startEmbedded({ dataDir, maxConnections: 20 });
+  // The same database before anything is created in it: what tests of an empty PostgreSQL load
+  // (test/helpers/bare-db.ts) instead of running PGlite's initdb (2-5 s of CPU) for each.
+  const bareFile = path.join(dir, "bare.tar.gz");
+  writeFileSync(bareFile, Buffer.from(await (await server.dump()).arrayBuffer()));
   const db = createDb(server.connectionString, 4);
   await migrate(db, { embeddingDim: TEST_EMBEDDING_DIM });
   const boss = await startBoss(server.connectionString, silentLogger(), { schedule: false });
@@ -85,6 +89,7 @@ async function setupDatabase(project: TestProject, runId: string) {
   await server.stop();
   project.provide("templatePath", file);
   project.provide("templateDataDir", dataDir);
+  project.provide("bareTemplatePath", bareFile);
   return () => rmSync(dir, { recursive: true, force: true });
 }
 
@@ -105,6 +110,7 @@ async function setupServer(project: TestProject, serverUrl: string, runId: strin
   project.provide("testTemplateDb", template);
   project.provide("templatePath", "");
   project.provide("templateDataDir", "");
+  project.provide("bareTemplatePath", "");
   const { hostname, port } = new URL(serverUrl);
   console.log(
     `test databases: PostgreSQL server at ${hostname || "localhost"}:${port || 5432} (template ${template})`,
@@ -125,5 +131,7 @@ declare module "vitest" {
     templatePath: string;
     /** A migrated embedded data directory, stopped cleanly ("" on a PostgreSQL server). */
     templateDataDir: string;
+    /** A dump of an empty embedded database, nothing migrated ("" on a PostgreSQL server). */
+    bareTemplatePath: string;
   }
 }

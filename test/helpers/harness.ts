@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { inject } from "vitest";
 import type { App } from "../../rest/types.js";
 import { createOrg } from "../../src/admin/orgs.js";
 import { loadConfig } from "../../src/config.js";
@@ -12,7 +11,7 @@ import type { OpenedDatabase } from "../../src/db/open.js";
 import { type Logger, silentLogger } from "../../src/logger.js";
 import { type Runtime, startRuntime } from "../../src/runtime.js";
 import { TEST_EMBEDDING_DIM } from "./constants.js";
-import { createTestDatabase, onServer } from "./test-db.js";
+import { createTestDatabase, migratedTemplateDump, onServer } from "./test-db.js";
 
 export interface TestService {
   app: App;
@@ -104,12 +103,11 @@ async function openTestDatabase(dir: string, poolSize: number): Promise<OpenedDa
     });
     return { db, connectionString: copy.url, kind: "external" };
   }
-  const template = new Blob([readFileSync(inject("templatePath"))]);
   const embedded = await startEmbedded({
     dataDir: dir,
     maxConnections: 60,
     inMemory: true,
-    loadDataDir: template,
+    loadDataDir: migratedTemplateDump(),
   });
   const db = createDb(
     embedded.connectionString,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import { inject } from "vitest";
 
@@ -24,6 +25,14 @@ export function databaseUrl(serverUrl: string, name: string): string {
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+/**
+ * The run's migrated embedded database as a dump (test/helpers/global-setup.ts), for an in-memory
+ * PGlite to load instead of running initdb; embedded pass only.
+ */
+export function migratedTemplateDump(): Blob {
+  return new Blob([readFileSync(inject("templatePath"))]);
 }
 
 /** `mnemo_test_<run>_<kind>_<random>`: the run id lets global teardown drop whatever a crash left. */
