@@ -440,6 +440,22 @@ describe("webhook delivery", () => {
   });
 });
 
+/** A job's terminal event on a service of a test's own (no memories). */
+const fireAt = (s: TestService, orgId: string) =>
+  s.deps.db.tx((tx) =>
+    enqueueJobWebhook(tx, s.deps, {
+      orgId,
+      jobId: newJobId(),
+      status: "succeeded",
+      convId: "conv-1",
+      userId: "user-1",
+      memories: [],
+      memoriesUpdated: [],
+      error: null,
+      finishedAt: new Date(),
+    }),
+  );
+
 describe("a receiver that does not answer", () => {
   it("holds only its own attempts: the organisation's other events arrive meanwhile", async () => {
     // Attempts may wait a minute for an answer here; the first two are held until the end.
@@ -456,20 +472,7 @@ describe("a receiver that does not answer", () => {
       rx.script(path, [{ status: 200, wait: held }, { status: 200, wait: held }, { status: 200 }]);
       const put = await slow.request("PUT", "/v1/webhooks", { key: org.key, body: { url: rx.base + path } });
       expect(put.status).toBe(200);
-      const fireOn = () =>
-        slow.deps.db.tx((tx) =>
-          enqueueJobWebhook(tx, slow.deps, {
-            orgId: org.orgId,
-            jobId: newJobId(),
-            status: "succeeded",
-            convId: "conv-1",
-            userId: "user-1",
-            memories: [],
-            memoriesUpdated: [],
-            error: null,
-            finishedAt: new Date(),
-          }),
-        );
+      const fireOn = () => fireAt(slow, org.orgId);
       const delivered = async () => {
         const r = await slow.request("GET", "/v1/webhooks/deliveries?limit=100", { key: org.key });
         return (r.body.data as { outcome: string }[]).filter((d) => d.outcome === "delivered").length;
@@ -523,20 +526,7 @@ describe("a receiver that does not answer", () => {
         { status: 200, wait: held },
       ]);
       const other = await hooked([{ status: 200 }]);
-      const fireOn = (orgId: string) =>
-        slow.deps.db.tx((tx) =>
-          enqueueJobWebhook(tx, slow.deps, {
-            orgId,
-            jobId: newJobId(),
-            status: "succeeded",
-            convId: "conv-1",
-            userId: "user-1",
-            memories: [],
-            memoriesUpdated: [],
-            error: null,
-            finishedAt: new Date(),
-          }),
-        );
+      const fireOn = (orgId: string) => fireAt(slow, orgId);
       for (let i = 0; i < 3; i++) await fireOn(stuck.orgId);
       await waitFor(async () => rx.at(stuck.path).length === 2);
       // Before, the third took the last slot, and this event waited for the minute-long time-out.
