@@ -179,7 +179,8 @@ export class PgliteWireServer {
         }
         if (COPY_DATA.has(msg[0]!)) continue; // no COPY FROM STDIN runs (see refusingCopyIn)
         if (msg[0] === 0x51 /* Q: simple query */) trackListen(conn, msg);
-        await this.db.execProtocolRawStream(new Uint8Array(refusingCopyIn(msg)), {
+        // The service never sends one: its statements are not read for it.
+        await this.db.execProtocolRawStream(new Uint8Array(conn.own ? msg : refusingCopyIn(msg)), {
           // `data` is a view into PGlite's memory, reused for the next chunk; a socket that is
           // not draining queues what it is given, so the bytes are copied first.
           onRawData: (data) => {
