@@ -261,6 +261,33 @@ describe("Claude Code hooks against a real server", () => {
     expect(JSON.parse(hit.stdout).hookSpecificOutput.additionalContext).toContain("Regenerate the lockfile");
   });
 
+  it("PreToolUse recalls for a MultiEdit of many large edits, and beside arguments nested past the server's depth", async () => {
+    const user = "hook-user-multi";
+    await seedDirective(user, "Never edit package-lock.json by hand; run npm install.", [
+      "package-lock.json",
+    ]);
+    await seedDirective(user, "Use pnpm, not yarn, in this repository.", ["yarn"]);
+    const env = { MNEMO_URL: server.url, MNEMO_API_KEY: server.key, MNEMO_DEFAULT_USER_ID: user };
+    // Twenty edits of 31 KB each: every string under the per-string cut, 1.3 MB in all (413).
+    const big = '"lodash": "^4.17.21",\n'.repeat(1_200);
+    const edits = Array.from({ length: 20 }, () => ({ old_string: big, new_string: big }));
+    const multi = await runHook(
+      PRE,
+      preEvent("MultiEdit", { file_path: "/repo/package-lock.json", edits }),
+      env,
+    );
+    expect(multi.code).toBe(0);
+    expect(JSON.parse(multi.stdout).hookSpecificOutput.additionalContext).toContain(
+      "Never edit package-lock.json",
+    );
+    // Forty levels beside the command (refused over 32 levels: 422).
+    let deep: unknown = "end";
+    for (let i = 0; i < 40; i++) deep = { next: deep };
+    const nested = await runHook(PRE, preEvent("Bash", { command: "yarn add lodash", options: deep }), env);
+    expect(nested.code).toBe(0);
+    expect(JSON.parse(nested.stdout).hookSpecificOutput.additionalContext).toContain("Use pnpm, not yarn");
+  });
+
   it("Stop sends a turn whose prompt alone is over the request limit in UTF-8, its start kept", async () => {
     // 300,000 characters of Chinese are 900,000 bytes: under a limit counted in characters, over
     // the server's 1 MiB once the reply is added.

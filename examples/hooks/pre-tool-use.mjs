@@ -18,7 +18,7 @@ async function main() {
   const event = JSON.parse(await readStdin());
   if (!event.tool_name) return;
   const body = {
-    action: { tool: event.tool_name, args: clipStrings(event.tool_input ?? null, 0) },
+    action: { tool: event.tool_name, args: clipInput(event.tool_input ?? null) },
     mode: "compose",
     user_id: env.MNEMO_DEFAULT_USER_ID || "me",
     ...(env.MNEMO_DEFAULT_AGENT_ID ? { agent_id: env.MNEMO_DEFAULT_AGENT_ID } : {}),
@@ -65,14 +65,26 @@ async function post(path, body, timeoutMs) {
 const list = (rows) => rows.map((r) => `- ${r.text}`).join("\n");
 
 /**
- * The tool input with every string cut to what the server reads of it (32,000 characters): a
- * Write of a large file stays a small request, and its path still triggers.
+ * The tool input cut to what the server reads of it: each string to 32,000 characters and nothing
+ * deeper than 12 levels (the server reads identifiers that deep, and refuses past 32), and in all
+ * 128,000 characters of strings, in the input's order (the path before the edits), so the
+ * request stays well under the server's 1 MiB. A Write of a large file, a MultiEdit of twenty
+ * large edits (413) or arguments nested 40 deep (422) still trigger by their path or command.
  */
-function clipStrings(v, depth) {
-  if (typeof v === "string") return v.length > 32_000 ? v.slice(0, 32_000) : v;
-  if (depth > 30 || v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.slice(0, 1000).map((x) => clipStrings(x, depth + 1));
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clipStrings(x, depth + 1)]));
+function clipInput(input) {
+  let left = 128_000;
+  const clip = (v, depth) => {
+    if (typeof v === "string") {
+      const s = v.slice(0, Math.min(32_000, left));
+      left -= s.length;
+      return s;
+    }
+    if (v === null || typeof v !== "object") return v;
+    if (depth > 12) return null;
+    if (Array.isArray(v)) return v.slice(0, 1000).map((x) => clip(x, depth + 1));
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clip(x, depth + 1)]));
+  };
+  return clip(input, 0);
 }
 
 function readStdin() {
