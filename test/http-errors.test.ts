@@ -179,8 +179,9 @@ describe("internal errors", () => {
   it("are 500 server_error naming only the request id", async () => {
     const broken = await startTestService({ workers: false });
     const org = await broken.newOrg();
-    // Break the database under the running app: every query now fails.
-    await broken.deps.db.pool.end();
+    // Break the schema under the running app: the table of groups is gone. (A pool ended under it
+    // reads as the database away: 503.)
+    await broken.deps.db.query("ALTER TABLE groups RENAME TO groups_gone");
     const r = await broken.app.request("/v1/groups", {
       headers: { "x-api-key": org.key, "x-request-id": "boom-1" },
     });
@@ -196,6 +197,7 @@ describe("internal errors", () => {
       request_id: "boom-1",
     });
     await broken.runtime.boss.stop({ graceful: false }).catch(() => {});
+    await broken.deps.db.pool.end();
     // Stopping still lets go of the database the service owned, though its pool was ended: the
     // embedded server stops (or the server's test database is dropped), so nothing answers there.
     await broken.stop();
