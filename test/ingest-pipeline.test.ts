@@ -96,6 +96,26 @@ describe("supersede and dedup", () => {
     expect(await activeFacts(key, "u5")).toEqual([now]);
   });
 
+  it("a fact corrected by PATCH in the first person is superseded by a later change", async () => {
+    // An agent's correction reads "My favourite colour is green", not "The user's ...": it stayed
+    // active beside the later purple, and search served both.
+    const { key } = await svc.newOrg();
+    const first = await ingestOk(key, { user_id: "u7", messages: [user("My favourite colour is blue.")] });
+    const blue = first.memories_created.find((m: any) => m.type === "fact");
+    const patched = await svc.request("PATCH", `/v1/memories/${blue.id}/`, {
+      key,
+      body: { text: "My favourite colour is green." },
+    });
+    expect(patched.status).toBe(200);
+    const third = await ingestOk(key, {
+      user_id: "u7",
+      messages: [user("My favourite colour is purple now.")],
+    });
+    const purple = third.memories_created.find((m: any) => m.type === "fact");
+    expect(third.memories_superseded_by).toEqual({ [patched.body.id]: purple.id });
+    expect(await activeFacts(key, "u7")).toEqual(["The user's favourite colour is purple now."]);
+  });
+
   it("a restated value after a move is the same fact, not a change of the one before", async () => {
     const { key } = await svc.newOrg();
     await ingestOk(key, { user_id: "u6", messages: [user("I live in Paris.")] });

@@ -660,6 +660,8 @@ export function slotSearches(
   }));
 }
 
+const FIRST_PERSON_START = /^(?:I|I'm|I've|I am|My)\b/;
+
 /** Whether two facts state the same attribute of the same subject (the judge decides the rest). */
 export function sameSlot(a: string, b: string): boolean {
   const ys = slotsOf(b);
@@ -770,8 +772,13 @@ function slotsOf(
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes. So is a sentence
   // joining several claims (attributeClauses).
-  const t = oneSentence(text)?.replace(LEAD_ADVERB, "");
-  if (t === undefined || clausesOf(t).length > 1) return [];
+  let t = oneSentence(text)?.replace(LEAD_ADVERB, "");
+  if (t === undefined) return [];
+  // A text written in the first person (a PATCH, an import, an agent's add_memory: "My favourite
+  // colour is green") states the user's attribute as an extracted fact does: read the same way, a
+  // later change supersedes it (they stayed active side by side).
+  if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
+  if (clausesOf(t).length > 1) return [];
   const out: Array<{ slot: string; subject: string; value: string; negated: boolean; denial: boolean }> = [];
   for (const [slot, re, negation] of SLOTS) {
     const gate = SLOT_GATES.get(re);
