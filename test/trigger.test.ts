@@ -269,6 +269,29 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
     expect(fixed[0]?.trigger_entities).not.toContain("-ti");
   });
 
+  it("takes the line that names the error, not a marked failure's first line; no status word or flag cluster triggers", () => {
+    const [lesson] = extractDirectives([
+      turn(0, "tool", 'call: {"command":"npm test"}'),
+      turn(
+        1,
+        "tool",
+        '[error] > shop-api@2.3.0 test\n> vitest run\n\n FAIL  test/cart.test.ts > totals\nerror: relation "carts" does not exist\nnpm ERR! Test failed.',
+      ),
+      turn(
+        2,
+        "assistant",
+        "Fixed by running `npm run db:migrate` first, then `curl -fsS localhost:3000/health`.",
+      ),
+    ]);
+    // It read `When "> shop-api@2.3.0 test" occurs`, and FAIL (vitest's status word) triggered it
+    // on any failing test run; "-fsS" (three short flags run together) on any curl.
+    expect(lesson?.text).toMatch(/^When "error: relation "carts" does not exist" occurs/);
+    expect(lesson?.trigger_entities).toContain("npm");
+    expect(lesson?.trigger_entities).not.toContain("FAIL");
+    expect(lesson?.trigger_entities).not.toContain("-fsS");
+    expect(identifiersFromText(" FAIL  tests/test_api.py::test_login")).not.toContain("FAIL");
+  });
+
   it("states the fix of an error once, not again as a rule of its own", () => {
     const ds = extractDirectives([
       turn(

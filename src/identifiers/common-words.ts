@@ -1,7 +1,7 @@
 /**
  * Words that never count as identifiers, even where a command name or a qualified name's last
  * segment would otherwise be taken: English function words, the vaguest verbs and nouns, a test
- * run's status words ("FAILED", "PASSED"), and acronyms that name a kind of thing rather than one
+ * run's status words ("FAILED", "PASSED", vitest's and jest's "FAIL" and "PASS"), and acronyms that name a kind of thing rather than one
  * thing ("CLI", "JSON"; command names stay).
  */
 export const COMMON_WORDS = new Set(
@@ -14,7 +14,7 @@ export const COMMON_WORDS = new Set(
   while who whom why will with would you your yes ok okay true false null none undefined new old
   run make test tests check fix add remove update set value values data file files line lines name err
   type types thing things item items result results info warning warn debug note todo main index
-  default print echo cd ls cat failed failure passed skipped success fatal
+  default print echo cd ls cat fail failed failure pass passed skipped success fatal
   api cli sdk url uri http https json xml html css sql cpu gpu ram dns tcp udp tls ssl jwt csv pdf
   utf ascii faq eta asap fyi`
     .split(/\s+/)

@@ -215,10 +215,10 @@ export function* directivesInSteps(
       turns.find((t) => t.eventId === pending.eventId)?.role !== "assistant" &&
       identifiersFromText(turn.content).some((id) => pending.entities.includes(id));
     if (!fixedHere && !answers && ERROR.test(turn.content)) {
-      const line = (turn.content.split("\n").find((l) => ERROR.test(l)) ?? turn.content).replace(
-        ERROR_MARK,
-        "",
-      );
+      // The line naming the error, not the first line for its `[error]` mark (npm's script banner,
+      // "> shop-api@2.3.0 test", became the lesson's error); the first line when none names one.
+      const lines = turn.content.split("\n").map((l) => l.replace(ERROR_MARK, ""));
+      const line = lines.find((l) => ERROR.test(l)) ?? lines[0]!;
       lastError = {
         text: line.trim().slice(0, 200),
         entities: identifiersFromText(line),
@@ -226,12 +226,12 @@ export function* directivesInSteps(
       };
     }
   }
-  // A short flag ("-d", or two letters run together: "-ti", "-rf") is in half the commands of a
-  // shell: beside a more specific identifier it would fire the directive on unrelated calls, and
+  // A short flag ("-d", or letters run together: "-ti", "-rf", "-fsS") is in half the commands of
+  // a shell: beside a more specific identifier it would fire the directive on unrelated calls, and
   // alone it triggers on anything (the rule is still a fact of the conversation, found by search).
   const kept: ExtractedDirective[] = [];
   for (const d of out) {
-    d.trigger_entities = d.trigger_entities.filter((e) => !/^-[A-Za-z]{1,2}$/.test(e));
+    d.trigger_entities = d.trigger_entities.filter((e) => !/^-[A-Za-z]+$/.test(e));
     if (d.trigger_entities.length) kept.push(d);
   }
   return kept;

@@ -495,8 +495,9 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     const ids = identifiersFromText(all);
     const errors = input.turns
       .flatMap((t) => t.content.split("\n"))
+      .map((l) => l.replace(ERROR_MARK, "").trim())
       .filter((l) => ERROR.test(l))
-      .map((l) => l.replace(ERROR_MARK, "").trim().slice(0, 200))
+      .map((l) => l.slice(0, 200))
       .slice(0, 5);
     const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
     const outcome = lastAssistant ? (splitSentences(lastAssistant.content).pop() ?? null) : null;
