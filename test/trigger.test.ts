@@ -292,6 +292,15 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
     expect(identifiersFromText(" FAIL  tests/test_api.py::test_login")).not.toContain("FAIL");
   });
 
+  it("keeps the user's rule, not the assistant's acknowledgement of it", () => {
+    const ds = extractDirectives([
+      turn(0, "user", "Actually yarn is fine now, we switched back. Use yarn from now on, not pnpm."),
+      turn(1, "assistant", "Understood: I'll use yarn for this project instead of pnpm."),
+    ]);
+    // The acknowledgement was a lesson too, and the trigger ranked it above the user's rule.
+    expect(ds.map((d) => d.text)).toEqual(["Use yarn from now on, not pnpm."]);
+  });
+
   it("states the fix of an error once, not again as a rule of its own", () => {
     const ds = extractDirectives([
       turn(

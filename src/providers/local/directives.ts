@@ -16,6 +16,9 @@ const RULE_ANYWHERE = /\b(always|never|make sure|must|must not|should|shouldn't|
  * flag, a name with `_` or digits), since chat says them too ("the LGBTQ community needs more
  * platforms", "we need to get the word out about the cook-off").
  */
+/** An acknowledgement that opens a reply: "Understood:", "Got it,", "Noted.", "Will do:". */
+const ACKNOWLEDGED =
+  /^(?:understood|got it|noted|will do|sure|ok|okay|of course|alright|all right)\b[,:.!]?\s+/i;
 const WEAK_RULE = /\b(needs|needs? to|has to|have to|instead of|rather than|next time)\b/i;
 const technical = (id: string) => isKnownCommand(id) || /[/._\d]|^-/.test(id);
 /**
@@ -186,6 +189,9 @@ export function* directivesInSteps(
           continue;
         }
       }
+      // The assistant acknowledging the user's instruction ("Understood: I'll use yarn ... instead of
+      // pnpm") restates the rule the user's turn gave: stored too, it came first in every recall.
+      if (turn.role === "assistant" && prev?.role === "user" && ACKNOWLEDGED.test(raw)) continue;
       // A rule without an exact identifier could never be triggered: keep only those with one.
       const isCorrection = CORRECTION.test(sentence) && prev !== undefined && prev.role !== turn.role;
       const isRule =
