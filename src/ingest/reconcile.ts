@@ -9,7 +9,7 @@ import {
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
 import { contentWords, normaliseText } from "../providers/local/english.js";
-import { bareClaim, sameSlot, slotSearches } from "../providers/local/extractor.js";
+import { bareClaim, type SlotSearch, sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
 
@@ -80,7 +80,7 @@ export async function reconcile(
   // A single-valued attribute ("lives in", "works at") also meets the user's latest statements of
   // it, which the nearest neighbours miss ("lives in Paris" against "moved to Berlin"): one lookup
   // per kind of attribute the job states, not per fact.
-  const slotted = new Map<string, ReturnType<typeof slotSearches>[number]>();
+  const slotted = new Map<string, SlotSearch>();
   for (const f of plan.facts) for (const s of slotSearches(f.text)) slotted.set(s.kind, s);
   const stated: Similar[] = [];
   for (const s of slotted.values())

@@ -641,6 +641,14 @@ const VALUE_END: Record<string, RegExp> = {
   job: / (?:at|for|in|since|from) .*$/,
 };
 
+export interface SlotSearch {
+  kind: string;
+  /** A full-text query every statement of the kind matches. */
+  words: string;
+  /** Whether a text is a (positive) statement of the kind. */
+  states: (text: string) => boolean;
+}
+
 /**
  * How to find the stored facts stating the same kinds of attribute as this one ("lives in", "works
  * at"...), none when it states none: for each kind, a full-text query that every such statement
@@ -650,9 +658,7 @@ const VALUE_END: Record<string, RegExp> = {
  * against "moved to Berlin". The test ran in the database as one regular expression of all the
  * kind's patterns, a third of an embedded database's time per job once the patterns grew.
  */
-export function slotSearches(
-  text: string,
-): Array<{ kind: string; words: string; states: (text: string) => boolean }> {
+export function slotSearches(text: string): SlotSearch[] {
   const kinds = [...new Set(slotsOf(text).map((s) => s.slot.slice(0, s.slot.indexOf(":"))))];
   return kinds.map((kind) => ({
     kind,
