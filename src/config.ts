@@ -181,6 +181,8 @@ export const EnvSchema = z.object({
   MNEMO_OWNER_WAIT_MS: int(60_000, 0, 600_000),
   /** Messages one ingest may carry; more is 422 `too_many_messages`. */
   MNEMO_MAX_MESSAGES_PER_INGEST: int(5000, 1, 1_000_000),
+  /** Mask secrets (keys, tokens, passwords) in ingested messages when accepted (src/ingest/redact.ts). */
+  MNEMO_REDACT_SECRETS: bool(true),
   /** A client has this long to send the request headers; then 408 and the connection closes. */
   MNEMO_HTTP_HEADERS_TIMEOUT_MS: int(10_000, 100, 600_000),
   /** A client has this long to send the whole request (headers and body); then 408. */

@@ -20,6 +20,7 @@ export interface Metrics {
   searchDuration: Histogram;
   triggerDuration: Histogram;
   rateLimited: Counter<"code">;
+  secretsRedacted: Counter<"kind">;
   modelCalls: Counter<"kind" | "outcome">;
   modelDuration: Histogram<"kind" | "outcome">;
   /** Reports the pool's connections (in use, idle, waiting) at every scrape. */
@@ -129,6 +130,12 @@ export function createMetrics(): Metrics {
       name: "mnemo_rate_limited_total",
       help: "Requests refused by the rate limiter, by error code (rate_limited, daily_cap_exceeded).",
       labelNames: ["code"] as const,
+      registers,
+    }),
+    secretsRedacted: new Counter({
+      name: "mnemo_secrets_redacted_total",
+      help: "Secrets masked in ingested messages when accepted, by kind (GitHub token, password, ...).",
+      labelNames: ["kind"] as const,
       registers,
     }),
     modelCalls: new Counter({

@@ -9,6 +9,7 @@ import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
 import type { IngestMessage, IngestRequest } from "../wire/ingest.js";
 import { type IngestJob, isTerminal, toJobWire } from "./job-wire.js";
+import { redactSecrets } from "./redact.js";
 import { jobSignals, stopDeadline } from "./signals.js";
 
 export type { IngestMessage, IngestRequest };
@@ -62,12 +63,21 @@ export async function submitIngest({
   const metadata = ingestMetadata(request.metadata);
   const found = await findGroupsByIds(ctx.db, ctx.principal.orgId, requested);
   const active = new Set(found.filter((g) => g.status === "active").map((g) => g.id));
+  // Secrets are masked before the job row is written: nothing made from the conversation, and no
+  // model it is sent to, ever holds them (src/ingest/redact.ts).
+  const redacted: string[] = [];
+  const content = (text: string) => {
+    if (!config.MNEMO_REDACT_SECRETS) return text;
+    const out = redactSecrets(text);
+    redacted.push(...out.kinds);
+    return out.text;
+  };
   const stored: StoredRequest = {
     ...request,
     metadata,
     messages: request.messages.map((m) => ({
       role: m.role,
-      content: m.content,
+      content: content(m.content),
       date: m.date ?? null,
       dia_id: m.dia_id ?? null,
       ...(typeof m.name === "string" && m.name.trim() ? { name: m.name.trim() } : {}),
@@ -77,6 +87,7 @@ export async function submitIngest({
   };
 
   const jobId = newJobId();
+  for (const kind of redacted) ctx.deps.metrics.secretsRedacted.inc({ kind });
   const row = await inTx(ctx, async ({ db: tx }) => {
     const job = await insertJob(tx, {
       id: jobId,
@@ -102,7 +113,14 @@ export async function submitIngest({
   });
   const signals = jobSignals(ctx.deps);
   signals.emit("enqueued", jobId);
-  ctx.log.info({ jobId, messages: request.messages.length }, "ingest accepted");
+  ctx.log.info(
+    {
+      jobId,
+      messages: request.messages.length,
+      ...(redacted.length ? { secretsRedacted: redacted.length } : {}),
+    },
+    "ingest accepted",
+  );
 
   if (!input.wait || config.MNEMO_WAIT_SECONDS === 0) return { job: toJobWire(row), terminal: false };
   const final = await waitForTerminal(ctx, jobId, config.MNEMO_WAIT_SECONDS * 1000);

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redactSecrets } from "../src/ingest/redact.js";
+import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
+import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
+
+// Made-up credentials in the issuers' formats (none is real).
+const AWS_KEY_ID = "AKIA2E0A8F3B244C9986";
+const AWS_SECRET = "Xj4Ls9Kq2Wm8Np1Rt6Yv3Zb7Cd0Fg5Hh9Jk2Lm4N";
+const GITHUB = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+const OPENAI = `sk-proj-${"Ab1".repeat(30)}`;
+const PRIVATE_KEY = `-----BEGIN OPENSSH PRIVATE KEY-----\n${"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n".repeat(4)}-----END OPENSSH PRIVATE KEY-----`;
+
+describe("redactSecrets", () => {
+  it("masks credentials in the issuers' formats, in URLs, headers, assignments, options and speech", () => {
+    const cases: [string, string][] = [
+      [`my key id is ${AWS_KEY_ID}`, "my key id is [redacted AWS access key]"],
+      [`aws_secret_access_key = ${AWS_SECRET}`, "aws_secret_access_key = [redacted secret]"],
+      [`push with ${GITHUB} please`, "push with [redacted GitHub token] please"],
+      [`github_pat_${"A1b2_".repeat(12)} is the PAT`, "[redacted GitHub token] is the PAT"],
+      [`OPENAI_API_KEY=${OPENAI}`, "OPENAI_API_KEY=[redacted API key]"],
+      [`use sk-ant-api03-${"x1Y".repeat(30)} for Claude`, "use [redacted API key] for Claude"],
+      ["stripe: sk_live_abcdefghijklmnopqrstuvwx", "stripe: [redacted Stripe key]"],
+      ["slack xoxb-123456789012-1234567890123-abcdefghij", "slack [redacted Slack token]"],
+      [`the deploy key:\n${PRIVATE_KEY}\nkeep it`, "the deploy key:\n[redacted private key]\nkeep it"],
+      [
+        "postgres://admin:SuperSecret123@db.example.com:5432/app",
+        "postgres://admin:[redacted password]@db.example.com:5432/app",
+      ],
+      [
+        "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123456789' https://api.example.com",
+        "curl -H 'Authorization: Bearer [redacted token]' https://api.example.com",
+      ],
+      ["export PGPASSWORD=s3cr3t! && psql", "export PGPASSWORD=[redacted secret] && psql"],
+      [
+        '{"password": "abc", "client_secret": "k-123456"}',
+        '{"password": "[redacted secret]", "client_secret": "[redacted secret]"}',
+      ],
+      ["mysql -u root -pHunter2secret -P3306 shop", "mysql -u root -p[redacted password] -P3306 shop"],
+      ["vault login --token=s.CAESIJ1x2y3z", "vault login --token=[redacted secret]"],
+      ["VAULT_TOKEN=hvs.CAESIJ1x2y3zAbCdEfGhIjKlMnOp", "VAULT_TOKEN=[redacted Vault token]"],
+      ["My password is hunter2.", "My password is [redacted password]."],
+      ["the wifi passcode was 'tulip-88'", "the wifi passcode was '[redacted password]'"],
+      ["MNEMO_API_KEY=mnemo_rtFcefpGOQpfuogNJ7W5dFAdL7oK5zUYKgrviNX7", "MNEMO_API_KEY=[redacted Mnemo key]"],
+    ];
+    for (const [said, kept] of cases) {
+      const out = redactSecrets(said);
+      expect(out.text, said).toBe(kept);
+      expect(out.kinds.length, said).toBeGreaterThan(0);
+    }
+  });
+
+  it("leaves words, variables, placeholders and code that names a credential without one", () => {
+    const plain = [
+      "the password is too short, pick another",
+      "Password: none yet",
+      "password: string;",
+      "const t = { apiKey: config.apiKey, token: process.env.TOKEN };",
+      "npm publish --token $NPM_TOKEN",
+      "psql --password -h db.internal",
+      "export GITHUB_TOKEN=${GITHUB_TOKEN}",
+      "set max_tokens: 1000 and top_p: 0.9",
+      "PWD=/home/ada/projects",
+      "she has a basic understanding of the Basic responsibilities",
+      "the task-list-manager-application-v2 shipped",
+      "I told you the secret: it's the sauce",
+      "git clone git@github.com:acme/shop.git",
+      "https://example.com:8080/path@v2",
+      "mysql -u root -p shop",
+    ];
+    for (const text of plain) expect(redactSecrets(text), text).toEqual({ text, kinds: [] });
+  });
+
+  it("reads a megabyte of adversarial text in one pass (no pattern backtracks over what it read)", () => {
+    // Each of these made a pattern restart inside what it had read: minutes for a megabyte.
+    for (const unit of ["a-", "a.", "sk-", "a: ", "mysql ", "Bearer ", 'token: "', "password is ", "x"]) {
+      const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
+      expect(redactSecrets(text).text.length).toBeGreaterThan(900_000);
+    }
+  });
+});
+
+describe("secrets in an ingest", () => {
+  let local: TestService;
+  let llm: TestService;
+  let stub: StubOpenAI;
+  beforeAll(async () => {
+    stub = await startStubOpenAI({ dim: 384 });
+    [local, llm] = await Promise.all([
+      startTestService(),
+      startTestService({
+        env: { MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: "sk-test", MNEMO_EMBEDDING_DIM: "384" },
+      }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([local?.stop(), llm?.stop()]);
+    await stub?.close();
+  });
+
+  const messages = [
+    { role: "user", content: `My GitHub token is ${GITHUB}, use it to push the release branch.` },
+    { role: "assistant", content: "Understood, I'll push the release branch with that token." },
+    { role: "user", content: `Also our AWS key id is ${AWS_KEY_ID} and my password is hunter2.` },
+  ];
+  const secrets = [GITHUB, AWS_KEY_ID, "hunter2"];
+
+  /** Every text the organisation's database holds for it: the job rows and the memories, whole. */
+  async function stored(svc: TestService, orgId: string): Promise<string> {
+    const jobs = await svc.deps.db.query("SELECT request::text AS t FROM ingest_jobs WHERE org_id = $1", [
+      orgId,
+    ]);
+    const memories = await svc.deps.db.query(
+      "SELECT text || ' ' || coalesce(details::text, '') || ' ' || coalesce(full_content, '') AS t FROM memories WHERE org_id = $1",
+      [orgId],
+    );
+    return [...jobs.rows, ...memories.rows].map((r) => r.t as string).join("\n");
+  }
+
+  it("are masked before the job is kept: the facts say what was there, and search finds them", async () => {
+    const { orgId, key } = await local.newOrg();
+    const res = await local.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "ada", conv_id: "c1", messages },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("succeeded");
+    const all = await stored(local, orgId);
+    expect(all).toContain("[redacted GitHub token]");
+    expect(all).toContain("[redacted AWS access key]");
+    for (const secret of secrets) expect(all).not.toContain(secret);
+
+    const search = await local.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "ada", query: "What is the user's GitHub token?", mode: "retrieve" },
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.data.some((m: { text: string }) => m.text.includes("[redacted GitHub token]"))).toBe(
+      true,
+    );
+
+    const metrics = await local.deps.metrics.registry.getSingleMetricAsString("mnemo_secrets_redacted_total");
+    expect(metrics).toMatch(/kind="GitHub token"} [1-9]/);
+    expect(metrics).toMatch(/kind="password"} [1-9]/);
+  });
+
+  it("are kept as said with MNEMO_REDACT_SECRETS=false", async () => {
+    const { orgId, key } = await local.newOrg();
+    await withConfig(local.deps, { MNEMO_REDACT_SECRETS: false }, async () => {
+      const res = await local.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "ada", conv_id: "c1", messages },
+      });
+      expect(res.body.status).toBe("succeeded");
+    });
+    expect(await stored(local, orgId)).toContain(GITHUB);
+  });
+
+  it("never reach the extraction model", async () => {
+    const { orgId, key } = await llm.newOrg();
+    const seen = stub.requests.length;
+    const res = await llm.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "ada", conv_id: "c1", messages },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const sent = JSON.stringify(stub.requests.slice(seen).map((r) => r.body));
+    expect(sent).toContain("[redacted GitHub token]");
+    for (const secret of secrets) expect(sent).not.toContain(secret);
+    for (const secret of secrets) expect(await stored(llm, orgId)).not.toContain(secret);
+  });
+});
