@@ -883,6 +883,65 @@ describe("directives", () => {
     expect(again.memories_updated.map((m: any) => m.id)).toContain(lesson.id);
     expect((await findMemory(svc.deps.db, orgId, lesson.id))!.details.observation_count).toBe(2);
   });
+
+  it("a lesson reversing one in force supersedes it: recall serves the rule held now, revisions show the change", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const lessonOf = (result: any) => result.memories_created.find((m: any) => m.type === "lesson");
+    const recalled = async () => {
+      const res = await svc.request("POST", "/v1/memories/trigger", {
+        key,
+        body: {
+          user_id: "u1",
+          action: { tool: "Bash", args: { command: "yarn add left-pad" } },
+          mode: "retrieve",
+        },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.map((d: any) => d.text);
+    };
+    const first = lessonOf(await ingestOk(key, { messages: [user("Never use yarn here, use pnpm.")] }));
+    // Another rule that agrees with it (pnpm) is no reversal: both stay in force.
+    const agreeing = lessonOf(await ingestOk(key, { messages: [user("Use pnpm, never npm.")] }));
+    expect((await findMemory(svc.deps.db, orgId, first.id))!.status).not.toBe("superseded");
+    expect(await recalled()).toEqual(["Never use yarn here, use pnpm."]);
+
+    const reversal = await ingestOk(key, { messages: [user("Use yarn from now on, not pnpm.")] });
+    const second = lessonOf(reversal);
+    expect(second.text).toBe("Use yarn from now on, not pnpm.");
+    // Both rules that chose pnpm are reversed ("never npm" went with "use pnpm").
+    expect(reversal.memories_superseded_by).toEqual({ [first.id]: second.id, [agreeing.id]: second.id });
+    expect(reversal.memories_updated.map((m: any) => m.id).sort()).toEqual([first.id, agreeing.id].sort());
+    expect(await recalled()).toEqual(["Use yarn from now on, not pnpm."]);
+    expect((await findMemory(svc.deps.db, orgId, first.id))!.status).toBe("superseded");
+    const active = await svc.deps.db.query(
+      "SELECT id::text FROM memories WHERE org_id = $1 AND type = 'lesson' AND status IS DISTINCT FROM 'superseded'",
+      [orgId],
+    );
+    expect(active.rows.map((r) => r.id)).toEqual([second.id]);
+    const revisions = await svc.request("GET", `/v1/memories/${second.id}/revisions`, { key });
+    // One link per row: the newer lesson names the newest it reversed.
+    expect(revisions.body.data.map((m: any) => m.id)).toEqual([agreeing.id, second.id]);
+
+    // Turning back to the first rule stores it again (the superseded copy is not "seen again").
+    const back = await ingestOk(key, { messages: [user("Never use yarn here, use pnpm.")] });
+    const third = lessonOf(back);
+    expect(third.id).not.toBe(first.id);
+    expect(back.memories_superseded_by).toEqual({ [second.id]: third.id });
+    expect(await recalled()).toEqual(["Never use yarn here, use pnpm."]);
+  });
+
+  it("a rule reversed within one conversation is stored as its last form only", async () => {
+    const { key } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      messages: [
+        user("Use pnpm instead of yarn in this repo."),
+        { role: "assistant", content: "Noted." },
+        user("Actually, prefer yarn over pnpm here."),
+      ],
+    });
+    const lessons = result.memories_created.filter((m: any) => m.type === "lesson").map((m: any) => m.text);
+    expect(lessons).toEqual(["Prefer yarn over pnpm here."]);
+  });
 });
 
 describe("artifacts", () => {
@@ -1165,20 +1224,20 @@ describe("a deleted fact leaves its episodes", () => {
       user_id: "u7",
       messages: [
         user("I live in Oslo with my partner and our cat."),
-        user("My bank PIN is 4417, please remember it for me."),
+        user("My therapist is Dr. Lindqvist, please remember it for me."),
         user("I work as a nurse at the city hospital in Oslo."),
       ],
     });
-    const pin = result.memories_created.find((m: any) => m.type === "fact" && m.text.includes("4417"));
+    const pin = result.memories_created.find((m: any) => m.type === "fact" && m.text.includes("Lindqvist"));
     const episode = result.memories_created.find((m: any) => m.type === "episode");
     const before = await findMemory(svc.deps.db, orgId, episode.id);
-    expect(before!.text).toContain("4417");
+    expect(before!.text).toContain("Lindqvist");
     expect(before!.details.fact_ids).toContain(pin.id);
 
     const del = await svc.request("DELETE", `/v1/memories/${pin.id}`, { key });
     expect(del.status).toBe(204);
     const after = await findMemory(svc.deps.db, orgId, episode.id);
-    expect(after!.text).not.toContain("4417");
+    expect(after!.text).not.toContain("Lindqvist");
     expect(after!.text).toContain("Oslo");
     expect(after!.details.fact_ids).not.toContain(pin.id);
     expect(after!.details.fact_ids).toHaveLength((before!.details.fact_ids as string[]).length - 1);
@@ -1189,10 +1248,10 @@ describe("a deleted fact leaves its episodes", () => {
     expect(after!.updated_at!.getTime()).toBeGreaterThan(before!.updated_at!.getTime());
     const search = await svc.request("POST", "/v1/memories/search", {
       key,
-      body: { query: "bank PIN", user_id: "u7" },
+      body: { query: "therapist", user_id: "u7" },
     });
     expect(search.status).toBe(200);
-    expect(JSON.stringify(search.body)).not.toContain("4417");
+    expect(JSON.stringify(search.body)).not.toContain("Lindqvist");
   });
 });
 

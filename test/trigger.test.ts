@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { identifiersFromAction, identifiersFromText } from "../src/identifiers/identifiers.js";
+import { reverses } from "../src/ingest/reversal.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { directivesInSteps, extractDirectives } from "../src/providers/local/directives.js";
 import { renderDirectives } from "../src/trigger/render.js";
@@ -398,6 +399,27 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
       turn(0, "user", "My favourite tools:\n- `jq` for JSON\n- `rg` for search"),
     ]);
     expect(list.filter((d) => d.type === "procedure")).toEqual([]);
+  });
+});
+
+describe("a lesson reversing another", () => {
+  const l = (text: string, trigger_entities: string[]) => ({ text, trigger_entities });
+  it("is a choice taken the other way, not agreement, another tool, or a way of running one", () => {
+    const pnpm = l("Never use yarn here, use pnpm.", ["yarn", "pnpm"]);
+    expect(reverses(l("Use yarn from now on, not pnpm.", ["yarn", "pnpm"]), pnpm)).toBe(true);
+    expect(reverses(l("Prefer yarn over pnpm.", ["yarn", "pnpm"]), pnpm)).toBe(true);
+    expect(reverses(l("Don’t use pnpm anymore.", ["pnpm"]), pnpm)).toBe(true);
+    expect(reverses(l("Use pnpm instead of yarn in this repo.", ["pnpm", "yarn"]), pnpm)).toBe(false);
+    expect(
+      reverses(l("Use pnpm, never npm.", ["pnpm", "npm"]), l("Use bun, never npm.", ["bun", "npm"])),
+    ).toBe(false);
+    expect(
+      reverses(
+        l("Always run tests with vitest --run.", ["vitest"]),
+        l("Don't run vitest in watch mode.", ["vitest"]),
+      ),
+    ).toBe(false);
+    expect(reverses(l("Use yarn.", ["yarn"]), l("Run the build after yarn install.", ["yarn"]))).toBe(false);
   });
 });
 

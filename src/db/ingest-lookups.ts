@@ -257,7 +257,35 @@ export async function latestArtifactVersion(
   return rows[0];
 }
 
-/** An existing directive with the same content in the same scope and namespace. */
+/**
+ * The active lessons of the scope and namespace whose trigger entities share one of `entities`
+ * (one GIN probe on trigger_keys), newest first, not of this job: what a new lesson may reverse.
+ */
+export async function activeLessonsSharing(
+  db: Queryable,
+  scope: { orgId: string; userId: string; agentId: string | null },
+  namespace: string | null,
+  entities: readonly string[],
+  jobId: string,
+): Promise<Array<{ id: string; text: string; trigger_entities: string[] }>> {
+  if (entities.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT id::text, text, trigger_entities FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND agent_id IS NOT DISTINCT FROM $3 AND type = 'lesson'
+       AND namespace IS NOT DISTINCT FROM $4 AND trigger_keys && $5::text[]
+       AND status IS DISTINCT FROM 'superseded' AND outcome IS DISTINCT FROM 'failed'
+       AND job_id IS DISTINCT FROM $6
+     ORDER BY created_at DESC, id LIMIT 20`,
+    [scope.orgId, scope.userId, scope.agentId, namespace, entities, jobId],
+  );
+  return rows;
+}
+
+/**
+ * An existing directive with the same content in the same scope and namespace, never a superseded
+ * one: a rule the user turns back to ("use yarn", then "use pnpm", then "use yarn" again) is
+ * stored again and supersedes the one in force.
+ */
 export async function sameDirective(
   db: Queryable,
   scope: { orgId: string; userId: string; agentId: string | null },
@@ -268,6 +296,7 @@ export async function sameDirective(
   const { rows } = await db.query(
     `SELECT id::text FROM memories WHERE org_id = $1 AND user_id = $2 AND agent_id IS NOT DISTINCT FROM $3
        AND type = $4 AND namespace IS NOT DISTINCT FROM $5 AND content_hash = $6
+       AND status IS DISTINCT FROM 'superseded'
      ORDER BY created_at LIMIT 1`,
     [scope.orgId, scope.userId, scope.agentId, type, namespace, hash],
   );
@@ -367,7 +396,8 @@ export async function markSuperseded(
   if (ids.length === 0) return [];
   const { rows } = await db.query(
     `UPDATE memories SET status = 'superseded', updated_at = now()
-     WHERE org_id = $1 AND id = ANY($2::uuid[]) AND status = 'active' RETURNING id::text, type, text, user_id`,
+     WHERE org_id = $1 AND id = ANY($2::uuid[]) AND status IS DISTINCT FROM 'superseded'
+     RETURNING id::text, type, text, user_id`,
     [orgId, ids],
   );
   return rows;

@@ -421,24 +421,30 @@ export async function updateEpisodeText(
 const MAX_CHAIN = 10_000;
 
 /**
- * The fact supersede chain through `id`, oldest first: older rows by following `supersedes`, newer
- * rows by finding who supersedes the current one. A deleted link simply ends that direction.
+ * The supersede chain through `id` (a fact's, or a lesson's: rows of that type), oldest first:
+ * older rows by following `supersedes`, newer rows by finding who supersedes the current one. A
+ * deleted link simply ends that direction.
  */
-export async function factChainRows(db: Queryable, orgId: string, id: string): Promise<MemoryRow[]> {
+export async function supersedeChainRows(
+  db: Queryable,
+  orgId: string,
+  id: string,
+  type: "fact" | "lesson",
+): Promise<MemoryRow[]> {
   const { rows } = await db.query<MemoryRow>(
     `WITH RECURSIVE
        older(id, supersedes, pos) AS (
          SELECT id, supersedes, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
          UNION
          SELECT m.id, m.supersedes, o.pos - 1 FROM older o
-           JOIN memories m ON m.id = o.supersedes AND m.org_id = $1 AND m.type = 'fact'
+           JOIN memories m ON m.id = o.supersedes AND m.org_id = $1 AND m.type = $4::text
          WHERE o.pos > -($3::int)
        ),
        newer(id, pos) AS (
          SELECT id, 0 FROM memories WHERE id = $2::uuid AND org_id = $1
          UNION
          SELECT m.id, n.pos + 1 FROM newer n
-           JOIN memories m ON m.supersedes = n.id AND m.org_id = $1 AND m.type = 'fact'
+           JOIN memories m ON m.supersedes = n.id AND m.org_id = $1 AND m.type = $4::text
          WHERE n.pos < $3::int
        ),
        chain AS (
@@ -448,7 +454,7 @@ export async function factChainRows(db: Queryable, orgId: string, id: string): P
      SELECT ${MEMORY_COLUMNS} FROM chain JOIN memories m USING (id)
      WHERE m.org_id = $1
      ORDER BY chain.pos, m.created_at, m.id`,
-    [orgId, id, MAX_CHAIN],
+    [orgId, id, MAX_CHAIN, type],
   );
   return rows;
 }

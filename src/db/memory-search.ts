@@ -448,7 +448,7 @@ export async function hybridSearch(
 
 /**
  * Directives whose trigger entities (or their base names) equal one of `keys`: one GIN probe on
- * `trigger_keys`. Failed directives are never served; a namespace narrows to itself plus the
+ * `trigger_keys`. Failed directives and lessons a later one reversed are never served; a namespace narrows to itself plus the
  * global (null-namespace) ones. `usage` counts one search in the same statement.
  */
 export async function directivesByKeys(
@@ -474,7 +474,7 @@ export async function directivesByKeys(
   const { rows } = await db.query<MemoryRow>(
     `${counted}SELECT ${MEMORY_COLUMNS} FROM memories m
      WHERE m.type IN ('lesson', 'procedure') AND m.trigger_keys && $1::text[] AND m.type = ANY($2::text[])
-       AND ${where} AND m.outcome IS DISTINCT FROM 'failed'
+       AND ${where} AND m.outcome IS DISTINCT FROM 'failed' AND m.status IS DISTINCT FROM 'superseded'
        AND ($3::text IS NULL OR m.namespace IS NULL OR m.namespace = $3::text)
      ORDER BY (m.outcome = 'resolved') DESC NULLS LAST, m.updated_at DESC, m.id LIMIT $4::int`,
     params,

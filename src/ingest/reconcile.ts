@@ -1,6 +1,7 @@
 import type { Queryable } from "../db/db.js";
 import {
   activeFactsMatching,
+  activeLessonsSharing,
   latestArtifactVersion,
   type Similar,
   sameDirective,
@@ -12,6 +13,7 @@ import { contentWords, normaliseText } from "../providers/local/english.js";
 import { bareClaim, type SlotSearch, sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
+import { reverses } from "./reversal.js";
 
 /**
  * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
@@ -124,11 +126,31 @@ export async function reconcile(
     out.insert.push(a);
   }
 
+  // A lesson reversing one in force supersedes it (src/ingest/reversal.ts); one reversing a lesson
+  // earlier in this same conversation replaces it before either is stored.
   for (const d of plan.directives) {
     const prev = await sameDirective(db, scope, d.type, d.namespace ?? null, d.content_hash!);
     if (prev) {
       out.sameDirectives.push(prev.id);
       continue;
+    }
+    if (d.type === "lesson") {
+      const entities = d.trigger_entities ?? [];
+      for (const old of await activeLessonsSharing(
+        db,
+        scope,
+        d.namespace ?? null,
+        entities,
+        plan.episode.job_id!,
+      )) {
+        if (out.supersedes.has(old.id) || !reverses(d, old)) continue;
+        out.supersedes.set(old.id, d.id);
+        d.supersedes ??= old.id;
+      }
+      const earlier = out.insert.findIndex(
+        (p) => p.type === "lesson" && p.namespace === d.namespace && reverses(d, p),
+      );
+      if (earlier >= 0) out.insert.splice(earlier, 1);
     }
     out.insert.push(d);
   }

@@ -353,7 +353,12 @@ export async function storeResult({
     }
     const superseded = await markSuperseded(tx, orgId, [...rec.supersedes.keys()]);
     for (const r of superseded) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
-    await unsayInEpisodes(tx, orgId, superseded, { unlist: false });
+    await unsayInEpisodes(
+      tx,
+      orgId,
+      superseded.filter((r) => r.type === "fact"),
+      { unlist: false },
+    );
     for (const a of sameArtifacts) {
       const r = touched.get(a.id);
       if (r) updated.set(r.id, r);

@@ -1,6 +1,6 @@
 import { mayReadRow } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
-import { artifactVersionRows, factChainRows, findMemory } from "../db/memories.js";
+import { artifactVersionRows, findMemory, supersedeChainRows } from "../db/memories.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { memoryNotFound } from "./get.js";
 import type { MemoryList } from "./list.js";
@@ -22,8 +22,8 @@ export async function listRevisions({
   const row = await findMemory(ctx.db, orgId, input.id);
   if (!row || !mayReadRow(ctx.principal, row)) throw memoryNotFound(input.id);
   let rows: MemoryRow[];
-  if (row.type === "fact") {
-    rows = await factChainRows(ctx.db, orgId, row.id);
+  if (row.type === "fact" || row.type === "lesson") {
+    rows = await supersedeChainRows(ctx.db, orgId, row.id, row.type);
   } else if (row.type === "artifact") {
     const root =
       typeof row.details?.root_id === "string" && row.details.root_id ? row.details.root_id : row.id;
