@@ -32,9 +32,47 @@ describe("redactSecrets", () => {
       ],
       ["export PGPASSWORD=s3cr3t! && psql", "export PGPASSWORD=[redacted secret] && psql"],
       [
-        '{"password": "abc", "client_secret": "k-123456"}',
+        '{"password": "abc-1", "client_secret": "k-123456"}',
         '{"password": "[redacted secret]", "client_secret": "[redacted secret]"}',
       ],
+      // Inside the value of another key, as the Stop hook sends a tool call, and JSON inside a string.
+      [
+        '{"command":"docker run -e POSTGRES_PASSWORD=S3cretPass1 postgres"}',
+        '{"command":"docker run -e POSTGRES_PASSWORD=[redacted secret] postgres"}',
+      ],
+      [
+        '{"content":"DB_PASSWORD=S3cretPass1\\nSTRIPE_SECRET=whatever123\\n"}',
+        '{"content":"DB_PASSWORD=[redacted secret]\\nSTRIPE_SECRET=[redacted secret]\\n"}',
+      ],
+      [
+        `curl -d '{\\"user\\":\\"ada\\",\\"password\\":\\"S3cret!Pass\\"}'`,
+        `curl -d '{\\"user\\":\\"ada\\",\\"password\\":\\"[redacted secret]\\"}'`,
+      ],
+      [
+        "kubectl create secret generic db --from-literal=password=S3cr3tPa55",
+        "kubectl create secret generic db --from-literal=password=[redacted secret]",
+      ],
+      ["REDIS_URL=redis://:p4ssw0rdXYZ@cache:6379/0", "REDIS_URL=redis://:[redacted password]@cache:6379/0"],
+      [
+        "SMTP_PASS=p@ss MYSQL_PWD=x1y2 MNEMO_SECRET_KEY=Zm9vYmFyYmF6",
+        "SMTP_PASS=[redacted secret] MYSQL_PWD=[redacted secret] MNEMO_SECRET_KEY=[redacted secret]",
+      ],
+      [
+        '{"auths":{"ghcr.io":{"auth":"dXNlcjpwYXNzd29yZA=="}}}',
+        '{"auths":{"ghcr.io":{"auth":"[redacted secret]"}}}',
+      ],
+      ["DB_PASSWORD=Xy7;kL9)mN2q", "DB_PASSWORD=[redacted secret]"],
+      ["curl -u admin:Sup3rS3cret! https://x", "curl -u admin:[redacted password] https://x"],
+      ["docker login -u ada -p S3cret1 ghcr.io", "docker login -u ada -p [redacted password] ghcr.io"],
+      [
+        "machine api.example.com login ada password Hunter22",
+        "machine api.example.com login ada password [redacted password]",
+      ],
+      [
+        "the staging wifi password for the office is Tr0ub4dor3.",
+        "the staging wifi password for the office is [redacted password].",
+      ],
+      ["gcloud said ya29.a0AfH6SMBxyzabcdefghijklmnop", "gcloud said [redacted Google OAuth token]"],
       ["mysql -u root -pHunter2secret -P3306 shop", "mysql -u root -p[redacted password] -P3306 shop"],
       ["vault login --token=s.CAESIJ1x2y3z", "vault login --token=[redacted secret]"],
       ["VAULT_TOKEN=hvs.CAESIJ1x2y3zAbCdEfGhIjKlMnOp", "VAULT_TOKEN=[redacted Vault token]"],
@@ -66,6 +104,17 @@ describe("redactSecrets", () => {
       "git clone git@github.com:acme/shop.git",
       "https://example.com:8080/path@v2",
       "mysql -u root -p shop",
+      "On my Arduino the LED pin is 13.",
+      "The password is 12+ characters by policy",
+      "Your PIN is 4-6 digits long.",
+      'fetch(url, { credentials: "include" })',
+      "const token = jwt.sign(payload, secret, opts);",
+      "const token = tokens[0];",
+      "std::string token = lexer.next();",
+      "maxToken: 1024",
+      'password: "string"',
+      "git push -u origin main",
+      '{"command":"ls -la","description":"list files"}',
     ];
     for (const text of plain) expect(redactSecrets(text), text).toEqual({ text, kinds: [] });
   });

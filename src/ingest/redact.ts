@@ -19,17 +19,25 @@
 /** A secret's replacement: what it was, never any of it. */
 const marker = (kind: string) => `[redacted ${kind}]`;
 
-/** Looks like a secret rather than a word: a digit or a symbol in it, or quoted (see CREDENTIAL). */
+/** Looks like a secret rather than a word: a digit or a symbol in it. */
 const SECRET_LIKE = /[\d!#$%&*+/=?@^_~.-]/;
+/** Or long and of mixed case, as base64 is (`dXNlcjpwYXNz`). */
+const looksSecret = (value: string) =>
+  SECRET_LIKE.test(value) || (value.length >= 12 && /[a-z]/.test(value) && /[A-Z]/.test(value));
 
-/** A credential's name, alone or as the end of a longer identifier (`DB_PASSWORD`, `githubToken`). */
+/**
+ * A credential's name, alone or as the end of a longer identifier (`DB_PASSWORD`, `githubToken`,
+ * `SMTP_PASS`, `MNEMO_SECRET_KEY`, docker's `"auth"`, a kubeconfig's `client-key-data`). Matched
+ * within the pattern, so the value of any other key (`"command": "..."`) is read again for the
+ * secrets inside it.
+ */
 const NAME =
-  /(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)$/i;
+  "[A-Za-z0-9_-]*?(?:password|passwd|passphrase|pass|pwd|secret|token|credentials?|auth|(?:api|access|private|secret|encryption|account|signing|master)[_-]?key|key[_-]?data|secret[_-]?key[_-]?base)";
 
 /** A value that names no secret: a variable (`$PASSWORD`, `${TOKEN}`, `process.env.X`), a placeholder (`<token>`, `{{ secret }}`), a marker already. */
 const VARIABLE = /^(?:\$|process\.env\.|os\.environ|<|\{\{|\[redacted\b)/;
-/** A property path in code (`token: config.apiToken`): words and dots, no digit. */
-const PROPERTY_PATH = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$/;
+/** Code, not a value: a property path (`config.apiToken`), a call or an index (`jwt.sign(...)`, `tokens[0]`). */
+const CODE = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$|[([]/;
 
 interface Rule {
   kind: string;
@@ -56,13 +64,19 @@ const RULES: Rule[] = [
   { kind: "Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g },
   { kind: "npm token", pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
   { kind: "Hugging Face token", pattern: /\bhf_[A-Za-z0-9]{30,}\b/g },
+  { kind: "Google OAuth token", pattern: /\bya29\.[0-9A-Za-z_-]{20,}/g },
+  { kind: "SendGrid key", pattern: /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g },
+  {
+    kind: "Discord webhook",
+    pattern: /https:\/\/(?:canary\.|ptb\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/[A-Za-z0-9_-]+/g,
+  },
   { kind: "Vault token", pattern: /\bhv[sbr]\.[A-Za-z0-9_-]{20,}/g },
   { kind: "Mnemo key", pattern: /\b(?:mnemo|whsec)_[A-Za-z0-9]{24,}\b/g },
   { kind: "JSON web token", pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g },
   {
     // scheme://user:password@host: the user and the host stay, they say what the account is.
     kind: "password",
-    pattern: /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+):([^\s@/]+)@/gi,
+    pattern: /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s/:@]*):([^\s@/]+)@/gi,
     replace: (kind, head) => `${head}:${marker(kind)}@`,
   },
   {
@@ -73,23 +87,31 @@ const RULES: Rule[] = [
     replace: (kind, scheme) => `${scheme} ${marker(kind)}`,
   },
   {
-    // A credential's name given a value: `PGPASSWORD=...`, `"api_key": "..."`, `token: ...`.
+    // A credential's name given a value: `PGPASSWORD=...`, `"api_key": "..."`, `token: ...`, also
+    // JSON inside a string (`\"password\":\"...\"`). Identifiers are read from their start only
+    // (the look-behind): starting again inside one made a long run of `a-a-a-...` quadratic.
     kind: "secret",
-    // Identifiers are read whole (the look-behind): starting again inside one made a long run of
-    // `a-a-a-...` quadratic.
-    pattern:
-      /(?<![A-Za-z0-9_-])((["']?)([A-Za-z0-9_-]+)\2\s*[:=]\s*)(?:(["'`])([^"'`\n]{3,})\4|([^\s"'`,;)}\]]{3,}))/g,
-    replace: (kind, head, _q, name, quote, quoted, bare) => {
-      const value = quoted ?? bare ?? "";
+    pattern: new RegExp(
+      `(?<![A-Za-z0-9_-])((\\\\?["']?)(${NAME})\\2\\s*([:=])\\s*)(?:(\\\\?["'\`])([^\\n]{1,300}?)\\5|([^\\s"'\`\\\\]{3,}))`,
+      "gi",
+    ),
+    replace: (kind, head, _q, name, sep, quote, quoted, bare) => {
       const q = quote ?? "";
-      if (
-        !NAME.test(name!) ||
-        VARIABLE.test(value) ||
-        PROPERTY_PATH.test(value) ||
-        (!q && !SECRET_LIKE.test(value))
-      )
-        return `${head}${q}${value}${q}`;
-      return `${head}${q}${marker(kind)}${q}`;
+      // After a colon (JSON, YAML, a call's options) a bare value ends at `,;)}]`; after `=` (a
+      // shell, an env file) it runs to the next space.
+      let value = quoted ?? bare ?? "";
+      let rest = "";
+      if (!q && sep === ":") {
+        const cut = value.search(/[,;)}\]]/);
+        if (cut >= 0) [value, rest] = [value.slice(0, cut), value.slice(cut)];
+      }
+      const kept = `${head}${q}${value}${q}${rest}`;
+      // The shell's working directory (`PWD=/home/ada`) is no password.
+      const workingDir = /^(?:OLD)?PWD$/.test(name!) && /^[/~]/.test(value);
+      if (workingDir || VARIABLE.test(value) || CODE.test(value) || /^\d+$/.test(value)) return kept;
+      // A quoted word is a value only when it looks like a secret or is long: `"include"`, `"string"` are none.
+      if (q ? !looksSecret(value) && value.length < 12 : !looksSecret(value) || value.length < 3) return kept;
+      return `${head}${q}${marker(kind)}${q}${rest}`;
     },
   },
   {
@@ -106,14 +128,33 @@ const RULES: Rule[] = [
     replace: (kind, head) => `${head}${marker(kind)}`,
   },
   {
-    // "My password is hunter2", "the wifi passcode was 8812": said, not assigned.
+    // Passwords given to commands: `curl -u admin:...`, `docker login -p ...`, `sshpass -p ...`,
+    // `redis-cli -a ...`, openssl's `pass:...`, `aws configure set aws_secret_access_key ...`, a
+    // .netrc line.
     kind: "password",
     pattern:
-      /\b((?:password|passcode|passphrase|pin(?: code)?)\s+(?:is|was|will be)\s+)(["'“]?)([^\s"'”]{3,})\2/gi,
-    replace: (kind, head, quote, value) =>
-      quote || SECRET_LIKE.test(value!.replace(/[.,;:!?]+$/, ""))
-        ? `${head}${quote}${marker(kind)}${quote}${/[.,;:!?]+$/.exec(value!)?.[0] ?? ""}`
-        : `${head}${quote}${value}${quote}`,
+      /((?:^|\s)(?:-u|--user)\s+["']?[^\s:'"]+:)([^\s'"]+)|(\b(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)\s+|\bsshpass\s+-p\s*|\bredis-cli\b[^\n]{0,200}?\s-a\s+|\bpass:|\baws\s+configure\s+set\s+\S*(?:secret|key|token)\S*\s+|\bmachine\s+\S+\s+login\s+\S+\s+password\s+)(\S+)/g,
+    replace: (kind, userHead, _userValue, head, value) =>
+      userHead !== undefined
+        ? `${userHead}${marker(kind)}`
+        : VARIABLE.test(value!) || value!.startsWith("-")
+          ? `${head}${value}`
+          : `${head}${marker(kind)}`,
+  },
+  {
+    // "My password is hunter2", "the wifi password for the office is Tr0ub4dor3", "the passcode
+    // was '8812'": said, not assigned. At least four characters before the sentence's end, so "the
+    // LED pin is 13." and "the password is 12+ characters" stay.
+    kind: "password",
+    pattern:
+      /\b((?:password|passcode|passphrase|pin(?: code)?)(?:\s+(?:for|of|to|on)(?:\s+[\w-]+){1,3})?\s+(?:is|was|will be)\s+)(["'“]?)([^\s"'”]{3,})\2/gi,
+    replace: (kind, head, quote, value) => {
+      const end = /[.,;:!?]+$/.exec(value!)?.[0] ?? "";
+      const core = value!.slice(0, value!.length - end.length);
+      return core.length >= 4 && (quote || SECRET_LIKE.test(core))
+        ? `${head}${quote}${marker(kind)}${quote}${end}`
+        : `${head}${quote}${value}${quote}`;
+    },
   },
 ];
 
