@@ -908,9 +908,26 @@ describe("directives", () => {
     const reversal = await ingestOk(key, { messages: [user("Use yarn from now on, not pnpm.")] });
     const second = lessonOf(reversal);
     expect(second.text).toBe("Use yarn from now on, not pnpm.");
-    // Both rules that chose pnpm are reversed ("never npm" went with "use pnpm").
-    expect(reversal.memories_superseded_by).toEqual({ [first.id]: second.id, [agreeing.id]: second.id });
-    expect(reversal.memories_updated.map((m: any) => m.id).sort()).toEqual([first.id, agreeing.id].sort());
+    // Both rules that chose pnpm are reversed ("never npm" went with "use pnpm"), and so are the
+    // facts that recorded them, by the fact that records the new one.
+    const ruleFact = reversal.memories_created.find((m: any) => m.type === "fact");
+    expect(ruleFact.text).toContain("yarn from now on");
+    const oldFacts = Object.keys(reversal.memories_superseded_by).filter(
+      (id) => id !== first.id && id !== agreeing.id,
+    );
+    expect(reversal.memories_superseded_by).toEqual({
+      [first.id]: second.id,
+      [agreeing.id]: second.id,
+      ...Object.fromEntries(oldFacts.map((id) => [id, ruleFact.id])),
+    });
+    expect(oldFacts).toHaveLength(2);
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "u1", query: "which package manager should I use, yarn or pnpm?", mode: "retrieve" },
+    });
+    const texts: string[] = search.body.data.map((m: any) => m.text);
+    expect(texts.some((t) => /yarn from now on/.test(t))).toBe(true);
+    expect(texts.filter((t) => /never (?:to )?use yarn/i.test(t))).toEqual([]);
     expect(await recalled()).toEqual(["Use yarn from now on, not pnpm."]);
     expect((await findMemory(svc.deps.db, orgId, first.id))!.status).toBe("superseded");
     const active = await svc.deps.db.query(
@@ -926,8 +943,35 @@ describe("directives", () => {
     const back = await ingestOk(key, { messages: [user("Never use yarn here, use pnpm.")] });
     const third = lessonOf(back);
     expect(third.id).not.toBe(first.id);
-    expect(back.memories_superseded_by).toEqual({ [second.id]: third.id });
+    expect(back.memories_superseded_by).toMatchObject({ [second.id]: third.id });
     expect(await recalled()).toEqual(["Never use yarn here, use pnpm."]);
+
+    // Said again after a reversal in one conversation, the rule in force stays, and nothing is
+    // superseded by a lesson never stored.
+    const again = await ingestOk(key, {
+      messages: [
+        user("Use yarn from now on, not pnpm."),
+        { role: "assistant", content: "Okay." },
+        user("Never use yarn here, use pnpm."),
+      ],
+    });
+    expect(again.memories_created.filter((m: any) => m.type === "lesson")).toEqual([]);
+    expect(again.memories_superseded_by).toEqual({});
+    expect(await recalled()).toEqual(["Never use yarn here, use pnpm."]);
+  });
+
+  it("rules each scoped their own way, or agreeing, stay; 'do not use' and 'never ... with' are against", async () => {
+    const { key } = await svc.newOrg();
+    const superseded = async (messages: string[]) =>
+      Object.keys((await ingestOk(key, { messages: messages.map((m) => user(m)) })).memories_superseded_by);
+    await superseded(["Use vitest for unit tests in this repo."]);
+    expect(await superseded(["For the e2e suite, don't use vitest; use playwright."])).toEqual([]);
+    await superseded(["Use yarn to install packages in this repo."]);
+    expect(await superseded(["Do not use yarn, use pnpm instead."])).not.toEqual([]);
+    await superseded(["Never commit with --no-verify in this repo."]);
+    expect(
+      await superseded(["Always commit with --no-verify from now on, the hooks are broken."]),
+    ).not.toEqual([]);
   });
 
   it("a rule reversed within one conversation is stored as its last form only", async () => {

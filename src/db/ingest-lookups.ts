@@ -281,6 +281,25 @@ export async function activeLessonsSharing(
   return rows;
 }
 
+/** The active facts a lesson's own turns gave in its job: those that may state its rule. */
+export async function factsOfLessonTurns(
+  db: Queryable,
+  orgId: string,
+  lessonId: string,
+): Promise<Array<{ id: string; text: string }>> {
+  const { rows } = await db.query(
+    `SELECT f.id::text, f.text FROM memories l
+       JOIN memories f ON f.org_id = l.org_id AND f.job_id = l.job_id AND f.user_id IS NOT DISTINCT FROM l.user_id
+         AND f.type = 'fact' AND f.status = 'active'
+     WHERE l.org_id = $1 AND l.id = $2::uuid
+       AND jsonb_typeof(l.details -> 'source_event_ids') = 'array'
+       AND jsonb_typeof(f.details -> 'source_event_ids') = 'array'
+       AND f.details -> 'source_event_ids' ?| ARRAY(SELECT jsonb_array_elements_text(l.details -> 'source_event_ids'))`,
+    [orgId, lessonId],
+  );
+  return rows;
+}
+
 /**
  * An existing directive with the same content in the same scope and namespace, never a superseded
  * one: a rule the user turns back to ("use yarn", then "use pnpm", then "use yarn" again) is

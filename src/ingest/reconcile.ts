@@ -2,6 +2,7 @@ import type { Queryable } from "../db/db.js";
 import {
   activeFactsMatching,
   activeLessonsSharing,
+  factsOfLessonTurns,
   latestArtifactVersion,
   type Similar,
   sameDirective,
@@ -13,7 +14,7 @@ import { contentWords, normaliseText } from "../providers/local/english.js";
 import { bareClaim, type SlotSearch, sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
-import { reverses } from "./reversal.js";
+import { reverses, statesRule } from "./reversal.js";
 
 /**
  * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
@@ -126,9 +127,17 @@ export async function reconcile(
     out.insert.push(a);
   }
 
-  // A lesson reversing one in force supersedes it (src/ingest/reversal.ts); one reversing a lesson
-  // earlier in this same conversation replaces it before either is stored.
-  for (const d of plan.directives) {
+  // Only the last form of a rule the conversation reversed is kept (the extractor lists a rule said
+  // again where it was said last); a lesson reversing one in force supersedes it
+  // (src/ingest/reversal.ts), and one said before and still in force is counted again.
+  const last = plan.directives.filter(
+    (d, i) =>
+      d.type !== "lesson" ||
+      !plan.directives
+        .slice(i + 1)
+        .some((later) => later.type === "lesson" && later.namespace === d.namespace && reverses(later, d)),
+  );
+  for (const d of last) {
     const prev = await sameDirective(db, scope, d.type, d.namespace ?? null, d.content_hash!);
     if (prev) {
       out.sameDirectives.push(prev.id);
@@ -141,16 +150,13 @@ export async function reconcile(
         scope,
         d.namespace ?? null,
         entities,
-        plan.episode.job_id!,
+        plan.episode.job_id,
       )) {
         if (out.supersedes.has(old.id) || !reverses(d, old)) continue;
         out.supersedes.set(old.id, d.id);
         d.supersedes ??= old.id;
+        await ruleFactsToo(db, scope.orgId, old, d, out);
       }
-      const earlier = out.insert.findIndex(
-        (p) => p.type === "lesson" && p.namespace === d.namespace && reverses(d, p),
-      );
-      if (earlier >= 0) out.insert.splice(earlier, 1);
     }
     out.insert.push(d);
   }
@@ -173,6 +179,33 @@ export async function reconcile(
   }
   out.insert.unshift(ep);
   return out;
+}
+
+/**
+ * The facts that recorded a reversed rule ("The user asked the assistant never to use yarn here,
+ * use pnpm.") go with it, so search does not serve the old rule through them: superseded by the
+ * fact this job made of the new rule when there is one (a fact of its turns that states it),
+ * else by the new lesson.
+ */
+async function ruleFactsToo(
+  db: Queryable,
+  orgId: string,
+  old: { id: string; text: string; trigger_entities: string[] },
+  lesson: PlannedRow,
+  out: Reconciled,
+): Promise<void> {
+  const events = new Set((lesson.details?.source_event_ids as string[] | undefined) ?? []);
+  const successor = out.insert.find(
+    (f) =>
+      f.type === "fact" &&
+      ((f.details?.source_event_ids as string[] | undefined) ?? []).some((e) => events.has(e)) &&
+      statesRule(f, { text: lesson.text, trigger_entities: lesson.trigger_entities ?? [] }),
+  );
+  for (const fact of await factsOfLessonTurns(db, orgId, old.id)) {
+    if (out.supersedes.has(fact.id) || !statesRule(fact, old)) continue;
+    out.supersedes.set(fact.id, successor?.id ?? lesson.id);
+    if (successor) successor.supersedes ??= fact.id;
+  }
 }
 
 /** A fact's words without the day that leads it ("On 8 May 2023, ..."). */

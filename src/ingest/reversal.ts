@@ -13,8 +13,20 @@
  * a way of running it, not against vitest, and reads as neither.
  */
 const AGAINST =
-  /\b(?:never(?: use)?|don't use|do not use|dont use|avoid(?: using)?|not|no longer use|no more|stop using|instead of|rather than|over|without)\s+$/i;
+  /\b(?:never|don't|do not|dont|not|avoid|no longer|stop)(?:\s+(?:use|using|to use))?\s+$|\b(?:no more|instead of|rather than|over|without)\s+$/i;
 const FOR = /\b(?:use|using|prefer|switch(?:ed)?(?: back)? to|go with|stick (?:to|with)|with)\s+$/i;
+/** A choice under a negation is one against: "never commit with --no-verify", "don't run tests with jest". */
+const NEGATED = /\b(?:never|don't|do not|dont|not|avoid|stop)\b/i;
+/**
+ * Words that say no more than the choice itself ("here", "from now on", "in this repo"): beyond
+ * them, words one lesson has and the other lacks scope it ("for unit tests", "in the frontend/
+ * package"), and two lessons each scoped their own way do not contradict each other.
+ */
+const GENERIC = new Set(
+  "use using used prefer always never not don't do dont avoid instead rather over without no more longer stop switch switched back to stick go with here now from on anymore again this that these the a an in for of and but please actually okay ok sure repo repository project codebase workspace package packages one from now".split(
+    " ",
+  ),
+);
 /** Clause ends: punctuation, and the words that open a contrast ("..., not pnpm", "pnpm over yarn"). */
 const CLAUSES = /(?:[,;!?]|\.(?=\s|$))\s*|\s+(?=(?:not|instead of|rather than|over|but)\s)/i;
 
@@ -31,7 +43,7 @@ export function stances(text: string, entities: readonly string[]): Map<string, 
       if (at < 0) continue;
       const before = clause.slice(0, at);
       if (AGAINST.test(before)) out.set(entity.toLowerCase(), -1);
-      else if (FOR.test(before)) out.set(entity.toLowerCase(), 1);
+      else if (FOR.test(before)) out.set(entity.toLowerCase(), NEGATED.test(before) ? -1 : 1);
       break;
     }
   }
@@ -41,7 +53,8 @@ export function stances(text: string, entities: readonly string[]): Map<string, 
 /**
  * Whether `newer` reverses `older`: of the entities both take a side on, at least one is taken
  * the other way, and none the same way ("use pnpm, never yarn" does not reverse "use pnpm, never
- * npm": they agree on pnpm).
+ * npm": they agree on pnpm); and not both scoped their own way (see GENERIC: "use vitest for unit
+ * tests" and "for the e2e suite, don't use vitest" both hold).
  */
 export function reverses(
   newer: { text: string; trigger_entities?: readonly string[] | null },
@@ -49,6 +62,12 @@ export function reverses(
 ): boolean {
   const a = stances(newer.text, newer.trigger_entities ?? []);
   const b = stances(older.text, older.trigger_entities ?? []);
+  const own = (l: typeof newer, other: typeof newer) => {
+    const mine = context(l);
+    const theirs = new Set(context(other));
+    return mine.some((w) => !theirs.has(w));
+  };
+  if (own(newer, older) && own(older, newer)) return false;
   let opposite = false;
   for (const [entity, side] of a) {
     const was = b.get(entity);
@@ -57,4 +76,31 @@ export function reverses(
     opposite = true;
   }
   return opposite;
+}
+
+/** A lesson's words beyond its entities and GENERIC ones, lower-cased. */
+function context(l: { text: string; trigger_entities?: readonly string[] | null }): string[] {
+  const entities = new Set((l.trigger_entities ?? []).map((e) => e.toLowerCase()));
+  return (
+    l.text
+      .toLowerCase()
+      .replace(/\u2019/g, "'")
+      .match(/[\p{L}\p{N}'_./-]+/gu) ?? []
+  )
+    .map((w) => w.replace(/^[-'./]+|[-'./]+$/g, ""))
+    .filter((w) => w && !entities.has(w) && !GENERIC.has(w));
+}
+
+/**
+ * Whether a fact states the lesson's rule ("The user asked the assistant never to use yarn here,
+ * use pnpm." for "Never use yarn here, use pnpm."): it takes the same side on every entity the
+ * lesson takes one on.
+ */
+export function statesRule(
+  fact: { text: string },
+  lesson: { text: string; trigger_entities?: readonly string[] | null },
+): boolean {
+  const rule = stances(lesson.text, lesson.trigger_entities ?? []);
+  const said = stances(fact.text, lesson.trigger_entities ?? []);
+  return rule.size > 0 && [...rule].every(([entity, side]) => said.get(entity) === side);
 }

@@ -124,7 +124,15 @@ export function* directivesInSteps(
   const seen = new Set<string>();
   const push = (d: ExtractedDirective) => {
     const key = `${d.type}:${d.text.toLowerCase()}`;
-    if (seen.has(key)) return;
+    if (seen.has(key)) {
+      // A rule said again comes where it was said last: after a reversal in between ("use pnpm",
+      // "use yarn", "use pnpm" again), the order tells which holds (src/ingest/reconcile.ts).
+      if (d.type !== "lesson") return;
+      out.splice(
+        out.findIndex((o) => `${o.type}:${o.text.toLowerCase()}` === key),
+        1,
+      );
+    }
     seen.add(key);
     out.push(d);
   };
