@@ -4,7 +4,14 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { tryLockDir } from "../src/db/dir-lock.js";
 import { DirectoryInUse, ownOrAttach, startEmbedded } from "../src/db/embedded.js";
-import { freePort, type MnemoProcess, migratedDataDir, runMnemo, spawnMnemo } from "./helpers/process.js";
+import {
+  freePort,
+  type MnemoProcess,
+  migratedDataDir,
+  runMnemo,
+  spawnMnemo,
+  unmigratedDataDir,
+} from "./helpers/process.js";
 
 /**
  * One owner per data directory: only the process holding the directory's lock opens the
@@ -165,7 +172,10 @@ describe("one owner per data directory", () => {
   }, 180_000);
 
   it("a server started beside an admin command keeps its socket when the command ends", async () => {
-    const dir = tempDir();
+    // An empty database, unmigrated: the command migrates it, holding the directory for seconds
+    // while the server starts (without PGlite's initdb first, which is not what this is about).
+    const dir = unmigratedDataDir("mn-own-");
+    dirs.push(dir);
     const adminRun = runMnemo(["admin", "create-org", "--name", "side", "--json"], {
       MNEMO_DATA_DIR: dir,
       LOG_LEVEL: "warn",

@@ -18,6 +18,7 @@ import {
   ROOT,
   type ServerProcess,
   startServerProcess,
+  unmigratedDataDir,
 } from "./helpers/process.js";
 import { createTestDatabase, onServer } from "./helpers/test-db.js";
 
@@ -353,8 +354,11 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
   }, 240_000);
 
   it("a SIGTERM during start-up stops it once started, exit 0", async () => {
-    // An empty directory (or database): start-up migrates it, seconds after the database opened.
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mnemo-stdio-early-"));
+    // An empty database (initdb run, in a copy; or on the server): start-up migrates it, seconds
+    // after the database opened.
+    const dataDir = onServer()
+      ? mkdtempSync(path.join(os.tmpdir(), "mnemo-stdio-early-"))
+      : unmigratedDataDir("mnemo-stdio-early-");
     const serverDb = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
     const p = rawStdio({
       MNEMO_DATA_DIR: dataDir,

@@ -5,6 +5,7 @@ import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 import { freePort, migratedDataDir, spawnMnemo } from "./helpers/process.js";
 import { startStubOpenAI } from "./helpers/stub-openai.js";
+import { createTestDatabase, onServer } from "./helpers/test-db.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
 const TOKEN = "metrics-token-0123456789";
@@ -160,9 +161,13 @@ describe("GET /metrics", () => {
 describe("worker-only process", () => {
   it("serves /metrics and /healthz on MNEMO_METRICS_PORT", async () => {
     const dir = migratedDataDir("mn-wm-");
+    // In the PostgreSQL pass a copy of the template there (without one, the embedded database in
+    // an empty directory: PGlite's initdb and every migration first).
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
     const port = await freePort();
     const proc = spawnMnemo(["worker"], {
       MNEMO_DATA_DIR: dir,
+      ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
       MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM),
       MNEMO_METRICS_PORT: String(port),
     });
@@ -177,6 +182,7 @@ describe("worker-only process", () => {
       expect(m.has('mnemo_db_pool_connections{state="idle"}')).toBe(true);
     } finally {
       await proc.kill("SIGTERM");
+      await serverDb?.drop();
       rmSync(dir, { recursive: true, force: true });
     }
   }, 180_000); // a cold start of a worker process

@@ -15,6 +15,7 @@ import {
   runMnemo,
   spawnMnemo,
 } from "./helpers/process.js";
+import { createTestDatabase, onServer, type TestDatabase } from "./helpers/test-db.js";
 
 /**
  * Identity-provider organisations and operator organisations share one id space: a token may only
@@ -94,14 +95,19 @@ describe("organisation origin", () => {
 describe("admin link-org, against a running server process", () => {
   const dataDir = migratedDataDir("mn-link-");
   let server: MnemoProcess | undefined;
+  // In the PostgreSQL pass a copy of the template there, for the server and the commands alike
+  // (without one, the embedded database in an empty directory: PGlite's initdb and every migration).
+  let serverDb: TestDatabase | undefined;
   afterAll(async () => {
     await server?.kill("SIGTERM");
+    await serverDb?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("links org_default so tokens naming it enter, and unlinks it", async () => {
     const port = await freePort();
-    const env = { MNEMO_DATA_DIR: dataDir, ...JWT_ENV };
+    if (onServer()) serverDb = await createTestDatabase();
+    const env = { MNEMO_DATA_DIR: dataDir, ...(serverDb ? { DATABASE_URL: serverDb.url } : {}), ...JWT_ENV };
     server = spawnMnemo(["serve"], { ...env, PORT: String(port) });
     await server.waitFor(/"msg":"listening"/, 180_000);
     const call = async () =>

@@ -339,8 +339,9 @@ describe("openai-compatible provider", () => {
     const fact = first.body.result.memories_created.find((m: any) => m.type === "fact");
     // Each error answer comes at once; its Retry-After (50 s) outlasts the time-out, which fires
     // while the AI SDK waits to retry (before, that was "did not answer in time", the 503 lost).
+    // The time-outs (2 s) only need to outlast an answer from this process's stub.
     stub.enqueue("embeddings", { status: 503, headers: { "retry-after-ms": "50000" } });
-    const patched = await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 4000 }, () =>
+    const patched = await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 2000 }, () =>
       svc.request("PATCH", `/v1/memories/${fact.id}/`, { key, body: { text: "I play the viola now." } }),
     );
     expect([patched.status, patched.headers.get("retry-after"), patched.body.detail.message]).toEqual([
@@ -351,7 +352,7 @@ describe("openai-compatible provider", () => {
     // A job's chat model rate-limited: the attempt ends (the job is tried again), the log says 429.
     stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "50000" } });
     const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "fast429" }) });
-    const job = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 4000 }, () =>
+    const job = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 2000 }, () =>
       terminalJob(key, accepted.body.id),
     );
     expect(job.status).toBe("succeeded");

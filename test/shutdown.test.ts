@@ -11,6 +11,7 @@ import {
   migratedDataDir,
   ROOT,
   spawnMnemo,
+  unmigratedDataDir,
 } from "./helpers/process.js";
 import {
   createTestDatabase,
@@ -23,8 +24,9 @@ import {
 /**
  * Graceful shutdown of the real process: signals, in-flight requests, keep-alive clients. On the
  * embedded database by default; in the PostgreSQL pass (MNEMO_TEST_DATABASE_URL) each server gets
- * an empty database of its own on that server (it migrates it), so the stop closes pg-boss, the
- * LISTEN connection and the pool of a real server.
+ * a database of its own on that server (a copy of the migrated template, as the embedded pass
+ * copies the migrated data directory; empty for the start-up test, which it migrates), so the stop
+ * closes pg-boss, the LISTEN connection and the pool of a real server.
  */
 const KEY = "mnemo_test_shutdown_bootstrap_key_001";
 const dirs: string[] = [];
@@ -39,7 +41,7 @@ afterAll(async () => {
 async function start(env: Record<string, string> = {}) {
   const dataDir = migratedDataDir("mn-stop-");
   dirs.push(dataDir);
-  const db = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
+  const db = onServer() ? await createTestDatabase() : undefined;
   if (db) databases.push(db);
   const port = await freePort();
   const p = spawnMnemo(["serve"], {
@@ -91,8 +93,11 @@ async function closedCleanly(s: { p: MnemoProcess; dataDir: string; db?: TestDat
 
 describe("shutdown", () => {
   it("SIGTERM during start-up: the service finishes starting, then stops, exit 0; the next start opens it", async () => {
-    // An empty directory (or database): start-up migrates it, seconds after the database opened.
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "mn-stop-early-"));
+    // An empty database (initdb run, in a copy; or on the server): start-up migrates it, seconds
+    // after the database opened.
+    const dataDir = onServer()
+      ? mkdtempSync(path.join(os.tmpdir(), "mn-stop-early-"))
+      : unmigratedDataDir("mn-stop-early-");
     dirs.push(dataDir);
     const db = onServer() ? await createTestDatabase({ fromTemplate: false }) : undefined;
     if (db) databases.push(db);
@@ -258,11 +263,20 @@ describe("shutdown", () => {
     async (target) => {
       const dataDir = migratedDataDir("mn-stop-");
       dirs.push(dataDir);
+      // In the PostgreSQL pass a copy of the template there, as start() gives (without one, the
+      // embedded database in an empty directory: PGlite's initdb and every migration first).
+      const db = onServer() ? await createTestDatabase() : undefined;
+      if (db) databases.push(db);
       const port = await freePort();
       prebuild();
       const npm = spawn("npm", ["start", "--silent", "--ignore-scripts"], {
         cwd: ROOT,
-        env: childEnv({ MNEMO_DATA_DIR: dataDir, PORT: String(port), MNEMO_BOOTSTRAP_API_KEY: KEY }),
+        env: childEnv({
+          MNEMO_DATA_DIR: dataDir,
+          ...(db ? { DATABASE_URL: db.url } : {}),
+          PORT: String(port),
+          MNEMO_BOOTSTRAP_API_KEY: KEY,
+        }),
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
       });

@@ -17,6 +17,7 @@ import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createNativeDatabase } from "./helpers/native-pg.js";
 import { childEnv, MAIN, migratedDataDir, ROOT, runMnemo } from "./helpers/process.js";
+import { createTestDatabase, onServer } from "./helpers/test-db.js";
 
 let src: TestService;
 let dst: TestService;
@@ -727,7 +728,14 @@ describe("admin import (native PostgreSQL)", () => {
 describe("admin export and import commands", () => {
   it("import from stdin and export to stdout through the real entry point give back the same file", async () => {
     const dir = migratedDataDir("mn-cli-");
-    const env = { MNEMO_DATA_DIR: dir, MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM) };
+    // In the PostgreSQL pass the commands run on a copy of the template there (without one, on the
+    // embedded database in an empty directory: PGlite's initdb and every migration first).
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
+    const env = {
+      MNEMO_DATA_DIR: dir,
+      ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
+      MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM),
+    };
     try {
       // A file of another version: one line on stderr, and nothing written.
       const v2 = [JSON.stringify({ ...JSON.parse(file[0]!), version: 2 }), ...file.slice(1)].join("\n");
@@ -807,9 +815,10 @@ describe("admin export and import commands", () => {
         ["mnemo: admin export: the output was closed before the end; the export is incomplete"],
       ]);
     } finally {
+      await serverDb?.drop();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 240_000); // two cold starts of the CLI on a fresh embedded directory
+  }, 240_000); // seven runs of the CLI, each opening the database
 });
 
 describe("admin progress on stderr that is not a terminal (a log, a pipe)", () => {

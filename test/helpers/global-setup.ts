@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -87,9 +87,19 @@ async function setupDatabase(project: TestProject, runId: string) {
   const file = path.join(dir, "template.tar.gz");
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   await server.stop();
+  // The empty database as a data directory as well, stopped cleanly: what tests of a start-up
+  // that migrates copy (test/helpers/process.ts, unmigratedDataDir) instead of running initdb.
+  const bareDataDir = path.join(dir, "bare");
+  const bare = await startEmbedded({
+    dataDir: bareDataDir,
+    maxConnections: 5,
+    loadDataDir: new Blob([readFileSync(bareFile)]),
+  });
+  await bare.stop();
   project.provide("templatePath", file);
   project.provide("templateDataDir", dataDir);
   project.provide("bareTemplatePath", bareFile);
+  project.provide("bareDataDir", bareDataDir);
   return () => rmSync(dir, { recursive: true, force: true });
 }
 
@@ -111,6 +121,7 @@ async function setupServer(project: TestProject, serverUrl: string, runId: strin
   project.provide("templatePath", "");
   project.provide("templateDataDir", "");
   project.provide("bareTemplatePath", "");
+  project.provide("bareDataDir", "");
   const { hostname, port } = new URL(serverUrl);
   console.log(
     `test databases: PostgreSQL server at ${hostname || "localhost"}:${port || 5432} (template ${template})`,
@@ -133,5 +144,7 @@ declare module "vitest" {
     templateDataDir: string;
     /** A dump of an empty embedded database, nothing migrated ("" on a PostgreSQL server). */
     bareTemplatePath: string;
+    /** That empty database as a data directory, stopped cleanly ("" on a PostgreSQL server). */
+    bareDataDir: string;
   }
 }

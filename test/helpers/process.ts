@@ -40,6 +40,17 @@ export function migratedDataDir(prefix = "mnemo-proc-"): string {
   return dir;
 }
 
+/**
+ * A new data directory holding an empty embedded database (initdb run, nothing migrated: a copy of
+ * the run's, test/helpers/global-setup.ts): for a test of a start-up that migrates, which then
+ * skips PGlite's initdb (seconds of CPU) but not one migration. Embedded pass only.
+ */
+export function unmigratedDataDir(prefix = "mnemo-proc-"): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  cpSync(path.join(inject("bareDataDir"), "pgdata"), path.join(dir, "pgdata"), { recursive: true });
+  return dir;
+}
+
 /** A free loopback port: the benchmarks' helper (bench/lib.ts). */
 export { freePort };
 
