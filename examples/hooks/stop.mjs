@@ -73,7 +73,7 @@ function lastTurn(transcript) {
         return undefined;
       }
     })
-    .filter((e) => e && (e.type === "user" || e.type === "assistant") && e.message);
+    .filter((e) => e && (e.type === "user" || e.type === "assistant") && e.message && !ownEntry(e));
   let start = -1;
   entries.forEach((e, i) => {
     if (e.type === "user" && promptText(e.message.content)) start = i;
@@ -101,6 +101,15 @@ function lastTurn(transcript) {
   }
   return out;
 }
+
+/**
+ * Claude Code's own entries, neither the user's words nor the agent's: meta entries (the caveat
+ * before a slash command) and a slash command's name or output ("<local-command-stdout>Set model
+ * to Opus</local-command-stdout>" after /model), as the PreToolUse hook skips them too.
+ */
+const ownEntry = (e) =>
+  e.isMeta === true ||
+  (e.type === "user" && /^\s*<(local-command-|command-)/.test(promptText(e.message.content)));
 
 function promptText(c) {
   if (typeof c === "string") return c.trim();

@@ -8,6 +8,7 @@ import { migrateTo } from "../admin/migrate-to.js";
 import { createKey, createOrg, linkOrg, listKeys, revokeKey } from "../admin/orgs.js";
 import { progress } from "../admin/progress.js";
 import { reindexOrgText } from "../admin/reindex.js";
+import { DEFAULT_ORG_ID } from "../auth/bootstrap.js";
 import { ConfigError, loadConfig } from "../config.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase, StartupError } from "../db/open.js";
@@ -99,7 +100,7 @@ async function serveRoles(
   if (rt.createdKey) {
     const url = rt.url ?? `http://${config.HOST}:${config.PORT}`;
     process.stdout.write(
-      `\nFirst start: created organisation 'default' and this API key (shown once, keep it):\n\n  ${rt.createdKey}\n\n` +
+      `\nFirst start: created organisation 'default' (id ${DEFAULT_ORG_ID}, for admin commands' --org) and this API key (shown once, keep it):\n\n  ${rt.createdKey}\n\n` +
         `Try it:\n  curl -s -H "x-api-key: ${rt.createdKey}" ${url}/v1/groups\n\n`,
     );
   }

@@ -23,7 +23,7 @@ const NEGATED = /\b(?:never|don't|do not|dont|not|avoid|stop)\b/i;
  * package"), and two lessons each scoped their own way do not contradict each other.
  */
 const GENERIC = new Set(
-  "use using used prefer always never not don't do dont avoid instead rather over without no more longer stop switch switched back to stick go with here now from on anymore again this that these the a an in for of and but please actually okay ok sure repo repository project codebase workspace package packages one from now".split(
+  "use using used prefer always never not don't do dont avoid instead rather over without no more longer stop switch switched back to stick go with here now from on anymore again this that these the a an in for of and but please actually okay ok sure repo repository project codebase workspace package packages one".split(
     " ",
   ),
 );
