@@ -76,6 +76,28 @@ describe("the days a fact names are the sender's", () => {
   });
 });
 
+describe("a message sent without a date", () => {
+  it("was said on the day of the dated message before it; live, with none before, when received", () => {
+    const received = new Date("2026-11-27T10:00:00Z");
+    const request = {
+      messages: [
+        { role: "user", content: "Hi.", date: null },
+        { role: "Caroline", content: "I went to a support group yesterday.", date: "1:56 pm on 8 May, 2023" },
+        { role: "Melanie", content: "I painted a lake sunrise last week." },
+      ],
+    } as unknown as StoredRequest;
+    for (const path of ["live", "batch"] as const) {
+      const { turns } = routeTurns(request, path === "live" ? 30 : 0, received);
+      expect(turns[2]!.refDate).toEqual(turns[1]!.refDate);
+      expect(turns[0]!.refDate).toEqual(path === "live" ? received : null);
+      const facts = extractLocally({ turns, path, extractArtifacts: false, agentic: false, known: [] }).facts;
+      const painted = facts.find((f) => f.text.includes("sunrise"))!.text;
+      expect(painted).toContain("2023");
+      expect(painted).not.toContain("2026");
+    }
+  });
+});
+
 describe("local extraction", () => {
   it("turns first-person statements into third-person facts and resolves relative dates", () => {
     expect(toThirdPerson("I live in Paris", "Ana")).toBe("Ana lives in Paris");

@@ -18,9 +18,11 @@ const STANDARD_ROLES = new Set([
 /**
  * Stage 1, route: at most `threshold` messages is the live path, more is the batch path. On the
  * batch path each `date` is parsed with `timestamp_format`; unparseable or absent dates keep the raw
- * string. Either way a loosely read date is kept to resolve relative dates ("yesterday"); a live
- * message without one was said about when it was sent (`receivedAt`), so its relative dates resolve
- * against that (a batch without dates is history of unknown age: left as said).
+ * string. Either way a loosely read date is kept to resolve relative dates ("yesterday"); a
+ * message without one was said on the day of the dated message before it in the request (a reply
+ * sent without a date in a dated conversation), else, live, about when it was sent (`receivedAt`),
+ * so its relative dates resolve against that (a batch without dates is history of unknown age:
+ * left as said).
  */
 export function routeTurns(
   request: StoredRequest,
@@ -29,6 +31,7 @@ export function routeTurns(
 ): { path: "live" | "batch"; turns: Turn[] } {
   const path = request.messages.length > threshold ? "batch" : "live";
   const format = path === "batch" ? (request.timestamp_format ?? null) : null;
+  let lastDated: Date | null = null;
   const turns = request.messages.map((m, index): Turn => {
     let content = m.content;
     let speaker = m.name ?? null;
@@ -44,6 +47,8 @@ export function routeTurns(
     }
     if (m.role === "tool" && !speaker) speaker = /^\s*\[?([A-Za-z_][\w.-]*)\]?:\s/.exec(content)?.[1] ?? null;
     const at = format && m.date ? strptime(m.date, format) : null;
+    const own = m.date ? withWallClock(at ?? parseLooseDate(m.date), m.date) : null;
+    if (own) lastDated = own;
     return {
       index,
       role: m.role,
@@ -51,11 +56,7 @@ export function routeTurns(
       content,
       date: m.date ?? null,
       at,
-      refDate: m.date
-        ? withWallClock(at ?? parseLooseDate(m.date), m.date)
-        : path === "live"
-          ? receivedAt
-          : null,
+      refDate: m.date ? own : (lastDated ?? (path === "live" ? receivedAt : null)),
       eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
     };
   });
