@@ -392,6 +392,41 @@ describe("variant search of agent directives", () => {
 });
 
 describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
+  it("a new text of a whole turn's fact supersedes the clauses of that turn it states again, not the others", async () => {
+    const { key } = await svc.newOrg();
+    const added = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: {
+        user_id: "u1",
+        conv_id: "c1",
+        messages: [turn("I moved to Berlin last month and I work as a nurse.")],
+      },
+    });
+    expect(added.body.status).toBe("succeeded");
+    const facts = added.body.result.memories_created.filter((m: any) => m.type === "fact");
+    const whole = facts.find((m: any) => m.text.includes("Berlin") && m.text.includes("nurse"));
+    const moved = facts.find((m: any) => m.text.includes("Berlin") && !m.text.includes("nurse"));
+    const nurse = facts.find((m: any) => m.text.includes("nurse") && !m.text.includes("Berlin"));
+    expect([whole, moved, nurse].every(Boolean)).toBe(true);
+    const res = await svc.request("PATCH", `/v1/memories/${whole.id}/`, {
+      key,
+      body: { text: "I moved to Munich last month." },
+    });
+    expect(res.status).toBe(200);
+    const status = async (id: string) =>
+      (await svc.request("GET", `/v1/memories/${id}`, { key })).body.details.status;
+    expect(await status(whole.id)).toBe("superseded");
+    expect(await status(moved.id)).toBe("superseded");
+    expect(await status(nurse.id)).toBe("active");
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "u1", query: "Where did the user move?", mode: "retrieve" },
+    });
+    const facts2 = search.body.data.filter((m: any) => m.type === "fact").map((m: any) => m.text);
+    expect(facts2).toContain("I moved to Munich last month.");
+    expect(facts2.join("\n")).not.toContain("Berlin");
+  });
+
   it("text supersedes a fact; metadata merges; immutable, reserved and blank are 422", async () => {
     const { key, orgId } = await svc.newOrg();
     const [row, episode] = await seed(svc, orgId, [

@@ -1,7 +1,7 @@
 import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { type CursorPosition, decodeCursor, encodeCursor } from "../cursor.js";
-import { markSuperseded } from "../db/ingest-lookups.js";
+import { markSuperseded, sameTurnFacts } from "../db/ingest-lookups.js";
 import { lockIngestUser } from "../db/locks.js";
 import {
   countMemoryRows,
@@ -13,6 +13,7 @@ import {
 import { MEMORY_TYPES, type MemoryType } from "../db/memory-row.js";
 import { CoreError } from "../errors.js";
 import { factHash } from "../ingest/assemble.js";
+import { sameSlot } from "../providers/local/extractor.js";
 import { fingerprint } from "../seal.js";
 import type { Memory } from "../wire/memories.js";
 import {
@@ -255,9 +256,19 @@ export async function patchVariant({
           content_hash: factHash(text),
         },
       ]);
-      await unsayInEpisodes(txCtx.db, orgId, await markSuperseded(txCtx.db, orgId, [row.id]), {
-        unlist: false,
-      });
+      // The clauses ingest cut from the same turn ("The user moved to Berlin last month." beside
+      // "... moved to Berlin last month and I work as a nurse.") that state what the new text
+      // states again go with it, as an ingest of the new text would supersede them; the others
+      // ("works as a nurse") stay.
+      const clauses = (await sameTurnFacts(txCtx.db, { orgId, userId: row.user_id ?? "" }, [row.id])).filter(
+        (c) => c.id !== row.id && sameSlot(text.trim(), c.text),
+      );
+      await unsayInEpisodes(
+        txCtx.db,
+        orgId,
+        await markSuperseded(txCtx.db, orgId, [row.id, ...clauses.map((c) => c.id)]),
+        { unlist: false },
+      );
       ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
       return created!.id;
     });
