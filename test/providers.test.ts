@@ -1,7 +1,9 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
 import { findMemory } from "../src/db/memories.js";
 import { embeddingText } from "../src/memories/write.js";
+import { createOpenAIProviders } from "../src/providers/openai.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
@@ -70,6 +72,27 @@ describe("openai-compatible provider", () => {
       [facts[0].id],
     );
     expect(rows[0].d).toBe(384);
+  });
+
+  it("embeds without `dimensions` once a server refuses it (vLLM, for a model that cannot shorten its vectors)", async () => {
+    // Providers of their own: the service's keep asking with `dimensions`, as the stub allows.
+    const { embedder } = createOpenAIProviders(
+      loadConfig({ MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: "sk-test", MNEMO_EMBEDDING_DIM: "384" }),
+    );
+    const refused = {
+      status: 400,
+      body: { error: { message: "Model does not support matryoshka representation" } },
+    };
+    stub.enqueue("embeddings", refused);
+    const seen = stub.requests.length;
+    const [first] = await embedder.embed(["I play the cello."]);
+    const [second] = await embedder.embed(["I play the violin."]);
+    expect([first!.length, second!.length]).toEqual([384, 384]);
+    const sent = stub.requests.slice(seen).map((r) => "dimensions" in r.body);
+    expect(sent).toEqual([true, false, false]);
+    // A refusal of another request still fails, saying why in the server's words.
+    stub.enqueue("embeddings", { status: 404, body: { error: { message: "model 'nomic' not found" } } });
+    await expect(embedder.embed(["x"])).rejects.toThrow(/HTTP 404: model 'nomic' not found/);
   });
 
   it("fails the job clearly when the model returns output that does not validate", async () => {
@@ -147,6 +170,26 @@ describe("openai-compatible provider", () => {
     const prose = await svc.request("POST", "/v1/memories?wait=true", { key, body: body({ conv_id: "f2" }) });
     expect(prose.body.status).toBe("succeeded");
     expect(prose.body.result.memories_created.map((m: any) => m.text)).toContain("Stub fact: prose around.");
+
+    // A reasoning model's <think> sketching the format, an example fence before the answer's, and
+    // braces in the prose after it: the object that matches the schema is the answer.
+    stub.enqueue(
+      "extract",
+      { content: `<think>Format is {"facts": [...]}.</think>\n${reply(["Stub fact: after thinking."])}` },
+      {
+        content: `For example:\n\`\`\`json\n{}\n\`\`\`\nThe answer:\n\`\`\`json\n${reply(["Stub fact: second fence."])}\n\`\`\``,
+      },
+      { content: `Here: ${reply(["Stub fact: braces after."])} (per your {schema})` },
+    );
+    for (const [conv, said] of [
+      ["f3", "Stub fact: after thinking."],
+      ["f4", "Stub fact: second fence."],
+      ["f5", "Stub fact: braces after."],
+    ]) {
+      const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body({ conv_id: conv }) });
+      expect(res.body.status, said).toBe("succeeded");
+      expect(res.body.result.memories_created.map((m: any) => m.text)).toContain(said);
+    }
   });
 
   it("cuts a runaway reply to the length of what it was given", async () => {

@@ -100,20 +100,40 @@ export function createOpenAIProviders(config: Config) {
   const structured = <T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> =>
     modelCall("language model", () => generateStructured(llm, config, { schema, system, prompt }));
 
+  /**
+   * Whether embeddings are asked for with `dimensions`. vLLM refuses it (400) for every model that
+   * cannot shorten its vectors (all-MiniLM, bge-m3, ...), even at the model's own size: after such
+   * a refusal the call is made again without it, and so are the process's later ones (the length
+   * check below still holds the vectors to MNEMO_EMBEDDING_DIM).
+   */
+  let sendDimensions = true;
   const embedder: Embedder = {
     name: `openai:${config.MNEMO_EMBEDDING_MODEL}`,
     dim: config.MNEMO_EMBEDDING_DIM,
     async embed(texts, options = {}) {
       if (texts.length === 0) return [];
-      const { embeddings } = await modelCall("embedding model", () =>
+      const abortSignal = AbortSignal.timeout(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS);
+      const embed = (dimensions: boolean) =>
         embedMany({
           model: provider.embeddingModel(config.MNEMO_EMBEDDING_MODEL),
           values: texts,
           maxRetries: config.MNEMO_LLM_MAX_RETRIES,
-          abortSignal: AbortSignal.timeout(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS),
-          providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } },
-        }),
-      );
+          abortSignal,
+          ...(dimensions
+            ? { providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } } }
+            : {}),
+        });
+      const { embeddings } = await modelCall("embedding model", async () => {
+        if (!sendDimensions) return embed(false);
+        try {
+          return await embed(true);
+        } catch (err) {
+          if (!(APICallError.isInstance(err) && err.statusCode === 400)) throw err;
+          const out = await embed(false);
+          sendDimensions = false;
+          return out;
+        }
+      });
       return embeddings.map((v) => {
         if (v.length !== config.MNEMO_EMBEDDING_DIM) {
           throw new ProviderError(
@@ -221,7 +241,10 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
     });
   }
   if (APICallError.isInstance(err)) {
-    return new ProviderError(`${The} call failed (${httpStatus(err)}).`, {
+    // A refusal of the request (4xx other than 429) says why in the server's own words ("model
+    // not found", "dimensions is not supported"), which name the request, not users' text.
+    const said = refusal(err);
+    return new ProviderError(`${The} call failed (${httpStatus(err)}${said ? `: ${said}` : ""}).`, {
       cause,
       transient: err.isRetryable,
     });
@@ -397,3 +420,18 @@ const JUDGE_SYSTEM =
 
 const CLASSIFY_SYSTEM =
   "For each memory decide personal (about one person's private life: health, family, finances, credentials, contact details; if unsure, personal) or shareable (useful to a team: work, tools, code, products, shared knowledge). For shareable memories list the ids of the groups whose criterion the memory matches. Reply with JSON matching the schema.";
+
+/** The message of a 4xx answer other than 429 (`{"error": {"message"}}`, `{"error": "..."}`, `{"detail"}`), at most 200 characters. */
+function refusal(err: APICallError): string {
+  const status = err.statusCode ?? 0;
+  if (status < 400 || status >= 500 || status === 429 || !err.responseBody) return "";
+  try {
+    const body = JSON.parse(err.responseBody) as { error?: unknown; detail?: unknown; message?: unknown };
+    const e = body.error as { message?: unknown } | string | undefined;
+    const said =
+      typeof e === "string" ? e : typeof e?.message === "string" ? e.message : (body.detail ?? body.message);
+    return typeof said === "string" ? said.replace(/\s+/g, " ").trim().slice(0, 200) : "";
+  } catch {
+    return "";
+  }
+}

@@ -41,25 +41,53 @@ export async function generateStructured<T>(
     return looseDeep(output) as T;
   } catch (err) {
     if (NoObjectGeneratedError.isInstance(err) && typeof err.text === "string") {
-      const inner = jsonWithin(err.text);
-      const parsed = inner === undefined ? undefined : call.schema.safeParse(inner);
-      if (parsed?.success) return looseDeep(parsed.data) as T;
+      for (const inner of jsonWithin(err.text)) {
+        const parsed = call.schema.safeParse(inner);
+        if (parsed.success) return looseDeep(parsed.data) as T;
+      }
     }
     throw err;
   }
 }
 
-/** The JSON object in a reply fenced as markdown or wrapped in prose, or undefined. */
-export function jsonWithin(text: string): unknown {
-  const fenced = /```(?:json)?\s*\n([\s\S]*?)\n?```/.exec(text);
-  const candidates = [fenced?.[1], text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1)];
-  for (const c of candidates) {
-    if (!c?.trim()) continue;
+/**
+ * The JSON objects a reply holds, the likeliest answer first: a reasoning model's `<think>` block
+ * left out (it may sketch the format, braces and all), then the fenced blocks, last first (an
+ * earlier one is often an example), then each object standing in the prose, last first, then the
+ * span from the first `{` to the last `}`. The caller takes the first that matches its schema.
+ */
+export function jsonWithin(text: string): unknown[] {
+  const answer = text.replace(/<think>[\s\S]*?<\/think>/gi, "");
+  const spans = [...answer.matchAll(/```(?:json)?\s*\n([\s\S]*?)\n?```/g)].map((m) => m[1]!).reverse();
+  spans.push(...objectsIn(answer).reverse(), answer.slice(answer.indexOf("{"), answer.lastIndexOf("}") + 1));
+  const out: unknown[] = [];
+  for (const span of spans) {
+    if (!span.trim()) continue;
     try {
-      return JSON.parse(c);
+      out.push(JSON.parse(span));
     } catch {}
   }
-  return undefined;
+  return out;
+}
+
+/** The outermost `{...}` spans of a text, braces inside JSON strings not counted. */
+function objectsIn(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') inString = false;
+    } else if (c === '"' && depth > 0) inString = true;
+    else if (c === "{" && depth++ === 0) start = i;
+    else if (c === "}" && depth > 0 && --depth === 0) out.push(text.slice(start, i + 1));
+  }
+  return out;
 }
 
 /** "HTTP 503", or for a 2xx whose body could not be read, what happened to it. */
