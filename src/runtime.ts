@@ -59,8 +59,13 @@ export async function startRuntime(
   // runtime must not keep the process alive, polling a database that was closed under it.
   const started: (() => Promise<unknown>)[] = [];
   try {
-    const { applied } = await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
+    const { applied, newer } = await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
     if (applied.length) log.info({ applied }, "migrations applied");
+    if (newer.length)
+      log.warn(
+        { newer },
+        "the database was migrated by a newer version of Mnemo than this one: finish the upgrade (run the newer version on every process); this one may fail against its schema",
+      );
     const { createdKey, bootstrapKeyRevoked } = await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY);
     if (createdKey) started.push(() => undoFirstStart(db, createdKey));
     if (bootstrapKeyRevoked)

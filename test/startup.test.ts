@@ -159,8 +159,16 @@ describe("database start-up", { timeout: 180_000 }, () => {
     const db = createDb(bare.url, 2);
     cleanups.push(() => db.close());
     await migrate(db, { embeddingDim: 384 });
-    await expect(migrate(db, { embeddingDim: 384 })).resolves.toEqual({ applied: [] });
+    await expect(migrate(db, { embeddingDim: 384 })).resolves.toEqual({ applied: [], newer: [] });
     await expect(migrate(db, { embeddingDim: 256 })).rejects.toThrow(/MNEMO_EMBEDDING_DIM[\s\S]*384/);
+    // A migration this version does not know (a newer version upgraded the database) is named.
+    await db.query(
+      "INSERT INTO schema_migrations (version, name) VALUES (99999, '99999_from_the_future.sql')",
+    );
+    await expect(migrate(db, { embeddingDim: 384 })).resolves.toEqual({
+      applied: [],
+      newer: ["99999_from_the_future.sql"],
+    });
   });
 
   it("creates a database for the largest embedding dimension allowed (2,000) and stores a row in it", async () => {

@@ -30,7 +30,10 @@ export function loadMigrations(dir = SQL_DIR): Migration[] {
  * `{{EMBEDDING_DIM}}` in a migration is replaced by the configured dimension, which is recorded
  * when the database is created; a later mismatch is a start-up error.
  */
-export async function migrate(db: Db, options: { embeddingDim: number }): Promise<{ applied: string[] }> {
+export async function migrate(
+  db: Db,
+  options: { embeddingDim: number },
+): Promise<{ applied: string[]; newer: string[] }> {
   await db
     .tx(async (tx) => {
       await lockMigrations(tx);
@@ -67,7 +70,14 @@ export async function migrate(db: Db, options: { embeddingDim: number }): Promis
         "or start on a new database.",
     );
   }
-  return { applied };
+  // Migrations this version does not know: a newer version upgraded the database (a rollback, or
+  // an old process started during a rolling upgrade). Said, not refused: the process may still
+  // work against the newer schema, and refusing would stop an old process restarting mid-upgrade.
+  const known = new Set(loadMigrations().map((m) => m.version));
+  const { rows } = await db.query<{ version: number; name: string }>(
+    "SELECT version, name FROM schema_migrations ORDER BY version",
+  );
+  return { applied, newer: rows.filter((r) => !known.has(r.version)).map((r) => r.name) };
 }
 
 /** Whether every migration on disk has been applied (readiness). */
