@@ -325,12 +325,25 @@ describe("local extraction", () => {
     ["The user's apartment door code is 4711B and the buzzer is broken.", "personal"],
     ["The user takes Sertraline_50mg every morning for the user's mood.", "personal"],
     ["The user's recovery codes are in the drawer: 1234-5678.", "personal"],
+    // a word of work beside them does not share them (a probe of a team's ingests)
+    ["The user tested positive for COVID, so the user will miss the team standup all week.", "personal"],
+    ["The user had a panic attack right before the release meeting.", "personal"],
+    ["The user is going through IVF treatment, so please don't schedule deploys on Fridays.", "personal"],
+    ["The user earns 7000 a month at the company and is behind on rent.", "personal"],
+    ["The user's partner lost his job, so the user will ask the company for a raise.", "personal"],
+    ["The user will be on parental leave from the project when the baby is due.", "personal"],
+    ["The user was arrested last year; keep it out of the hiring process notes.", "personal"],
+    ["The root login for the billing server is admin.", "personal"],
     // technical wording that only looks like a credential stays shareable
     ["Pin the node version to 24 in package.json.", "shareable"],
+    ["The billing service release moved to Thursday after the incident review.", "shareable"],
     ["The deploy uses a combination of terraform and ansible in the build.", "shareable"],
-  ])("credentials and health stay personal, even beside identifiers: %s", (text, verdict) => {
-    expect(classifyLocally({ type: "fact", text }, []).verdict).toBe(verdict);
-  });
+  ])(
+    "health, family, money, legal trouble and credentials stay personal, even beside identifiers: %s",
+    (text, verdict) => {
+      expect(classifyLocally({ type: "fact", text }, []).verdict).toBe(verdict);
+    },
+  );
 });
 
 describe("the local extractor on a long conversation", () => {

@@ -11,13 +11,15 @@ import { contentWords, stem } from "./english.js";
 const PERSONAL = new RegExp(
   [
     // health
-    String.raw`\b(health|doctor|hospital|clinic|sick|illness|disease|diagnos\w*|medications?|medicines?|meds|prescri\w+|dose|dosage|pills?|mood|therapy|therapist|psychiatr\w*|mental health|allerg\w*|pregnan\w*|surgery|depress\w*|anxiety|diabet\w*|cancer|blood pressure|insulin|antidepressants?)\b|\d+ ?mg\b`,
+    String.raw`\b(health|doctor|hospital|clinic|sick|illness|disease|diagnos\w*|medications?|medicines?|meds|prescri\w+|dose|dosage|pills?|mood|therapy|therapist|psychiatr\w*|mental health|allerg\w*|pregnan\w*|surgery|depress\w*|anxiety|diabet\w*|cancer|blood pressure|insulin|antidepressants?|covid(-19)?|flu|fever|infections?|injur\w*|migraines?|panic attacks?|burn-?out|ivf|fertility|miscarriage|symptoms?|tested positive|sick leave|medical|physiotherap\w*|rehab|addiction|adhd|autism|asthma|stroke|heart attack|hospitali[sz]ed|chemo\w*|unwell)\b|\d+ ?mg\b`,
     // family
-    String.raw`\b(wife|husband|son|daughter|mother|mom|mum|father|dad|sister|brother|kids|children|family|boyfriend|girlfriend|divorce)\b`,
+    String.raw`\b(wife|husband|son|daughter|mother|mom|mum|father|dad|sister|brother|kids|children|family|boyfriend|girlfriend|divorce|partner|spouse|fianc[eé]e?|baby|babies|toddler|parents|parental leave|maternity|paternity|grand(mother|father|ma|pa|parents?)|aunt|uncle|cousin|wedding|funeral|passed away)\b`,
+    // legal trouble, beliefs, sexuality: what a person tells in confidence
+    String.raw`\b(arrest\w*|criminal record|convict\w*|lawsuit|lawyer|court case|police|prison|jail|probation|immigration|visa status|religio\w*|pray\w*|church|mosque|synagogue|sexual orientation|coming out|gay|lesbian|bisexual|transgender)\b`,
     // finances
-    String.raw`\b(salary|debt|loan|mortgage|bank|account number|routing number|iban|credit card|debit card|cvv|income|tax return|savings)\b`,
+    String.raw`\b(salary|debt|loan|mortgage|bank|account number|routing number|iban|credit card|debit card|cvv|income|tax return|savings|earns?|earning|rent|owe[sd]?|paycheck|payslip|a raise|bonus|money is tight|bankrupt\w*)\b`,
     // credentials: what opens an account, a device or a door
-    String.raw`\b(passwords?|passcodes?|passphrases?|pin (code|number)|api key|private key|ssh key|secret|token|recovery (codes?|phrase)|backup codes|seed phrase|one-time code|wi-?fi (key|password)|(door|gate|alarm|access|lock|entry|garage) code|(lock|safe) combination|ssn|social security|passport|licen[cs]e number)\b`,
+    String.raw`\b(passwords?|passcodes?|passphrases?|pin (code|number)|api key|private key|ssh key|secret|token|recovery (codes?|phrase)|backup codes|seed phrase|one-time code|wi-?fi (key|password)|(door|gate|alarm|access|lock|entry|garage) code|(lock|safe) combination|ssn|social security|passport|licen[cs]e number|credentials|(root|admin) login|login (is|for))\b`,
     // contact details
     String.raw`\b(phone number|email address|home address|address is|lives at|birthday|date of birth)\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+?\d[\d ()-]{7,}\d`,
   ].join("|"),
