@@ -54,6 +54,33 @@ describe("group tagging", () => {
     expect(rows.every((r) => !r.group_ids.includes(archived) && !r.group_ids.includes(marketing))).toBe(true);
   });
 
+  it("a fact first said in private and restated in a shared conversation gains the groups", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const billing = await seedGroup(svc.deps, orgId, { prompt: "the billing service" });
+    const said = "The staging cluster for the billing service runs Kubernetes 1.29 on three nodes.";
+    const first = await ingestOk(key, { conv_id: "private", messages: [user(said)] });
+    const fact = first.memories_created.find((m: any) => m.type === "fact" && m.text.includes("Kubernetes"));
+    expect((await findMemory(svc.deps.db, orgId, fact.id))!.group_ids).toEqual([]);
+    const second = await ingestOk(key, {
+      conv_id: "shared",
+      messages: [user(said)],
+      group_ids: [all, billing],
+    });
+    expect(second.memories_updated.map((m: any) => m.id)).toContain(fact.id);
+    expect([...(await findMemory(svc.deps.db, orgId, fact.id))!.group_ids].sort()).toEqual(
+      [all, billing].sort(),
+    );
+    const listed = await svc.request("GET", `/v1/memories?group_id=${billing}&type=fact`, { key });
+    expect(listed.body.data.map((m: any) => m.id)).toContain(fact.id);
+    // A personal one restated in a shared conversation stays untagged.
+    const pin = "My doctor said my blood pressure is too high.";
+    const p1 = await ingestOk(key, { conv_id: "p1", messages: [user(pin)] });
+    const personal = p1.memories_created.find((m: any) => m.type === "fact");
+    await ingestOk(key, { conv_id: "p2", messages: [user(pin)], group_ids: [all] });
+    expect((await findMemory(svc.deps.db, orgId, personal.id))!.group_ids).toEqual([]);
+  });
+
   it("tags nothing when no valid group was given", async () => {
     const { key, orgId } = await svc.newOrg();
     const archived = await seedGroup(svc.deps, orgId, { status: "archived" });

@@ -365,19 +365,32 @@ export async function touchFact(
 export async function touchFacts(
   db: Queryable,
   orgId: string,
-  touches: Array<{ id: string; eventIds: string[] }>,
+  touches: Array<{ id: string; eventIds: string[]; groupIds?: string[] }>,
+  maxTags = 20,
 ): Promise<Touched[]> {
   if (touches.length === 0) return [];
-  const merged = new Map<string, string[]>();
-  for (const t of touches) merged.set(t.id, [...(merged.get(t.id) ?? []), ...t.eventIds]);
+  const merged = new Map<string, { events: string[]; groups: string[] }>();
+  for (const t of touches) {
+    const m = merged.get(t.id) ?? { events: [], groups: [] };
+    merged.set(t.id, { events: [...m.events, ...t.eventIds], groups: [...m.groups, ...(t.groupIds ?? [])] });
+  }
+  // The groups a restating job's classification gave are added after the row's own, as many as
+  // the cap on a memory's tags leaves room for.
   const { rows } = await db.query(
     `UPDATE memories m SET updated_at = now(),
        details = jsonb_set(m.details, '{source_event_ids}',
          (SELECT coalesce(jsonb_agg(DISTINCT e), '[]'::jsonb) FROM jsonb_array_elements_text(
-            coalesce(m.details->'source_event_ids', '[]'::jsonb) || x.events) AS e))
-     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, events jsonb)
+            coalesce(m.details->'source_event_ids', '[]'::jsonb) || x.events) AS e)),
+       group_ids = ARRAY(
+         SELECT g FROM (SELECT g, min(o) AS o FROM unnest(m.group_ids || x.groups) WITH ORDINALITY AS u(g, o) GROUP BY g) t
+         ORDER BY o LIMIT greatest($3::int, cardinality(m.group_ids)))
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, events jsonb, groups text[])
      WHERE m.org_id = $1 AND m.id = x.id RETURNING m.id::text, m.type, m.text`,
-    [orgId, JSON.stringify([...merged].map(([id, events]) => ({ id, events })))],
+    [
+      orgId,
+      JSON.stringify([...merged].map(([id, m]) => ({ id, events: m.events, groups: m.groups }))),
+      maxTags,
+    ],
   );
   return rows;
 }

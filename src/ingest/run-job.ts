@@ -131,7 +131,15 @@ export async function runIngestJob({
       });
     });
     const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
-    const archived = await classifyStage(ctx, request, rec.insert, time, job.attempts >= MAX_ATTEMPTS);
+    // Restated facts too: a fact first said in private and restated in a conversation shared with
+    // groups gains the groups its verdict gives (the store adds them to the stored fact).
+    const archived = await classifyStage(
+      ctx,
+      request,
+      [...rec.insert, ...rec.duplicates.map((d) => d.row)],
+      time,
+      job.attempts >= MAX_ATTEMPTS,
+    );
     // A group archived since the request was accepted is dropped like one archived before: the
     // result says so (spec 4.1, `ignored_group_ids`).
     const ignored = [...new Set([...request.ignored_group_ids, ...archived])];

@@ -340,10 +340,19 @@ export async function storeResult({
     // Restated facts and artifacts in one statement; reported in the order they were met.
     const touched = new Map(
       (
-        await touchFacts(tx, orgId, [
-          ...duplicates.map((d) => ({ id: d.existingId, eventIds: d.eventIds })),
-          ...sameArtifacts,
-        ])
+        await touchFacts(
+          tx,
+          orgId,
+          [
+            ...duplicates.map((d) => ({
+              id: d.existingId,
+              eventIds: d.eventIds,
+              groupIds: d.row.group_ids ?? [],
+            })),
+            ...sameArtifacts,
+          ],
+          ctx.deps.config.MAX_GROUP_IDS_PER_INGEST,
+        )
       ).map((r) => [r.id, r]),
     );
     const updated = new Map<string, Touched>();
