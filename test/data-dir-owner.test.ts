@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { tryLockDir } from "../src/db/dir-lock.js";
-import { DirectoryInUse, ownOrAttach, startEmbedded } from "../src/db/embedded.js";
+import { DirectoryInUse, findRunningServer, ownOrAttach, startEmbedded } from "../src/db/embedded.js";
 import {
   freePort,
   type MnemoProcess,
@@ -134,6 +134,28 @@ describe("one owner per data directory", () => {
       await command.stop();
     }
   });
+
+  it("a copy taken while its server ran is its own directory, not a way to the original's server", async () => {
+    const dir = dataDirWithDb();
+    const server = await startEmbedded({ dataDir: dir, maxConnections: 10 });
+    const copy = mkdtempSync(path.join(os.tmpdir(), "mn-copy-"));
+    try {
+      cpSync(dir, copy, {
+        recursive: true,
+        filter: (src) => !src.endsWith(".s.PGSQL.5432") && !src.endsWith(".lock"),
+      });
+      // The copy's owner record still names the original's socket, which answers.
+      expect(await findRunningServer(dir)).toBeDefined();
+      expect(await findRunningServer(copy)).toBeUndefined();
+      // Opened, the copy is owned by this opener (admin migrate-to read the original through it).
+      const opened = await ownOrAttach({ dataDir: copy, maxConnections: 10, transient: true, waitMs: 300 });
+      expect(opened.kind).toBe("embedded");
+      if (opened.kind === "embedded") await opened.server.stop();
+    } finally {
+      await server.stop();
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it("a second owner in the same process is refused while the first lives, and admitted after", async () => {
     const dir = dataDirWithDb();

@@ -209,7 +209,7 @@ export async function ownOrAttach(options: {
       });
       return { kind: "embedded", server, connectionString: server.connectionString };
     }
-    const rec = readOwnerRecord(dataDir);
+    const rec = ownRecord(dataDir);
     if (rec?.socketDir && (options.transient || !rec.transient)) {
       if (await canConnect(path.join(rec.socketDir, SOCKET_NAME))) {
         return { kind: "attached", connectionString: connectionStringFor(rec.socketDir), ownerPid: rec.pid };
@@ -226,9 +226,23 @@ export async function ownOrAttach(options: {
   }
 }
 
+/**
+ * The owner record of this directory, its socket kept only when it is this directory's
+ * (socketDirFor): a copy of a directory (a backup taken while its server ran) carries the
+ * original's record, whose socket leads to the original's server, not to this copy.
+ */
+function ownRecord(dataDir: string): OwnerRecord | undefined {
+  const rec = readOwnerRecord(dataDir);
+  if (!rec?.socketDir || path.resolve(rec.socketDir) === socketDirFor(dataDir)) return rec;
+  const { socketDir: _elsewhere, ...rest } = rec;
+  return rest;
+}
+
 /** The connection string of the owner serving this directory right now, if any. */
 export async function findRunningServer(dataDir: string): Promise<string | undefined> {
-  const rec = readOwnerRecord(path.resolve(dataDir));
+  const dir = path.resolve(dataDir);
+  // The owner records its socket under the directory's real path (startEmbedded's resolveDir).
+  const rec = ownRecord(existsSync(dir) ? realpathSync(dir) : dir);
   if (rec?.socketDir && (await canConnect(path.join(rec.socketDir, SOCKET_NAME))))
     return connectionStringFor(rec.socketDir);
   return undefined;
