@@ -403,6 +403,20 @@ describe("openai-compatible provider", () => {
     expect(line).toMatch(
       /The language model kept failing \(HTTP 429\) until its time-out, after 1 attempt\./,
     );
+    // A search's context selection too: the deterministic block answers, and the log says 500.
+    stub.enqueue("other", { status: 500, headers: { "retry-after-ms": "50000" } });
+    const seen = logged.length;
+    const search = await withConfig(svc.deps, { MNEMO_LLM_REQUEST_TIMEOUT_MS: 2000 }, () =>
+      svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id: "u1", query: "cello", mode: "compose" },
+      }),
+    );
+    expect([search.status, search.body.context_selection_applied]).toEqual([200, false]);
+    const selection = logged.slice(seen).find((l) => l.includes("context selection failed"));
+    expect(selection).toMatch(
+      /The language model kept failing \(HTTP 500\) until its time-out, after 1 attempt\./,
+    );
   }, 60_000);
 
   it("fails the job saying which when an answer lacks the embeddings or the choice it should hold", async () => {

@@ -77,6 +77,21 @@ async function embeddingsInOrder(input: RequestInfo | URL, init?: RequestInit): 
   return new Response(text, { status: res.status, statusText: res.statusText, headers });
 }
 
+/**
+ * A language-model call a request waits on (context selection, the relevance gate), run as the
+ * service's own calls are: its failure a ProviderError saying why, the HTTP status of a call that
+ * kept failing until its time-out included (the AI SDK's own error then says only "Delay was
+ * aborted").
+ */
+export async function requestModelCall<T>(config: Config, call: () => Promise<T>): Promise<T> {
+  const failed: FailedAnswers = { count: 0 };
+  try {
+    return await failedAnswers.run(failed, call);
+  } catch (err) {
+    throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, "language model", failed);
+  }
+}
+
 export function createOpenAIProviders(config: Config) {
   const provider = createOpenAICompatible({
     name: PROVIDER_NAME,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import { parseLooseDate } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
+import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
 import { unverified } from "../trigger/gate.js";
 
@@ -127,15 +128,17 @@ export async function composeWithModel(
       `[${r.id}] (${r.type}${hedged(r) ? ", unverified" : ""}, ${memoryDate(r)}) ${r.text.replace(/\s+/g, " ")}`,
   );
   try {
-    const output = await generateStructured(llm, ctx.deps.config, {
-      schema: Selection,
-      system:
-        "You select long-term memories for an AI agent. Pick only the memories that help with the query " +
-        "and write a short markdown block of them (keep dates, and mark unverified ones as unverified). " +
-        "Never invent facts.",
-      timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
-      prompt: `Query: ${query}\n\nCandidate memories:\n${list.join("\n")}`,
-    });
+    const output = await requestModelCall(ctx.deps.config, () =>
+      generateStructured(llm, ctx.deps.config, {
+        schema: Selection,
+        system:
+          "You select long-term memories for an AI agent. Pick only the memories that help with the query " +
+          "and write a short markdown block of them (keep dates, and mark unverified ones as unverified). " +
+          "Never invent facts.",
+        timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
+        prompt: `Query: ${query}\n\nCandidate memories:\n${list.join("\n")}`,
+      }),
+    );
     const known = new Set(shown.map((r) => r.id));
     const selected = output.selected_ids.filter((id) => known.has(id));
     const context = output.context.trim();

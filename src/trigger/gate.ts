@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
+import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
 
 export interface Verdict {
@@ -138,14 +139,16 @@ export async function modelVerdicts(
       ` | matched on: ${i.matchedOn.join(", ")}`,
   );
   try {
-    const output = await generateStructured(llm, ctx.deps.config, {
-      schema: GateReply,
-      system:
-        "An AI agent is about to call a tool. Judge which recalled lessons and procedures are relevant " +
-        "to its current task. Keep only those that would change or confirm what it is about to do.",
-      timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
-      prompt: `Task: ${task?.trim() || "(not stated)"}\nTool call: ${action}\n\nRecalled directives:\n${list.join("\n")}`,
-    });
+    const output = await requestModelCall(ctx.deps.config, () =>
+      generateStructured(llm, ctx.deps.config, {
+        schema: GateReply,
+        system:
+          "An AI agent is about to call a tool. Judge which recalled lessons and procedures are relevant " +
+          "to its current task. Keep only those that would change or confirm what it is about to do.",
+        timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
+        prompt: `Task: ${task?.trim() || "(not stated)"}\nTool call: ${action}\n\nRecalled directives:\n${list.join("\n")}`,
+      }),
+    );
     const out = new Map<string, Verdict>();
     for (const v of output.verdicts) {
       out.set(v.id, { keep: v.relevant, because: v.because, confidence: round2(v.confidence) });
