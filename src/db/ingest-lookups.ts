@@ -366,7 +366,7 @@ export async function touchFacts(
   db: Queryable,
   orgId: string,
   touches: Array<{ id: string; eventIds: string[]; groupIds?: string[] }>,
-  maxTags = 20,
+  maxTags: number,
 ): Promise<Touched[]> {
   if (touches.length === 0) return [];
   const merged = new Map<string, { events: string[]; groups: string[] }>();

@@ -6,6 +6,8 @@
  * (AGAINST), in the clause that names it.
  */
 
+import { escapeRe } from "../dates/strptime.js";
+
 /**
  * The words right before an entity that choose against it ("never use yarn", "not pnpm", "instead
  * of yarn", "over pnpm") or for it ("use pnpm", "prefer yarn", "switch to bun", "run tests with
@@ -30,14 +32,12 @@ const GENERIC = new Set(
 /** Clause ends: punctuation, and the words that open a contrast ("..., not pnpm", "pnpm over yarn"). */
 const CLAUSES = /(?:[,;!?]|\.(?=\s|$))\s*|\s+(?=(?:not|instead of|rather than|over|but)\s)/i;
 
-const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 /** For (1) or against (-1) each entity the lesson takes a side on, by lower-cased entity. */
 export function stances(text: string, entities: readonly string[]): Map<string, 1 | -1> {
   const clauses = text.replace(/\u2019/g, "'").split(CLAUSES);
   const out = new Map<string, 1 | -1>();
   for (const entity of entities) {
-    const named = new RegExp(`(?<![\\w./-])${literal(entity)}(?![\\w/-])`, "i");
+    const named = new RegExp(`(?<![\\w./-])${escapeRe(entity)}(?![\\w/-])`, "i");
     for (const clause of clauses) {
       const at = clause.search(named);
       if (at < 0) continue;
@@ -60,6 +60,9 @@ export function reverses(
   newer: { text: string; trigger_entities?: readonly string[] | null },
   older: { text: string; trigger_entities?: readonly string[] | null },
 ): boolean {
+  // Most pairs share no entity: no side to compare, and no clause worth reading.
+  const theirs = new Set((older.trigger_entities ?? []).map((e) => e.toLowerCase()));
+  if (!(newer.trigger_entities ?? []).some((e) => theirs.has(e.toLowerCase()))) return false;
   const a = stances(newer.text, newer.trigger_entities ?? []);
   const b = stances(older.text, older.trigger_entities ?? []);
   const own = (l: typeof newer, other: typeof newer) => {

@@ -77,20 +77,23 @@ async function embeddingsInOrder(input: RequestInfo | URL, init?: RequestInit): 
   return new Response(text, { status: res.status, statusText: res.statusText, headers });
 }
 
-/**
- * A language-model call a request waits on (context selection, the relevance gate), run as the
- * service's own calls are: its failure a ProviderError saying why, the HTTP status of a call that
- * kept failing until its time-out included (the AI SDK's own error then says only "Delay was
- * aborted").
- */
-export async function requestModelCall<T>(config: Config, call: () => Promise<T>): Promise<T> {
+/** One model call, a failure of it a ProviderError saying why (see FailedAnswers). */
+async function modelCall<T>(config: Config, model: string, call: () => Promise<T>): Promise<T> {
   const failed: FailedAnswers = { count: 0 };
   try {
     return await failedAnswers.run(failed, call);
   } catch (err) {
-    throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, "language model", failed);
+    throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, model, failed);
   }
 }
+
+/**
+ * A language-model call a request waits on (context selection, the relevance gate), run as the
+ * service's own calls are: one that kept failing until its time-out says its HTTP status (the AI
+ * SDK's own error then says only "Delay was aborted").
+ */
+export const requestModelCall = <T>(config: Config, call: () => Promise<T>): Promise<T> =>
+  modelCall(config, "language model", call);
 
 export function createOpenAIProviders(config: Config) {
   const provider = createOpenAICompatible({
@@ -102,18 +105,8 @@ export function createOpenAIProviders(config: Config) {
   });
   const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
 
-  /** One model call, a failure of it a ProviderError saying why. */
-  async function modelCall<T>(model: string, call: () => Promise<T>): Promise<T> {
-    const failed: FailedAnswers = { count: 0 };
-    try {
-      return await failedAnswers.run(failed, call);
-    } catch (err) {
-      throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, model, failed);
-    }
-  }
-
   const structured = <T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> =>
-    modelCall("language model", () => generateStructured(llm, config, { schema, system, prompt }));
+    modelCall(config, "language model", () => generateStructured(llm, config, { schema, system, prompt }));
 
   /**
    * Whether embeddings are asked for with `dimensions`. vLLM refuses it (400) for every model that
@@ -138,7 +131,7 @@ export function createOpenAIProviders(config: Config) {
             ? { providerOptions: { [PROVIDER_NAME]: { dimensions: config.MNEMO_EMBEDDING_DIM } } }
             : {}),
         });
-      const { embeddings } = await modelCall("embedding model", async () => {
+      const { embeddings } = await modelCall(config, "embedding model", async () => {
         if (!sendDimensions) return embed(false);
         try {
           return await embed(true);
