@@ -5,7 +5,11 @@ import { DateTime, DigitsLimit, Ident, LooseText, listOf, Str } from "./common.j
 export const MessageSchema = z
   .looseObject({
     role: Ident().openapi({ example: "user" }),
-    content: LooseText().openapi({ example: "I moved to Lisbon last month." }),
+    content: LooseText().openapi({
+      description:
+        "The turn's text. Secrets in it (keys, tokens, passwords) are masked when the ingest is accepted, unless MNEMO_REDACT_SECRETS=false.",
+      example: "I moved to Lisbon last month.",
+    }),
     date: Ident().nullish().openapi({ example: "1:56 pm on 8 May, 2023" }),
     dia_id: Ident().nullish().openapi({ example: "D1:3" }),
     name: Ident().nullish().openapi({ description: "Speaker name (optional)", example: "Caroline" }),
@@ -76,7 +80,8 @@ export const IngestResultSchema = z
     memories_created: z.array(MemoryRef),
     memories_updated: z.array(MemoryRef),
     memories_superseded_by: z.record(z.string(), z.string()).openapi({
-      description: "old fact id -> the new fact id that supersedes it",
+      description:
+        "old id -> the id that supersedes it: facts, and lessons a later lesson reversed (a fact that recorded the reversed rule names the fact, or else the lesson, recording the new one)",
     }),
     stage_timings: z.record(z.string(), z.number()).openapi({
       description: "Seconds per stage: queue_wait, extract, embed, dedup, classify, store, total",
