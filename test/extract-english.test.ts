@@ -149,6 +149,19 @@ describe("third-person facts of tricky turns", () => {
     ["i dont like sushi anymore", "The user doesn't like sushi anymore"],
     ["I wrote for i in range(10) in my script.", "The user wrote for i in range(10) in the user's script."],
     ["Yeah I'm her maid of honor.", "The user is her maid of honor."],
+    [
+      "i went home early and ive been asleep since",
+      "The user went home early and the user has been asleep since",
+    ],
+    // ... but another language's "im" and "i", and a surname, are words of their own
+    ["Ich arbeite als Krankenschwester im Klinikum.", "Ich arbeite als Krankenschwester im Klinikum."],
+    ["Im Sommer fahre ich nach Italien.", "Im Sommer fahre ich nach Italien."],
+    ["Ho portato i bambini al parco.", "Ho portato i bambini al parco."],
+    ["Jag bor i stan och jobbar som lärare.", "Jag bor i stan och jobbar som lärare."],
+    [
+      "I really admire Jony Ive and his design work at Apple.",
+      "The user really admires Jony Ive and his design work at Apple.",
+    ],
     // requests: the speaker's own words inside one, standing rules, and one asked as a question
     [
       "Please remember I'm allergic to bees.",
@@ -720,6 +733,20 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
       "On 5 March 2025, the user and others play chess every Monday.",
     );
     expect(text("I love Sundays at the lake.")).toBe("On 5 March 2025, the user loves Sundays at the lake.");
+    // A feeling in -ed is no past tense: it looks ahead to the day.
+    expect(text("Excited for Friday!")).toBe(
+      "On 5 March 2025, the user is excited for Friday (7 March 2025)!",
+    );
+    expect(text("I'm scared about the surgery on Thursday.")).toBe(
+      "On 5 March 2025, the user is scared about the surgery on Thursday (6 March 2025).",
+    );
+    // An appointment told in the past tense is behind.
+    expect(text("I had a job interview at Google on Tuesday.")).toBe(
+      "On 5 March 2025, the user had a job interview at Google on Tuesday (4 March 2025).",
+    );
+    expect(text("I was so excited on Saturday.")).toBe(
+      "On 5 March 2025, the user was so excited on Saturday (1 March 2025).",
+    );
   });
 });
 

@@ -94,9 +94,17 @@ const SCHEDULED =
 /** Words of a sentence about what is ahead. */
 const FUTURE =
   /\b(?:will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to|have to|has to|need to|needs to)\b/i;
-/** Words of a sentence telling what happened. */
+/**
+ * Words of a sentence telling what happened. A feeling in -ed ("excited", "scared", "stressed")
+ * is an adjective, no past tense: "Excited for Friday!" looks ahead.
+ */
 const PAST =
-  /\b(?:was|were|did|went|had|got|came|saw|met|made|took|ran|bought|told|said|visited|played|watched|finished|started|[a-z]{3,}ed)\b/i;
+  /\b(?:was|were|did|went|had|got|came|saw|met|made|took|ran|bought|told|said|visited|played|watched|finished|started|(?!(?:tir|excit|worri|bor|scar|interest|amaz|stress|exhaust|thrill|disappoint|annoy|confus|surpris|shock|reliev|overwhelm|frustrat|obsess|pump|psych|stok|prepar|schedul|book|plann)ed\b)[a-z]{3,}ed)\b/i;
+/** A feeling about what is ahead ("nervous about the exam", "can't wait for", "dreading"). */
+const ANTICIPATION =
+  /\b(?:excited|nervous|scared|stressed|worried|anxious|looking forward|can't wait|cannot wait|dreading|pumped|psyched|stoked|thrilled|ready for)\b/i;
+/** Something one has on a day ("an interview on Tuesday"): ahead, unless the sentence tells it as past. */
+const APPOINTMENT = /\b(?:appointment|interview|meeting|exam|call|surgery|presentation|deadline)\b/i;
 
 /**
  * Appends the absolute date after relative expressions ("yesterday" becomes
@@ -213,16 +221,19 @@ function withWeekdays(text: string, at: Date): string {
       continue;
     const target = DAY_NAMES.indexOf(m[2]!.toLowerCase());
     let abs: string | null = null;
-    if (
+    // Ahead: "this Friday", a scheduled or future verb; else a past tense tells what happened
+    // ("I had a job interview on Tuesday"); else an appointment or a feeling about it is ahead.
+    const past = PAST.test(sentence);
+    const ahead =
       m[1] ||
       SCHEDULED.test(sentence) ||
       FUTURE.test(sentence) ||
-      /\b(?:appointment|interview|meeting|exam|call)\b/i.test(sentence)
-    ) {
+      (!past && (APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
+    if (ahead) {
       let diff = (target - at.getUTCDay() + 7) % 7;
       if (diff === 0 && !m[1]) diff = 7;
       abs = formatDay(addDays(at, diff));
-    } else if (PAST.test(sentence)) {
+    } else if (past) {
       let diff = (at.getUTCDay() - target + 7) % 7;
       if (diff === 0) diff = 7;
       abs = formatDay(addDays(at, -diff));

@@ -263,19 +263,56 @@ export const stripInterjections = (s: string) =>
  */
 export function standardFirstPerson(s: string): string {
   if (s.includes("`")) return s;
+  const contracted = s.replace(
+    /\b(do|does|did|is|was|are|were|ca|could|would|should|have|has|had|wo)nt\b/gi,
+    (_m, v: string) => `${v}n't`,
+  );
+  // In another language "im", "i" and "Ive" are words of their own (German "im Klinikum", the
+  // Italian or Swedish "i"): left as they are.
+  if (otherLanguage(s)) return contracted;
   return (
-    s
+    contracted
       .replace(/\bi(?='(?:m|ve|ll|d)\b)/g, "I")
       .replace(/\b[Ii]m\b/g, "I'm")
-      .replace(/\b[Ii]ve\b/g, "I've")
-      // A lone "i" before a word, not in code ("for i in range(10)", "i = 0") nor "i.e.".
-      .replace(/(^|[\s,;])i(?=\s+[a-z])(?!\s+in\b)/g, "$1I")
-      .replace(
-        /\b(do|does|did|is|was|are|were|ca|could|would|should|have|has|had|wo)nt\b/gi,
-        (_m, v: string) => `${v}n't`,
+      // "Ive" after a capitalised word is a surname ("Jony Ive").
+      .replace(/\bive\b|(?<!\p{Lu}[\p{L}'-]*\s+)\bIve\b/gu, "I've")
+      // A lone "i" before a verb ("i love", "i really think", "i dont"), not in code ("for i in
+      // range(10)", "i = 0") nor "i.e." nor another language's "i" ("i bambini").
+      .replace(/(^|[\s,;])i(?=\s+([a-z][a-z']*))/g, (m, before: string, next: string) =>
+        next !== "in" &&
+        (SUBJECT_WORDS.has(next) ||
+          MODALS.has(next) ||
+          isAdverb(next) ||
+          isVerb(next) ||
+          IRREGULAR_PAST.has(next) ||
+          regularPastBase(next))
+          ? `${before}I`
+          : m,
       )
   );
 }
+
+/**
+ * Function words of other languages written in Latin letters that English does not use (German,
+ * Dutch, the Scandinavian languages, French, Italian, Spanish, Portuguese, Catalan; not those an
+ * English sentence may hold, as "med school", "EST", "Las Vegas", "bin" or "example.com" do): a
+ * sentence holding one is not English.
+ */
+/** Words that follow "I" and no other language's "i": "i am", "i dont", "i don't". */
+const SUBJECT_WORDS = new Set(["am", "dont", "don't", "do", "have", "had", "can't", "cant", "won't", "wont"]);
+const OTHER_LANGUAGE = new Set(
+  `ich und nicht ist sind wir auch aber oder sehr habe mein meine meinen nach einen eine
+  ik het een niet ook jag och är på inte jeg og ikke ett
+  je une avec nous suis mais très dans
+  il che sono miei mia mio della nella gli anche molto perché
+  está estoy muy pero una porque también
+  não uma muito
+  els amb però`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+const otherLanguage = (s: string): boolean =>
+  (s.toLowerCase().match(/\p{L}+/gu) ?? []).some((w) => OTHER_LANGUAGE.has(w));
 
 const MODALS = new Set([
   "can",
