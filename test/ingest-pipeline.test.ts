@@ -5,6 +5,7 @@ import { findMemory, insertMemoryRows } from "../src/db/memories.js";
 import { newMemoryId } from "../src/ids.js";
 import { inTimedChunks } from "../src/ingest/store.js";
 import { toWire } from "../src/memories/model.js";
+import { embeddingText } from "../src/memories/write.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
 import { danglingLinks } from "./helpers/links.js";
@@ -806,6 +807,34 @@ describe("changes made while a job is stored (a pause between its store transact
     expect(await danglingLinks(slow.deps.db, orgId)).toEqual([0, 0]);
   });
 
+  it("a fact of the job's own deleted between its store transactions leaves the episode it writes last", async () => {
+    const { key, orgId } = await slow.newOrg();
+    const jobId = await submitAndWaitForFirstChunk(key, {
+      conv_id: "c1",
+      messages: [user("I photographed a scarlet ibis near Ibiza last summer."), ...jam(80)],
+    });
+    const { rows } = await slow.deps.db.query(
+      "SELECT id::text FROM memories WHERE job_id = $1 AND text LIKE '%ibis%'",
+      [jobId],
+    );
+    expect(rows).toHaveLength(1);
+    expect((await slow.request("DELETE", `/v1/memories/${rows[0].id}`, { key })).status).toBe(204);
+    const result = await finished(key, jobId);
+    expect(result.memories_created.some((m: any) => m.id === rows[0].id)).toBe(false);
+    const episode = result.memories_created.find((m: any) => m.type === "episode");
+    const ep = (await findMemory(slow.deps.db, orgId, episode.id))!;
+    expect(ep.text).toContain("jars of plum jam");
+    expect(ep.text).not.toMatch(/ibis|Ibiza/);
+    expect(ep.details.fact_ids as string[]).not.toContain(rows[0].id);
+    expect(ep.details.fact_ids as string[]).toHaveLength(80);
+    expect(await danglingLinks(slow.deps.db, orgId)).toEqual([0, 0]);
+    const search = await slow.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "u1", query: "scarlet ibis Ibiza", mode: "retrieve" },
+    });
+    expect(search.body.data.filter((m: any) => /ibis/i.test(m.text))).toEqual([]);
+  });
+
   it("two jobs restating a fact deleted meanwhile store it again once, not twice", async () => {
     const { key, orgId } = await slow.newOrg();
     const said = "I collect antique brass telescopes.";
@@ -1416,7 +1445,8 @@ describe("DELETE /v1/memories (forget a scope)", () => {
     expect(other.body.detail.code).toBe("user_mismatch");
     // Its default user alone never deletes: the request names an axis, and a parameter it does not
     // know ("user_id[]") is refused, not dropped.
-    for (const query of ["", "?user_id[]=u1", "?userid=u2"]) {
+    // A blank axis names no one either (a client sending an empty field).
+    for (const query of ["", "?user_id[]=u1", "?userid=u2", "?app_id=", "?agent_id=%20", "?conv_id="]) {
       const unnamed = await svc.request("DELETE", `/v1/memories${query}`, { key: own });
       expect(unnamed.status, query).toBe(422);
     }
@@ -1452,5 +1482,66 @@ describe("DELETE /v1/memories (forget a scope)", () => {
     expect(search.body.data).toEqual([]);
     const again = await svc.request("DELETE", "/v1/memories?user_id=u1", { key });
     expect(again.body).toEqual({ object: "memory_deletion", deleted: 0, by_type: {}, jobs_deleted: 0 });
+  });
+});
+
+describe("DELETE of a fact an episode said", () => {
+  /** The stored vector of a row and the one its text and title make now: the same when fresh. */
+  const vectorAgrees = async (orgId: string, id: string) => {
+    const row = (await findMemory(svc.deps.db, orgId, id))!;
+    const { rows } = await svc.deps.db.query<{ v: string | null }>(
+      "SELECT embedding::text AS v FROM memories WHERE id = $1",
+      [id],
+    );
+    if (rows[0]!.v === null) return false;
+    const stored = JSON.parse(rows[0]!.v) as number[];
+    const [now] = await svc.deps.providers.embedder.embed([embeddingText(row)]);
+    return stored.reduce((s, x, i) => s + x * now![i]!, 0) > 0.999;
+  };
+
+  it("leaves its episodes' titles and gists, and their vectors are made from what they still say", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      conv_id: "b1",
+      messages: [
+        user("My favourite orchid is a Paphiopedilum rothschildianum."),
+        user("I grow the Paphiopedilum orchid on my balcony."),
+        user("I also work as a translator and I translate novels."),
+      ],
+    });
+    const episode = first.memories_created.find((m: any) => m.type === "episode");
+    const before = (await findMemory(svc.deps.db, orgId, episode.id))!;
+    expect(before.details.title).toMatch(/Paphiopedilum/);
+    const agentic = await ingestOk(key, {
+      conv_id: "b2",
+      agentic: true,
+      messages: [user("My favourite orchid is a Paphiopedilum rothschildianum.")],
+    });
+    const session = agentic.memories_created.find((m: any) => m.type === "episode");
+    expect((await findMemory(svc.deps.db, orgId, session.id))!.details).toMatchObject({
+      title: "Session: My favourite orchid is a Paphiopedilum rothschildianum.",
+      gist: { goal: "My favourite orchid is a Paphiopedilum rothschildianum." },
+    });
+
+    const orchids = first.memories_created.filter((m: any) => m.type === "fact" && /orchid/.test(m.text));
+    expect(orchids.length).toBeGreaterThanOrEqual(2);
+    for (const f of orchids)
+      expect((await svc.request("DELETE", `/v1/memories/${f.id}`, { key })).status).toBe(204);
+
+    const after = (await findMemory(svc.deps.db, orgId, episode.id))!;
+    expect(after.text).toMatch(/translat/);
+    expect(JSON.stringify(after)).not.toMatch(/orchid|Paphiopedilum/i);
+    expect(await vectorAgrees(orgId, episode.id)).toBe(true);
+    const sessionAfter = (await findMemory(svc.deps.db, orgId, session.id))!;
+    expect(sessionAfter.details.title).toBe("Session");
+    expect((sessionAfter.details.gist as { goal: unknown }).goal).toBeNull();
+    expect(JSON.stringify(sessionAfter)).not.toMatch(/orchid|Paphiopedilum/i);
+    expect(await vectorAgrees(orgId, session.id)).toBe(true);
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "u1", query: "Paphiopedilum orchid", mode: "compose" },
+    });
+    expect(found.status).toBe(200);
+    expect(JSON.stringify(found.body)).not.toMatch(/orchid|Paphiopedilum/i);
   });
 });

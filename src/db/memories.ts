@@ -411,9 +411,30 @@ export async function updateEpisodeText(
   text: string,
   details: Record<string, unknown>,
 ): Promise<void> {
+  // The vector said what the episode no longer does (a deleted fact's words): it goes with them,
+  // and is made again from the new text after the transaction (embedEpisodesAgain).
   await db.query(
-    "UPDATE memories SET text = $3, details = $4, updated_at = now() WHERE org_id = $1 AND id = $2::uuid",
+    `UPDATE memories SET text = $3, details = $4, embedding = NULL, updated_at = now()
+     WHERE org_id = $1 AND id = $2::uuid`,
     [orgId, id, text, details],
+  );
+}
+
+/**
+ * Vectors for rows whose text was changed (updateEpisodeText), each set only while the row still
+ * has that text and no vector: a later change wins.
+ */
+export async function setEmbeddings(
+  db: Queryable,
+  orgId: string,
+  rows: ReadonlyArray<{ id: string; text: string; embedding: number[] }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `UPDATE memories m SET embedding = x.embedding::vector
+     FROM unnest($2::uuid[], $3::text[], $4::text[]) AS x(id, text, embedding)
+     WHERE m.org_id = $1 AND m.id = x.id AND m.text = x.text AND m.embedding IS NULL`,
+    [orgId, rows.map((r) => r.id), rows.map((r) => r.text), rows.map((r) => toVector(r.embedding))],
   );
 }
 

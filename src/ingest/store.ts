@@ -20,7 +20,12 @@ import {
 } from "../db/ingest-lookups.js";
 import { finishJob, type JobRow, recordStoredFacts } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
-import { unsayInEpisodes } from "../memories/delete.js";
+import {
+  embedEpisodesAgain,
+  type ReworkedEpisode,
+  unsayInEpisodes,
+  withoutFact,
+} from "../memories/delete.js";
 import { writeMemories } from "../memories/write.js";
 import { sameSlot, slotSearches } from "../providers/local/extractor.js";
 import { nameFromFact } from "../providers/local/names.js";
@@ -34,6 +39,8 @@ import type { StoredRequest } from "./submit.js";
 export class StaleAttempt extends Error {
   override name = "StaleAttempt";
 }
+
+type EpisodeText = { text: string; details: Record<string, unknown> };
 
 const ref = (r: Touched) => ({ id: r.id, type: r.type, text: r.text });
 
@@ -210,7 +217,9 @@ export async function storeResult({
   // Idempotent, so a retried attempt does no harm.
   const named = facts.map((f) => nameFromFact(f.text)).find(Boolean);
   if (named && request.user_id) await nameEarlierFacts(ctx.db, scope, named, job.id);
-  return inTx(ctx, async (txCtx) => {
+  // Episodes whose text a superseded fact left: their vectors are made again once this commits.
+  let reworked: ReworkedEpisode[] = [];
+  const finished = await inTx(ctx, async (txCtx) => {
     const tx = txCtx.db;
     await lockIngestUser(tx, orgId, request.user_id);
     const last = todo.slice(from);
@@ -317,6 +326,28 @@ export async function storeResult({
     if (inSameEpisode) for (const f of revived) f.details = { ...f.details, episode_id: inSameEpisode };
     for (const a of artifacts) remap(a, moved);
     const earlier = facts.filter((f) => !last.includes(f) && !moved.has(f.id));
+    // Facts of earlier transactions deleted since (a DELETE between two of them): the episode
+    // neither lists nor says them, and no neighbour links to them, as after a delete that came
+    // once the episode was stored.
+    if (episode && earlier.length) {
+      const stillThere = await existingIds(
+        tx,
+        orgId,
+        earlier.map((f) => f.id),
+      );
+      const deleted = earlier.filter((f) => !stillThere.has(f.id));
+      for (const f of deleted) Object.assign(episode, withoutFact(episode as EpisodeText, f.id, f.text));
+      const ids = new Set(deleted.map((f) => f.id));
+      if (ids.size)
+        for (const f of last) {
+          const near = f.details?.episode_near as Record<string, string> | undefined;
+          if (near && Object.values(near).some((id) => ids.has(id)))
+            f.details = {
+              ...f.details,
+              episode_near: Object.fromEntries(Object.entries(near).filter(([, id]) => !ids.has(id))),
+            };
+        }
+    }
     await writeFacts(txCtx, [...last, ...revived], true);
     if (inSameEpisode)
       await listFactsInEpisode(
@@ -362,7 +393,7 @@ export async function storeResult({
     }
     const superseded = await markSuperseded(tx, orgId, [...rec.supersedes.keys()]);
     for (const r of superseded) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
-    await unsayInEpisodes(
+    reworked = await unsayInEpisodes(
       tx,
       orgId,
       superseded.filter((r) => r.type === "fact"),
@@ -406,6 +437,8 @@ export async function storeResult({
     });
     return done;
   });
+  await embedEpisodesAgain(ctx, reworked);
+  return finished;
 }
 
 /**

@@ -12,13 +12,15 @@ import {
   type ForgetScope,
   findMemory,
   forgetUnusedWords,
+  setEmbeddings,
   unlinkNeighbours,
   updateEpisodeText,
   usersInScope,
 } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
-import { withoutSentencesOf } from "../providers/local/english.js";
+import { contentWords, withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
+import { embeddingText } from "./write.js";
 
 /**
  * Hard delete, no tombstone. A fact that others supersede simply leaves their chain (there is no
@@ -29,6 +31,7 @@ import { memoryNotFound } from "./get.js";
  */
 export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<void> {
   let deleted: boolean;
+  let reworked: ReworkedEpisode[] = [];
   // A memory's type and user never change, so reading them first cannot race with a change.
   const before = await findMemory(ctx.db, ctx.principal.orgId, input.id);
   if (!before || (confinedUser(ctx.principal) !== null && !mayWriteRow(ctx.principal, before)))
@@ -43,7 +46,7 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
       if (before.type === "fact") await lockIngestUser(db, orgId, before.user_id ?? "");
       const row = await deleteMemoryRow(db, orgId, input.id);
       if (row?.type === "fact")
-        await unsayInEpisodes(db, orgId, [{ id: input.id, ...row }], { unlist: true });
+        reworked = await unsayInEpisodes(db, orgId, [{ id: input.id, ...row }], { unlist: true });
       return row !== null;
     });
   } catch (err) {
@@ -51,6 +54,7 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
     throw new CoreError("delete_failed", "The memory could not be deleted.", { cause: err });
   }
   if (!deleted) throw memoryNotFound(input.id);
+  await embedEpisodesAgain(ctx, reworked);
   ctx.log.info({ memoryId: input.id }, "memory deleted");
 }
 
@@ -87,7 +91,10 @@ export async function deleteMemoriesInScope({
   const axes = FORGET_AXES.filter((a) => scope[a]?.trim());
   // The request names what goes, even for a key confined to a user (`user_id=` blank is its own):
   // the key's default alone never deletes.
-  if (axes.length === 0 || !FORGET_AXES.some((a) => input[a] !== undefined)) {
+  // A blank axis names no one ("app_id=" as a client sends an empty field): for a confined key
+  // only `user_id=` blank names its own user.
+  const namesOne = input.user_id !== undefined || FORGET_AXES.some((a) => input[a]?.trim());
+  if (axes.length === 0 || !namesOne) {
     throw new CoreError(
       "missing_scope",
       "Name what to forget: user_id, agent_id, conv_id or app_id (each given must match); a whole organisation is never deleted this way.",
@@ -97,6 +104,7 @@ export async function deleteMemoriesInScope({
   const named: ForgetScope = Object.fromEntries(axes.map((a) => [a, scope[a]!]));
   let rows: DeletedRow[];
   let jobs: number;
+  let reworked: ReworkedEpisode[] = [];
   try {
     ({ rows, jobs } = await inTx(ctx, async ({ db }) => {
       // Under each user's ingest lock, as a single delete: a job storing at once (in another
@@ -108,13 +116,14 @@ export async function deleteMemoriesInScope({
         await lockIngestUser(db, orgId, userId);
       const gone = await deleteMemoryRowsInScope(db, orgId, named);
       const facts = gone.filter((r) => r.type === "fact");
-      if (facts.length) await unsayInEpisodes(db, orgId, facts, { unlist: true });
+      if (facts.length) reworked = await unsayInEpisodes(db, orgId, facts, { unlist: true });
       return { rows: gone, jobs: await deleteFinishedJobsInScope(db, orgId, named) };
     }));
   } catch (err) {
     if (isCoreError(err)) throw err;
     throw new CoreError("delete_failed", "The memories could not be deleted.", { cause: err });
   }
+  await embedEpisodesAgain(ctx, reworked);
   // The words only the forgotten memories held leave the search statistics too. The memories are
   // gone already: a failure here is logged, not answered.
   if (rows.length) {
@@ -145,7 +154,8 @@ export async function unsayInEpisodes(
     near?: Record<string, unknown> | null;
   }>,
   options: { unlist: boolean },
-): Promise<void> {
+): Promise<ReworkedEpisode[]> {
+  const reworked: ReworkedEpisode[] = [];
   const byUser = new Map<string | null, typeof facts>();
   for (const f of facts) byUser.set(f.user_id, [...(byUser.get(f.user_id) ?? []), f]);
   // The facts that may link to a deleted one: its own neighbours, and the facts of the episodes
@@ -158,8 +168,10 @@ export async function unsayInEpisodes(
       for (const id of listed) linking.add(String(id));
       let next: { text: string; details: Record<string, unknown> } = ep;
       for (const f of ofUser) if (listed.has(f.id)) next = withoutFact(next, f.id, f.text, options);
-      if (next.text !== ep.text || next.details !== ep.details)
+      if (next.text !== ep.text || next.details !== ep.details) {
         await updateEpisodeText(db, orgId, ep.id, next.text, next.details);
+        reworked.push({ id: ep.id, text: next.text, details: next.details });
+      }
     }
   }
   if (options.unlist)
@@ -169,6 +181,39 @@ export async function unsayInEpisodes(
       [...linking],
       facts.map((f) => f.id),
     );
+  return reworked;
+}
+
+/** An episode whose text unsayInEpisodes changed: its vector is gone until embedEpisodesAgain. */
+export interface ReworkedEpisode {
+  id: string;
+  text: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Vectors for episodes unsayInEpisodes changed, once their transaction has committed (a model's
+ * call is never made holding the user's lock). Until then, or if the model fails, such an episode
+ * is found by full text only: never by the vector of what it no longer says.
+ */
+export async function embedEpisodesAgain(ctx: Ctx, episodes: readonly ReworkedEpisode[]): Promise<void> {
+  if (episodes.length === 0) return;
+  try {
+    const vectors = await ctx.deps.providers.embedder.embed(
+      episodes.map((e) => embeddingText({ type: "episode", ...e })),
+      { timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS },
+    );
+    await setEmbeddings(
+      ctx.db,
+      ctx.principal.orgId,
+      episodes.map((e, i) => ({ id: e.id, text: e.text, embedding: vectors[i]! })),
+    );
+  } catch (err) {
+    ctx.log.warn(
+      { err, episodes: episodes.length },
+      "embedding changed episodes failed: they are found by full text only until they change again",
+    );
+  }
 }
 
 /** An episode without a fact's sentences where the summary quotes them (and without its id: `unlist`). */
@@ -179,12 +224,66 @@ export function withoutFact(
   options: { unlist: boolean } = { unlist: true },
 ): { text: string; details: Record<string, unknown> } {
   const kept = withoutSentencesOf(episode.text, factText);
-  const title = typeof episode.details.title === "string" ? episode.details.title : "";
-  const factIds = Array.isArray(episode.details.fact_ids) ? (episode.details.fact_ids as string[]) : [];
+  const details = withoutWordsOf(episode.details, factText, kept);
+  const title = typeof details.title === "string" ? details.title : "";
+  const factIds = Array.isArray(details.fact_ids) ? (details.fact_ids as string[]) : [];
   return {
     text: kept || title,
-    details: options.unlist
-      ? { ...episode.details, fact_ids: factIds.filter((id) => id !== factId) }
-      : episode.details,
+    details: options.unlist ? { ...details, fact_ids: factIds.filter((id) => id !== factId) } : details,
   };
+}
+
+/** Content words of a text, lower case. */
+const wordsOf = (text: string) => new Set(contentWords(text));
+/** Whether most of a line's words (three in five) are a fact's: the line says that fact. */
+const says = (line: string, fact: Set<string>) => {
+  const words = [...wordsOf(line)];
+  return words.length > 0 && words.filter((w) => fact.has(w)).length / words.length >= 0.6;
+};
+
+/**
+ * An episode's title and gist without what a fact removed from it said: a keyword title
+ * ("Conversation about orchid, Lisbon") loses the topics only that fact held (those the kept
+ * text still says stay), and a title or a gist's line (its goal, outcome, errors) made mostly of
+ * the fact's words goes ("Session: My dog Xanthippe ..." becomes "Session"). Files and tools stay.
+ */
+function withoutWordsOf(details: Record<string, unknown>, factText: string, keptText: string) {
+  const fact = wordsOf(factText);
+  const keptWords = wordsOf(keptText);
+  let changed = false;
+  const next = { ...details };
+  if (typeof details.title === "string") {
+    const topics = /^(Conversation(?: between .+?)?) about (.+)$/.exec(details.title);
+    let title = details.title;
+    if (topics) {
+      const left = topics[2]!
+        .split(", ")
+        .filter((t) => !fact.has(t.toLowerCase()) || keptWords.has(t.toLowerCase()));
+      title = left.length ? `${topics[1]} about ${left.join(", ")}` : topics[1]!;
+    } else if (title.startsWith("Session: ")) {
+      if (says(title.slice(9), fact)) title = "Session";
+    } else if (says(title, fact)) title = "Conversation";
+    if (title !== details.title) {
+      next.title = title;
+      changed = true;
+    }
+  }
+  const gist = details.gist;
+  if (gist && typeof gist === "object" && !Array.isArray(gist)) {
+    const g = { ...(gist as Record<string, unknown>) };
+    for (const k of ["goal", "outcome"])
+      if (typeof g[k] === "string" && says(g[k] as string, fact)) {
+        g[k] = null;
+        changed = true;
+      }
+    if (Array.isArray(g.errors)) {
+      const errors = g.errors.filter((e) => typeof e !== "string" || !says(e, fact));
+      if (errors.length !== g.errors.length) {
+        g.errors = errors;
+        changed = true;
+      }
+    }
+    next.gist = g;
+  }
+  return changed ? next : details;
 }

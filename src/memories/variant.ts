@@ -22,7 +22,7 @@ import {
   type VariantMemory,
   type VariantPatchRequest,
 } from "../wire/variant.js";
-import { unsayInEpisodes } from "./delete.js";
+import { embedEpisodesAgain, type ReworkedEpisode, unsayInEpisodes } from "./delete.js";
 import { parseFilters, pinsScope } from "./filters.js";
 import { getMemory, memoryNotFound } from "./get.js";
 import { mergeMetadata } from "./metadata.js";
@@ -217,6 +217,8 @@ export async function patchVariant({
               timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
             })
           )[0];
+    // Episodes whose text the replaced fact left: their vectors are made again once this commits.
+    let reworked: ReworkedEpisode[] = [];
     id = await inTx(ctx, async (txCtx) => {
       // A new text replaces the fact: under its user's ingest lock (taken first, as ingest takes
       // it, before the row's), so an ingest replacing the same fact at once sees this change and
@@ -263,7 +265,7 @@ export async function patchVariant({
       const clauses = (await sameTurnFacts(txCtx.db, { orgId, userId: row.user_id ?? "" }, [row.id])).filter(
         (c) => c.id !== row.id && sameSlot(text.trim(), c.text),
       );
-      await unsayInEpisodes(
+      reworked = await unsayInEpisodes(
         txCtx.db,
         orgId,
         await markSuperseded(txCtx.db, orgId, [row.id, ...clauses.map((c) => c.id)]),
@@ -272,6 +274,7 @@ export async function patchVariant({
       ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
       return created!.id;
     });
+    await embedEpisodesAgain(ctx, reworked);
   }
   return toVariant(await getMemory({ ctx, input: { id } }));
 }
