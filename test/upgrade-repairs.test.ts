@@ -103,3 +103,52 @@ describe("upgrade repairs (sql/096)", () => {
     expect(again[0]).toEqual({ episodes: 0, tags: 0 });
   });
 });
+
+describe("repairs of migrations changed after release (sql/102)", () => {
+  const repair = readFileSync(path.join(ROOT, "sql/102_edited_migrations_repair.sql"), "utf8");
+
+  it("a database migrated by the first sql/100 (no mnemo_cjk_tsv) searches again, and one with the first sql/050's rate-limit table counts and limits again", async () => {
+    const { key, orgId } = await svc.newOrg("edited");
+    const db = svc.deps.db;
+    // As b9a2e5c left it: mnemo_memory_tsv calling mnemo_cjk_bigrams itself, no mnemo_cjk_tsv.
+    await db.query(`CREATE OR REPLACE FUNCTION mnemo_memory_tsv(body text, details jsonb, context text, concepts text)
+      RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
+      RETURN setweight(to_tsvector('english', coalesce(body, '')), 'A')
+        || setweight(to_tsvector('simple', coalesce(mnemo_cjk_bigrams(body), '')), 'A')
+        || setweight(to_tsvector('english', coalesce(details ->> 'title', '')), 'A')
+        || setweight(to_tsvector('english', coalesce(context, '')), 'B')
+        || setweight(to_tsvector('simple', coalesce(mnemo_cjk_bigrams(context), '')), 'B')
+        || setweight(to_tsvector('simple', coalesce(details ->> 'source_role', '')), 'C')
+        || to_tsvector('english', coalesce(concepts, ''))`);
+    await db.query('DROP FUNCTION mnemo_cjk_tsv(text, "char")');
+    // As f78fa8d left it: one row per subject, no organisation or key.
+    await db.query(`DROP TABLE rate_limit_counters;
+      CREATE TABLE rate_limit_counters (subject text PRIMARY KEY, minute_start timestamptz NOT NULL,
+        minute_count integer NOT NULL, day date NOT NULL, day_count integer NOT NULL,
+        seen_at timestamptz NOT NULL, admitted boolean NOT NULL)`);
+    const search = () =>
+      svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id: "u1", query: "寿司", mode: "retrieve" },
+      });
+    expect((await search()).status).toBe(500);
+
+    await db.query(repair);
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "我住在东京，我喜欢寿司。", user_id: "u1" },
+    ]);
+    const found = await search();
+    expect(found.status).toBe(200);
+    expect(found.body.data.map((m: { text: string }) => m.text)).toEqual(["我住在东京，我喜欢寿司。"]);
+    const usage = await svc.request("GET", "/v1/usage", { key });
+    expect(usage.status).toBe(200);
+    const { rows } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM rate_limit_counters WHERE org_id = $1",
+      [orgId],
+    );
+    expect(rows[0]!.n).toBeGreaterThan(0);
+    // Running again changes nothing.
+    await db.query(repair);
+    expect((await svc.request("GET", "/v1/usage", { key })).status).toBe(200);
+  });
+});
