@@ -1543,5 +1543,16 @@ describe("DELETE of a fact an episode said", () => {
     });
     expect(found.status).toBe(200);
     expect(JSON.stringify(found.body)).not.toMatch(/orchid|Paphiopedilum/i);
+    // Nor do the results of the jobs that stored and restated them say them, nor the statistics.
+    for (const job of [first, agentic]) {
+      const jobs = (await svc.request("GET", "/v1/memories/jobs?limit=10", { key })).body.data;
+      expect(JSON.stringify(jobs.map((j: any) => j.result))).not.toMatch(/orchid|Paphiopedilum/i);
+      expect(job.memories_created.length).toBeGreaterThan(0);
+    }
+    const { rows: words } = await svc.deps.db.query(
+      "SELECT lexeme FROM text_lexeme_stats WHERE org_id = $1 AND lexeme LIKE 'paphiopedil%'",
+      [orgId],
+    );
+    expect(words).toEqual([]);
   });
 });

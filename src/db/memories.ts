@@ -260,10 +260,11 @@ export async function deleteMemoryRow(
   db: Queryable,
   orgId: string,
   id: string,
-): Promise<Omit<DeletedRow, "id"> | null> {
+): Promise<(Omit<DeletedRow, "id"> & { lexemes: string[] | null }) | null> {
   if (!UUID_RE.test(id)) return null;
   const { rows } = await db.query(
-    `DELETE FROM memories WHERE id = $2::uuid AND org_id = $1 RETURNING ${DELETED_COLUMNS}`,
+    `DELETE FROM memories WHERE id = $2::uuid AND org_id = $1
+     RETURNING ${DELETED_COLUMNS}, tsvector_to_array(tsv) AS lexemes`,
     [orgId, id],
   );
   return rows[0] ?? null;
@@ -331,17 +332,54 @@ export async function deleteMemoryRowsInScope(
  * shard of the organisation is locked first, in order (a writer holds one at a time, so this
  * cannot deadlock with it), so no increment in flight is lost. Run in a transaction of its own.
  */
-export async function forgetUnusedWords(db: Queryable, orgId: string): Promise<number> {
+export async function forgetUnusedWords(
+  db: Queryable,
+  orgId: string,
+  /** Only these words (a single delete's), not every word of the organisation. */
+  among?: readonly string[],
+): Promise<number> {
+  if (among?.length === 0) return 0;
   await db.query(
     "SELECT pg_advisory_xact_lock(hashtext('mnemo_text_stats:' || $1::text), s::int) FROM generate_series(0, 15) s ORDER BY s",
     [orgId],
   );
+  const only = among ? "AND lexeme = ANY($2::text[])" : "";
   const { rowCount } = await db.query(
-    `DELETE FROM text_lexeme_stats WHERE org_id = $1 AND lexeme IN (
-       SELECT lexeme FROM text_lexeme_stats WHERE org_id = $1 GROUP BY lexeme HAVING sum(df) <= 0)`,
-    [orgId],
+    `DELETE FROM text_lexeme_stats WHERE org_id = $1 ${only} AND lexeme IN (
+       SELECT lexeme FROM text_lexeme_stats WHERE org_id = $1 ${only} GROUP BY lexeme HAVING sum(df) <= 0)`,
+    among ? [orgId, among] : [orgId],
   );
   return rowCount ?? 0;
+}
+
+/**
+ * What the results of finished ingest jobs report of memories that changed since: the deleted
+ * ones (`removed`) leave `memories_created` and `memories_updated` (each entry holds a text), and
+ * the rewritten ones (`texts`: an episode a deleted fact left) read as they do now. The jobs'
+ * requests keep the messages until the jobs' retention or a forget of their scope.
+ */
+export async function rewriteJobReports(
+  db: Queryable,
+  orgId: string,
+  removed: readonly string[],
+  texts: ReadonlyArray<{ id: string; text: string }>,
+): Promise<void> {
+  if (removed.length === 0 && texts.length === 0) return;
+  const list = (key: string) => `coalesce((
+      SELECT jsonb_agg(CASE WHEN t.text IS NULL THEN x.e ELSE jsonb_set(x.e, '{text}', to_jsonb(t.text)) END ORDER BY x.n)
+      FROM jsonb_array_elements(j.result -> '${key}') WITH ORDINALITY x(e, n)
+        LEFT JOIN unnest($3::text[], $4::text[]) t(id, text) ON t.id = x.e ->> 'id'
+      WHERE NOT (x.e ->> 'id' = ANY($2::text[]))), '[]'::jsonb)`;
+  await db.query(
+    `UPDATE ingest_jobs j SET result = j.result
+       || jsonb_build_object('memories_created', ${list("memories_created")}, 'memories_updated', ${list("memories_updated")})
+     WHERE j.org_id = $1 AND j.status = 'succeeded'
+       AND jsonb_typeof(j.result -> 'memories_created') = 'array' AND jsonb_typeof(j.result -> 'memories_updated') = 'array'
+       AND EXISTS (
+         SELECT 1 FROM jsonb_array_elements((j.result -> 'memories_created') || (j.result -> 'memories_updated')) e
+         WHERE e ->> 'id' = ANY($2::text[]) OR e ->> 'id' = ANY($3::text[]))`,
+    [orgId, removed, texts.map((t) => t.id), texts.map((t) => t.text)],
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type ForgetScope,
   findMemory,
   forgetUnusedWords,
+  rewriteJobReports,
   setEmbeddings,
   unlinkNeighbours,
   updateEpisodeText,
@@ -32,6 +33,7 @@ import { embeddingText } from "./write.js";
 export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: string } }): Promise<void> {
   let deleted: boolean;
   let reworked: ReworkedEpisode[] = [];
+  let lexemes: string[] = [];
   // A memory's type and user never change, so reading them first cannot race with a change.
   const before = await findMemory(ctx.db, ctx.principal.orgId, input.id);
   if (!before || (confinedUser(ctx.principal) !== null && !mayWriteRow(ctx.principal, before)))
@@ -45,9 +47,12 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
       // fact, and the two deadlocked over the fact, its episodes and the text statistics.
       if (before.type === "fact") await lockIngestUser(db, orgId, before.user_id ?? "");
       const row = await deleteMemoryRow(db, orgId, input.id);
-      if (row?.type === "fact")
+      if (row === null) return false;
+      if (row.type === "fact")
         reworked = await unsayInEpisodes(db, orgId, [{ id: input.id, ...row }], { unlist: true });
-      return row !== null;
+      await rewriteJobReports(db, orgId, [input.id], reworked);
+      lexemes = row.lexemes ?? [];
+      return true;
     });
   } catch (err) {
     if (isCoreError(err)) throw err;
@@ -55,6 +60,11 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
   }
   if (!deleted) throw memoryNotFound(input.id);
   await embedEpisodesAgain(ctx, reworked);
+  // Its words that no other memory of the organisation uses leave the search statistics (they
+  // would still name what was said), as after a forget.
+  await inTx(ctx, ({ db }) => forgetUnusedWords(db, ctx.principal.orgId, lexemes)).catch((err: unknown) =>
+    ctx.log.warn({ err }, "forgetting unused words of the search statistics failed"),
+  );
   ctx.log.info({ memoryId: input.id }, "memory deleted");
 }
 
@@ -117,6 +127,13 @@ export async function deleteMemoriesInScope({
       const gone = await deleteMemoryRowsInScope(db, orgId, named);
       const facts = gone.filter((r) => r.type === "fact");
       if (facts.length) reworked = await unsayInEpisodes(db, orgId, facts, { unlist: true });
+      // Jobs outside the scope (kept) that reported them: restated facts, the episodes they left.
+      await rewriteJobReports(
+        db,
+        orgId,
+        gone.map((r) => r.id),
+        reworked,
+      );
       return { rows: gone, jobs: await deleteFinishedJobsInScope(db, orgId, named) };
     }));
   } catch (err) {
