@@ -24,9 +24,11 @@ export const QUEUES = {
   // src/webhooks/enqueue.ts): the same attempt runs again, up to five times, so an attempt whose
   // rerun also lands on a dying worker (workers killed one after another) is not lost. An attempt
   // that ends, however it ends, completes its job: these retries never repeat a delivered one.
-  // `notify` as for ingest. `body` is the exact bytes sent and signed.
+  // `notify` as for ingest. `body` is the exact bytes sent and signed; it holds memories' text, so
+  // an attempt's job is deleted an hour after it ends (pg-boss's default keeps it 7 days), and a
+  // forget drops its jobs' deliveries (src/db/webhooks.ts).
   "webhook-delivery": {
-    options: { retryLimit: 5, retryDelay: 0, expireInSeconds: 300, notify: true },
+    options: { retryLimit: 5, retryDelay: 0, expireInSeconds: 300, deleteAfterSeconds: 3600, notify: true },
     data: z.object({
       orgId: z.string(),
       eventId: z.string(),

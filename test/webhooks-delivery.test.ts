@@ -438,6 +438,36 @@ describe("webhook delivery", () => {
       ["conv_id", "event", "job_id", "memories", "memories_updated", "timestamp", "user_id"].sort(),
     );
   });
+
+  it("a forget of the user drops its jobs' waiting retries and the bodies the queue kept", async () => {
+    const org = await orgWithHook();
+    // The receiver is away for an hour: the next attempt waits in the queue, its body with it.
+    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
+    const said = "My therapist prescribed sertraline for my anxiety.";
+    const jobs: string[] = [];
+    for (const conv of ["w1", "w2"]) {
+      const res = await svc.request("POST", "/v1/memories?wait=true", {
+        key: org.key,
+        body: { user_id: "wh", conv_id: conv, messages: [{ role: "user", content: said }] },
+      });
+      expect(res.body.status).toBe("succeeded");
+      jobs.push(res.body.id);
+    }
+    await waitFor(async () => (await pendingJobs(jobs[1]!)) === 1 && (await deliveries(org.key)).length >= 2);
+    const kept = async () =>
+      (
+        await svc.deps.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = ANY($1::text[])",
+          [jobs],
+        )
+      ).rows[0]!.n;
+    expect(await kept()).toBeGreaterThanOrEqual(3);
+    const forget = await svc.request("DELETE", "/v1/memories?user_id=wh", { key: org.key });
+    expect(forget.body.jobs_deleted).toBe(2);
+    expect(await pendingJobs(jobs[0]!)).toBe(0);
+    expect(await pendingJobs(jobs[1]!)).toBe(0);
+    expect(await kept()).toBe(0);
+  });
 });
 
 /** A job's terminal event on a service of a test's own (no memories). */

@@ -390,13 +390,13 @@ export async function deleteFinishedJobsInScope(
   db: Queryable,
   orgId: string,
   scope: ForgetScope,
-): Promise<number> {
+): Promise<string[]> {
   const where = axesWhere(scope, (a) => `request ->> '${a}'`, 2);
-  const { rowCount } = await db.query(
-    `DELETE FROM ingest_jobs WHERE org_id = $1 AND status IN ('succeeded', 'failed') AND ${where.sql}`,
+  const { rows } = await db.query<{ id: string }>(
+    `DELETE FROM ingest_jobs WHERE org_id = $1 AND status IN ('succeeded', 'failed') AND ${where.sql} RETURNING id`,
     [orgId, ...where.values],
   );
-  return rowCount ?? 0;
+  return rows.map((r) => r.id);
 }
 
 /**

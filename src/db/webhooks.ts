@@ -165,3 +165,25 @@ export async function deleteDeliveriesBefore(db: Queryable, before: Date): Promi
   const { rowCount } = await db.query("DELETE FROM webhook_deliveries WHERE created_at < $1", [before]);
   return rowCount ?? 0;
 }
+
+/**
+ * The webhook deliveries of these ingest jobs still queued (a retry waiting its turn) or kept by
+ * the queue after their last attempt: a forget deletes the jobs, and their events' bodies (which
+ * hold the memories' text) are neither sent nor kept after it. An attempt running at that moment
+ * ends as it would have.
+ */
+export async function dropDeliveriesOfJobs(
+  db: Queryable,
+  orgId: string,
+  jobIds: readonly string[],
+): Promise<number> {
+  if (jobIds.length === 0) return 0;
+  const { rows } = await db.query<{ t: string | null }>("SELECT to_regclass('pgboss.job')::text AS t");
+  if (!rows[0]?.t) return 0;
+  const { rowCount } = await db.query(
+    `DELETE FROM pgboss.job WHERE name = 'webhook-delivery' AND state <> 'active'
+       AND data ->> 'orgId' = $1 AND data ->> 'jobId' = ANY($2::text[])`,
+    [orgId, jobIds],
+  );
+  return rowCount ?? 0;
+}

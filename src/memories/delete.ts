@@ -18,6 +18,7 @@ import {
   updateEpisodeText,
   usersInScope,
 } from "../db/memories.js";
+import { dropDeliveriesOfJobs } from "../db/webhooks.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { contentWords, withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
@@ -134,7 +135,9 @@ export async function deleteMemoriesInScope({
         gone.map((r) => r.id),
         reworked,
       );
-      return { rows: gone, jobs: await deleteFinishedJobsInScope(db, orgId, named) };
+      const jobIds = await deleteFinishedJobsInScope(db, orgId, named);
+      await dropDeliveriesOfJobs(db, orgId, jobIds);
+      return { rows: gone, jobs: jobIds.length };
     }));
   } catch (err) {
     if (isCoreError(err)) throw err;
