@@ -153,6 +153,15 @@ describe("third-person facts of tricky turns", () => {
       "i went home early and ive been asleep since",
       "The user went home early and the user has been asleep since",
     ],
+    // "the user and others" is one subject, not a claim of "others"
+    ["I'm a nurse, we live in Ohio.", "The user is a nurse, the user and others live in Ohio."],
+    // short life events and who the speaker is are claims
+    ["I just got married!", "The user just got married!"],
+    ["Just got engaged 💍", "The user just got engaged 💍"],
+    ["I'm pregnant!", "The user is pregnant!"],
+    ["I'm French.", "The user is French."],
+    // a question in Arabic script is no claim
+    ["هل يجب أن أنتقل إلى كندا في العام المقبل؟", null],
     // ... but another language's "im" and "i", and a surname, are words of their own
     ["Ich arbeite als Krankenschwester im Klinikum.", "Ich arbeite als Krankenschwester im Klinikum."],
     ["Im Sommer fahre ich nach Italien.", "Im Sommer fahre ich nach Italien."],
@@ -365,6 +374,12 @@ describe("the user's name", () => {
     ["My mom used to call me Bunny when I was little.", null],
     ["This is Bob, my coworker, he will join the call.", null],
     ["This is Max, our dog.", null],
+    // a title is no name, nor part of one; a name goes on after "now"
+    ["My name is Dr. Ahmed Khan and I work in cardiology.", "Ahmed Khan"],
+    ["My name is Mr. Smith.", "Smith"],
+    ["Call me Sam now.", "Sam"],
+    ["Please call me Sam from now on.", "Sam"],
+    ["Hi, I'm José, I play guitar in a band.", "José"],
   ])("reads %s as %s", (content, want) => {
     expect(introducedName(content)).toBe(want);
   });
@@ -388,6 +403,27 @@ describe("the user's name", () => {
     expect(
       facts([turn(0, "user", "My name is Alice Martin and I live in Paris.")]).map((f) => f.text),
     ).toEqual(["The user's name is Alice Martin.", "Alice Martin lives in Paris."]);
+  });
+
+  it("takes the introduction out whole, names ending in any letter and titles too", () => {
+    const texts = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
+    expect(texts("My name is Dr. Ahmed Khan and I work in cardiology.")).toEqual([
+      "The user's name is Ahmed Khan.",
+      "Ahmed Khan works in cardiology.",
+    ]);
+    expect(texts("Hi, I'm José, I play guitar in a band.")).toEqual([
+      "The user's name is José.",
+      "José plays guitar in a band.",
+    ]);
+    expect(texts("My name is André and I'm a chef.")).toEqual([
+      "The user's name is André.",
+      "André is a chef.",
+    ]);
+    expect(texts("I'm French, and my name is Amélie.")).toEqual([
+      "The user's name is Amélie.",
+      "Amélie is French.",
+    ]);
+    expect(texts("Call me Sam now.")).toEqual(["The user's name is Sam."]);
   });
 
   it("uses a name on record for later turns", () => {
@@ -1063,5 +1099,14 @@ describe("everyday kinds WordNet's first senses do not give", () => {
     expect(conceptTerms("Dan works for the council.")).toContain("job");
     expect(conceptTerms("Sure, Friday works for me.")).not.toContain("job");
     expect(conceptTerms("The dog-eared book is on the shelf.")).not.toContain("pet");
+  });
+});
+
+describe("a turn's clauses", () => {
+  it("reads 'the user and others' as one subject: no clause of 'others' alone", () => {
+    const texts = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
+    expect(texts("I'm a nurse, we live in Ohio.")).toEqual([
+      "The user is a nurse, the user and others live in Ohio.",
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { escapeRe } from "../../dates/strptime.js";
 import { isKnownCommand } from "../../identifiers/identifiers.js";
 import type { FactType } from "../types.js";
-import { isMostlyVerb, isVerb } from "./concepts.js";
+import { isMostlyVerb, isNationalityOrBelief, isVerb } from "./concepts.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
 
@@ -210,6 +210,10 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 const SELF_AGE_OR_DIET =
   /^(?:I'm|I am|I just turned|I turned|I'll be)\s+(?:now\s+)?(?:a |an )?(?:\d{1,3}|vegetarian|vegan|pescatarian|pescetarian)\b/i;
 
+/** A speaker's life event, said short. */
+const LIFE_EVENT =
+  /^(?:(?:I|We)(?:'m|'re| am| are| have| 've)?\s+|(?:just|finally)\s+)?(?:(?:just|finally|officially)\s+)*(?:got|am|are|'m|'re|became|became a)?\s*(?:married|engaged|divorced|pregnant|retired|graduated|promoted|laid off|widowed|a (?:mom|mum|dad|father|mother|grandma|grandpa|grandmother|grandfather))\b/i;
+
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
 
@@ -227,7 +231,7 @@ export function politeRequest(sentence: string): string {
 
 export function isSubstantive(sentence: string): boolean {
   const s = sentence.trim();
-  if (/[?？]$/.test(s)) return false;
+  if (/[?？؟]$/.test(s)) return false;
   // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
   if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
   if ((s.match(UNSPACED)?.length ?? 0) >= 6) return true;
@@ -237,6 +241,11 @@ export function isSubstantive(sentence: string): boolean {
   // Short, and about the speaker all the same: an age or a diet ("I'm 34.", "I just turned 35.",
   // "I'm vegetarian.").
   if (n <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
+  // ... a life event ("I just got married!", "Just got engaged 💍", "I'm pregnant!") or where the
+  // speaker is from or what they believe ("I'm French.", "I'm Buddhist.").
+  if (n <= 6 && LIFE_EVENT.test(s)) return true;
+  const who = /^(?:I'm|I am|We're|We are)\s+(\p{Lu}\p{Ll}+)[.!]?$/u.exec(s);
+  if (who && isNationalityOrBelief(who[1]!)) return true;
   if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
   // Talk about the talk ("I see what you mean.", "Let me think about it.", "I didn't know that at
   // all!") says nothing either.
@@ -393,7 +402,7 @@ export function withDroppedSubject(sentence: string): string {
   // A question ("Got any tips?") or a reaction to the other ("Glad you ...", "So proud of you")
   // is no dropped "I"; nor a verb whose object is the speaker ("Really made me think": "it" did).
   if (
-    /[?？]$/.test(sentence.trim()) ||
+    /[?？؟]$/.test(sentence.trim()) ||
     /^got it\b/i.test(sentence) ||
     /^\S+(?:\s+\S+)?\s+(?:me|you|your|of you|for you)\b/i.test(sentence)
   )

@@ -31,7 +31,7 @@ import {
   withDroppedSubject,
   withoutLeadIn,
 } from "./english.js";
-import { APPOSITIVE, introducedName, userNameFact } from "./names.js";
+import { APPOSITIVE, introducedName, TITLE, userNameFact } from "./names.js";
 import { allSteps, STEP_MS, stepClock, stepsWithPauses } from "./steps.js";
 
 /**
@@ -318,18 +318,23 @@ function withUserName(input: ExtractInput): {
 
 function withoutIntroduction(content: string, name: string): string {
   const intro = new RegExp(
-    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I'm|I am|[Tt]his is)\\s+${name}\\b(?:\\s+(?:btw|by the way))?(?:\\s*(?:,|and)\\s*)?`,
+    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I'm|I am|[Tt]his is)\\s+${TITLE}${escapeRe(name)}(?![\\p{L}\\p{N}_])(?:\\s+(?:btw|by the way))?(?:\\s*(?:,|and)\\s*)?`,
+    "u",
   );
   // A description after the name stays the speaker's ("I'm Priya, a nurse in Austin" reads "I'm a
   // nurse in Austin"); the introduction alone goes.
-  return content
-    .replace(intro, (m, offset: number, all: string) =>
-      /^(?:I'm|I am)\b/.test(m) &&
-      APPOSITIVE.test(all.slice(offset + m.length - (m.match(/\s*,\s*$/)?.[0].length ?? 0)))
-        ? `${m.startsWith("I am") ? "I am" : "I'm"} `
-        : "",
-    )
-    .trim();
+  return (
+    content
+      .replace(intro, (m, offset: number, all: string) =>
+        /^(?:I'm|I am)\b/.test(m) &&
+        APPOSITIVE.test(all.slice(offset + m.length - (m.match(/\s*,\s*$/)?.[0].length ?? 0)))
+          ? `${m.startsWith("I am") ? "I am" : "I'm"} `
+          : "",
+      )
+      // The introduction said last leaves what joined it ("I'm French, and my name is Amélie.").
+      .replace(/\s*,?\s+(?:and|but)\s*([.!?]?)\s*$/, "$1")
+      .trim()
+  );
 }
 
 /**
@@ -384,7 +389,14 @@ const NON_VERB_AFTER_YOU =
  * me I'm not alone"): once is enough.
  */
 function namesOnce(names: string[]): (s: string) => string {
-  const twice = names.map((n) => [new RegExp(`\\b${escapeRe(n)},? ${escapeRe(n)}\\b`, "g"), n] as const);
+  // Word edges of any script ("José", not only ASCII's \b).
+  const twice = names.map(
+    (n) =>
+      [
+        new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRe(n)},? ${escapeRe(n)}(?![\\p{L}\\p{N}_])`, "gu"),
+        n,
+      ] as const,
+  );
   return (s) => twice.reduce((t, [re, n]) => t.replace(re, n), s);
 }
 
@@ -426,7 +438,7 @@ const DATE_WORD =
  */
 function asWritten(word: string, sentences: string[]): string {
   // After a word or a comma: not where a sentence or a quoted remark ("said: It's ...") opens.
-  const re = new RegExp(`(?<=[\\p{L}\\p{N},]\\s+)${escapeRe(word)}\\b`, "iu");
+  const re = new RegExp(`(?<=[\\p{L}\\p{N},]\\s+)${escapeRe(word)}(?![\\p{L}\\p{N}_])`, "iu");
   for (const s of sentences) {
     const m = re.exec(s);
     if (m) return m[0];
@@ -481,7 +493,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   chosen.sort((a, b) => a.i - b.i);
   const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
   const summary = chosen.length
-    ? chosen.map((c) => c.text.replace(/[.!]?$/, ".")).join(" ")
+    ? chosen.map((c) => (/[。！？]$/.test(c.text) ? c.text : c.text.replace(/[.!]?$/, "."))).join(" ")
     : firstTurn.slice(0, 300);
   const who = speakers.filter((s) => !/^the /i.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
@@ -687,7 +699,7 @@ const LEAD_ADVERB =
   /^(?:now|currently|these days|nowadays|actually|also|so|well|anyway|today|recently)\b,?\s+/i;
 
 /** The verbs that open a second claim of a sentence's subject ("... and works as ..."). */
-const CLAIM_VERB = String.raw`(?:now |currently |also |still |no longer )?(?:lives|moved|works|work|is|was|has|left|quit|prefers|[a-z]+s)\b`;
+const CLAIM_VERB = String.raw`(?:now |currently |also |still |no longer )?(?:lives|moved|works|work|is|was|has|left|quit|prefers|(?!(?:others|always|sometimes|perhaps|this|his|its|thanks|yes)\b)[a-z]+s)\b`;
 
 /**
  * A claim's clauses, each with its subject: where the sentence joins a second claim of the same
@@ -764,7 +776,7 @@ const isFileName = (id: string) =>
   !/\s/.test(id) && (/\.[a-z][a-z0-9]{0,7}$/.test(id) || (/\//.test(id) && /[A-Za-z]/.test(id)));
 
 /** A short answer's content: a name (a capitalised word after the first, not "I") or a number. */
-const SHORT_ANSWER = /^(?!.*[?？]$)\S+.*?(?:\s(?!I\b|I'[a-z]+\b)\p{Lu}\p{Ll}|\d)/u;
+const SHORT_ANSWER = /^(?!.*[?？؟]$)\S+.*?(?:\s(?!I\b|I'[a-z]+\b)\p{Lu}\p{Ll}|\d)/u;
 
 /** A sentence's subject that names one other person: "The user's best friend", "Priya's brother Tom". */
 const NAMED_SUBJECT =

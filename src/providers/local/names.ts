@@ -9,16 +9,19 @@ import { isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
  * clause ("I'm Priya, a nurse") and is not a nationality, language or belief ("I'm Italian.");
  * without a greeting before it, not any word WordNet knows as a person or language either.
  */
-const NAME = String.raw`\p{Lu}[\p{Ll}'][\p{L}'-]*(?:\s+\p{Lu}[\p{Ll}'][\p{L}'-]*){0,2}`;
-const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b|\bbtw\b|\bby the way\b))`;
+/** A title before a name ("Dr. Ahmed Khan"): not part of it, and never a name itself ("Dr."). */
+const TITLE_WORD = String.raw`(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor|Sir|Dame|Rev|Fr)`;
+export const TITLE = String.raw`(?:${TITLE_WORD}\.?\s+)?`;
+const NAME = String.raw`(?!${TITLE_WORD}\b)\p{Lu}[\p{Ll}'][\p{L}'-]*(?:\s+\p{Lu}[\p{Ll}'][\p{L}'-]*){0,2}`;
+const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b|\bbtw\b|\bby the way\b|\bnow\b|\bfrom now on\b|\binstead\b|\bplease\b))`;
 const CLAUSE = String.raw`(?:^|[.!?,;:]\s*|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)`;
-const NAMED = new RegExp(String.raw`\b[Mm]y name(?: is|'s)\s+(${NAME})${ENDS}`, "u");
+const NAMED = new RegExp(String.raw`\b[Mm]y name(?: is|'s)\s+${TITLE}(${NAME})${ENDS}`, "u");
 const CALLED = new RegExp(
-  String.raw`${CLAUSE}(?:(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\s+(?:just\s+)?)?[Cc]all me\s+(${NAME})${ENDS}|\b(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends)\s+calls?\s+me\s+(${NAME})${ENDS}`,
+  String.raw`${CLAUSE}(?:(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\s+(?:just\s+)?)?[Cc]all me\s+${TITLE}(${NAME})${ENDS}|\b(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends)\s+calls?\s+me\s+(${NAME})${ENDS}`,
   "u",
 );
 const IM = new RegExp(
-  String.raw`(${CLAUSE})(I'm|I am|[Tt]his is)\s+(${NAME})${ENDS}(\s*,\s*(?:my|our|his|her|their|the|a|an)\b)?`,
+  String.raw`(${CLAUSE})(I'm|I am|[Tt]his is)\s+${TITLE}(${NAME})${ENDS}(\s*,\s*(?:my|our|his|her|their|the|a|an)\b)?`,
   "u",
 );
 /** What describes the speaker after "I'm <name>,": an age, "a/an ...", where they are from. */
