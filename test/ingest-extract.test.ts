@@ -50,6 +50,21 @@ describe("strptime subset", () => {
     );
     expect(parseLooseDate("0000-01-01")).toBeNull();
   });
+
+  it("reads the message dates of mail, HTTP and European and American exports; never a day the calendar lacks", () => {
+    const iso = (s: string) => parseLooseDate(s)?.toISOString() ?? null;
+    expect(iso("Fri, 15 Mar 2024 10:00:00 GMT")).toBe("2024-03-15T10:00:00.000Z");
+    expect(iso("Mar 15, 2024 9:00 AM")).toBe("2024-03-15T09:00:00.000Z");
+    expect(iso("15.03.2024")).toBe("2024-03-15T00:00:00.000Z");
+    expect(iso("15/03/2024")).toBe("2024-03-15T00:00:00.000Z");
+    expect(iso("03/15/2024")).toBe("2024-03-15T00:00:00.000Z");
+    // Day and month both 12 or under: which is which is the writer's convention, so not read.
+    expect(iso("03/04/2024")).toBeNull();
+    // Date.parse reads 2024-02-30 as 1 March.
+    expect(iso("2024-02-30")).toBeNull();
+    expect(iso("2024-02-30T10:00:00Z")).toBeNull();
+    expect(iso("2024-02-29T10:00:00Z")).toBe("2024-02-29T10:00:00.000Z");
+  });
 });
 
 describe("the days a fact names are the sender's", () => {

@@ -29,6 +29,15 @@ const LOOSE_FORMATS = [
   "%b %d, %Y",
   "%Y-%m-%d",
   "%Y/%m/%d",
+  // RFC 2822 as mail and HTTP write it, its weekday left out (parseLooseDate), "GMT" as +0000
+  "%d %b %Y %H:%M:%S %z",
+  "%d %b %Y %H:%M:%S",
+  "%d %b %Y %H:%M",
+  "%b %d, %Y %I:%M %p",
+  "%B %d, %Y %I:%M %p",
+  "%b %d, %Y %H:%M",
+  "%d.%m.%Y",
+  "%d.%m.%Y %H:%M",
 ];
 
 // ISO 8601 dates and times as exports and mem0 write them: `T` or a space before the time,
@@ -55,8 +64,13 @@ export function isoDateTime(s: string): Date | null {
 
 /** A message date in one of the loose formats above (or ISO 8601), else null. */
 export function parseLooseDate(raw: string): Date | null {
-  const s = raw.trim();
-  if (/^\d{4}-\d{2}-\d{2}(T|\s|$)/.test(s)) {
+  const s = raw
+    .trim()
+    .replace(/^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+/i, "")
+    .replace(/\s+(?:GMT|UTC)$/i, " +0000");
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})(T|\s|$)/.exec(s);
+  // A day the calendar has: Date.parse reads 2024-02-30 as 1 March.
+  if (ymd && isDay(Number(ymd[1]), Number(ymd[2]), Number(ymd[3]))) {
     const t = Date.parse(s);
     if (!Number.isNaN(t) && t >= FIRST_INSTANT && t <= LAST_INSTANT) return new Date(t);
   }
@@ -64,8 +78,21 @@ export function parseLooseDate(raw: string): Date | null {
     const d = strptime(s, f);
     if (d) return d;
   }
+  // 15/03/2024 or 03/15/2024: read only when a number over 12 says which is the day (03/04/2024
+  // is the 3rd of April in most of the world and the 4th of March in the United States).
+  const slashed = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(s);
+  if (slashed) {
+    const [a, b, y] = [Number(slashed[1]), Number(slashed[2]), Number(slashed[3])];
+    const [day, month] = a > 12 && b <= 12 ? [a, b] : b > 12 && a <= 12 ? [b, a] : [0, 0];
+    if (day && isDay(y, month, day)) return new Date(Date.UTC(y, month - 1, day));
+  }
   return null;
 }
+
+const isDay = (y: number, m: number, d: number) => {
+  const t = new Date(Date.UTC(y, m - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
+};
 
 /**
  * The sender's wall clock of `date`, read from its raw string: when that ends with a UTC offset
