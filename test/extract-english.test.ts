@@ -160,8 +160,16 @@ describe("third-person facts of tricky turns", () => {
     ["Just got engaged 💍", "The user just got engaged 💍"],
     ["I'm pregnant!", "The user is pregnant!"],
     ["I'm French.", "The user is French."],
+    // ... not a phrase that starts with such a word
+    ["A dad joke.", null],
+    ["Pregnant pause.", null],
     // a question in Arabic script is no claim
     ["هل يجب أن أنتقل إلى كندا في العام المقبل؟", null],
+    // ... names and slang of English included ("Mia", "Uma" are no foreign words; "Lately Ive")
+    ["im meeting Mia for lunch", "The user is meeting Mia for lunch"],
+    ["i love Uma Thurman movies", "The user loves Uma Thurman movies"],
+    ["Lately Ive been running every morning", "Lately the user has been running every morning"],
+    ["i and my wife love hiking", "The user and the user's wife love hiking"],
     // ... but another language's "im" and "i", and a surname, are words of their own
     ["Ich arbeite als Krankenschwester im Klinikum.", "Ich arbeite als Krankenschwester im Klinikum."],
     ["Im Sommer fahre ich nach Italien.", "Im Sommer fahre ich nach Italien."],
@@ -424,6 +432,10 @@ describe("the user's name", () => {
       "Amélie is French.",
     ]);
     expect(texts("Call me Sam now.")).toEqual(["The user's name is Sam."]);
+    expect(texts("Call me Sam now, I work at Google.")).toEqual([
+      "The user's name is Sam.",
+      "Sam works at Google.",
+    ]);
   });
 
   it("uses a name on record for later turns", () => {
@@ -782,6 +794,29 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     );
     expect(text("I was so excited on Saturday.")).toBe(
       "On 5 March 2025, the user was so excited on Saturday (1 March 2025).",
+    );
+    // ... but one got, moved to or due on a day is ahead, whatever else the sentence tells as past.
+    expect(text("I finally got an appointment with the dermatologist on Monday.")).toBe(
+      "On 5 March 2025, the user finally got an appointment with the dermatologist on Monday (10 March 2025).",
+    );
+    expect(text("My job interview was rescheduled to Friday.")).toBe(
+      "On 5 March 2025, the user's job interview was rescheduled to Friday (7 March 2025).",
+    );
+    expect(text("I got a call from HR, my interview is on Friday.")).toBe(
+      "On 5 March 2025, the user got a call from HR, the user's interview is on Friday (7 March 2025).",
+    );
+    // Habits, ordinals and lists of days are no dates; a title is no "tomorrow".
+    expect(text("I swim on Thursday evenings.")).toBe(
+      "On 5 March 2025, the user swims on Thursday evenings.",
+    );
+    expect(text("I run Monday Wednesday Friday.")).toBe(
+      "On 5 March 2025, the user runs Monday Wednesday Friday.",
+    );
+    expect(text("I'm reading Tomorrow, and Tomorrow, and Tomorrow by Gabrielle Zevin.")).toBe(
+      "On 5 March 2025, the user is reading Tomorrow, and Tomorrow, and Tomorrow by Gabrielle Zevin.",
+    );
+    expect(text("We went camping last weekend.")).toBe(
+      "On 5 March 2025, the user and others went camping last weekend (the weekend of 1 March 2025).",
     );
   });
 });

@@ -64,6 +64,9 @@ describe("strptime subset", () => {
     expect(iso("2024-02-30")).toBeNull();
     expect(iso("2024-02-30T10:00:00Z")).toBeNull();
     expect(iso("2024-02-29T10:00:00Z")).toBe("2024-02-29T10:00:00.000Z");
+    expect(iso("15 Mar 2024 10:00 GMT")).toBe("2024-03-15T10:00:00.000Z");
+    // A word that starts like a weekday is none.
+    expect(iso("monitor 2024-03-15")).toBeNull();
   });
 });
 

@@ -4,6 +4,7 @@ import { newestSuccessors } from "../src/db/ingest-lookups.js";
 import { findMemory, insertMemoryRows } from "../src/db/memories.js";
 import { newMemoryId } from "../src/ids.js";
 import { inTimedChunks } from "../src/ingest/store.js";
+import { withoutFact } from "../src/memories/delete.js";
 import { toWire } from "../src/memories/model.js";
 import { embeddingText } from "../src/memories/write.js";
 import { seedGroup } from "./helpers/groups.js";
@@ -1486,6 +1487,25 @@ describe("DELETE /v1/memories (forget a scope)", () => {
 });
 
 describe("DELETE of a fact an episode said", () => {
+  it("keeps a title's speakers, and a topic the episode still says in another form", () => {
+    const title = (text: string, t: string, fact: string) =>
+      withoutFact({ text, details: { title: t } }, "id", fact).details.title;
+    expect(
+      title(
+        "Alice and Bob planned a trip to Rome. Bob likes pasta.",
+        "Conversation between Alice and Bob",
+        "Alice and Bob planned a trip to Rome.",
+      ),
+    ).toBe("Conversation between Alice and Bob");
+    expect(
+      title(
+        "The user grows orchids on the balcony. The user's favourite orchid is Paphiopedilum.",
+        "Conversation about orchid, balcony, Paphiopedilum",
+        "The user's favourite orchid is Paphiopedilum.",
+      ),
+    ).toBe("Conversation about orchid, balcony");
+  });
+
   /** The stored vector of a row and the one its text and title make now: the same when fresh. */
   const vectorAgrees = async (orgId: string, id: string) => {
     const row = (await findMemory(svc.deps.db, orgId, id))!;

@@ -33,6 +33,7 @@ const LOOSE_FORMATS = [
   "%d %b %Y %H:%M:%S %z",
   "%d %b %Y %H:%M:%S",
   "%d %b %Y %H:%M",
+  "%d %b %Y %H:%M %z",
   "%b %d, %Y %I:%M %p",
   "%B %d, %Y %I:%M %p",
   "%b %d, %Y %H:%M",
@@ -66,7 +67,10 @@ export function isoDateTime(s: string): Date | null {
 export function parseLooseDate(raw: string): Date | null {
   const s = raw
     .trim()
-    .replace(/^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+/i, "")
+    .replace(
+      /^(?:mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs?|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\.?,?\s+/i,
+      "",
+    )
     .replace(/\s+(?:GMT|UTC)$/i, " +0000");
   const ymd = /^(\d{4})-(\d{2})-(\d{2})(T|\s|$)/.exec(s);
   // A day the calendar has: Date.parse reads 2024-02-30 as 1 March.
@@ -130,6 +134,9 @@ const PAST =
 /** A feeling about what is ahead ("nervous about the exam", "can't wait for", "dreading"). */
 const ANTICIPATION =
   /\b(?:excited|nervous|scared|stressed|worried|anxious|looking forward|can't wait|cannot wait|dreading|pumped|psyched|stoked|thrilled|ready for)\b/i;
+/** An appointment one got or made: it is ahead ("I finally got an appointment ... on Monday"). */
+const OBTAINED =
+  /\b(?:got|booked|scheduled|made|set up|landed|arranged)\s+(?:an?\s+|the\s+|my\s+)?(?:[\w-]+\s+)?(?:appointment|interview|meeting|exam|call|surgery|presentation)\b/i;
 /** Something one has on a day ("an interview on Tuesday"): ahead, unless the sentence tells it as past. */
 const APPOINTMENT = /\b(?:appointment|interview|meeting|exam|call|surgery|presentation|deadline)\b/i;
 
@@ -147,6 +154,14 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
     [/\btoday\b|\btonight\b|\bthis morning\b|\bthis evening\b/i, () => formatDay(at)],
     [/(?<!day after )\btomorrow\b/i, () => formatDay(addDays(at, 1))],
     [/\blast week\b/i, () => `the week before ${formatDay(at)}`],
+    // The weekend before the message's week (said on a weekend day, the one before that).
+    [
+      /\blast weekend\b/i,
+      () => {
+        const day = at.getUTCDay();
+        return `the weekend of ${formatDay(addDays(at, -((day + 1) % 7) - (day === 6 || day === 0 ? 7 : 0)))}`;
+      },
+    ],
     [/\bnext week\b/i, () => `the week after ${formatDay(at)}`],
     [/\blast month\b/i, () => formatMonth(addMonths(at, -1))],
     [/\bnext month\b/i, () => formatMonth(addMonths(at, 1))],
@@ -215,6 +230,8 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
   for (const [re, fn] of rules) {
     const m = re.exec(out);
     if (!m) continue;
+    // Capitalised inside a sentence it is a title ("Tomorrow, and Tomorrow, and Tomorrow"), no date.
+    if (/^\p{Lu}/u.test(m[0]) && !/(?:^|[.!?:]\s+|["“(]\s*)$/u.test(out.slice(0, m.index))) continue;
     const abs = fn(m);
     if (!abs) continue;
     const end = m.index + m[0].length;
@@ -230,7 +247,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
  * "every Monday", "Mondays" are habits, "next/last Monday" resolved before.
  */
 const WEEKDAY_ALONE =
-  /(?<!\b(?:next|last|every|each|most|some|one|a) )\b(this (?:coming )?)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b(?!s\b|'s\b| \()/gi;
+  /(?<!\b(?:next|last|every|each|most|some|one|a|first|second|third|fourth|fifth) )\b(this (?:coming )?)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b(?!s\b|'s\b| \(| (?:mornings|afternoons|evenings|nights)\b)/gi;
 
 function withWeekdays(text: string, at: Date): string {
   const found = [...text.matchAll(WEEKDAY_ALONE)];
@@ -242,19 +259,26 @@ function withWeekdays(text: string, at: Date): string {
     // A list of days ("Monday, Wednesday and Friday mornings") is a schedule, not three dates.
     const around = `${text.slice(Math.max(0, m.index - 14), m.index)}|${text.slice(m.index + m[0].length, m.index + m[0].length + 14)}`;
     if (
-      /(?:day,\s*|day\s+(?:and|or|&)\s+)\|/i.test(around) ||
-      /\|(?:,\s*|\s+(?:and|or|&)\s+)\w+day\b/i.test(around)
+      /(?:day,\s*|day\s+(?:and|or|&)\s+|day[\s/]+)\|/i.test(around) ||
+      /\|(?:,\s*|\s+(?:and|or|&)\s+|[\s/]+)\w+day\b/i.test(around)
     )
       continue;
     const target = DAY_NAMES.indexOf(m[2]!.toLowerCase());
     let abs: string | null = null;
-    // Ahead: "this Friday", a scheduled or future verb; else a past tense tells what happened
-    // ("I had a job interview on Tuesday"); else an appointment or a feeling about it is ahead.
+    // Ahead: "this Friday", a scheduled or future verb, a day something is moved, booked or due
+    // to ("rescheduled to Friday", "my interview is on Friday"), an appointment one got ("got an
+    // appointment ... on Monday"); else a past tense tells what happened ("I had a job interview
+    // on Tuesday"); else an appointment or a feeling about the day is ahead ("Excited for Friday!").
+    const day = m[0].replace(/^this (?:coming )?/i, "");
     const past = PAST.test(sentence);
     const ahead =
       m[1] ||
       SCHEDULED.test(sentence) ||
       FUTURE.test(sentence) ||
+      new RegExp(String.raw`\b(?:(?:to|until|till|for)|(?:is|are|'s) (?:on|for))\s+${day}\b`, "i").test(
+        sentence,
+      ) ||
+      OBTAINED.test(sentence) ||
       (!past && (APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
     if (ahead) {
       let diff = (target - at.getUTCDay() + 7) % 7;

@@ -370,14 +370,18 @@ export async function rewriteJobReports(
       FROM jsonb_array_elements(j.result -> '${key}') WITH ORDINALITY x(e, n)
         LEFT JOIN unnest($3::text[], $4::text[]) t(id, text) ON t.id = x.e ->> 'id'
       WHERE NOT (x.e ->> 'id' = ANY($2::text[]))), '[]'::jsonb)`;
+  // The jobs are found through ingest_jobs_reported_idx (sql/103), one probe per memory.
   await db.query(
-    `UPDATE ingest_jobs j SET result = j.result
+    `WITH reporting AS (
+       SELECT DISTINCT j.id FROM unnest($2::text[] || $3::text[]) AS m(id)
+         JOIN ingest_jobs j ON j.org_id = $1 AND j.status = 'succeeded'
+          AND ((j.result -> 'memories_created') || (j.result -> 'memories_updated'))
+              @> jsonb_build_array(jsonb_build_object('id', m.id)))
+     UPDATE ingest_jobs j SET result = j.result
        || jsonb_build_object('memories_created', ${list("memories_created")}, 'memories_updated', ${list("memories_updated")})
-     WHERE j.org_id = $1 AND j.status = 'succeeded'
-       AND jsonb_typeof(j.result -> 'memories_created') = 'array' AND jsonb_typeof(j.result -> 'memories_updated') = 'array'
-       AND EXISTS (
-         SELECT 1 FROM jsonb_array_elements((j.result -> 'memories_created') || (j.result -> 'memories_updated')) e
-         WHERE e ->> 'id' = ANY($2::text[]) OR e ->> 'id' = ANY($3::text[]))`,
+     FROM reporting r
+     WHERE j.id = r.id AND jsonb_typeof(j.result -> 'memories_created') = 'array'
+       AND jsonb_typeof(j.result -> 'memories_updated') = 'array'`,
     [orgId, removed, texts.map((t) => t.id), texts.map((t) => t.text)],
   );
 }

@@ -20,7 +20,7 @@ import {
 } from "../db/memories.js";
 import { dropDeliveriesOfJobs } from "../db/webhooks.js";
 import { CoreError, isCoreError } from "../errors.js";
-import { contentWords, withoutSentencesOf } from "../providers/local/english.js";
+import { contentWords, stem, withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
 import { embeddingText } from "./write.js";
 
@@ -253,8 +253,8 @@ export function withoutFact(
   };
 }
 
-/** Content words of a text, lower case. */
-const wordsOf = (text: string) => new Set(contentWords(text));
+/** Content words of a text, lower case, as stems ("orchids" and "orchid" are one). */
+const wordsOf = (text: string) => new Set(contentWords(text).map(stem));
 /** Whether most of a line's words (three in five) are a fact's: the line says that fact. */
 const says = (line: string, fact: Set<string>) => {
   const words = [...wordsOf(line)];
@@ -278,11 +278,12 @@ function withoutWordsOf(details: Record<string, unknown>, factText: string, kept
     if (topics) {
       const left = topics[2]!
         .split(", ")
-        .filter((t) => !fact.has(t.toLowerCase()) || keptWords.has(t.toLowerCase()));
+        .filter((t) => !fact.has(stem(t.toLowerCase())) || keptWords.has(stem(t.toLowerCase())));
       title = left.length ? `${topics[1]} about ${left.join(", ")}` : topics[1]!;
     } else if (title.startsWith("Session: ")) {
       if (says(title.slice(9), fact)) title = "Session";
-    } else if (says(title, fact)) title = "Conversation";
+    } else if (!/^Conversation\b/.test(title) && says(title, fact)) title = "Conversation";
+    // (A keyword title's speakers, "Conversation between Alice and Bob", stay: they are no topic.)
     if (title !== details.title) {
       next.title = title;
       changed = true;

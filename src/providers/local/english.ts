@@ -210,9 +210,13 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 const SELF_AGE_OR_DIET =
   /^(?:I'm|I am|I just turned|I turned|I'll be)\s+(?:now\s+)?(?:a |an )?(?:\d{1,3}|vegetarian|vegan|pescatarian|pescetarian)\b/i;
 
-/** A speaker's life event, said short. */
+/**
+ * A speaker's life event, said short and said of themselves: "I just got married!", "We got
+ * engaged 💍", "I'm pregnant!", "I finally graduated", "Just got engaged!"; not a phrase that only
+ * starts with such a word ("A dad joke.", "Pregnant pause.", "Graduated cylinder.").
+ */
 const LIFE_EVENT =
-  /^(?:(?:I|We)(?:'m|'re| am| are| have| 've)?\s+|(?:just|finally)\s+)?(?:(?:just|finally|officially)\s+)*(?:got|am|are|'m|'re|became|became a)?\s*(?:married|engaged|divorced|pregnant|retired|graduated|promoted|laid off|widowed|a (?:mom|mum|dad|father|mother|grandma|grandpa|grandmother|grandfather))\b/i;
+  /^(?:(?:I|We)\s+(?:(?:just|finally|officially|recently)\s+)*(?:got\s+|became\s+|(?=retired|graduated))|(?:I'm|I am|We're|We are)\s+(?:(?:now|officially|finally)\s+)*|(?:just|finally)\s+got\s+)(?:married|engaged|divorced|pregnant|retired|graduated|promoted|laid off|widowed|a (?:mom|mum|dad|father|mother|grandma|grandpa|grandmother|grandfather))(?:\s+(?:today|yesterday|last \w+))?[\s!.]*(?:\p{Extended_Pictographic}[\s!.\u{FE0F}]*)*$/iu;
 
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
@@ -283,45 +287,39 @@ export function standardFirstPerson(s: string): string {
     contracted
       .replace(/\bi(?='(?:m|ve|ll|d)\b)/g, "I")
       .replace(/\b[Ii]m\b/g, "I'm")
-      // "Ive" after a capitalised word is a surname ("Jony Ive").
-      .replace(/\bive\b|(?<!\p{Lu}[\p{L}'-]*\s+)\bIve\b/gu, "I've")
-      // A lone "i" before a verb ("i love", "i really think", "i dont"), not in code ("for i in
-      // range(10)", "i = 0") nor "i.e." nor another language's "i" ("i bambini").
-      .replace(/(^|[\s,;])i(?=\s+([a-z][a-z']*))/g, (m, before: string, next: string) =>
-        next !== "in" &&
-        (SUBJECT_WORDS.has(next) ||
-          MODALS.has(next) ||
-          isAdverb(next) ||
-          isVerb(next) ||
-          IRREGULAR_PAST.has(next) ||
-          regularPastBase(next))
-          ? `${before}I`
-          : m,
+      // "Ive" before what follows "I've" ("Ive been", "Ive never", "Ive finished"), or not after a
+      // name; after one it is a surname ("Jony Ive and his work").
+      .replace(
+        /\bive\b|\bIve\b(?=\s+(?:been|got|gotten|had|never|always|just|already|ever|finally|really|seen|done|made|[a-z]+ed)\b)|(?<!\p{Lu}[\p{L}'-]*\s+)\bIve\b/gu,
+        "I've",
       )
+      // A lone "i" before a word, not in code ("for i in range(10)", "i = 0") nor "i.e.".
+      .replace(/(^|[\s,;])i(?=\s+[a-z])(?!\s+in\b)/g, "$1I")
   );
 }
 
 /**
  * Function words of other languages written in Latin letters that English does not use (German,
  * Dutch, the Scandinavian languages, French, Italian, Spanish, Portuguese, Catalan; not those an
- * English sentence may hold, as "med school", "EST", "Las Vegas", "bin" or "example.com" do): a
- * sentence holding one is not English.
+ * English sentence may hold, as "med school", "EST", "Las Vegas", "bin" or "example.com" do).
+ * A sentence holding one, in lower case or opening it ("Ich ...": a name is capitalised, "Mia",
+ * "Uma", "Che Guevara"), is not English.
  */
-/** Words that follow "I" and no other language's "i": "i am", "i dont", "i don't". */
-const SUBJECT_WORDS = new Set(["am", "dont", "don't", "do", "have", "had", "can't", "cant", "won't", "wont"]);
 const OTHER_LANGUAGE = new Set(
-  `ich und nicht ist sind wir auch aber oder sehr habe mein meine meinen nach einen eine
+  `ich und nicht ist sind wir auch aber oder sehr habe mein meine meinen nach einen eine als
   ik het een niet ook jag och är på inte jeg og ikke ett
   je une avec nous suis mais très dans
-  il che sono miei mia mio della nella gli anche molto perché
-  está estoy muy pero una porque también
+  ho il che sono miei mia mio della nella gli anche molto perché
+  está estoy pero una porque también
   não uma muito
   els amb però`
     .split(/\s+/)
     .filter(Boolean),
 );
 const otherLanguage = (s: string): boolean =>
-  (s.toLowerCase().match(/\p{L}+/gu) ?? []).some((w) => OTHER_LANGUAGE.has(w));
+  (s.match(/\p{L}+/gu) ?? []).some(
+    (w, i) => (i === 0 ? OTHER_LANGUAGE.has(w.toLowerCase()) : OTHER_LANGUAGE.has(w)) && w !== "I",
+  );
 
 const MODALS = new Set([
   "can",
