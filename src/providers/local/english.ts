@@ -216,7 +216,7 @@ const SELF_AGE_OR_DIET =
  * starts with such a word ("A dad joke.", "Pregnant pause.", "Graduated cylinder.").
  */
 const LIFE_EVENT =
-  /^(?:(?:I|We)\s+(?:(?:just|finally|officially|recently)\s+)*(?:got\s+|became\s+|(?=retired|graduated))|(?:I'm|I am|We're|We are)\s+(?:(?:now|officially|finally)\s+)*|(?:just|finally)\s+got\s+)(?:married|engaged|divorced|pregnant|retired|graduated|promoted|laid off|widowed|a (?:mom|mum|dad|father|mother|grandma|grandpa|grandmother|grandfather))(?:\s+(?:today|yesterday|last \w+))?[\s!.]*(?:\p{Extended_Pictographic}[\s!.\u{FE0F}]*)*$/iu;
+  /^(?:(?:I|We)\s+(?:(?:just|finally|officially|recently)\s+)*(?:got\s+|became\s+|(?=retired|graduated))|(?:I'm|I am|We're|We are)\s+(?:(?:now|officially|finally)\s+)*|(?:just|finally)\s+got\s+)(?:married|engaged|divorced|pregnant|retired|graduated|promoted|laid off|widowed|a (?:mom|mum|dad|father|mother|grandma|grandpa|grandmother|grandfather))(?:\s+(?:today|yesterday|last \w+))?[\s!.]*(?:\p{Extended_Pictographic}(?:[\s!.]|\u{FE0F})*)*$/iu;
 
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
