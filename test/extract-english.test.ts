@@ -839,6 +839,15 @@ describe("what an assistant says, and how a sentence starts", () => {
       "Important to know, thanks.",
       "A dinosaur party could be fun!",
       "Seattle has great Thai food!",
+      // wishes, reactions and verdicts of a chat assistant
+      "Happy belated birthday to Theo!",
+      "Ballard has a great neighborhood feel.",
+      "Khao soi is delicious.",
+      "Fingers crossed for you!",
+      "So glad to hear it.",
+      "Sounds like a plan.",
+      "Worth it, I'm sure.",
+      "Enjoy the trip!",
     ])
       expect(texts(["assistant", said]), said).toEqual([]);
     expect(texts(["assistant", "The capital of Australia is Canberra."])).toEqual([

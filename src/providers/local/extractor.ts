@@ -64,16 +64,16 @@ const NOISE_LINE =
 
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
-  /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem|Noted|Got it|Understood|Will do|Good to know|Important to know|Makes sense|Fair enough|Tell me|That's|That is|What a|How (?:exciting|wonderful|lovely|nice|great|fun|cool))\b/i;
+  /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem|Noted|Got it|Understood|Will do|Good to know|Important to know|Makes sense|Fair enough|Tell me|That's|That is|What a|How (?:exciting|wonderful|lovely|nice|great|fun|cool)|Happy (?:belated\s+)?(?:birthday|anniversary|holidays|new year|hunting|travels)|Fingers crossed|So (?:glad|happy|sorry|exciting|excited)|Sounds like|Hope|Enjoy|Have (?:fun|a (?:great|good|nice|wonderful|lovely))|Safe travels|Get well|Feel better|Best of luck|Worth it|Well done|Nice (?:work|job|one)|Good job|Yay|Wow|Oh no|Aww?|Hooray|Cheers|Take care|Break a leg|Bon voyage|Welcome back)\b/i;
 
 /**
  * An assistant's verdict on what was just said, in a few words and not about the user ("Cats are
  * great companions.", "Ottawa is a lovely city.", "Porto in May is beautiful.", "Makes sense, it's
  * quieter than Toronto."): a reaction, not a claim of the conversation.
  */
-const EVALUATIVE = String.raw`(?:lovely|great|beautiful|adorable|wonderful|amazing|fun|nice|cool|fantastic|excellent|delightful|charming|awesome|perfect|gorgeous|cute|sweet|exciting|brilliant|impressive|fascinating|stunning|incredible|special|lovely|interesting|good|smart|clever|fair|understandable|tough|hard|rough)`;
+const EVALUATIVE = String.raw`(?:lovely|great|beautiful|adorable|wonderful|amazing|fun|nice|cool|fantastic|excellent|delightful|charming|awesome|perfect|gorgeous|cute|sweet|exciting|brilliant|impressive|fascinating|stunning|incredible|special|lovely|interesting|good|smart|clever|fair|understandable|tough|hard|rough|delicious|tasty|yummy|relaxing|peaceful|inspiring|touching|heartwarming)`;
 const ASSISTANT_VERDICT = new RegExp(
-  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+)?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$|^[\p{L}' -]{1,40}?\s(?:could|would|might|will) be\s+(?:so\s+|really\s+|a lot of\s+)?${EVALUATIVE}[.!]*$|^(?!.*\b(?:you|your)\b)\p{Lu}[\p{L}' -]{0,30}?\s(?:has|have)\s+(?:such\s+|some\s+|really\s+)?(?:${EVALUATIVE}|delicious|tasty)\s+[\p{L} -]{1,30}[.!]*$`,
+  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+)?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$|^[\p{L}' -]{1,40}?\s(?:could|would|might|will) be\s+(?:so\s+|really\s+|a lot of\s+)?${EVALUATIVE}[.!]*$|^(?!.*\b(?:you|your)\b)\p{Lu}[\p{L}' -]{0,30}?\s(?:has|have)\s+(?:such\s+|some\s+|really\s+|an?\s+)?(?:${EVALUATIVE})\s+[\p{L} -]{1,30}[.!]*$`,
   "iu",
 );
 
