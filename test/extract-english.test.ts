@@ -438,6 +438,18 @@ describe("the user's name", () => {
     ]);
   });
 
+  it("reads a user named on record as the chat's user: a dropped subject put back, a short answer kept", () => {
+    const out = facts(
+      [
+        turn(0, "user", "Went to the dentist yesterday."),
+        turn(1, "assistant", "How old is your daughter now?"),
+        turn(2, "user", "She is 7."),
+      ],
+      "Dana",
+    );
+    expect(out.map((f) => f.text)).toEqual(["Dana went to the dentist yesterday.", "She is 7 years old."]);
+  });
+
   it("uses a name on record for later turns", () => {
     expect(facts([turn(0, "user", "I ran my first 10k race this morning.")], "Priya")[0]!.text).toBe(
       "Priya ran Priya's first 10k race this morning.",

@@ -156,11 +156,14 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // The user's chat drops its subject ("Went hiking today."), and the fact would name no one. A
       // named speaker's is said as theirs ("Caroline said: Went hiking"): on LoCoMo, where every
       // speaker is named, putting the "I" back there too lowered R@1 0.479 -> 0.478.
-      const sentence = turn.role === "user" && !turn.speaker ? withDroppedSubject(shifted) : shifted;
+      // A user named by a self-introduction on record is still the chat's user here.
+      const chatUser = turn.role === "user" && (!turn.speaker || renamed.has(turn.eventId));
+      const sentence = chatUser ? withDroppedSubject(shifted) : shifted;
       // A short answer to the question before it ("At Lake Tahoe.", "She's 7.", "It's Canberra,
       // actually.") says enough with that question beside it: a name or a number. The user's or
       // the assistant's: between named speakers (LoCoMo) it lowered open-domain R@5 0.400 -> 0.392.
-      const answer = first && !turn.speaker && SHORT_ANSWER.test(sentence) && askedOf() !== null;
+      const answer =
+        first && (!turn.speaker || chatUser) && SHORT_ANSWER.test(sentence) && askedOf() !== null;
       first = false;
       if (!isSubstantive(sentence) && !answer) continue;
       // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
@@ -222,7 +225,9 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     for (let { text, shifted, i } of texts) {
       // Say whose statement it is when the text does not name them ("X said: ..."); what an
       // assistant says ("You might enjoy Spanish") is its claim or advice, never the user's.
-      if (turn.speaker && !text.includes(turn.speaker)) text = `${turn.speaker} said: ${text}`;
+      // (The chat's user named by a self-introduction is the user as before: no "Dana said:".)
+      if (turn.speaker && !renamed.has(turn.eventId) && !text.includes(turn.speaker))
+        text = `${turn.speaker} said: ${text}`;
       else if (!turn.speaker && turn.role === "assistant" && !/^the assistant\b/i.test(text))
         text = `The assistant said: ${text}`;
       if (day) text = `On ${day}, ${text.replace(LEADING_FUNCTION_WORD, (w) => w.toLowerCase())}`;
