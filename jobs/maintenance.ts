@@ -2,6 +2,7 @@ import type { PgBoss } from "pg-boss";
 import type { Deps } from "../src/context.js";
 import { analyzeIfStale, checkpointWhereNoneRuns } from "../src/db/analyze.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
+import { embedMissingVectors } from "../src/memories/vectors.js";
 import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 
 /**
@@ -18,6 +19,10 @@ export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<voi
     await analyzeIfStale(deps.db);
     // Where no checkpointer runs (the embedded database), the write-ahead log is released here.
     await checkpointWhereNoneRuns(deps.db);
+    // Last: a model that is away fails only this step.
+    await embedMissingVectors({ deps: jobDeps }).catch((err: unknown) =>
+      jobDeps.log.warn({ err }, "embedding memories without a vector failed: the next sweep tries again"),
+    );
   });
   await boss.schedule("maintenance-sweep", "*/10 * * * *");
 }

@@ -6,3 +6,8 @@
 CREATE INDEX ingest_jobs_reported_idx ON ingest_jobs
   USING gin (((result -> 'memories_created') || (result -> 'memories_updated')) jsonb_path_ops)
   WHERE status = 'succeeded';
+
+-- Memories without a vector: an episode a deletion rewrote keeps none until its text is embedded
+-- again after the transaction (embedEpisodesAgain); where that failed (the model away), the
+-- maintenance sweep embeds it (embedMissingVectors in src/memories/vectors.ts), found here.
+CREATE INDEX memories_no_vector_idx ON memories (org_id) WHERE embedding IS NULL;

@@ -6,6 +6,7 @@ import { newMemoryId } from "../src/ids.js";
 import { inTimedChunks } from "../src/ingest/store.js";
 import { withoutFact } from "../src/memories/delete.js";
 import { toWire } from "../src/memories/model.js";
+import { embedMissingVectors } from "../src/memories/vectors.js";
 import { embeddingText } from "../src/memories/write.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
@@ -1574,5 +1575,11 @@ describe("DELETE of a fact an episode said", () => {
       [orgId],
     );
     expect(words).toEqual([]);
+    // Had the model been away after the delete, the episode would have kept no vector: the
+    // maintenance sweep makes it.
+    await svc.deps.db.query("UPDATE memories SET embedding = NULL WHERE id = $1", [episode.id]);
+    expect(await vectorAgrees(orgId, episode.id)).toBe(false);
+    expect(await embedMissingVectors({ deps: svc.deps })).toBeGreaterThanOrEqual(1);
+    expect(await vectorAgrees(orgId, episode.id)).toBe(true);
   });
 });

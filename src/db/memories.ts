@@ -462,6 +462,28 @@ export async function updateEpisodeText(
   );
 }
 
+/** Memories without a vector (memories_no_vector_idx), at most `limit`, with what embeds them. */
+export async function memoriesWithoutVector(
+  db: Queryable,
+  limit: number,
+): Promise<
+  Array<{
+    id: string;
+    org_id: string;
+    type: MemoryType;
+    text: string;
+    details: Record<string, unknown>;
+    context: string | null;
+  }>
+> {
+  const { rows } = await db.query(
+    `SELECT id::text, org_id, type, text, details, context FROM memories
+     WHERE embedding IS NULL ORDER BY org_id LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}
+
 /**
  * Vectors for rows whose text was changed (updateEpisodeText), each set only while the row still
  * has that text and no vector: a later change wins.
