@@ -127,6 +127,11 @@ describe("admin migrate-to", () => {
         [pendingJob],
       );
       expect(rows).toEqual([{ expire_seconds: 600, heartbeat_seconds: 30 }]);
+      // The copy is analyzed: the planner knows the tables are not empty before autovacuum comes.
+      const { rows: stats } = await onTarget.query(
+        "SELECT last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables WHERE relname = 'memories'",
+      );
+      expect(stats).toEqual([{ analyzed: true }]);
     } finally {
       await onTarget.close();
     }

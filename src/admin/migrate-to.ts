@@ -137,6 +137,10 @@ export async function migrateTo(
       });
     }).finally(() => boss.stop({ graceful: false }));
     const { secrets } = result;
+    // Planner statistics for what was copied: until autovacuum comes by (a minute or more after
+    // the copy), the planner believed the tables empty and a search of 50,000 memories took
+    // 350-400 ms instead of 40-70.
+    await target.query("ANALYZE");
 
     // Secrets this process could not read were copied as they are: re-encrypted they were not.
     const keyLine = config.MNEMO_NEW_SECRET_KEY
