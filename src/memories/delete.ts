@@ -203,8 +203,8 @@ export async function unsayInEpisodes(
       let next: { text: string; details: Record<string, unknown> } = ep;
       for (const f of ofUser) if (listed.has(f.id)) next = withoutFact(next, f.id, f.text, options);
       if (next.text !== ep.text || next.details !== ep.details) {
-        await updateEpisodeText(db, orgId, ep.id, next.text, next.details);
-        reworked.push({ id: ep.id, text: next.text, details: next.details });
+        await updateEpisodeText(db, orgId, ep.id, next.text, next.details, { dropVector: options.unlist });
+        if (options.unlist) reworked.push({ id: ep.id, text: next.text, details: next.details });
       }
     }
   }
@@ -218,7 +218,7 @@ export async function unsayInEpisodes(
   return reworked;
 }
 
-/** An episode whose text unsayInEpisodes changed: its vector is gone until embedEpisodesAgain. */
+/** An episode whose text unsayInEpisodes changed after a delete: its vector is gone until embedEpisodesAgain. */
 export interface ReworkedEpisode {
   id: string;
   text: string;
