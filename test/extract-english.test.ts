@@ -163,6 +163,9 @@ describe("third-person facts of tricky turns", () => {
     // ... not a phrase that starts with such a word
     ["A dad joke.", null],
     ["Pregnant pause.", null],
+    // Korean: few words, particles attached
+    ["제 남편은 요리사예요.", "제 남편은 요리사예요."],
+    ["네.", null],
     // a question in Arabic script is no claim
     ["هل يجب أن أنتقل إلى كندا في العام المقبل؟", null],
     // ... names and slang of English included ("Mia", "Uma" are no foreign words; "Lately Ive")

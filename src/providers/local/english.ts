@@ -200,6 +200,7 @@ const NEWS_TO_ME =
   /^(?:I|we) (?:didn't|did not|never|had no idea|don't|do not) ?(?:know|knew|reali[sz]e|think of)? (?:that|this|it)(?: (?:at all|before|either|yet|until now))?\s*[.!]*$/i;
 /** Scripts written without spaces between words (Chinese, Japanese). */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+const HANGUL = /\p{Script=Hangul}/gu;
 
 /**
  * Whether a sentence says something worth keeping as a fact: four words or more, or three that
@@ -239,6 +240,9 @@ export function isSubstantive(sentence: string): boolean {
   // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
   if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
   if ((s.match(UNSPACED)?.length ?? 0) >= 6) return true;
+  // Korean puts spaces between words of several syllables, particles attached: few words say
+  // much ("제 남편은 요리사예요.", "my husband is a chef", is three).
+  if ((s.match(HANGUL)?.length ?? 0) >= 6) return true;
   const words = contentWords(s);
   if (PLEASANTRY.test(s) && words.length < 4) return false;
   const n = s.split(/\s+/).length;
