@@ -439,6 +439,19 @@ describe("the user's name", () => {
       "The user's name is Sam.",
       "Sam works at Google.",
     ]);
+    // ... and what joined or greeted it
+    expect(texts("Hi I'm Rose, I'm a florist in Leeds.")).toEqual([
+      "The user's name is Rose.",
+      "Rose is a florist in Leeds.",
+    ]);
+    expect(texts("Hi there, I'm Priya and I love tea.")).toEqual([
+      "The user's name is Priya.",
+      "Priya loves tea.",
+    ]);
+    expect(texts("Don't call me Robert, call me Rob.")).toEqual([
+      "The user's name is Rob.",
+      "Don't call Rob Robert.",
+    ]);
   });
 
   it("reads a user named on record as the chat's user: a dropped subject put back, a short answer kept", () => {

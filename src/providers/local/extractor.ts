@@ -336,8 +336,12 @@ function withoutIntroduction(content: string, name: string): string {
           ? `${m.startsWith("I am") ? "I am" : "I'm"} `
           : "",
       )
-      // The introduction said last leaves what joined it ("I'm French, and my name is Amélie.").
+      // The introduction said last leaves what joined it ("I'm French, and my name is Amélie.",
+      // "Don't call me Robert, call me Rob."), and a greeting before it nothing to greet ("Hi
+      // I'm Rose, I'm a florist").
       .replace(/\s*,?\s+(?:and|but)\s*([.!?]?)\s*$/, "$1")
+      .replace(/\s*,\s*([.!?]?)\s*$/, "$1")
+      .replace(/^(?:hi|hello|hey)(?: there| all| everyone)?\b[,!]?\s+(?=\S)/i, "")
       .trim()
   );
 }
