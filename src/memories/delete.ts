@@ -14,7 +14,6 @@ import {
   findMemory,
   forgetUnusedWords,
   rewriteJobReports,
-  setEmbeddings,
   unlinkNeighbours,
   updateEpisodeText,
   usersInScope,
@@ -23,7 +22,7 @@ import { dropDeliveriesOfJobs } from "../db/webhooks.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { contentWords, stem, withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
-import { embeddingText } from "./write.js";
+import { embedRows } from "./vectors.js";
 
 /**
  * Hard delete, no tombstone. A fact that others supersede simply leaves their chain (there is no
@@ -231,21 +230,16 @@ export interface ReworkedEpisode {
  * is found by full text only: never by the vector of what it no longer says.
  */
 export async function embedEpisodesAgain(ctx: Ctx, episodes: readonly ReworkedEpisode[]): Promise<void> {
-  if (episodes.length === 0) return;
   try {
-    const vectors = await ctx.deps.providers.embedder.embed(
-      episodes.map((e) => embeddingText({ type: "episode", ...e })),
-      { timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS },
-    );
-    await setEmbeddings(
+    await embedRows(
+      ctx.deps,
       ctx.db,
-      ctx.principal.orgId,
-      episodes.map((e, i) => ({ id: e.id, text: e.text, embedding: vectors[i]! })),
+      episodes.map((e) => ({ ...e, org_id: ctx.principal.orgId, type: "episode" as const })),
     );
   } catch (err) {
     ctx.log.warn(
       { err, episodes: episodes.length },
-      "embedding changed episodes failed: they are found by full text only until they change again",
+      "embedding changed episodes failed: they are found by full text only until the maintenance sweep embeds them",
     );
   }
 }
