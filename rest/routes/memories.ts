@@ -55,7 +55,9 @@ export function registerMemoryRoutes(app: App) {
       description:
         "Every memory of the organisation whose scope matches each axis given (at least one; 422 " +
         "`missing_scope` without): facts (superseded ones too), episodes, artifacts, lessons and procedures. " +
-        "No tombstone. A key confined to a user forgets only its own user's.",
+        "No tombstone. A key confined to a user forgets only its own user's, and a blank axis other than " +
+        "`user_id` names no one (422 `missing_scope`). The scope's finished ingest jobs go too, with their " +
+        "webhook deliveries still queued; other jobs' results no longer report the deleted memories.",
       request: { query: DeleteMemoriesQuery },
       responses: {
         200: { description: "What was deleted (0 when nothing matched)", ...json(MemoryDeletionSchema) },
@@ -139,6 +141,9 @@ export function registerMemoryRoutes(app: App) {
       path: "/v1/memories/{memory_id}",
       tags: ["memories"],
       summary: "Hard-delete a memory",
+      description:
+        "No tombstone. A deleted fact leaves the episodes that list it (their fact ids, sentences, title topics " +
+        "and vector), and every ingest job result that reported it.",
       request: { params: MemoryParams },
       responses: {
         204: { description: "Deleted" },
