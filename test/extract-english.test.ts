@@ -160,6 +160,16 @@ describe("third-person facts of tricky turns", () => {
     ["Just got engaged 💍", "The user just got engaged 💍"],
     ["I'm pregnant!", "The user is pregnant!"],
     ["I'm French.", "The user is French."],
+    // ... what the speaker has, in four words, and a lasting trait, in two
+    ["I have a dog.", "The user has a dog."],
+    ["I own a Tesla.", "The user owns a Tesla."],
+    ["We have a boat.", "The user and others have a boat."],
+    ["I got a puppy!", "The user got a puppy!"],
+    ["I'm left-handed.", "The user is left-handed."],
+    // ... not what the talk has
+    ["I have a question.", null],
+    ["I have an idea!", null],
+    ["I got a sec.", null],
     // ... not a phrase that starts with such a word
     ["A dad joke.", null],
     ["Pregnant pause.", null],
@@ -391,6 +401,12 @@ describe("the user's name", () => {
     ["Call me Sam now.", "Sam"],
     ["Please call me Sam from now on.", "Sam"],
     ["Hi, I'm José, I play guitar in a band.", "José"],
+    // a word only ever an adjective is how the speaker is, unless a greeting or a description says
+    // it is a name; a name that is also a noun stays one
+    ["I'm Sorry, I forgot to mention it.", null],
+    ["I'm Happy to help.", null],
+    ["Hi, I'm Sunny!", "Sunny"],
+    ["I'm Olive, I run the bakery.", "Olive"],
   ])("reads %s as %s", (content, want) => {
     expect(introducedName(content)).toBe(want);
   });

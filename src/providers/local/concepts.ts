@@ -494,6 +494,15 @@ export function isVerb(word: string): boolean {
   return (load().verbUses.get(word) ?? 0) > 0;
 }
 
+/**
+ * Whether a word (lower case) is an adjective to WordNet and never a noun: "sorry", "happy",
+ * "tired", but not "olive", "amber" or "frank" (names too, and nouns).
+ */
+export function isAdjectiveOnly(word: string): boolean {
+  const d = load();
+  return (d.adjectiveUses.get(word) ?? 0) > 0 && !d.nouns.has(word);
+}
+
 export function isCommonProperNoun(word: string): boolean {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());

@@ -219,6 +219,19 @@ const SELF_AGE_OR_DIET =
 const LIFE_EVENT =
   /^(?:(?:I|We)\s+(?:(?:just|finally|officially|recently)\s+)*(?:got\s+|became\s+|(?=retired|graduated))|(?:I'm|I am|We're|We are)\s+(?:(?:now|officially|finally)\s+)*|(?:just|finally)\s+got\s+)(?:married|engaged|divorced|pregnant|retired|graduated|promoted|laid off|widowed|a (?:mom|mum|dad|father|mother|grandma|grandpa|grandmother|grandfather))(?:\s+(?:today|yesterday|last \w+))?[\s!.]*(?:\p{Extended_Pictographic}(?:[\s!.]|\u{FE0F})*)*$/iu;
 
+/** A speaker saying what they have or got: "I have a dog", "We own a boat", "I've got a PhD". */
+const OWNS =
+  /^(?:I|We)(?:'ve)?\s+(?:(?:also|still|now|just|finally|recently|actually|already)\s+)*(?:have|own|got|adopted|bought|rescued|inherited)\s+(?:a|an|one|two|three|four|\d+|my|our|some|several)\s+\S/i;
+/** What a conversation has, not the speaker: "I have a question", "I got an idea", "I have a sec". */
+const TALK_THINGS = new Set(
+  "question questions idea ideas feeling clue doubt doubts point minute minutes moment second sec sense suggestion suggestions thought thoughts answer favor favour request problem issue plan story confession update news announcement hunch chance time lot bit few couple thing things".split(
+    " ",
+  ),
+);
+/** A lasting trait said of oneself: "I'm left-handed.", "We're both diabetic." */
+const TRAIT =
+  /^(?:I'm|I am|We're|We are)\s+(?:(?:now|still|also|both)\s+)?(?:left-handed|right-handed|ambidextrous|diabetic|colou?r-?blind|deaf|blind|autistic|dyslexic|asthmatic|epileptic|celiac|coeliac|lactose[- ]intolerant|gluten[- ]free|sober|teetotal|single|divorced|widowed|adopted|bilingual|trilingual|introverted|extroverted)[\s!.]*$/i;
+
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
 
@@ -255,6 +268,10 @@ export function isSubstantive(sentence: string): boolean {
   const who = /^(?:I'm|I am|We're|We are)\s+(\p{Lu}\p{Ll}+)[.!]?$/u.exec(s);
   if (who && isNationalityOrBelief(who[1]!)) return true;
   if (n === 3 && /^(I|I'm|I've|My|We|We're)\b/.test(s)) return words.some((w) => !CHAT_REPLY.has(w));
+  // What the speaker has, in a few words ("I have a dog.", "We own a boat.", "I got a puppy!"), not
+  // what the talk has ("I have a question.", "I have no idea."); a lasting trait ("I'm left-handed.").
+  if (n <= 5 && OWNS.test(s)) return words.some((w) => !CHAT_REPLY.has(w) && !TALK_THINGS.has(w));
+  if (n <= 3 && TRAIT.test(s)) return true;
   // Talk about the talk ("I see what you mean.", "Let me think about it.", "I didn't know that at
   // all!") says nothing either.
   if (words.length && words.every((w) => CHAT_REPLY.has(w))) return false;

@@ -1,4 +1,4 @@
-import { isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
+import { isAdjectiveOnly, isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
 
 /**
  * Self-introductions: "my name is Priya", "call me Priya", "Hi, I'm Priya Shah." A name is one to
@@ -7,7 +7,8 @@ import { isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
  * a call; "my mom used to call me Bunny" is a nickname). "This is X" introduces someone else when a
  * description follows ("This is Max, our dog"). The bare "I'm X" form counts only when X ends its
  * clause ("I'm Priya, a nurse") and is not a nationality, language or belief ("I'm Italian.");
- * without a greeting before it, not any word WordNet knows as a person or language either.
+ * without a greeting before it, not any word WordNet knows as a person or language, nor one it has only
+ * as an adjective ("I'm Sorry, I forgot").
  */
 /** A title before a name ("Dr. Ahmed Khan"): not part of it, and never a name itself ("Dr."). */
 const TITLE_WORD = String.raw`(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor|Sir|Dame|Rev|Fr)`;
@@ -46,7 +47,15 @@ export function introducedName(content: string): string | null {
   // says it is one, as a greeting does.
   const appositive =
     !another && APPOSITIVE.test(content.slice(im.index + im[0].length - (described?.length ?? 0)));
-  if (!greeted && !appositive && (another || isCommonProperNoun(first))) return null;
+  // Without either, a word English has only as an adjective is how the speaker is ("I'm Sorry,
+  // I forgot", "I'm Happy to help"), not who (a "Sandy" or "Sunny" is then known by a greeting,
+  // "my name is" or "call me").
+  if (
+    !greeted &&
+    !appositive &&
+    (another || isCommonProperNoun(first) || isAdjectiveOnly(first.toLowerCase()))
+  )
+    return null;
   return name;
 }
 
