@@ -206,6 +206,10 @@ describe("third-person facts of tricky turns", () => {
       "Can you remember that my locker code is 4821?",
       "The user asked the assistant to remember that their locker code is 4821.",
     ],
+    // ... but not a noun that starts with a request's verb, before a verb of its own
+    ["Book club meets every second Tuesday.", "Book club meets every second Tuesday."],
+    ["Check engine light came on again.", "Check engine light came on again."],
+    ["Remember Sarah is vegan.", "The user asked the assistant to remember Sarah is vegan."],
     // an age said beside another claim is an age all the same; a height is not
     ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
     ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],

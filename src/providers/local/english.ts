@@ -525,8 +525,17 @@ const REQUEST =
 const REMARK_THEN_REQUEST =
   /^(?:that(?:'s| is) (?:so |really |very )?(?:interesting|cool|great|amazing|fascinating|neat|helpful)|interesting|fascinating|got it|makes sense|alright|all right)\s*[,;:]\s+(.+)$/i;
 
+/**
+ * A request's verb that is also a noun, the first word of one before a verb of its own: "Book club meets on
+ * Tuesdays", "Check engine light came on", "Review sessions are on Mondays" say something, ask
+ * nothing.
+ */
+const NOUN_BEFORE_VERB =
+  /^(?:book|check|review|list|set|help|update|draft|run|answer|reply|use|format|schedule)\s+(?:(?!(?:a|an|the|my|our|your|his|her|their|this|that|these|those|me|us|him|them|it|some|all|every|each|one|two|three|more|out|up|down|off|on|in|to|for|about|sure|what|which|who|how|when|where|why|if|whether)\b)[a-z][a-z-]*\s+){1,2}(?:is|are|was|were|has|have|had|will|would|can|could|should|might|must|does|did|meets|starts|begins|ends|runs|opens|closes|came|went|got|gets|takes|took|costs|helps|makes|made|seems|looks|sounds|needs|lasts|happens|broke|keeps|kept)\b/i;
+
 export function asRequest(sentence: string, name: string, asked = "the assistant"): string | null {
   const trimmed = sentence.trim();
+  if (NOUN_BEFORE_VERB.test(trimmed)) return null;
   let m = REQUEST.exec(trimmed);
   if (!m) {
     const after = REMARK_THEN_REQUEST.exec(trimmed)?.[1];
