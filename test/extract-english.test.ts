@@ -210,6 +210,14 @@ describe("third-person facts of tricky turns", () => {
     ["Book club meets every second Tuesday.", "Book club meets every second Tuesday."],
     ["Check engine light came on again.", "Check engine light came on again."],
     ["Remember Sarah is vegan.", "The user asked the assistant to remember Sarah is vegan."],
+    // an irregular past takes no -s, with its subject or without
+    ["I broke my wrist skiing last winter.", "The user broke the user's wrist skiing last winter."],
+    ["I tore my ACL playing soccer.", "The user tore the user's ACL playing soccer."],
+    ["I lent my car to Joe.", "The user lent the user's car to Joe."],
+    ["Hung out with Dana last night.", "The user hung out with Dana last night."],
+    // an interjection before the claim is no part of it
+    ["Ugh, my landlord raised the rent again.", "The user's landlord raised the rent again."],
+    ["Yikes, I missed my flight.", "The user missed the user's flight."],
     // an age said beside another claim is an age all the same; a height is not
     ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
     ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],

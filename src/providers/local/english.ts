@@ -184,7 +184,7 @@ export const contentWords = (s: string) =>
 const PLEASANTRY =
   /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
 const LEADING_INTERJECTION =
-  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
+  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
 /** The same openers run into the speaker's own words without a comma ("Yeah I'm her maid of honor"). */
 const OPENER_BEFORE_SELF =
   /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright|lol|haha|lmao|omg|ugh)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
@@ -372,7 +372,7 @@ const ADVERBS = new Set(
 const LY_VERBS = new Set("supply multiply comply rely reply apply imply ally bully rally tally".split(" "));
 const isAdverb = (w: string) => ADVERBS.has(w) || (/ly$/.test(w) && w.length > 4 && !LY_VERBS.has(w));
 const IRREGULAR_PAST = new Set(
-  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore overcame forgave mistook undertook withdrew foresaw quit cut hit let cost spread split".split(
+  "went saw made got took found felt thought bought brought began became came ran wrote read said told knew grew gave kept left lost met paid put sat set sold sent slept spent stood taught won built caught chose drew drove ate fell flew forgot held heard hurt led lay meant rode rose sang sank shot shut spoke stole swam threw understood woke wore overcame forgave mistook undertook withdrew foresaw quit cut hit let cost spread split arose awoke blew bled bred broke clung crept dealt dug drank fed fought fled forbade froze hid hung knelt lent bent shook shone shrank slid sped spun sprang stung struck strove swore swept swung tore wove wept sought underwent overslept overheard overtook outgrew rebuilt".split(
     " ",
   ),
 );
