@@ -57,6 +57,72 @@ describe("group tagging", () => {
     expect(rows.every((r) => !r.group_ids.includes(archived) && !r.group_ids.includes(marketing))).toBe(true);
   });
 
+  it("shares no episode that quotes a personal fact, though its other sentences are shareable", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const result = await ingestOk(key, {
+      messages: [
+        user("I am secretly interviewing at other companies because I cannot stand my manager Greg."),
+        user("Our team deploys the orion service every Friday."),
+      ],
+      group_ids: [all],
+    });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const secret = rows.find((r) => r.type === "fact" && r.text.includes("interviewing"))!;
+    expect(secret.group_ids).toEqual([]);
+    const episode = rows.find((r) => r.type === "episode")!;
+    expect(episode.text).toContain("interviewing");
+    expect(episode.group_ids).toEqual([]);
+    // Another user of the organisation reading the group finds neither.
+    const other = await createApiKey(svc.deps.db, { orgId, userId: "u2" });
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key: other.key,
+      body: { query: "Greg manager interviewing", group_ids: [all], mode: "retrieve" },
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.data.filter((m: any) => /interviewing/.test(m.text))).toEqual([]);
+  });
+
+  it("shares an episode with the groups every fact it quotes is shared with", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const billing = await seedGroup(svc.deps, orgId, { prompt: "the billing service" });
+    const result = await ingestOk(key, {
+      messages: [
+        user("The billing service deploys with terraform every Friday afternoon."),
+        user("Our team reviews the on-call rota on Mondays."),
+      ],
+      group_ids: [all, billing],
+    });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const facts = rows.filter((r) => r.type === "fact");
+    expect(facts).toHaveLength(2);
+    expect(facts.every((f) => f.group_ids.includes(all))).toBe(true);
+    const episode = rows.find((r) => r.type === "episode")!;
+    expect(episode.group_ids).toEqual([all]);
+    // Another user reading the group finds the episode.
+    const other = await createApiKey(svc.deps.db, { orgId, userId: "u2" });
+    const search = await svc.request("POST", "/v1/memories/search", {
+      key: other.key,
+      body: { query: "on-call rota", group_ids: [all], mode: "retrieve" },
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.data.map((m: any) => m.id)).toContain(episode.id);
+    // Its owner takes one of the facts out of the group: the episode quoting it leaves it too.
+    const rota = facts.find((f) => f.text.includes("on-call"))!;
+    const patched = await svc.request("PATCH", `/v1/memories/${rota.id}`, {
+      key,
+      body: { remove_group_ids: [all] },
+    });
+    expect(patched.status).toBe(200);
+    expect((await findMemory(svc.deps.db, orgId, episode.id))!.group_ids).toEqual([]);
+    const again = await svc.request("POST", "/v1/memories/search", {
+      key: other.key,
+      body: { query: "on-call rota", group_ids: [all], mode: "retrieve" },
+    });
+    expect(again.body.data.map((m: any) => m.id)).not.toContain(episode.id);
+  });
+
   it("a fact first said in private and restated in a shared conversation gains the groups", async () => {
     const { key, orgId } = await svc.newOrg();
     const all = await seedGroup(svc.deps, orgId, { prompt: null });

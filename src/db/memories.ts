@@ -244,9 +244,22 @@ export async function patchMemoryGroupIds(
          AND cardinality(c.invalid) = 0
          AND cardinality(c.new_ids) <= $5
          AND NOT (c.new_ids @> c.old_ids AND c.old_ids @> c.new_ids)
-       RETURNING m.id
+       RETURNING m.id, m.user_id
+     ),
+     -- A fact taken out of a group takes the episodes that quote it out of that group too: an
+     -- episode is shared only where every fact it quotes is (src/ingest/run-job.ts).
+     unshared AS (
+       UPDATE memories e SET group_ids = ARRAY(
+           SELECT g FROM unnest(e.group_ids) WITH ORDINALITY AS k(g, n)
+           WHERE NOT (g = ANY(c.old_ids) AND g = ANY($3::text[])) ORDER BY n)
+       FROM upd u, calc c
+       WHERE e.org_id = $1 AND e.type = 'episode' AND e.user_id = u.user_id
+         AND e.group_ids && c.old_ids AND e.group_ids && $3::text[]
+         AND e.details->'fact_ids' ? u.id::text
+       RETURNING e.id
      )
-     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated
+     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated,
+       (SELECT count(*) FROM unshared)::int AS unshared
      FROM calc c`,
     [orgId, id, patch.remove, patch.add, patch.maxTags],
   );

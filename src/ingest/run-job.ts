@@ -8,7 +8,7 @@ import { embeddingText } from "../memories/write.js";
 import { nameFromFact } from "../providers/local/names.js";
 import { ProviderError } from "../providers/openai.js";
 import { assemblePlan, type PlannedRow } from "./assemble.js";
-import { reconcile } from "./reconcile.js";
+import { type Reconciled, reconcile } from "./reconcile.js";
 import { routeTurns } from "./route.js";
 import { jobSignals, stopDeadline } from "./signals.js";
 import { failJob, StaleAttempt, storeResult } from "./store.js";
@@ -140,6 +140,7 @@ export async function runIngestJob({
       time,
       job.attempts >= MAX_ATTEMPTS,
     );
+    confineEpisodesToTheirFacts(rec);
     // A group archived since the request was accepted is dropped like one archived before: the
     // result says so (spec 4.1, `ignored_group_ids`).
     const ignored = [...new Set([...request.ignored_group_ids, ...archived])];
@@ -206,6 +207,31 @@ export async function runIngestJob({
   analyzeIfStale(ctx.db, { stored }).catch((err: unknown) =>
     ctx.log.warn({ err }, "analyze after ingest failed"),
   );
+}
+
+/**
+ * An episode quotes its facts (text, title, gist): it is shared with a group only where every fact
+ * it quotes is, so a fact judged personal never reaches a group through the episode beside a
+ * shareable one ("I'm interviewing elsewhere. Our team deploys on Fridays." classified the episode
+ * by its work sentence, and the personal one was read in the group).
+ */
+function confineEpisodesToTheirFacts(rec: Reconciled): void {
+  const groupsOf = new Map<string, readonly string[]>();
+  for (const r of rec.insert) if (r.type === "fact") groupsOf.set(r.id, r.group_ids ?? []);
+  for (const d of rec.duplicates) {
+    // A restated fact is quoted by its stored id; it gains this job's groups (the store adds them).
+    groupsOf.set(d.row.id, d.row.group_ids ?? []);
+    groupsOf.set(d.existingId, d.row.group_ids ?? []);
+  }
+  for (const episode of rec.insert) {
+    if (episode.type !== "episode" || !episode.group_ids?.length) continue;
+    let groups = episode.group_ids;
+    for (const id of (episode.details?.fact_ids as string[] | undefined) ?? []) {
+      const ofFact = groupsOf.get(id) ?? [];
+      groups = groups.filter((g) => ofFact.includes(g));
+    }
+    episode.group_ids = groups;
+  }
 }
 
 /**
