@@ -143,7 +143,8 @@ export const MemoryGroupPatchRequest = z
   .looseObject({
     add_group_ids: GroupIdList.openapi({ description: "Active groups of the organisation to add." }),
     remove_group_ids: GroupIdList.openapi({
-      description: "Tags to remove (not checked against the registry).",
+      description:
+        "Tags to remove (not checked against the registry). A fact taken out of a group takes the episodes that quote it out of that group too: an episode is shared only where every fact it quotes is.",
     }),
   })
   .superRefine((body, check) => {
