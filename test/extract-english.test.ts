@@ -218,6 +218,8 @@ describe("third-person facts of tricky turns", () => {
     // an interjection before the claim is no part of it
     ["Ugh, my landlord raised the rent again.", "The user's landlord raised the rent again."],
     ["Yikes, I missed my flight.", "The user missed the user's flight."],
+    ["ngl i'm kinda obsessed with pickleball", "The user is kinda obsessed with pickleball"],
+    ["Tbh I hate my commute.", "The user hates the user's commute."],
     // an age said beside another claim is an age all the same; a height is not
     ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
     ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],

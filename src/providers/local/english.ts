@@ -184,10 +184,10 @@ export const contentWords = (s: string) =>
 const PLEASANTRY =
   /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
 const LEADING_INTERJECTION =
-  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
+  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
 /** The same openers run into the speaker's own words without a comma ("Yeah I'm her maid of honor"). */
 const OPENER_BEFORE_SELF =
-  /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright|lol|haha|lmao|omg|ugh)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
+  /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright|lol|haha|lmao|omg|ugh|ngl|tbh|imo|imho|fwiw)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
 
 /** Words of a three-word reply that says nothing of the speaker ("I know, right.", "I agree totally."). */
 const CHAT_REPLY = new Set(
