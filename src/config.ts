@@ -219,7 +219,13 @@ export const EnvSchema = z.object({
   MNEMO_TEST_STORE_CHUNK_DELAY_MS: int(0, 0, 600_000),
   // Language model (OpenAI-compatible). Unset: the deterministic local providers.
   OPENAI_API_KEY: optionalString,
-  MNEMO_LLM_BASE_URL: httpUrl,
+  // A user name or password in the URL: fetch refuses to send such a request, so every model call
+  // failed as if the server were down, and the log quoted the password in fetch's error.
+  MNEMO_LLM_BASE_URL: httpUrl.refine((v) => {
+    if (v === undefined) return true;
+    const u = new URL(v);
+    return u.username === "" && u.password === "";
+  }, "must not carry a user name or password (requests cannot be sent to such a URL): put the key in OPENAI_API_KEY, sent as a bearer token"),
   MNEMO_LLM_MODEL: orDefault(z.string().trim().default("gpt-4o-mini")),
   MNEMO_EMBEDDING_MODEL: orDefault(z.string().trim().default("text-embedding-3-small")),
   MNEMO_LLM_TIMEOUT_MS: int(60_000, 100, 600_000),

@@ -37,6 +37,15 @@ describe("configuration", () => {
       expect(() => loadConfig({ [name]: "ftp://x/y" }), name).toThrow(new RegExp(name));
     }
     expect(loadConfig({ MNEMO_URL: "http://127.0.0.1:8080" }).MNEMO_URL).toBe("http://127.0.0.1:8080");
+    // A model URL with a user name or password: no request can be sent to it (fetch refuses), and
+    // the refusal must not quote the password.
+    const withPassword = () =>
+      loadConfig({ MNEMO_LLM_BASE_URL: "http://proxyuser:Pr0xyPassw0rd@127.0.0.1:9/v1" });
+    expect(withPassword).toThrow(/MNEMO_LLM_BASE_URL: must not carry a user name or password/);
+    expect(() => withPassword()).not.toThrow(/Pr0xyPassw0rd/);
+    expect(loadConfig({ MNEMO_LLM_BASE_URL: "http://127.0.0.1:9/v1" }).MNEMO_LLM_BASE_URL).toBe(
+      "http://127.0.0.1:9/v1",
+    );
     // Number() read 0x1F90 as 8080.
     for (const v of ["0x1F90", "1e3", "8080.0", "0b1"]) {
       expect(() => loadConfig({ PORT: v }), v).toThrow(/PORT/);

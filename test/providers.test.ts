@@ -2,8 +2,9 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { findMemory } from "../src/db/memories.js";
+import { MAX_RETRY_AFTER_MS, MODEL_RETRY_PAUSE_MS, retryPauseMs } from "../src/ingest/run-job.js";
 import { embeddingText } from "../src/memories/write.js";
-import { createOpenAIProviders } from "../src/providers/openai.js";
+import { createOpenAIProviders, ProviderError } from "../src/providers/openai.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
@@ -36,6 +37,17 @@ const body = (extra: object = {}) => ({
   ],
   ...extra,
 });
+
+const oneTurn = {
+  index: 0,
+  role: "user" as const,
+  speaker: null,
+  content: "I started learning the cello.",
+  date: null,
+  at: null,
+  refDate: null,
+  eventId: "0",
+};
 
 /** The job once it succeeded or failed, polled (its attempts may be paused for a model outage). */
 const terminalJob = (key: string, id: string) =>
@@ -300,8 +312,52 @@ describe("openai-compatible provider", () => {
     const job = await terminalJob(key, accepted.body.id);
     expect(job.status).toBe("failed");
     expect(job.error.code).toBe("ingest_failed");
-    expect(job.error.message).toMatch(/kept failing \(HTTP 503\) after 3 attempts/);
+    expect(job.error.message).toMatch(
+      /kept failing \(HTTP 503\) after 3 calls\. The job gave up after 3 attempts\.$/,
+    );
   }, 120_000); // two pauses between the three attempts (5 s, 10 s)
+
+  it("never quotes the API key a server's refusal repeats, in the error or its cause", async () => {
+    const secret = "sk-proj-PROBESECRETabcdef1234567890XYZ";
+    const { extractor, embedder } = createOpenAIProviders(
+      loadConfig({ MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: secret, MNEMO_EMBEDDING_DIM: "384" }),
+    );
+    const refused = (said: string) => ({ status: 401, body: { error: { message: said } } });
+    stub.enqueue("extract", refused(`Incorrect API key provided: ${secret}. Find yours at ...`));
+    const err = await extractor
+      .extract({ turns: [oneTurn], path: "live", extractArtifacts: false, agentic: false, known: [] })
+      .catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain("HTTP 401: Incorrect API key provided: [redacted API key]");
+    // Another secret the server quotes (a key of another format) is masked too.
+    stub.enqueue("embeddings", refused("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 is not valid here"));
+    const other = await embedder.embed(["x"]).catch((e: Error) => e);
+    for (const e of [err, other] as Error[]) {
+      const said = `${e.message} ${(e.cause as Error | undefined)?.message ?? ""}`;
+      expect(said).not.toContain(secret);
+      expect(said).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+    }
+  });
+
+  it("says how long the server asked to wait, so the job's pause is at least that (bounded)", async () => {
+    const { extractor } = createOpenAIProviders(
+      loadConfig({
+        MNEMO_LLM_BASE_URL: stub.url,
+        OPENAI_API_KEY: "sk-test",
+        MNEMO_EMBEDDING_DIM: "384",
+        MNEMO_LLM_MAX_RETRIES: "0",
+      }),
+    );
+    stub.enqueue("extract", { status: 429, headers: { "retry-after": "90" } });
+    const err = await extractor
+      .extract({ turns: [oneTurn], path: "live", extractArtifacts: false, agentic: false, known: [] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as ProviderError).retryAfterMs).toBe(90_000);
+    expect(retryPauseMs(err as ProviderError, 1)).toBe(90_000);
+    expect(retryPauseMs(new ProviderError("x", { retryAfterMs: 3_600_000 }), 1)).toBe(MAX_RETRY_AFTER_MS);
+    expect(retryPauseMs(new ProviderError("x"), 2)).toBe(2 * MODEL_RETRY_PAUSE_MS);
+  });
 
   it("searches by full text when the embedding model is stuck, within MNEMO_LLM_REQUEST_TIMEOUT_MS, and leaves it alone for a while", async () => {
     const { key } = await svc.newOrg();
@@ -352,7 +408,7 @@ describe("openai-compatible provider", () => {
       "5",
     ]);
     expect(r.body.detail.message).toMatch(
-      /^The embedding model kept failing \(HTTP 503\) after 3 attempts\. Retry shortly\.$/,
+      /^The embedding model kept failing \(HTTP 503\) after 3 calls\. Retry shortly\.$/,
     );
     expect((await findMemory(svc.deps.db, orgId, fact.id))!.text).toBe(fact.text);
     // The MCP tool answers the same, not an internal error.
@@ -390,7 +446,7 @@ describe("openai-compatible provider", () => {
     expect([patched.status, patched.headers.get("retry-after"), patched.body.detail.message]).toEqual([
       503,
       "5",
-      "The embedding model kept failing (HTTP 503) until its time-out, after 1 attempt. Retry shortly.",
+      "The embedding model kept failing (HTTP 503) until its time-out, after 1 call. Retry shortly.",
     ]);
     // A job's chat model rate-limited: the attempt ends (the job is tried again), the log says 429.
     stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "50000" } });
@@ -400,9 +456,7 @@ describe("openai-compatible provider", () => {
     );
     expect(job.status).toBe("succeeded");
     const line = logged.find((l) => l.includes(accepted.body.id) && l.includes("ingest attempt interrupted"));
-    expect(line).toMatch(
-      /The language model kept failing \(HTTP 429\) until its time-out, after 1 attempt\./,
-    );
+    expect(line).toMatch(/The language model kept failing \(HTTP 429\) until its time-out, after 1 call\./);
     // A search's context selection too: the deterministic block answers, and the log says 500.
     stub.enqueue("other", { status: 500, headers: { "retry-after-ms": "50000" } });
     const seen = logged.length;
@@ -415,7 +469,7 @@ describe("openai-compatible provider", () => {
     expect([search.status, search.body.context_selection_applied]).toEqual([200, false]);
     const selection = logged.slice(seen).find((l) => l.includes("context selection failed"));
     expect(selection).toMatch(
-      /The language model kept failing \(HTTP 500\) until its time-out, after 1 attempt\./,
+      /The language model kept failing \(HTTP 500\) until its time-out, after 1 call\./,
     );
   }, 60_000);
 

@@ -21,6 +21,15 @@ import type { StoredRequest } from "./submit.js";
 export const MAX_ATTEMPTS = 3;
 /** The pause before an attempt the model interrupted is tried again, times the attempts so far. */
 export const MODEL_RETRY_PAUSE_MS = 5_000;
+/**
+ * The longest a server's Retry-After lengthens that pause (the AI SDK itself honours up to 60 s
+ * within a call): a rate limit of 90 s used to fail the job after 15 s of pauses.
+ */
+export const MAX_RETRY_AFTER_MS = 300_000;
+
+/** The pause before the next attempt of a job the model interrupted (`attempts` so far). */
+export const retryPauseMs = (err: ProviderError, attempts: number) =>
+  Math.max(MODEL_RETRY_PAUSE_MS * attempts, Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
 /** The pause before an attempt a lock conflict ended is tried again. */
 const LOCK_RETRY_PAUSE_MS = 500;
 
@@ -175,7 +184,7 @@ export async function runIngestJob({
     // up to MAX_ATTEMPTS; the last attempt's failure fails it.
     if (err instanceof ProviderError && err.transient && job.attempts < MAX_ATTEMPTS) {
       metrics.ingestJobs.inc({ outcome: "interrupted" });
-      const retryInMs = MODEL_RETRY_PAUSE_MS * job.attempts;
+      const retryInMs = retryPauseMs(err, job.attempts);
       ctx.log.warn(
         { err, attempt: job.attempts, retryInMs },
         "ingest attempt interrupted (model unavailable); it will be retried",
@@ -197,7 +206,10 @@ export async function runIngestJob({
     ctx.log.error({ err }, "ingest job failed");
     const message =
       err instanceof ProviderError
-        ? err.message
+        ? // The calls a message counts are one attempt's: say the job's attempts too.
+          err.transient
+          ? `${err.message} The job gave up after ${job.attempts} attempts.`
+          : err.message
         : `Extraction failed; the operator log has the cause under job ${job.id}.`;
     await failJob({ ctx, input: { job, request, message } });
   }

@@ -4,6 +4,7 @@ import { APICallError, embedMany, InvalidResponseDataError, NoObjectGeneratedErr
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { identifiersFromText } from "../identifiers/identifiers.js";
+import { redactSecrets } from "../ingest/redact.js";
 import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
@@ -11,15 +12,21 @@ import { FACT_TYPES } from "./types.js";
 /** A model failure with a message fit for the job's error (never secrets or prompts). */
 export class ProviderError extends Error {
   override name = "ProviderError";
+  /** How long the server asked to wait before calling again (its Retry-After), when it said. */
+  readonly retryAfterMs: number | undefined;
   /**
    * Whether the endpoint was out of reach rather than wrong: rate-limited, failing with a 5xx, too
    * slow, the connection refused or reset. A job fails on such an error only after its attempts
    * (src/ingest/run-job.ts); an answer that does not do fails it at once.
    */
   readonly transient: boolean;
-  constructor(message: string, options: { cause?: unknown; transient?: boolean } = {}) {
+  constructor(
+    message: string,
+    options: { cause?: unknown; transient?: boolean; retryAfterMs?: number | undefined } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.transient = options.transient ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -83,8 +90,39 @@ async function modelCall<T>(config: Config, model: string, call: () => Promise<T
   try {
     return await failedAnswers.run(failed, call);
   } catch (err) {
-    throw asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, model, failed);
+    throw withoutSecrets(asProviderError(err, config.MNEMO_LLM_MAX_RETRIES, model, failed), config);
   }
+}
+
+/**
+ * A model failure's message and its cause's, with the configured key and any secret masked: a
+ * server's refusal is quoted ("HTTP 401: Incorrect API key provided: sk-..."), and a proxy or a
+ * self-hosted server may quote the whole key, which the job's error then showed to every key of
+ * the organisation, in the webhook and the log.
+ */
+function withoutSecrets(err: Error, config: Config): Error {
+  const key = config.OPENAI_API_KEY;
+  const clean = (text: string) =>
+    redactSecrets(key && key.length >= 8 ? text.split(key).join("[redacted API key]") : text).text;
+  err.message = clean(err.message);
+  if (err.cause instanceof Error) err.cause.message = clean(err.cause.message);
+  return err;
+}
+
+/** A server's Retry-After (or OpenAI's retry-after-ms) in milliseconds, when it sent one. */
+function retryAfterOf(err: unknown): number | undefined {
+  if (!APICallError.isInstance(err)) return undefined;
+  const headers = Object.fromEntries(
+    Object.entries(err.responseHeaders ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+  );
+  const ms = Number(headers["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const after = headers["retry-after"];
+  if (!after) return undefined;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(after);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /**
@@ -243,9 +281,10 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
     const last = err.lastError;
     const status = APICallError.isInstance(last) ? ` (${httpStatus(last)})` : "";
     const transient = !APICallError.isInstance(last) || last.isRetryable;
-    return new ProviderError(`${The} kept failing${status} after ${retries + 1} attempts.`, {
+    return new ProviderError(`${The} kept failing${status} after ${retries + 1} calls.`, {
       cause,
       transient,
+      retryAfterMs: retryAfterOf(last),
     });
   }
   if (APICallError.isInstance(err)) {
@@ -255,6 +294,7 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
     return new ProviderError(`${The} call failed (${httpStatus(err)}${said ? `: ${said}` : ""}).`, {
       cause,
       transient: err.isRetryable,
+      retryAfterMs: retryAfterOf(err),
     });
   }
   if (InvalidResponseDataError.isInstance(err)) {
@@ -265,7 +305,7 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
     // The time-out most often ends a call that keeps failing while it waits to retry (a 5xx or a
     // 429 answered at once, then the back-off or Retry-After): that call failed, it was not slow.
     if (failed.status !== undefined) {
-      const tries = `${failed.count} attempt${failed.count === 1 ? "" : "s"}`;
+      const tries = `${failed.count} call${failed.count === 1 ? "" : "s"}`;
       const message = `${The} kept failing (HTTP ${failed.status}) until its time-out, after ${tries}.`;
       return new ProviderError(message, { cause, transient: true });
     }
