@@ -17,6 +17,7 @@ import { registerSearchPages } from "./pages/search.js";
 import { registerSignInPages, registerSignOut } from "./pages/signin.js";
 import { registerUsagePages } from "./pages/usage.js";
 import { registerWebhookPages } from "./pages/webhook.js";
+import { parseForm } from "./render.js";
 import type { Assets, ConsoleApp, ConsoleEnv } from "./types.js";
 
 /**
@@ -101,7 +102,7 @@ export function createConsole(deps: Deps): ConsoleApp {
     if (/%00/i.test(c.req.url))
       throw new CoreError("invalid_request", "NUL characters are not allowed in the URL.");
     if (c.req.method === "POST" && /form/.test(c.req.header("content-type") ?? "")) {
-      const form = await c.req.parseBody({ all: true });
+      const form = await parseForm(c);
       if (
         Object.values(form)
           .flat()
@@ -123,7 +124,7 @@ export function createConsole(deps: Deps): ConsoleApp {
       if (site && site !== "same-origin" && site !== "none") {
         throw new CoreError("forbidden", "Cross-site form posts are refused.");
       }
-      const form = /form/.test(c.req.header("content-type") ?? "") ? await c.req.parseBody() : {};
+      const form = /form/.test(c.req.header("content-type") ?? "") ? await parseForm(c, false) : {};
       const submitted =
         c.req.header("x-csrf-token") ?? (typeof form._csrf === "string" ? form._csrf : undefined);
       if (!csrfMatches(session.csrf, submitted)) {

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Chrome } from "./layout.js";
@@ -22,8 +23,28 @@ export function chrome(c: Ctx): Chrome | null {
 /** A posted form: every field as the list of its string values (files ignored). */
 export type Form = Record<string, string[]>;
 
+/**
+ * The posted body as Hono parses a form (parsed once and kept for the next call). A body that
+ * says it is a form and is none (a multipart body without its parts or boundary) is a 400 page,
+ * never a 500: the console's forms never send one.
+ */
+export async function parseForm(
+  c: Context,
+  all = true,
+): Promise<Record<string, string | File | (string | File)[]>> {
+  try {
+    return await c.req.parseBody({ all });
+  } catch (err) {
+    throw new HTTPException(400, {
+      message:
+        "The form could not be read: the body is not a form this console sends. Reload the page and try again.",
+      cause: err,
+    });
+  }
+}
+
 export async function readForm(c: Ctx): Promise<Form> {
-  const body = await c.req.parseBody({ all: true });
+  const body = await parseForm(c);
   const out: Form = {};
   for (const [k, v] of Object.entries(body)) {
     out[k] = (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === "string");

@@ -6,7 +6,7 @@ import { csrfMatches, signIn, signOut } from "../../src/sessions/sessions.js";
 import { Notice } from "../components.js";
 import { isHttps, SESSION_COOKIE, setSessionCookie } from "../cookies.js";
 import { Layout } from "../layout.js";
-import { type Ctx, page } from "../render.js";
+import { type Ctx, page, parseForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
 
 /** Before sign-in there is no session to hold a form token: a random cookie is echoed by the form. */
@@ -122,7 +122,7 @@ export function registerSignInPages(app: ConsoleApp, deps: Deps) {
         403,
       );
     }
-    const form = await c.req.parseBody();
+    const form = await parseForm(c, false);
     const cookie = getCookie(c, PRE_COOKIE);
     if (!cookie || !csrfMatches(cookie, typeof form._csrf === "string" ? form._csrf : undefined)) {
       return page(
