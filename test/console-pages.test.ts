@@ -1,7 +1,10 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createApiKey } from "../src/auth/keys.js";
+import { newJobId } from "../src/ids.js";
 import { ConsoleClient } from "./helpers/console-client.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
+import { createGroup, fact, seed } from "./memories-fixtures.js";
 
 /*
  * What a probe of the console found: bodies that are no form, controls a user's key cannot use,
@@ -68,5 +71,45 @@ describe("console pages", () => {
     const ok = await rawPost(client, "/console/groups", "application/x-www-form-urlencoded", "name=fine");
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain("Group “fine” created.");
+  });
+
+  it("offers a user's key no delete, tag or job controls on another user's memory shared through a group", async () => {
+    const { orgId, key } = await signedIn();
+    const g = await createGroup(svc, key, "shared");
+    const other = await createGroup(svc, key, "other");
+    const [bobs, alices] = await seed(svc, orgId, [
+      fact("Bob shares the deploy checklist.", { user_id: "bob", group_ids: [g], job_id: newJobId() }),
+      fact("Alice keeps the runbook.", { user_id: "alice", group_ids: [g], job_id: newJobId() }),
+    ]);
+    const alice = new ConsoleClient(svc.app);
+    const aliceKey = (await createApiKey(svc.deps.db, { orgId, userId: "alice", kind: "service" })).key;
+    expect((await alice.signIn(aliceKey)).status).toBe(303);
+
+    const shared = await alice.get(`/console/memories/${bobs!.id}`);
+    expect(shared.status).toBe(200);
+    expect(shared.text).toContain("Bob shares the deploy checklist.");
+    expect(shared.text).not.toContain("Delete…");
+    expect(shared.text).not.toContain(">Remove<");
+    expect(shared.text).not.toContain("Add to group");
+    expect(shared.text).not.toContain(bobs!.job_id!);
+    expect(shared.text).toContain("Shared with you through a group");
+    const confirm = await alice.get(`/console/memories/${bobs!.id}/delete`);
+    expect(confirm.status).toBe(404);
+    expect(confirm.text).not.toContain("Delete this memory?");
+    expect((await alice.post(`/console/memories/${bobs!.id}/delete`)).status).toBe(404);
+    const tag = await alice.post(
+      `/console/memories/${bobs!.id}/tags`,
+      { add: other },
+      { headers: { "hx-request": "true" } },
+    );
+    expect(tag.text).toContain("No memory");
+
+    // Her own row keeps every control, and the job that wrote it.
+    const own = await alice.get(`/console/memories/${alices!.id}`);
+    expect(own.text).toContain("Delete…");
+    expect(own.text).toContain(">Remove<");
+    expect(own.text).toContain("Add to group");
+    expect(own.text).toContain(`href="/console/ingest/jobs/${alices!.job_id}"`);
+    expect((await alice.get(`/console/memories/${alices!.id}/delete`)).text).toContain("Delete this memory?");
   });
 });

@@ -1,8 +1,10 @@
 import type { FC } from "hono/jsx";
+import { mayWriteRow } from "../../src/auth/user-scope.js";
 import { isCoreError } from "../../src/errors.js";
 import { listGroups } from "../../src/groups/list.js";
 import type { Group } from "../../src/groups/model.js";
 import { deleteMemory } from "../../src/memories/delete.js";
+import { memoryNotFound } from "../../src/memories/get.js";
 import { inspectMemory } from "../../src/memories/inspect.js";
 import { type ListMemoriesInput, listMemories } from "../../src/memories/list.js";
 import { MEMORY_TYPES, type Memory, type MemoryType } from "../../src/memories/model.js";
@@ -39,11 +41,18 @@ const href = (params: Record<string, string | undefined>) => {
 
 const groupName = (groups: Group[], id: string) => groups.find((g) => g.id === id)?.name;
 
-const Tags: FC<{ memory: Memory; groups: Group[]; csrf: string; error?: string }> = ({
+/**
+ * Whether the session's key may change or delete this memory (and read the job that wrote it): a
+ * key confined to a user reads other users' rows shared through a group, but changes only its own.
+ */
+const mayChange = (c: Ctx, memory: Memory) => mayWriteRow(c.get("ctx").principal, memory);
+
+const Tags: FC<{ memory: Memory; groups: Group[]; csrf: string; error?: string; readOnly?: boolean }> = ({
   memory,
   groups,
   csrf,
   error,
+  readOnly,
 }) => {
   const addable = groups.filter((g) => g.status === "active" && !memory.group_ids.includes(g.id));
   const action = `/console/memories/${memory.id}/tags`;
@@ -58,22 +67,29 @@ const Tags: FC<{ memory: Memory; groups: Group[]; csrf: string; error?: string }
           {memory.group_ids.map((g) => (
             <li>
               <span class="tag">{groupName(groups, g) ?? g}</span>
-              <form method="post" action={action} hx-post={action} hx-target="#tags" hx-swap="outerHTML">
-                <Csrf token={csrf} />
-                <input type="hidden" name="remove" value={g} />
-                <button
-                  type="submit"
-                  class="btn ghost small"
-                  aria-label={`Remove group ${groupName(groups, g) ?? g}`}
-                >
-                  Remove
-                </button>
-              </form>
+              {readOnly ? null : (
+                <form method="post" action={action} hx-post={action} hx-target="#tags" hx-swap="outerHTML">
+                  <Csrf token={csrf} />
+                  <input type="hidden" name="remove" value={g} />
+                  <button
+                    type="submit"
+                    class="btn ghost small"
+                    aria-label={`Remove group ${groupName(groups, g) ?? g}`}
+                  >
+                    Remove
+                  </button>
+                </form>
+              )}
             </li>
           ))}
         </ul>
       )}
-      {addable.length > 0 ? (
+      {readOnly ? (
+        <p class="muted small">
+          Shared with you through a group: only its own user's key, or an organisation-wide one, can change
+          its groups or delete it.
+        </p>
+      ) : addable.length > 0 ? (
         <form
           method="post"
           action={action}
@@ -229,6 +245,7 @@ async function memoryPage(c: Ctx, id: string, tagError?: string) {
     listGroups({ ctx, input: { includeArchived: true } }),
   ]);
   const m = found.memory;
+  const writable = mayChange(c, m);
   const { full_content, ...details } = m.details as Record<string, unknown>;
   return page(
     c,
@@ -237,9 +254,11 @@ async function memoryPage(c: Ctx, id: string, tagError?: string) {
         <a href="/console/memories">Memories</a> / <span class="mono">{m.id}</span>
       </p>
       <PageHead title={`${m.type[0]!.toUpperCase()}${m.type.slice(1)}`}>
-        <a class="btn danger" href={`/console/memories/${m.id}/delete`}>
-          Delete…
-        </a>
+        {writable ? (
+          <a class="btn danger" href={`/console/memories/${m.id}/delete`}>
+            Delete…
+          </a>
+        ) : null}
       </PageHead>
       <div class="grid two">
         <div class="stack">
@@ -295,7 +314,9 @@ async function memoryPage(c: Ctx, id: string, tagError?: string) {
               </dd>
               <dt>Written by</dt>
               <dd>
-                {found.job_id ? (
+                {found.job_id && !writable ? (
+                  <span class="muted">an ingest job this key cannot read</span>
+                ) : found.job_id ? (
                   <a class="mono" href={`/console/ingest/jobs/${found.job_id}`}>
                     {found.job_id}
                   </a>
@@ -321,7 +342,7 @@ async function memoryPage(c: Ctx, id: string, tagError?: string) {
               </dd>
             </dl>
           </Card>
-          <Tags memory={m} groups={groups.data} csrf={c.get("csrf")} error={tagError} />
+          <Tags memory={m} groups={groups.data} csrf={c.get("csrf")} error={tagError} readOnly={!writable} />
         </div>
       </div>
     </Layout>,
@@ -417,7 +438,13 @@ export function registerMemoryPages(app: ConsoleApp) {
     ]);
     return page(
       c,
-      <Tags memory={found.memory} groups={groups.data} csrf={c.get("csrf")} error={error} />,
+      <Tags
+        memory={found.memory}
+        groups={groups.data}
+        csrf={c.get("csrf")}
+        error={error}
+        readOnly={!mayChange(c, found.memory)}
+      />,
       200,
       true,
     );
@@ -426,6 +453,8 @@ export function registerMemoryPages(app: ConsoleApp) {
   app.get("/memories/:id/delete", async (c) => {
     const id = c.req.param("id");
     const { memory } = await inspectMemory({ ctx: c.get("ctx"), input: { id } });
+    // Another user's row shared through a group: the delete would be refused as not found.
+    if (!mayChange(c, memory)) throw memoryNotFound(id);
     return page(
       c,
       <Layout title="Delete memory" chrome={chrome(c)} section="memories">
