@@ -1,5 +1,14 @@
 import type { Child, FC, PropsWithChildren } from "hono/jsx";
 
+/**
+ * The start of a text, cut between characters (code points: never inside an emoji's pair). Tables
+ * and lists show this much of a memory, linked to its page where the whole text is.
+ */
+export const excerpt = (s: string, n = 180) => {
+  const chars = Array.from(s);
+  return chars.length > n ? `${chars.slice(0, n - 1).join("")}…` : s;
+};
+
 export const PageHead: FC<PropsWithChildren<{ title: string; lead?: Child }>> = ({
   title,
   lead,

@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApiKey } from "../src/auth/keys.js";
+import { claimJob, finishJob } from "../src/db/jobs.js";
 import { newJobId } from "../src/ids.js";
 import { ConsoleClient } from "./helpers/console-client.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
@@ -111,5 +112,39 @@ describe("console pages", () => {
     expect(own.text).toContain("Add to group");
     expect(own.text).toContain(`href="/console/ingest/jobs/${alices!.job_id}"`);
     expect((await alice.get(`/console/memories/${alices!.id}/delete`)).text).toContain("Delete this memory?");
+  });
+
+  it("shows the start of a long memory in search results and a job's list, linked to its page", async () => {
+    const { orgId, key, client } = await signedIn();
+    const long = `Cello practice notes: ${"scales slowly then the etude, ".repeat(400)}`;
+    const [m] = await seed(svc, orgId, [fact(long, { user_id: "u1" })]);
+    const start = long.slice(0, 179);
+    const search = await client.post("/console/search", { user_id: "u1", query: "cello", mode: "retrieve" });
+    expect(search.status).toBe(200);
+    expect(search.text).toContain(`<a href="/console/memories/${m!.id}">${start}…</a>`);
+    expect(search.text).not.toContain(long.slice(0, 400));
+
+    const job = await svc.request("POST", "/v1/memories", {
+      key,
+      body: { user_id: "u1", conv_id: "c1", messages: [{ role: "user", content: "cello" }] },
+    });
+    await claimJob(svc.deps.db, job.body.id);
+    await finishJob(svc.deps.db, job.body.id, {
+      status: "succeeded",
+      result: {
+        object: "ingest_result",
+        memories_created: [{ id: m!.id, type: "fact", text: long }],
+        memories_updated: [],
+        memories_superseded_by: {},
+        stage_timings: { total: 0.01 },
+        ignored_group_ids: [],
+      },
+    });
+    for (const path of [`/console/ingest/jobs/${job.body.id}`, `/console/ingest?job=${job.body.id}`]) {
+      const page = await client.get(path);
+      expect(page.status, path).toBe(200);
+      expect(page.text).toContain(`<a href="/console/memories/${m!.id}">${start}…</a>`);
+      expect(page.text).not.toContain(long.slice(0, 400));
+    }
   });
 });

@@ -6,7 +6,7 @@ import { listIngestJobs } from "../../src/ingest/list-jobs.js";
 import { submitIngest } from "../../src/ingest/submit.js";
 import { parseWire } from "../../src/wire/common.js";
 import { type IngestJob, IngestRequestSchema } from "../../src/wire/ingest.js";
-import { Card, Empty, Notice, PageHead, Status, Time, Timings } from "../components.js";
+import { Card, Empty, excerpt, Notice, PageHead, Status, Time, Timings } from "../components.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, type Form, many, one, page, readForm } from "../render.js";
 import { parseTranscript } from "../transcript.js";
@@ -116,7 +116,7 @@ const JobDetail: FC<{ job: IngestJob }> = ({ job }) => {
             <ul class="list">
               {[...created, ...updated].map((m) => (
                 <li>
-                  <a href={`/console/memories/${m.id}`}>{m.text}</a>
+                  <a href={`/console/memories/${m.id}`}>{excerpt(m.text)}</a>
                 </li>
               ))}
             </ul>

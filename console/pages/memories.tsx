@@ -12,7 +12,18 @@ import { patchMemoryGroups } from "../../src/memories/patch.js";
 import { listRevisions } from "../../src/memories/revisions.js";
 import { parseWire } from "../../src/wire/common.js";
 import { ListMemoriesQuery } from "../../src/wire/memories.js";
-import { AXIS_LABELS, Badge, Card, Empty, Json, Notice, PageHead, Status, Time } from "../components.js";
+import {
+  AXIS_LABELS,
+  Badge,
+  Card,
+  Empty,
+  excerpt,
+  Json,
+  Notice,
+  PageHead,
+  Status,
+  Time,
+} from "../components.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, formOf, isHtmx, page, queryOf } from "../render.js";
 import type { ConsoleApp } from "../types.js";
@@ -185,12 +196,6 @@ const Filters: FC<{ q: Record<string, string>; groups: Group[] }> = ({ q, groups
     </div>
   </form>
 );
-
-/** The start of a text, cut between characters (code points: never inside an emoji's pair). */
-const excerpt = (s: string, n = 180) => {
-  const chars = Array.from(s);
-  return chars.length > n ? `${chars.slice(0, n - 1).join("")}…` : s;
-};
 
 const MemoryRows: FC<{ rows: Memory[]; groups: Group[] }> = ({ rows, groups }) => (
   <div class="table-wrap">

@@ -6,7 +6,7 @@ import { type SearchInclude, type SearchResult, searchMemories } from "../../src
 import { triggerDirectives } from "../../src/trigger/trigger.js";
 import { parseWire } from "../../src/wire/common.js";
 import { SearchRequestSchema, TriggerRequestSchema } from "../../src/wire/search.js";
-import { AXIS_LABELS, Badge, Card, Empty, Notice, PageHead, Time, Timings } from "../components.js";
+import { AXIS_LABELS, Badge, Card, Empty, excerpt, Notice, PageHead, Time, Timings } from "../components.js";
 import { Csrf, Layout } from "../layout.js";
 import { Markdown } from "../markdown.js";
 import { type Ctx, chrome, type Form, many, one, page, readForm } from "../render.js";
@@ -105,9 +105,9 @@ const Results: FC<{ result: SearchResult; kind: "search" | "trigger" }> = ({ res
                         : "—"}
                   </td>
                   <td class="text">
-                    <a href={`/console/memories/${m.id}`}>{m.text}</a>
+                    <a href={`/console/memories/${m.id}`}>{excerpt(m.text)}</a>
                     {typeof m.details.because === "string" ? (
-                      <p class="muted small">{m.details.because}</p>
+                      <p class="muted small">{excerpt(m.details.because, 240)}</p>
                     ) : null}
                   </td>
                   <td>
