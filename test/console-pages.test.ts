@@ -147,4 +147,17 @@ describe("console pages", () => {
       expect(page.text).not.toContain(long.slice(0, 400));
     }
   });
+
+  it("answers the ingest page of an unknown job with a 404 as the job's own page does, its id cut", async () => {
+    const { client } = await signedIn();
+    const long = `job_${"z".repeat(5000)}`;
+    for (const path of [`/console/ingest?job=${long}`, `/console/ingest/jobs/${long}`]) {
+      const res = await client.get(path);
+      expect(res.status, path.slice(0, 40)).toBe(404);
+      expect(res.text).toContain(`No ingest job &quot;${long.slice(0, 64)}...&quot;`);
+      expect(res.text).not.toContain(long.slice(0, 65));
+    }
+    const ingest = await client.get("/console/ingest?job=job_unknown");
+    expect(ingest.text).toContain('name="transcript"');
+  });
 });

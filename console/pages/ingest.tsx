@@ -130,7 +130,11 @@ const JobDetail: FC<{ job: IngestJob }> = ({ job }) => {
   );
 };
 
-async function ingestPage(c: Ctx, f: Form, outcome?: { job?: IngestJob; error?: string }) {
+async function ingestPage(
+  c: Ctx,
+  f: Form,
+  outcome?: { job?: IngestJob; error?: string; status?: 404 | 422 },
+) {
   const ctx = c.get("ctx");
   const [groups, jobs] = await Promise.all([
     listGroups({ ctx, input: {} }),
@@ -223,7 +227,7 @@ async function ingestPage(c: Ctx, f: Form, outcome?: { job?: IngestJob; error?: 
         )}
       </Card>
     </Layout>,
-    outcome?.error ? 422 : 200,
+    outcome?.error ? (outcome.status ?? 422) : 200,
   );
 }
 
@@ -242,11 +246,14 @@ export function registerIngestPages(app: ConsoleApp) {
       if (v) kept[k] = [v];
     }
     if (!id) return ingestPage(c, kept);
-    const job = await getIngestJob({ ctx: c.get("ctx"), input: { jobId: id } }).catch((err) => {
-      if (isCoreError(err) && err.status < 500) return undefined;
+    try {
+      return ingestPage(c, kept, { job: await getIngestJob({ ctx: c.get("ctx"), input: { jobId: id } }) });
+    } catch (err) {
+      // Not found, as the job's own page answers; the message quotes the id cut as it does.
+      if (isCoreError(err) && err.code === "job_not_found")
+        return ingestPage(c, kept, { error: err.message, status: 404 });
       throw err;
-    });
-    return job ? ingestPage(c, kept, { job }) : ingestPage(c, kept, { error: `No ingest job ${id}.` });
+    }
   });
 
   app.post("/ingest", async (c) => {
