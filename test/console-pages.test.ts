@@ -160,4 +160,64 @@ describe("console pages", () => {
     const ingest = await client.get("/console/ingest?job=job_unknown");
     expect(ingest.text).toContain('name="transcript"');
   });
+
+  it("says what is wrong with a form in the form's words, and refuses a webhook event it does not offer", async () => {
+    const { key, client } = await signedIn();
+    const none = await client.post("/console/webhook", { url: "https://hooks.example.com/in" });
+    expect(none.status).toBe(422);
+    expect(none.text).toContain("Events: tick at least one event");
+    expect(none.text).not.toContain("omit it or send null");
+    const bogus = await client.post("/console/webhook", {
+      url: "https://hooks.example.com/in",
+      events: ["memory.learning.completed", "bogus"],
+    });
+    expect(bogus.status).toBe(422);
+    expect(bogus.text).toContain("Events: &quot;bogus&quot; is not an event this service sends");
+    expect(bogus.text).not.toContain("Webhook saved.");
+    expect((await svc.request("GET", "/v1/webhooks", { key })).status).toBe(404);
+
+    const cases: [string, Promise<{ status: number; text: string }>, string][] = [
+      [
+        "ingest",
+        client.post("/console/ingest", {
+          user_id: "u1",
+          conv_id: "c1",
+          transcript: '[{"role":"user","content":5}]',
+        }),
+        "Transcript (message 1, text) must be text.",
+      ],
+      [
+        "ingest",
+        client.post("/console/ingest", { user_id: "u".repeat(300), conv_id: "c1", transcript: "User: hi" }),
+        "User id must be at most 256 characters.",
+      ],
+      [
+        "memories",
+        client.get(`/console/memories?user_id=${"a".repeat(300)}`),
+        "User must be at most 256 characters.",
+      ],
+      [
+        "search",
+        client.post("/console/search", { app_id: "a".repeat(300), query: "tea" }),
+        "App must be at most 256 characters.",
+      ],
+      [
+        "search",
+        client.post("/console/search", { query: "tea" }),
+        "Fill in at least one of User, Agent or App",
+      ],
+      [
+        "trigger",
+        client.post("/console/trigger", { user_id: "u", entities: "e".repeat(300) }),
+        "Entities (item 1) must be at most 256 characters.",
+      ],
+    ];
+    for (const [page, answer, says] of cases) {
+      const res = await answer;
+      expect([page, res.status]).toEqual([page, 422]);
+      const notice = /<div class="notice error"[^>]*>([\s\S]*?)<\/div>/.exec(res.text)?.[1];
+      expect(notice).toContain(says);
+      expect(notice).not.toMatch(/(body|query)\.\w+|_id|Too big|Invalid input/);
+    }
+  });
 });

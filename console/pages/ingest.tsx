@@ -4,9 +4,9 @@ import { listGroups } from "../../src/groups/list.js";
 import { getIngestJob } from "../../src/ingest/get-job.js";
 import { listIngestJobs } from "../../src/ingest/list-jobs.js";
 import { submitIngest } from "../../src/ingest/submit.js";
-import { parseWire } from "../../src/wire/common.js";
 import { type IngestJob, IngestRequestSchema } from "../../src/wire/ingest.js";
 import { Card, Empty, excerpt, Notice, PageHead, Status, Time, Timings } from "../components.js";
+import { checkFields } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, type Form, many, one, page, readForm } from "../render.js";
 import { parseTranscript } from "../transcript.js";
@@ -261,15 +261,27 @@ export function registerIngestPages(app: ConsoleApp) {
     try {
       const messages = parseTranscript(one(f, "transcript") ?? "");
       // The wire schema checks the console's submission exactly as REST checks the API's.
-      const request = parseWire(IngestRequestSchema, {
-        messages,
-        user_id: one(f, "user_id") ?? "",
-        conv_id: one(f, "conv_id") ?? "",
-        agent_id: one(f, "agent_id") ?? null,
-        app_id: one(f, "app_id") ?? null,
-        outcome: one(f, "outcome") ?? null,
-        group_ids: many(f, "group_ids"),
-      });
+      const request = checkFields(
+        IngestRequestSchema,
+        {
+          messages,
+          user_id: one(f, "user_id") ?? "",
+          conv_id: one(f, "conv_id") ?? "",
+          agent_id: one(f, "agent_id") ?? null,
+          app_id: one(f, "app_id") ?? null,
+          outcome: one(f, "outcome") ?? null,
+          group_ids: many(f, "group_ids"),
+        },
+        {
+          messages: "Transcript",
+          user_id: "User id",
+          conv_id: "Conversation id",
+          agent_id: "Agent id",
+          app_id: "App id",
+          outcome: "Outcome",
+          group_ids: "Groups",
+        },
+      );
       const out = await submitIngest({
         ctx: c.get("ctx"),
         input: { request, wait: f.wait !== undefined },

@@ -10,7 +10,6 @@ import { type ListMemoriesInput, listMemories } from "../../src/memories/list.js
 import { MEMORY_TYPES, type Memory, type MemoryType } from "../../src/memories/model.js";
 import { patchMemoryGroups } from "../../src/memories/patch.js";
 import { listRevisions } from "../../src/memories/revisions.js";
-import { parseWire } from "../../src/wire/common.js";
 import { ListMemoriesQuery } from "../../src/wire/memories.js";
 import {
   AXIS_LABELS,
@@ -24,6 +23,7 @@ import {
   Status,
   Time,
 } from "../components.js";
+import { checkFields } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, formOf, isHtmx, page, queryOf } from "../render.js";
 import type { ConsoleApp } from "../types.js";
@@ -361,7 +361,14 @@ export function registerMemoryPages(app: ConsoleApp) {
     const ctx = c.get("ctx");
     // The ids and the cursor are checked as GET /v1/memories checks them (a 5,000-character
     // user_id is 422 there, not "no memory matches"); the page's own filters pick from lists.
-    const ids = parseWire(CONSOLE_LIST_IDS, q, "query");
+    const ids = checkFields(CONSOLE_LIST_IDS, q, {
+      user_id: "User",
+      agent_id: "Agent",
+      conv_id: "Conversation",
+      app_id: "App",
+      group_id: "Group",
+      cursor: "The page link",
+    });
     const input: ListMemoriesInput = {
       ...ids,
       type: oneOf(q.type, MEMORY_TYPES) as MemoryType | undefined,

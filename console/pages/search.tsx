@@ -4,15 +4,18 @@ import { listGroups } from "../../src/groups/list.js";
 import type { Group } from "../../src/groups/model.js";
 import { type SearchInclude, type SearchResult, searchMemories } from "../../src/search/search.js";
 import { triggerDirectives } from "../../src/trigger/trigger.js";
-import { parseWire } from "../../src/wire/common.js";
 import { SearchRequestSchema, TriggerRequestSchema } from "../../src/wire/search.js";
 import { AXIS_LABELS, Badge, Card, Empty, excerpt, Notice, PageHead, Time, Timings } from "../components.js";
+import { checkFields } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { Markdown } from "../markdown.js";
 import { type Ctx, chrome, type Form, many, one, page, readForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
 
 const INCLUDES = ["fact", "artifact", "episode", "lesson", "procedure", "full_content"] as const;
+
+/** The scope fields' labels, for what the wire schema says of them. */
+const SCOPE_LABELS = { user_id: "User", agent_id: "Agent", app_id: "App", group_ids: "Groups" };
 
 const scopeOf = (f: Form) => ({
   user_id: one(f, "user_id") ?? null,
@@ -259,6 +262,11 @@ async function attempt<T>(run: () => Promise<T>): Promise<{ value?: T; error?: s
   try {
     return { value: await run() };
   } catch (err) {
+    if (isCoreError(err) && err.code === "missing_scope")
+      return {
+        error:
+          "Fill in at least one of User, Agent or App, or tick a group: a read of the whole organisation is not allowed.",
+      };
     if (isCoreError(err) && err.status < 500) return { error: err.message };
     throw err;
   }
@@ -277,15 +285,19 @@ export function registerSearchPages(app: ConsoleApp) {
       searchMemories({
         ctx: c.get("ctx"),
         // The wire schema checks the console's search exactly as REST checks the API's.
-        input: parseWire(SearchRequestSchema, {
-          ...scopeOf(f),
-          query: one(f, "query") ?? "",
-          mode: mode(f),
-          include: many(f, "include").filter((t) =>
-            (INCLUDES as readonly string[]).includes(t),
-          ) as SearchInclude[],
-          limit,
-        }),
+        input: checkFields(
+          SearchRequestSchema,
+          {
+            ...scopeOf(f),
+            query: one(f, "query") ?? "",
+            mode: mode(f),
+            include: many(f, "include").filter((t) =>
+              (INCLUDES as readonly string[]).includes(t),
+            ) as SearchInclude[],
+            limit,
+          },
+          { ...SCOPE_LABELS, query: "Query", mode: "Mode", include: "Include", limit: "Limit" },
+        ),
       }),
     );
     return searchPage(c, f, out.value, out.error);
@@ -314,16 +326,29 @@ export function registerSearchPages(app: ConsoleApp) {
         .filter(Boolean);
       return triggerDirectives({
         ctx: c.get("ctx"),
-        input: parseWire(TriggerRequestSchema, {
-          ...scopeOf(f),
-          action:
-            tool || args || one(f, "output")
-              ? { tool: tool ?? null, args, output: one(f, "output") ?? null }
-              : null,
-          entities: entities?.length ? entities : null,
-          task: one(f, "task") ?? null,
-          mode: mode(f),
-        }),
+        input: checkFields(
+          TriggerRequestSchema,
+          {
+            ...scopeOf(f),
+            action:
+              tool || args || one(f, "output")
+                ? { tool: tool ?? null, args, output: one(f, "output") ?? null }
+                : null,
+            entities: entities?.length ? entities : null,
+            task: one(f, "task") ?? null,
+            mode: mode(f),
+          },
+          {
+            ...SCOPE_LABELS,
+            action: "Tool call",
+            "action.tool": "Tool",
+            "action.args": "Arguments",
+            "action.output": "Output",
+            entities: "Entities",
+            task: "Task",
+            mode: "Mode",
+          },
+        ),
       });
     });
     return triggerPage(c, f, out.value, out.error);

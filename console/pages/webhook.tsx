@@ -1,12 +1,12 @@
 import { requireOrgWide } from "../../src/auth/user-scope.js";
-import { isCoreError } from "../../src/errors.js";
+import { CoreError, isCoreError } from "../../src/errors.js";
 import { removeWebhook } from "../../src/webhooks/delete.js";
 import { webhookDeliveryStats } from "../../src/webhooks/delivery-stats.js";
 import { getWebhook } from "../../src/webhooks/get.js";
 import { listWebhookDeliveries } from "../../src/webhooks/list-deliveries.js";
 import { WEBHOOK_EVENTS, type WebhookWire } from "../../src/webhooks/model.js";
 import { putWebhook } from "../../src/webhooks/put.js";
-import { BarChart, Card, Empty, Notice, PageHead, Status, Time } from "../components.js";
+import { BarChart, Card, Empty, excerpt, Notice, PageHead, Status, Time } from "../components.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, many, one, page, readForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
@@ -220,6 +220,21 @@ export function registerWebhookPages(app: ConsoleApp) {
   app.post("/webhook", async (c) => {
     const draft = await readDraft(c);
     try {
+      // The events as the form offers them: none ticked, or one it does not offer, is refused in
+      // the form's words (REST refuses an unknown event with 422; it was dropped here).
+      const unknown = draft.events.filter((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
+      if (unknown.length > 0)
+        throw new CoreError(
+          "invalid_request",
+          `Events: ${unknown.map((e) => JSON.stringify(excerpt(e, 64))).join(", ")} ${unknown.length === 1 ? "is not an event" : "are not events"} this service sends; tick among ${WEBHOOK_EVENTS.join(" and ")}.`,
+          { field: "events" },
+        );
+      if (draft.events.length === 0)
+        throw new CoreError(
+          "invalid_request",
+          "Events: tick at least one event; the webhook is called only for the events ticked.",
+          { field: "events" },
+        );
       const hook = await putWebhook({
         ctx: c.get("ctx"),
         input: { url: draft.url, events: draft.events, enabled: draft.enabled },
