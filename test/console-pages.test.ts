@@ -71,7 +71,7 @@ describe("console pages", () => {
     // The same form, well formed, still works.
     const ok = await rawPost(client, "/console/groups", "application/x-www-form-urlencoded", "name=fine");
     expect(ok.status).toBe(200);
-    expect(await ok.text()).toContain("Group “fine” created.");
+    expect(await ok.text()).toContain("Group “<bdi>fine</bdi>” created.");
   });
 
   it("offers a user's key no delete, tag or job controls on another user's memory shared through a group", async () => {
@@ -218,6 +218,27 @@ describe("console pages", () => {
       const notice = /<div class="notice error"[^>]*>([\s\S]*?)<\/div>/.exec(res.text)?.[1];
       expect(notice).toContain(says);
       expect(notice).not.toMatch(/(body|query)\.\w+|_id|Too big|Invalid input/);
+    }
+  });
+
+  it("isolates ids and group names shown inline, so a right-to-left override in one reverses nothing after it", async () => {
+    const { orgId, key, client } = await signedIn();
+    const rlo = "\u202E";
+    const user = `ali${rlo}ce`;
+    const g = await createGroup(svc, key, `${rlo}team`);
+    const [m] = await seed(svc, orgId, [
+      fact("I like tea.", { user_id: user, conv_id: "c1", group_ids: [g] }),
+    ]);
+    const list = await client.get("/console/memories");
+    expect(list.text).toContain(`<bdi>${user}</bdi><span class="muted"> · <bdi>c1</bdi></span>`);
+    expect(list.text).toContain(`<span class="tag"><bdi>${rlo}team</bdi></span>`);
+    const one = await client.get(`/console/memories/${m!.id}`);
+    expect(one.text).toContain(`<dd class="mono"><bdi>${user}</bdi></dd>`);
+    expect(one.text).toContain(`<span class="tag"><bdi>${rlo}team</bdi></span>`);
+    const created = await client.post("/console/groups", { name: `${rlo}crew` });
+    expect(created.text).toContain(`Group “<bdi>${rlo}crew</bdi>” created.`);
+    for (const path of ["/console/search", "/console/ingest"]) {
+      expect((await client.get(path)).text, path).toContain(`<bdi>${rlo}team</bdi>`);
     }
   });
 });

@@ -1,3 +1,4 @@
+import type { Child } from "hono/jsx";
 import { CoreError, isCoreError } from "../../src/errors.js";
 import { archiveGroup } from "../../src/groups/archive.js";
 import { createGroup } from "../../src/groups/create.js";
@@ -12,7 +13,7 @@ import type { ConsoleApp } from "../types.js";
 
 async function groupsPage(
   c: Ctx,
-  notice?: { kind: "ok" | "error"; text: string },
+  notice?: { kind: "ok" | "error"; text: Child },
   draft?: Record<string, string>,
 ) {
   const groups = await listGroups({ ctx: c.get("ctx"), input: { includeArchived: true } });
@@ -108,7 +109,7 @@ async function groupsPage(
   );
 }
 
-async function attempt(c: Ctx, run: () => Promise<string>, draft?: Record<string, string>) {
+async function attempt(c: Ctx, run: () => Promise<Child>, draft?: Record<string, string>) {
   try {
     return groupsPage(c, { kind: "ok", text: await run() });
   } catch (err) {
@@ -131,7 +132,11 @@ export function registerGroupPages(app: ConsoleApp) {
           ctx: c.get("ctx"),
           input: { name: f.name ?? "", prompt: f.prompt ?? null },
         });
-        return `Group “${g.name}” created.`;
+        return (
+          <>
+            Group “<bdi>{g.name}</bdi>” created.
+          </>
+        );
       },
       f,
     );
@@ -148,7 +153,11 @@ export function registerGroupPages(app: ConsoleApp) {
       const name = "name" in raw ? (one(raw, "name") ?? "") : null;
       const prompt = one(raw, "prompt") ?? (current.prompt !== null && "prompt" in raw ? "" : null);
       const g = await updateGroup({ ctx, input: { id, name, prompt } });
-      return `Group “${g.name}” saved.`;
+      return (
+        <>
+          Group “<bdi>{g.name}</bdi>” saved.
+        </>
+      );
     });
   });
 
@@ -159,11 +168,19 @@ export function registerGroupPages(app: ConsoleApp) {
     return attempt(c, async () => {
       if (f.status === "archived") {
         const g = await archiveGroup({ ctx, input: { id } });
-        return `Group “${g.name}” archived: it no longer tags new ingests; its memories stay searchable.`;
+        return (
+          <>
+            Group “<bdi>{g.name}</bdi>” archived: it no longer tags new ingests; its memories stay searchable.
+          </>
+        );
       }
       if (f.status !== "active") throw new CoreError("invalid_request", "status must be active or archived.");
       const g = await updateGroup({ ctx, input: { id, status: "active" } });
-      return `Group “${g.name}” restored.`;
+      return (
+        <>
+          Group “<bdi>{g.name}</bdi>” restored.
+        </>
+      );
     });
   });
 }

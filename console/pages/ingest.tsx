@@ -94,7 +94,14 @@ const JobDetail: FC<{ job: IngestJob }> = ({ job }) => {
           {ignored.length ? (
             <>
               <dt>Ignored groups</dt>
-              <dd class="mono">{ignored.join(", ")}</dd>
+              <dd class="mono">
+                {ignored.map((g, i) => (
+                  <>
+                    {i ? ", " : ""}
+                    <bdi>{g}</bdi>
+                  </>
+                ))}
+              </dd>
             </>
           ) : null}
         </dl>
@@ -184,7 +191,7 @@ async function ingestPage(
               {groups.data.map((g) => (
                 <label>
                   <input type="checkbox" name="group_ids" value={g.id} checked={chosen.includes(g.id)} />
-                  {g.name}
+                  <bdi>{g.name}</bdi>
                 </label>
               ))}
             </div>

@@ -77,7 +77,9 @@ const Tags: FC<{ memory: Memory; groups: Group[]; csrf: string; error?: string; 
         <ul class="tags">
           {memory.group_ids.map((g) => (
             <li>
-              <span class="tag">{groupName(groups, g) ?? g}</span>
+              <span class="tag">
+                <bdi>{groupName(groups, g) ?? g}</bdi>
+              </span>
               {readOnly ? null : (
                 <form method="post" action={action} hx-post={action} hx-target="#tags" hx-swap="outerHTML">
                   <Csrf token={csrf} />
@@ -224,12 +226,19 @@ const MemoryRows: FC<{ rows: Memory[]; groups: Group[] }> = ({ rows, groups }) =
               {m.details.status === "superseded" ? <Status value="superseded" /> : null}
             </td>
             <td class="mono small hide-sm">
-              {m.user_id ?? "—"}
-              {m.conv_id ? <span class="muted"> · {m.conv_id}</span> : null}
+              {m.user_id === null ? "—" : <bdi>{m.user_id}</bdi>}
+              {m.conv_id ? (
+                <span class="muted">
+                  {" "}
+                  · <bdi>{m.conv_id}</bdi>
+                </span>
+              ) : null}
             </td>
             <td class="hide-sm">
               {m.group_ids.map((g) => (
-                <span class="tag">{groupName(groups, g) ?? g}</span>
+                <span class="tag">
+                  <bdi>{groupName(groups, g) ?? g}</bdi>
+                </span>
               ))}
             </td>
             <td class="nowrap">
@@ -332,7 +341,7 @@ async function memoryPage(c: Ctx, id: string, tagError?: string) {
               {(["user_id", "agent_id", "conv_id", "app_id"] as const).map((k) => (
                 <>
                   <dt>{AXIS_LABELS[k]}</dt>
-                  <dd class="mono">{m[k] ?? <span class="muted">—</span>}</dd>
+                  <dd class="mono">{m[k] === null ? <span class="muted">—</span> : <bdi>{m[k]}</bdi>}</dd>
                 </>
               ))}
               <dt>Categories</dt>

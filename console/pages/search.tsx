@@ -50,7 +50,7 @@ const ScopeFields: FC<{ f: Form; groups: Group[] }> = ({ f, groups }) => (
                 value={g.id}
                 checked={many(f, "group_ids").includes(g.id)}
               />
-              {g.name}
+              <bdi>{g.name}</bdi>
             </label>
           ))}
         </div>
