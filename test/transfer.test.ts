@@ -117,7 +117,7 @@ const importInto = (
   format: "mnemo" | "mem0" = "mnemo",
 ) =>
   importOrg(
-    { db: svc.db, embedder: svc.embedder, secret: Buffer.alloc(32, 7) },
+    { db: svc.db, embedder: svc.embedder, secret: Buffer.alloc(32, 7), config: dst.deps.config },
     { orgId: org, format },
     iterate(lines),
   );
@@ -628,6 +628,82 @@ describe("admin import (embedded database)", () => {
   });
 });
 
+describe("admin import keeps to the API's rules", () => {
+  const newGroupLine = (fields: object = {}) =>
+    JSON.stringify({
+      ...JSON.parse(file.find((l) => l.includes('"kind":"group"'))!),
+      id: `grp_${randomBytes(16).toString("hex")}`,
+      name: "imported",
+      prompt: null,
+      status: "active",
+      ...fields,
+    });
+
+  it("reports a group line the API would refuse (its id, name or prompt) and skips it", async () => {
+    const target = await dst.newOrg("group-rules");
+    const good = JSON.parse(newGroupLine({ name: "  padded  ", prompt: "Release notes" }));
+    const lines = [
+      file[0]!,
+      JSON.stringify(good),
+      newGroupLine({ id: "team" }),
+      newGroupLine({ id: `GRP_${"A".repeat(32)}` }),
+      newGroupLine({ name: "n".repeat(500) }),
+      newGroupLine({ name: "   " }),
+      newGroupLine({ prompt: "   " }),
+      newGroupLine({ prompt: "p".repeat(5000) }),
+    ];
+    const report = await importIntoDst(lines, target.orgId);
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [3, expect.stringMatching(/^id: not a group id/)],
+      [4, expect.stringMatching(/^id: not a group id/)],
+      [5, "name: must be 1 to 120 characters (not blank)"],
+      [6, "name: must be 1 to 120 characters (not blank)"],
+      [7, "prompt: must be 1 to 2000 characters (not blank)"],
+      [8, "prompt: must be 1 to 2000 characters (not blank)"],
+    ]);
+    expect(report.groups).toEqual({ imported: 1, existing: 0 });
+    // Every group the list shows answers GET; the name is trimmed as POST /v1/groups trims it.
+    const list = await dst.request("GET", "/v1/groups?include_archived=true", { key: target.key });
+    expect(list.body.data.map((g: { id: string; name: string }) => [g.id, g.name])).toEqual([
+      [good.id, "padded"],
+    ]);
+    expect((await dst.request("GET", `/v1/groups/${good.id}`, { key: target.key })).status).toBe(200);
+  });
+
+  it("reports the active groups past MAX_GROUPS_PER_ORG and skips them; archived ones still go in", async () => {
+    const target = await dst.newOrg("group-quota");
+    const max = dst.deps.config.MAX_GROUPS_PER_ORG;
+    const made = await dst.request("POST", "/v1/groups", { key: target.key, body: { name: "made here" } });
+    expect(made.status).toBe(201);
+    const active = Array.from({ length: max + 1 }, (_, i) => newGroupLine({ name: `g${i}` }));
+    const archived = [newGroupLine({ name: "old", status: "archived" })];
+    const lines = [file[0]!, ...active, ...archived];
+    const report = await importIntoDst(lines, target.orgId);
+    // One active group was there: room for max - 1 of the file's, the last two are refused.
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual(
+      [max + 1, max + 2].map((line) => [
+        line,
+        `group ${JSON.parse(lines[line - 1]!).id}: the organisation would have more than ${max} active groups (MAX_GROUPS_PER_ORG); not imported`,
+      ]),
+    );
+    expect(report.groups).toEqual({ imported: max, existing: 0 });
+    const { rows } = await dst.deps.db.query<{ status: string; n: number }>(
+      "SELECT status, count(*)::int AS n FROM groups WHERE org_id = $1 GROUP BY status ORDER BY status",
+      [target.orgId],
+    );
+    expect(rows).toEqual([
+      { status: "active", n: max },
+      { status: "archived", n: 1 },
+    ]);
+    const more = await dst.request("POST", "/v1/groups", { key: target.key, body: { name: "one more" } });
+    expect([more.status, more.body.detail?.code]).toEqual([422, "groups_quota_exceeded"]);
+    // Again: nothing new, and the same two refused.
+    const again = await importIntoDst(lines, target.orgId);
+    expect(again.groups).toEqual({ imported: 0, existing: max });
+    expect(again.bad.map((b) => b.line)).toEqual([max + 1, max + 2]);
+  });
+});
+
 describe("admin import of many rows", () => {
   it("weighs again for full text only the rows written while the organisation held few documents", async () => {
     const target = await dst.newOrg("reweigh");
@@ -637,7 +713,12 @@ describe("admin import of many rows", () => {
     );
     // Batches of 200: the first is written while the organisation holds fewer than 50 documents.
     const report = await importOrg(
-      { db: dst.deps.db, embedder: dst.deps.providers.embedder, secret: Buffer.alloc(32, 7) },
+      {
+        db: dst.deps.db,
+        embedder: dst.deps.providers.embedder,
+        secret: Buffer.alloc(32, 7),
+        config: dst.deps.config,
+      },
       { orgId: target.orgId, format: "mnemo", reweighBelow: 50 },
       iterate([file[0]!, ...rows]),
     );

@@ -1,12 +1,15 @@
 import { z } from "zod";
+import type { Config } from "../config.js";
 import { isoDateTime } from "../dates/dates.js";
 import { checkpointWhereNoneRuns } from "../db/analyze.js";
 import type { Db, Queryable } from "../db/db.js";
+import { countActiveGroups, lockOrgGroups } from "../db/groups.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
 import {
   type ExportGroup,
   type ExportMemory,
   foreignIds,
+  groupIdsTaken,
   importGroups,
   importMemories,
   importWebhook,
@@ -15,11 +18,13 @@ import {
   reindexText,
 } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
+import { isGroupId } from "../groups/model.js";
 import { MEMORY_TYPES } from "../memories/model.js";
 import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
 import { isStorable, looseDeep } from "../wire/common.js";
+import { GroupName, GroupPrompt } from "../wire/groups.js";
 import { EXPORT_FORMAT, EXPORT_VERSION } from "./export.js";
 import { mem0Items } from "./mem0.js";
 
@@ -45,11 +50,14 @@ const Header = z.object({
   user_id: nstr,
   embedding: z.object({ dim: z.number().int().positive(), embedder: z.string() }),
 });
+/** A group id as the API makes and reads them (GET /v1/groups/{id} answers 404 to any other). */
+const groupId = z.string().refine(isGroupId, "not a group id (grp_ and 32 hexadecimal digits)");
+// A name and prompt as POST /v1/groups takes them (trimmed, not blank, within their limits).
 const Group = z.object({
   kind: z.literal("group"),
-  id: z.string().min(1).max(200),
-  name: z.string().min(1),
-  prompt: nstr,
+  id: groupId,
+  name: GroupName,
+  prompt: GroupPrompt.nullable(),
   status: z.enum(["active", "archived"]),
   created_at: when,
   updated_at: when,
@@ -107,6 +115,8 @@ export interface ImportReport {
 export interface ImportDeps {
   db: Db;
   embedder: Embedder;
+  /** The API's limits, which imported rows keep to. */
+  config: Pick<Config, "MAX_GROUPS_PER_ORG" | "MAX_GROUP_IDS_PER_INGEST">;
   /** Server key, to encrypt a minted webhook secret. */
   secret: Buffer;
 }
@@ -191,11 +201,14 @@ export async function importOrg(
   const land = async (rows: Rows) => {
     let g = 0;
     let m: string[] = [];
+    let over: typeof groups = [];
     await inOrg(async (tx) => {
+      const quota = await withinQuota(tx, input.orgId, rows.groups, deps.config.MAX_GROUPS_PER_ORG);
+      over = quota.over;
       g = await importGroups(
         tx,
         input.orgId,
-        rows.groups.map((x) => x.row),
+        quota.keep.map((x) => x.row),
       );
       m = await importMemories(
         tx,
@@ -204,19 +217,24 @@ export async function importOrg(
       );
       return g + m.length;
     });
-    return { rows, g, m };
+    return { rows, g, m, over };
   };
   /** Counts rows written by land: new, already there, or another organisation's (a bad line). */
-  const tally = async ({ rows, g, m }: Awaited<ReturnType<typeof land>>) => {
+  const tally = async ({ rows, g, m, over }: Awaited<ReturnType<typeof land>>) => {
     const orgId = input.orgId;
+    for (const x of over)
+      report.bad.push({
+        line: x.line,
+        error: `group ${x.row.id}: the organisation would have more than ${deps.config.MAX_GROUPS_PER_ORG} active groups (MAX_GROUPS_PER_ORG); not imported`,
+      });
     report.groups.imported += g;
-    report.groups.existing += rows.groups.length - g;
+    report.groups.existing += rows.groups.length - over.length - g;
     report.memories.imported += m.length;
     report.memories.existing += rows.memories.length - m.length;
     inserted.push(...m);
     if (documents! < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
     documents! += m.length;
-    if (g < rows.groups.length || m.length < rows.memories.length) {
+    if (g + over.length < rows.groups.length || m.length < rows.memories.length) {
       const taken = [
         ...(await foreignIds(
           db,
@@ -377,6 +395,40 @@ export async function importOrg(
   // next sweep (a crash before then would replay all of it).
   await checkpointWhereNoneRuns(db);
   return report;
+}
+
+/**
+ * Of a batch's groups, those to write and those over the quota: a new active group past the
+ * organisation's MAX_GROUPS_PER_ORG active groups, which POST /v1/groups would refuse
+ * (`groups_quota_exceeded`). Under the lock a create takes, so the two cannot pass it together.
+ */
+async function withinQuota<G extends { row: ExportGroup }>(
+  tx: Queryable,
+  orgId: string,
+  groups: G[],
+  max: number,
+): Promise<{ keep: G[]; over: G[] }> {
+  if (!groups.some((x) => x.row.status === "active")) return { keep: groups, over: [] };
+  await lockOrgGroups(tx, orgId);
+  // Ids already there (here or in another organisation) are not written, so they take no room.
+  const taken = new Set(
+    await groupIdsTaken(
+      tx,
+      groups.map((x) => x.row.id),
+    ),
+  );
+  let room = max - (await countActiveGroups(tx, orgId));
+  const keep: G[] = [];
+  const over: G[] = [];
+  for (const x of groups) {
+    if (x.row.status !== "active" || taken.has(x.row.id)) keep.push(x);
+    else if (room > 0) {
+      room--;
+      taken.add(x.row.id);
+      keep.push(x);
+    } else over.push(x);
+  }
+  return { keep, over };
 }
 
 /** Thrown to roll back a transaction that wrote nothing (see inOrg). */

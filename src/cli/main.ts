@@ -324,7 +324,7 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
           read = true;
         };
         const report = await importOrg(
-          { db, embedder: createProviders(config).embedder, secret: key },
+          { db, embedder: createProviders(config).embedder, secret: key, config },
           { orgId: need(values.org, "--org"), format },
           stdinLines(),
           () => bar.add(),

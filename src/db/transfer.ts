@@ -202,6 +202,13 @@ export async function foreignIds(
   return rows.map((r) => r.id);
 }
 
+/** Of group `ids`, those that exist (in any organisation). */
+export async function groupIdsTaken(db: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM groups WHERE id = ANY($1::text[])", [ids]);
+  return rows.map((r) => r.id);
+}
+
 /** Creates the organisation's webhook from an export unless it already has one; true if created. */
 export async function importWebhook(
   db: Queryable,

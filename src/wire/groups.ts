@@ -26,13 +26,14 @@ const Text = (max: number) => {
   const error = `must be 1 to ${max} characters (not blank)`;
   return Str().trim().min(1, { error }).max(max, { error });
 };
-const Name = Text(GROUP_NAME_MAX);
-const Prompt = Text(GROUP_PROMPT_MAX);
+/** A group's name and prompt as the API takes them (also what `admin import` takes). */
+export const GroupName = Text(GROUP_NAME_MAX);
+export const GroupPrompt = Text(GROUP_PROMPT_MAX);
 
 export const CreateGroupRequest = z
   .object({
-    name: Name,
-    prompt: Prompt.nullable()
+    name: GroupName,
+    prompt: GroupPrompt.nullable()
       .optional()
       .openapi({ description: "What belongs in the group. Omitted or null: a catch-all group." }),
   })
@@ -40,8 +41,8 @@ export const CreateGroupRequest = z
 
 export const UpdateGroupRequest = z
   .object({
-    name: Name.nullable().optional(),
-    prompt: Prompt.nullable()
+    name: GroupName.nullable().optional(),
+    prompt: GroupPrompt.nullable()
       .optional()
       .openapi({ description: "Sets the criterion (also on a catch-all group); it can never be removed." }),
     status: z.string().nullable().optional().openapi({
