@@ -704,6 +704,57 @@ describe("admin import keeps to the API's rules", () => {
   });
 });
 
+describe("admin import keeps a memory's group tags to the API's rules", () => {
+  it("reports tags that are no group ids and more tags than MAX_GROUP_IDS_PER_INGEST; drops a repeated one", async () => {
+    const target = await dst.newOrg("tag-rules");
+    const cap = dst.deps.config.MAX_GROUP_IDS_PER_INGEST;
+    const groupLines = Array.from({ length: cap + 14 }, (_, i) =>
+      JSON.stringify({
+        ...JSON.parse(file.find((l) => l.includes('"kind":"group"'))!),
+        id: `grp_${randomBytes(16).toString("hex")}`,
+        name: `g${i}`,
+        status: "active",
+      }),
+    );
+    const ids = groupLines.map((l) => JSON.parse(l).id as string);
+    const tagged = (text: string, group_ids: string[]) => ({
+      ...JSON.parse(freshMemoryLine(text)),
+      group_ids,
+    });
+    const full = tagged("Tagged up to the cap", ids.slice(0, cap));
+    const twice = tagged("Tagged twice with one group", [ids[0]!, ids[0]!, ids[1]!]);
+    const lines = [
+      file[0]!,
+      ...groupLines,
+      JSON.stringify(tagged("Tagged past the cap", ids)),
+      JSON.stringify(full),
+      JSON.stringify(tagged("A blank tag", ["", ids[0]!])),
+      JSON.stringify(tagged("A tag with spaces", [` ${ids[0]} `])),
+      JSON.stringify(twice),
+    ];
+    const report = await importIntoDst(lines, target.orgId);
+    const at = groupLines.length + 2;
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [
+        at,
+        `group_ids: a memory carries at most ${cap} group ids (MAX_GROUP_IDS_PER_INGEST), not ${ids.length}`,
+      ],
+      [at + 2, expect.stringMatching(/^group_ids\.0: not a group id/)],
+      [at + 3, expect.stringMatching(/^group_ids\.0: not a group id/)],
+    ]);
+    expect(report.memories.imported).toBe(2);
+    const get = (id: string) => dst.request("GET", `/v1/memories/${id}`, { key: target.key });
+    expect((await get(twice.id)).body.group_ids).toEqual([ids[0], ids[1]]);
+    // The owner can take tags off one at a time.
+    const removed = await dst.request("PATCH", `/v1/memories/${full.id}`, {
+      key: target.key,
+      body: { remove_group_ids: [ids[0]] },
+    });
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.body.group_ids).toEqual(ids.slice(1, cap));
+  });
+});
+
 describe("admin import of many rows", () => {
   it("weighs again for full text only the rows written while the organisation held few documents", async () => {
     const target = await dst.newOrg("reweigh");

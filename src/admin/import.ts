@@ -71,7 +71,8 @@ const Memory = z.object({
   agent_id: nstr,
   conv_id: nstr,
   app_id: nstr,
-  group_ids: z.array(z.string()),
+  // Each a group id, once (the API keeps a memory's tags as a set).
+  group_ids: z.array(groupId).transform((ids) => [...new Set(ids)]),
   categories: z.array(z.string()),
   details: z.record(z.string(), z.unknown()),
   metadata: z.record(z.string(), z.unknown()).optional(),
@@ -346,6 +347,16 @@ export async function importOrg(
         groups.push({ line: item.line, row });
       } else if (v.kind === "memory") {
         const { kind: _, ...row } = v;
+        // As many tags as PATCH /v1/memories/{id} lets a memory carry (a memory imported with more
+        // could not lose them one at a time: each PATCH would leave it over the cap).
+        const cap = deps.config.MAX_GROUP_IDS_PER_INGEST;
+        if (row.group_ids.length > cap) {
+          report.bad.push({
+            line: item.line,
+            error: `group_ids: a memory carries at most ${cap} group ids (MAX_GROUP_IDS_PER_INGEST), not ${row.group_ids.length}`,
+          });
+          continue;
+        }
         memories.push({ line: item.line, row });
       } else {
         await flush();
