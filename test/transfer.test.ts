@@ -755,6 +755,54 @@ describe("admin import keeps a memory's group tags to the API's rules", () => {
   });
 });
 
+describe("admin import of tags naming no group", () => {
+  it("drops a tag naming no group of the file or the organisation (another organisation's, or none) and reports it", async () => {
+    const target = await dst.newOrg("dangling-tags");
+    const here = await dst.request("POST", "/v1/groups", { key: target.key, body: { name: "here" } });
+    const foreignOrg = await dst.newOrg("dangling-tags-other");
+    const foreign = await dst.request("POST", "/v1/groups", {
+      key: foreignOrg.key,
+      body: { name: "theirs" },
+    });
+    expect([here.status, foreign.status]).toEqual([201, 201]);
+    const inFile = {
+      ...JSON.parse(file.find((l) => l.includes('"kind":"group"'))!),
+      id: `grp_${randomBytes(16).toString("hex")}`,
+      name: "in the file",
+    };
+    const none = `grp_${randomBytes(16).toString("hex")}`;
+    const tagged = (text: string, group_ids: string[]) => ({
+      ...JSON.parse(freshMemoryLine(text)),
+      group_ids,
+    });
+    const mixed = tagged("Tagged with four groups", [here.body.id, foreign.body.id, inFile.id, none]);
+    const lone = tagged("Tagged with a group that is nowhere", [none]);
+    const clean = tagged("Tagged with groups that exist", [inFile.id, here.body.id]);
+    // The file's group after the memories it tags, as a paged export can write it.
+    const lines = [file[0]!, ...[mixed, lone, clean].map((m) => JSON.stringify(m)), JSON.stringify(inFile)];
+    const report = await importIntoDst(lines, target.orgId);
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [
+        2,
+        `group_ids: ${foreign.body.id}, ${none} name no group of the file or the organisation; the memory was imported without them`,
+      ],
+      [
+        3,
+        `group_ids: ${none} names no group of the file or the organisation; the memory was imported without it`,
+      ],
+    ]);
+    expect(report.memories.imported).toBe(3);
+    const tags = async (id: string) =>
+      (await dst.request("GET", `/v1/memories/${id}`, { key: target.key })).body.group_ids;
+    expect(await tags(mixed.id)).toEqual([here.body.id, inFile.id]);
+    expect(await tags(lone.id)).toEqual([]);
+    expect(await tags(clean.id)).toEqual([inFile.id, here.body.id]);
+    // Again: nothing new, nothing to report.
+    const again = await importIntoDst(lines, target.orgId);
+    expect([again.bad, again.memories.imported]).toEqual([[], 0]);
+  });
+});
+
 describe("admin import of many rows", () => {
   it("weighs again for full text only the rows written while the organisation held few documents", async () => {
     const target = await dst.newOrg("reweigh");
@@ -893,7 +941,7 @@ describe("admin export and import commands", () => {
       expect(summary.memories.imported).toBe(file.filter((l) => l.includes('"kind":"memory"')).length);
       // What it does after the last line is said, not done in silence.
       expect(imported.stderr).toMatch(
-        /import: every line read; marking superseded facts, weighing \d+ rows again/,
+        /import: every line read; checking group tags, marking superseded facts, weighing \d+ rows again/,
       );
       // Deriving the full-text columns again changes nothing the export shows.
       const reindexed = await runMnemo(["admin", "reindex-text", "--org", orgId, "--json"], env);

@@ -6,6 +6,7 @@ import type { Db, Queryable } from "../db/db.js";
 import { countActiveGroups, lockOrgGroups } from "../db/groups.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
 import {
+  dropUnknownGroupTags,
   type ExportGroup,
   type ExportMemory,
   foreignIds,
@@ -193,7 +194,8 @@ export async function importOrg(
     }
   };
 
-  const inserted: string[] = [];
+  /** The memories this import wrote, each with its line (lower-case ids, as the database gives them). */
+  const inserted = new Map<string, number>();
   // Rows weighed for full text while the organisation held few documents (see below).
   const reweigh: string[] = [];
   let documents: number | undefined;
@@ -232,7 +234,11 @@ export async function importOrg(
     report.groups.existing += rows.groups.length - over.length - g;
     report.memories.imported += m.length;
     report.memories.existing += rows.memories.length - m.length;
-    inserted.push(...m);
+    const written = new Set(m);
+    for (const x of rows.memories) {
+      const id = x.row.id.toLowerCase();
+      if (written.has(id)) inserted.set(id, x.line);
+    }
     if (documents! < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
     documents! += m.length;
     if (g + over.length < rows.groups.length || m.length < rows.memories.length) {
@@ -383,6 +389,21 @@ export async function importOrg(
   await flush();
   // Nothing read at all is more likely a failed export upstream than an empty organisation.
   if (!sawLine) report.bad.push({ line: 0, error: "the input holds no line" });
+  if (inserted.size)
+    onStage(
+      `every line read; checking group tags, marking superseded facts, weighing ${reweigh.length} rows again for full text, checkpoint`,
+    );
+  const ids = [...inserted.keys()];
+  // A tag must name a group of the organisation, as the API's do; a group can come after the
+  // memories it tags (see exportOrg), so tags are checked once every line is in. A tag naming
+  // none (another organisation's group, a group line refused above, a typo) is dropped rather
+  // than the memory: the memory is what its user sees, the tag named nothing they could.
+  for (const { id, dropped } of await dropUnknownGroupTags(db, input.orgId, ids))
+    report.bad.push({
+      line: inserted.get(id) ?? 0,
+      error: `group_ids: ${dropped.join(", ")} ${dropped.length > 1 ? "name" : "names"} no group of the file or the organisation; the memory was imported without ${dropped.length > 1 ? "them" : "it"}`,
+    });
+  report.memories.superseded = await markSupersededTargets(db, input.orgId, ids);
   // In line order: a line refused by the database is only known once its batch is written.
   report.bad.sort((a, b) => a.line - b.line);
   // A clean export of an empty organisation gives it back (with a bad line, nothing is made).
@@ -390,11 +411,6 @@ export async function importOrg(
     org = await insertOrg(db, newOrg());
     report.organisationCreated = true;
   }
-  if (inserted.length)
-    onStage(
-      `every line read; marking superseded facts, weighing ${reweigh.length} rows again for full text, checkpoint`,
-    );
-  report.memories.superseded = await markSupersededTargets(db, input.orgId, inserted);
   // Each batch's rows were weighed for full text against the organisation's average document
   // length as it stood (the first batch against none): those written while it held fewer than
   // REWEIGH_BELOW documents are weighed again against them all. Past that the average has settled

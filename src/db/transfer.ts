@@ -202,6 +202,39 @@ export async function foreignIds(
   return rows.map((r) => r.id);
 }
 
+/**
+ * Takes out of the memories `ids` (the organisation's) each group tag that names no group of the
+ * organisation, keeping the others in order; returns the memories changed and what each lost.
+ */
+export async function dropUnknownGroupTags(
+  db: Queryable,
+  orgId: string,
+  ids: string[],
+): Promise<Array<{ id: string; dropped: string[] }>> {
+  const out: Array<{ id: string; dropped: string[] }> = [];
+  for (let i = 0; i < ids.length; i += 1000) {
+    const { rows } = await db.query<{ id: string; dropped: string[] }>(
+      `UPDATE memories m SET group_ids = x.kept
+       FROM (
+         SELECT r.id,
+                coalesce(array_agg(t.id ORDER BY t.n) FILTER (WHERE g.id IS NOT NULL), '{}') AS kept,
+                array_agg(t.id ORDER BY t.n) FILTER (WHERE g.id IS NULL) AS dropped
+         FROM memories r
+         CROSS JOIN LATERAL unnest(r.group_ids) WITH ORDINALITY AS t(id, n)
+         LEFT JOIN groups g ON g.org_id = $1 AND g.id = t.id
+         WHERE r.org_id = $1 AND r.id = ANY($2::uuid[]) AND cardinality(r.group_ids) > 0
+         GROUP BY r.id
+         HAVING bool_or(g.id IS NULL)
+       ) x
+       WHERE m.org_id = $1 AND m.id = x.id
+       RETURNING m.id::text AS id, x.dropped`,
+      [orgId, ids.slice(i, i + 1000)],
+    );
+    out.push(...rows);
+  }
+  return out;
+}
+
 /** Of group `ids`, those that exist (in any organisation). */
 export async function groupIdsTaken(db: Queryable, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
