@@ -803,6 +803,69 @@ describe("admin import of tags naming no group", () => {
   });
 });
 
+describe("admin import of supersedes links", () => {
+  it("does not follow a link to another user's fact (it stays active) and reports it; one user's link is followed", async () => {
+    const target = await dst.newOrg("cross-user-supersedes");
+    const fact = (user: string, text: string, supersedes: string | null = null) => ({
+      ...JSON.parse(freshMemoryLine(text)),
+      user_id: user,
+      supersedes,
+    });
+    const alices = fact("alice", "Alice's bank is in Lisbon");
+    const first = await importIntoDst([file[0]!, JSON.stringify(alices)], target.orgId);
+    expect(first.bad).toEqual([]);
+    const carols = fact("carol", "Carol's door code is 1234");
+    const mallorys = fact("mallory", "Mallory's first note");
+    const erins = fact("erin", "Erin walks to work");
+    const lines = [
+      file[0]!,
+      // Another user's fact already there, and one later in the file.
+      JSON.stringify(fact("mallory", "Alice's bank is in Oslo", alices.id)),
+      JSON.stringify(fact("mallory", "Carol's door code is 0000", carols.id)),
+      JSON.stringify(carols),
+      // The user's own fact: followed.
+      JSON.stringify(mallorys),
+      JSON.stringify(fact("mallory", "Mallory's second note", mallorys.id)),
+      // A link to a fact not there yet (imported below, from another file).
+      JSON.stringify(fact("dave", "Erin drives to work", erins.id)),
+    ];
+    const report = await importIntoDst(lines, target.orgId);
+    const why = "not followed (a fact supersedes only its own user's facts)";
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [2, `supersedes: ${alices.id} is another user's fact: ${why}`],
+      [3, `supersedes: ${carols.id} is another user's fact: ${why}`],
+    ]);
+    expect(report.memories.superseded).toBe(1);
+    const later = await importIntoDst([file[0]!, JSON.stringify(erins)], target.orgId);
+    expect(later.bad).toEqual([
+      {
+        line: 2,
+        error: `fact ${JSON.parse(lines[6]!).id}, another user's, names this fact in supersedes: ${why}`,
+      },
+    ]);
+    expect(later.memories.superseded).toBe(0);
+    const { rows } = await dst.deps.db.query("SELECT id, status FROM memories WHERE org_id = $1", [
+      target.orgId,
+    ]);
+    const status = Object.fromEntries(rows.map((r) => [r.id, r.status]));
+    expect([status[alices.id], status[carols.id], status[erins.id], status[mallorys.id]]).toEqual([
+      "active",
+      "active",
+      "active",
+      "superseded",
+    ]);
+    // Alice's fact is still found.
+    const found = await dst.request("POST", "/v1/memories/search", {
+      key: target.key,
+      body: { query: "Alice bank Lisbon", user_id: "alice", mode: "retrieve", include: ["fact"] },
+    });
+    expect(found.body.data.map((m: { id: string }) => m.id)).toContain(alices.id);
+    // Again: a no-op.
+    const again = await importIntoDst(lines, target.orgId);
+    expect([again.bad, again.memories.imported, again.memories.superseded]).toEqual([[], 0, 0]);
+  });
+});
+
 describe("admin import of many rows", () => {
   it("weighs again for full text only the rows written while the organisation held few documents", async () => {
     const target = await dst.newOrg("reweigh");

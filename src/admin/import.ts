@@ -6,6 +6,7 @@ import type { Db, Queryable } from "../db/db.js";
 import { countActiveGroups, lockOrgGroups } from "../db/groups.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
 import {
+  crossUserSupersedes,
   dropUnknownGroupTags,
   type ExportGroup,
   type ExportMemory,
@@ -105,12 +106,13 @@ const Line = z.discriminatedUnion("kind", [Header, Group, Memory, Webhook]);
 export interface ImportReport {
   lines: number;
   groups: { imported: number; existing: number };
-  /** `superseded`: imported facts marked superseded because a fact supersedes them (see markSupersededTargets). */
+  /** `superseded`: imported facts marked superseded because a fact of their user supersedes them (see markSupersededTargets). */
   memories: { imported: number; existing: number; reembedded: number; superseded: number };
   webhook: "created" | "kept existing" | "none";
   /** A signing secret minted for an imported webhook (exports never carry one): shown once. */
   webhookSecret?: string;
   organisationCreated: boolean;
+  /** Lines skipped, and lines imported with a tag taken off or a supersedes link not followed. */
   bad: Array<{ line: number; error: string }>;
 }
 
@@ -404,6 +406,23 @@ export async function importOrg(
       error: `group_ids: ${dropped.join(", ")} ${dropped.length > 1 ? "name" : "names"} no group of the file or the organisation; the memory was imported without ${dropped.length > 1 ? "them" : "it"}`,
     });
   report.memories.superseded = await markSupersededTargets(db, input.orgId, ids);
+  // A fact supersedes only its own user's facts (ingest compares a user's facts with that user's
+  // alone): a link to another user's fact is left as the file has it but not followed, and reported
+  // on the line this import wrote (the superseding fact's, else its target's).
+  for (const { id, target } of await crossUserSupersedes(db, input.orgId, ids)) {
+    const mine = inserted.get(id);
+    report.bad.push(
+      mine === undefined
+        ? {
+            line: inserted.get(target) ?? 0,
+            error: `fact ${id}, another user's, names this fact in supersedes: not followed (a fact supersedes only its own user's facts)`,
+          }
+        : {
+            line: mine,
+            error: `supersedes: ${target} is another user's fact: not followed (a fact supersedes only its own user's facts)`,
+          },
+    );
+  }
   // In line order: a line refused by the database is only known once its batch is written.
   report.bad.sort((a, b) => a.line - b.line);
   // A clean export of an empty organisation gives it back (with a bad line, nothing is made).

@@ -132,25 +132,54 @@ export async function importMemories(db: Queryable, orgId: string, rows: ExportM
  * against the statistics of the rows before them, the first ones against almost none.
  */
 /**
- * Facts among `ids` (or pointed at by them) that another fact of the organisation supersedes but
- * that still read active, marked superseded: what a fact that `supersedes` one means. A file
- * exported page by page while the source was written (see exportOrg) can hold a fact as active
- * beside the fact that superseded it during the export. Returns how many were marked.
+ * Facts among `ids` (or pointed at by them) that another fact of the same user supersedes but that
+ * still read active, marked superseded: what a fact that `supersedes` one means. A file exported
+ * page by page while the source was written (see exportOrg) can hold a fact as active beside the
+ * fact that superseded it during the export. A link to another user's fact is not followed: a
+ * fact supersedes only its own user's facts, as ingest replaces them (crossUserSupersedes names
+ * such links). Returns how many were marked.
  */
 export async function markSupersededTargets(db: Queryable, orgId: string, ids: string[]): Promise<number> {
   let marked = 0;
   for (let i = 0; i < ids.length; i += 1000) {
     const { rowCount } = await db.query(
-      `UPDATE memories SET status = 'superseded'
-       WHERE org_id = $1 AND type = 'fact' AND status = 'active'
-         AND id IN (SELECT n.supersedes FROM memories n
-                    WHERE n.org_id = $1 AND n.type = 'fact' AND n.supersedes IS NOT NULL AND n.supersedes <> n.id
-                      AND (n.id = ANY($2::uuid[]) OR n.supersedes = ANY($2::uuid[])))`,
+      `UPDATE memories t SET status = 'superseded'
+       FROM (SELECT DISTINCT n.supersedes AS id, n.user_id FROM memories n
+             WHERE n.org_id = $1 AND n.type = 'fact' AND n.supersedes IS NOT NULL AND n.supersedes <> n.id
+               AND (n.id = ANY($2::uuid[]) OR n.supersedes = ANY($2::uuid[]))) x
+       WHERE t.org_id = $1 AND t.id = x.id AND t.type = 'fact' AND t.status = 'active'
+         AND t.user_id IS NOT DISTINCT FROM x.user_id`,
       [orgId, ids.slice(i, i + 1000)],
     );
     marked += rowCount ?? 0;
   }
   return marked;
+}
+
+/**
+ * Facts among `ids`, or facts naming one of `ids` in `supersedes`, whose link names a fact of
+ * another user (which markSupersededTargets does not follow): each link once, as `id` supersedes
+ * `target`.
+ */
+export async function crossUserSupersedes(
+  db: Queryable,
+  orgId: string,
+  ids: string[],
+): Promise<Array<{ id: string; target: string }>> {
+  const links = new Map<string, { id: string; target: string }>();
+  for (let i = 0; i < ids.length; i += 1000) {
+    const { rows } = await db.query<{ id: string; target: string }>(
+      `SELECT n.id::text AS id, t.id::text AS target
+       FROM memories n JOIN memories t ON t.org_id = n.org_id AND t.id = n.supersedes
+       WHERE n.org_id = $1 AND n.type = 'fact' AND t.type = 'fact' AND n.supersedes <> n.id
+         AND n.user_id IS DISTINCT FROM t.user_id
+         AND (n.id = ANY($2::uuid[]) OR n.supersedes = ANY($2::uuid[]))
+       ORDER BY n.id`,
+      [orgId, ids.slice(i, i + 1000)],
+    );
+    for (const r of rows) links.set(r.id, r);
+  }
+  return [...links.values()];
 }
 
 /** How many documents the organisation's full-text statistics count. */
