@@ -59,7 +59,11 @@ export async function startRuntime(
   // runtime must not keep the process alive, polling a database that was closed under it.
   const started: (() => Promise<unknown>)[] = [];
   try {
-    const { applied, newer } = await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
+    const providers = createProviders(config);
+    const { applied, newer } = await migrate(db, {
+      embeddingDim: config.MNEMO_EMBEDDING_DIM,
+      embedder: providers.embedder.name,
+    });
     if (applied.length) log.info({ applied }, "migrations applied");
     if (newer.length)
       log.warn(
@@ -99,7 +103,7 @@ export async function startRuntime(
       db,
       log,
       metrics,
-      providers: instrumentProviders(createProviders(config), metrics),
+      providers: instrumentProviders(providers, metrics),
       queue: queueFor(boss),
       secret: secret.key,
     };

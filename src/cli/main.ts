@@ -7,6 +7,7 @@ import { importOrg } from "../admin/import.js";
 import { migrateTo } from "../admin/migrate-to.js";
 import { createKey, createOrg, linkOrg, listKeys, revokeKey } from "../admin/orgs.js";
 import { progress } from "../admin/progress.js";
+import { memoriesToEmbed, reembedAll } from "../admin/reembed.js";
 import { reindexOrgText } from "../admin/reindex.js";
 import { DEFAULT_ORG_ID } from "../auth/bootstrap.js";
 import { ConfigError, loadConfig } from "../config.js";
@@ -35,6 +36,7 @@ Usage:
       export --org ORG_ID [--user USER_ID] > org.jsonl
       import --org ORG_ID [--format mnemo|mem0] [--json] < org.jsonl
       reindex-text --org ORG_ID [--json]   derive the full-text columns again (after replacing mnemo_memory_tsv)
+      reembed [--json]   make every vector again with the configured embedder (after changing the embedding model)
       migrate-to --target postgres://... [--json]   (embedded data directory -> PostgreSQL)
 
 Configuration is read from the environment; see the README.`;
@@ -228,6 +230,7 @@ const ADMIN_OPTIONS: Record<string, string[]> = {
   export: ["org", "user"],
   import: ["org", "format", "json"],
   "reindex-text": ["org", "json"],
+  reembed: ["json"],
   "migrate-to": ["target", "json"],
 };
 
@@ -284,7 +287,12 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
   }
   const { db, kind } = await openDatabase(config, log, { transient: true });
   try {
-    await migrate(db, { embeddingDim: config.MNEMO_EMBEDDING_DIM });
+    const embedder = createProviders(config).embedder;
+    await migrate(db, {
+      embeddingDim: config.MNEMO_EMBEDDING_DIM,
+      embedder: embedder.name,
+      reembedding: sub === "reembed",
+    });
     let out: unknown;
     switch (sub) {
       case "export": {
@@ -296,7 +304,6 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
           );
           process.exit(1);
         });
-        const embedder = createProviders(config).embedder;
         let bar: ReturnType<typeof progress> | undefined;
         const done = await exportOrg(
           db,
@@ -324,7 +331,7 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
           read = true;
         };
         const report = await importOrg(
-          { db, embedder: createProviders(config).embedder, secret: key, config },
+          { db, embedder, secret: key, config },
           { orgId: need(values.org, "--org"), format },
           stdinLines(),
           () => bar.add(),
@@ -346,6 +353,12 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
             : `${formatHuman({ ...summary, bad: bad.length })}\n`,
         );
         return bad.length ? 1 : 0;
+      }
+      case "reembed": {
+        const bar = progress("reembed: memories", await memoriesToEmbed(db));
+        out = await reembedAll(db, embedder, (n) => bar.add(n));
+        bar.done();
+        break;
       }
       case "reindex-text": {
         const orgId = need(values.org, "--org");

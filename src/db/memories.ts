@@ -502,18 +502,20 @@ export async function memoriesWithoutVector(
 
 /**
  * Vectors for rows whose text was changed (updateEpisodeText), each set only while the row still
- * has that text and no vector: a later change wins.
+ * has that text and no vector: a later change wins. `replace`: over the vector a row has (admin
+ * reembed), still only while it has that text.
  */
 export async function setEmbeddings(
   db: Queryable,
   orgId: string,
   rows: ReadonlyArray<{ id: string; text: string; embedding: number[] }>,
+  options: { replace?: boolean } = {},
 ): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
     `UPDATE memories m SET embedding = x.embedding::vector
      FROM unnest($2::uuid[], $3::text[], $4::text[]) AS x(id, text, embedding)
-     WHERE m.org_id = $1 AND m.id = x.id AND m.text = x.text AND m.embedding IS NULL`,
+     WHERE m.org_id = $1 AND m.id = x.id AND m.text = x.text${options.replace ? "" : " AND m.embedding IS NULL"}`,
     [orgId, rows.map((r) => r.id), rows.map((r) => r.text), rows.map((r) => toVector(r.embedding))],
   );
 }

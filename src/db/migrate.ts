@@ -32,7 +32,16 @@ export function loadMigrations(dir = SQL_DIR): Migration[] {
  */
 export async function migrate(
   db: Db,
-  options: { embeddingDim: number },
+  options: {
+    embeddingDim: number;
+    /**
+     * The embedder this process makes vectors with (`Embedder.name`): recorded by the first process
+     * to name one; another later is a start-up error while the database holds vectors (those of two
+     * models cannot be compared), unless `reembedding` (admin reembed makes them all again).
+     */
+    embedder?: string;
+    reembedding?: boolean;
+  },
 ): Promise<{ applied: string[]; newer: string[] }> {
   await db
     .tx(async (tx) => {
@@ -70,6 +79,7 @@ export async function migrate(
         "or start on a new database.",
     );
   }
+  if (options.embedder && !options.reembedding) await checkEmbedder(db, options.embedder);
   // Migrations this version does not know: a newer version upgraded the database (a rollback, or
   // an old process started during a rolling upgrade). Said, not refused: the process may still
   // work against the newer schema, and refusing would stop an old process restarting mid-upgrade.
@@ -78,6 +88,36 @@ export async function migrate(
     "SELECT version, name FROM schema_migrations ORDER BY version",
   );
   return { applied, newer: rows.filter((r) => !known.has(r.version)).map((r) => r.name) };
+}
+
+/**
+ * The embedder that made the database's vectors, recorded by the first process that names one (a
+ * database from before this record takes the embedder of the first process started after the
+ * upgrade). A process configured for another one is refused while any memory has a vector: its
+ * query vectors would be compared with another model's (a model configured on a directory the
+ * local embedder filled, at the same dimension, ranked an unrelated fact first), so every search
+ * would rank by noise. A database without vectors takes the new one.
+ */
+async function checkEmbedder(db: Db, embedder: string): Promise<void> {
+  await db.query("INSERT INTO settings (key, value) VALUES ('embedder', $1) ON CONFLICT (key) DO NOTHING", [
+    embedder,
+  ]);
+  const { rows } = await db.query<{ value: string }>("SELECT value FROM settings WHERE key = 'embedder'");
+  const recorded = rows[0]?.value;
+  if (recorded === undefined || recorded === embedder) return;
+  const { rows: any } = await db.query<{ has: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM memories WHERE embedding IS NOT NULL) AS has",
+  );
+  if (!any[0]?.has) {
+    await db.query("UPDATE settings SET value = $1 WHERE key = 'embedder'", [embedder]);
+    return;
+  }
+  throw new StartupError(
+    `this database's vectors were made by the embedder ${recorded}, and this process is configured for ` +
+      `${embedder}: vectors of two models cannot be compared. Configure ${recorded} again ` +
+      "(OPENAI_API_KEY / MNEMO_LLM_BASE_URL and MNEMO_EMBEDDING_MODEL, or none of them for the local embedder), " +
+      `or make every vector again with ${embedder}: \`mnemo admin reembed\` (README, "Changing the embedding model").`,
+  );
 }
 
 /** Whether every migration on disk has been applied (readiness). */
