@@ -288,9 +288,11 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
   const { db, kind } = await openDatabase(config, log, { transient: true });
   try {
     const embedder = createProviders(config).embedder;
+    // The commands that make or label vectors need the database's embedder (src/db/migrate.ts);
+    // the others (a key, an organisation) run whatever model the shell has configured.
     await migrate(db, {
       embeddingDim: config.MNEMO_EMBEDDING_DIM,
-      embedder: embedder.name,
+      ...(sub === "export" || sub === "import" ? { embedder: embedder.name } : {}),
       reembedding: sub === "reembed",
     });
     let out: unknown;
