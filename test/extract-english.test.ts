@@ -863,6 +863,13 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(text("I got a call from HR, my interview is on Friday.")).toBe(
       "On 5 March 2025, the user got a call from HR, the user's interview is on Friday (7 March 2025).",
     );
+    // An event named on a day without a verb, or a thing that is on a day, is ahead too.
+    expect(text("Dentist on Tuesday, and my daughter's recital is Thursday at 6.")).toBe(
+      "On 5 March 2025, Dentist on Tuesday (11 March 2025), and the user's daughter's recital is Thursday (6 March 2025) at 6.",
+    );
+    expect(text("My birthday is Saturday!")).toBe(
+      "On 5 March 2025, the user's birthday is Saturday (8 March 2025)!",
+    );
     // Habits, ordinals and lists of days are no dates; a title is no "tomorrow".
     expect(text("I swim on Thursday evenings.")).toBe(
       "On 5 March 2025, the user swims on Thursday evenings.",

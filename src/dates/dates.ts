@@ -137,8 +137,12 @@ const ANTICIPATION =
 /** An appointment one got or made: it is ahead ("I finally got an appointment ... on Monday"). */
 const OBTAINED =
   /\b(?:got|booked|scheduled|made|set up|landed|arranged)\s+(?:an?\s+|the\s+|my\s+)?(?:[\w-]+\s+)?(?:appointment|interview|meeting|exam|call|surgery|presentation)\b/i;
-/** Something one has on a day ("an interview on Tuesday"): ahead, unless the sentence tells it as past. */
-const APPOINTMENT = /\b(?:appointment|interview|meeting|exam|call|surgery|presentation|deadline)\b/i;
+/**
+ * Something one has on a day ("an interview on Tuesday", "Dentist on Tuesday", "the recital is
+ * Thursday at 6"): ahead, unless the sentence tells it as past.
+ */
+const APPOINTMENT =
+  /\b(?:appointment|interview|meeting|exam|call|surgery|presentation|deadline|dentist|doctor|check-?up|recital|concert|game|match|party|wedding|flight|trip|dinner|lunch|brunch|date|class|lesson|practice|rehearsal|shift|therapy|session)\b/i;
 
 /**
  * Appends the absolute date after relative expressions ("yesterday" becomes
@@ -275,9 +279,10 @@ function withWeekdays(text: string, at: Date): string {
       m[1] ||
       SCHEDULED.test(sentence) ||
       FUTURE.test(sentence) ||
-      new RegExp(String.raw`\b(?:(?:to|until|till|for)|(?:is|are|'s) (?:on|for))\s+${day}\b`, "i").test(
-        sentence,
-      ) ||
+      new RegExp(
+        String.raw`\b(?:(?:to|until|till|for)|(?<!\btoday )(?:is|are|'s)(?: on| for)?)\s+${day}\b`,
+        "i",
+      ).test(sentence) ||
       OBTAINED.test(sentence) ||
       (!past && (APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
     if (ahead) {
