@@ -960,6 +960,13 @@ describe("a short answer to a question", () => {
     expect(reply("How old is your daughter?", "She's 7.")).toEqual([
       ["She's 7.", "How old is the user's daughter?"],
     ]);
+    // The question's verb before "you" agrees with the third person.
+    expect(reply("Where are you headed this weekend?", "Lake Tahoe with my wife.")).toEqual([
+      ["Lake Tahoe with the user's wife.", "Where is the user headed this weekend?"],
+    ]);
+    expect(reply("Have you been to Japan before?", "Yes, twice, in 2019 and 2022.")).toEqual([
+      ["Twice, in 2019 and 2022.", "Has the user been to Japan before?"],
+    ]);
     // Nothing to keep: no name, no number.
     expect(reply("How are you today?", "Not bad, thanks.")).toEqual([]);
     expect(reply("Anything else?", "No, I'm good.")).toEqual([]);

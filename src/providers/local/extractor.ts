@@ -413,6 +413,13 @@ function secondToThird(s: string, name: string): string {
   const out = s
     .replace(/\b([Dd])o you\b/g, (_m, d: string) => `${d}oes ${name}`)
     .replace(/\b([Dd])on't you\b/g, (_m, d: string) => `${d}oesn't ${name}`)
+    // A question's verb before "you" agrees with the third person: "Where are you headed?" ->
+    // "Where is the user headed?", "Have you been?" -> "Has the user been?".
+    .replace(/\b([Aa])re you\b/g, (_m, a: string) => `${a === "A" ? "I" : "i"}s ${name}`)
+    .replace(/\b([Ww])ere you\b/g, (_m, w: string) => `${w}as ${name}`)
+    .replace(/\b([Hh])ave you\b/g, (_m, h: string) => `${h}as ${name}`)
+    .replace(/\b([Hh])aven't you\b/g, (_m, h: string) => `${h}asn't ${name}`)
+    .replace(/\b([Aa])ren't you\b/g, (_m, a: string) => `${a === "A" ? "I" : "i"}sn't ${name}`)
     .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
     .replace(/\b[Yy]ou were\b/g, `${name} was`)
     .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
