@@ -1,7 +1,6 @@
 import type { Db } from "../db/db.js";
-import { setEmbeddings } from "../db/memories.js";
-import type { MemoryType } from "../db/memory-row.js";
-import { embeddingText } from "../memories/write.js";
+import { memoriesAfter } from "../db/memories.js";
+import { embedWith } from "../memories/vectors.js";
 import type { Embedder } from "../providers/types.js";
 
 /** Memories embedded per call of the embedder (and per statement). */
@@ -29,27 +28,9 @@ export async function reembedAll(
   let after = "00000000-0000-0000-0000-000000000000";
   let memories = 0;
   for (;;) {
-    const { rows } = await db.query<{
-      id: string;
-      org_id: string;
-      type: MemoryType;
-      text: string;
-      details: Record<string, unknown>;
-      context: string | null;
-    }>(
-      `SELECT id, org_id, type, text, details, context FROM memories
-       WHERE id > $1::uuid ORDER BY id LIMIT $2`,
-      [after, PAGE],
-    );
+    const rows = await memoriesAfter(db, after, PAGE);
     if (rows.length === 0) break;
-    const vectors = await embedder.embed(rows.map(embeddingText));
-    const byOrg = new Map<string, Array<{ id: string; text: string; embedding: number[] }>>();
-    rows.forEach((r, i) => {
-      const list = byOrg.get(r.org_id) ?? [];
-      list.push({ id: r.id, text: r.text, embedding: vectors[i]! });
-      byOrg.set(r.org_id, list);
-    });
-    for (const [orgId, list] of byOrg) await setEmbeddings(db, orgId, list, { replace: true });
+    await embedWith(embedder, db, rows, { replace: true });
     memories += rows.length;
     onRows(rows.length);
     after = rows.at(-1)!.id;

@@ -478,24 +478,32 @@ export async function updateEpisodeText(
   );
 }
 
+/** A memory with what its vector is made from (embeddingText). */
+export interface EmbeddableRow {
+  id: string;
+  org_id: string;
+  type: MemoryType;
+  text: string;
+  details: Record<string, unknown>;
+  context: string | null;
+}
+
 /** Memories without a vector (memories_no_vector_idx), at most `limit`, with what embeds them. */
-export async function memoriesWithoutVector(
-  db: Queryable,
-  limit: number,
-): Promise<
-  Array<{
-    id: string;
-    org_id: string;
-    type: MemoryType;
-    text: string;
-    details: Record<string, unknown>;
-    context: string | null;
-  }>
-> {
-  const { rows } = await db.query(
+export async function memoriesWithoutVector(db: Queryable, limit: number): Promise<EmbeddableRow[]> {
+  const { rows } = await db.query<EmbeddableRow>(
     `SELECT id::text, org_id, type, text, details, context FROM memories
      WHERE embedding IS NULL ORDER BY org_id LIMIT $1`,
     [limit],
+  );
+  return rows;
+}
+
+/** Every organisation's memories in id order after `afterId`, at most `limit`, with what embeds them. */
+export async function memoriesAfter(db: Queryable, afterId: string, limit: number): Promise<EmbeddableRow[]> {
+  const { rows } = await db.query<EmbeddableRow>(
+    `SELECT id::text, org_id, type, text, details, context FROM memories
+     WHERE id > $1::uuid ORDER BY id LIMIT $2`,
+    [afterId, limit],
   );
   return rows;
 }

@@ -1,7 +1,7 @@
 import type { CtxDeps, Deps } from "../context.js";
 import type { Queryable } from "../db/db.js";
-import { memoriesWithoutVector, setEmbeddings } from "../db/memories.js";
-import type { MemoryType } from "../db/memory-row.js";
+import { type EmbeddableRow, memoriesWithoutVector, setEmbeddings } from "../db/memories.js";
+import type { Embedder } from "../providers/types.js";
 import { embeddingText } from "./write.js";
 
 /** Rows embedded per statement, and at most per sweep. */
@@ -15,26 +15,36 @@ const PER_SWEEP = 1_000;
 export async function embedRows(
   deps: CtxDeps,
   db: Queryable,
-  rows: ReadonlyArray<{
-    id: string;
-    org_id: string;
-    type: MemoryType;
-    text: string;
-    details: Record<string, unknown>;
-    context?: string | null;
-  }>,
+  rows: ReadonlyArray<Omit<EmbeddableRow, "context"> & { context?: string | null }>,
 ): Promise<void> {
   if (rows.length === 0) return;
-  const vectors = await deps.providers.embedder.embed(rows.map(embeddingText), {
+  await embedWith(deps.providers.embedder, db, rows, {
     timeoutMs: deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
   });
+}
+
+/**
+ * Rows embedded by `embedder` and their vectors set while each still has the text embedded;
+ * `replace`: over the vector a row has (admin reembed), else only where it has none.
+ */
+export async function embedWith(
+  embedder: Embedder,
+  db: Queryable,
+  rows: ReadonlyArray<Omit<EmbeddableRow, "context"> & { context?: string | null }>,
+  options: { timeoutMs?: number; replace?: boolean } = {},
+): Promise<void> {
+  const vectors = await embedder.embed(
+    rows.map(embeddingText),
+    options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs },
+  );
   const byOrg = new Map<string, Array<{ id: string; text: string; embedding: number[] }>>();
   rows.forEach((r, i) => {
     const list = byOrg.get(r.org_id) ?? [];
     list.push({ id: r.id, text: r.text, embedding: vectors[i]! });
     byOrg.set(r.org_id, list);
   });
-  for (const [orgId, list] of byOrg) await setEmbeddings(db, orgId, list);
+  for (const [orgId, list] of byOrg)
+    await setEmbeddings(db, orgId, list, options.replace ? { replace: true } : {});
 }
 
 /**
