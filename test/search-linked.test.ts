@@ -10,7 +10,7 @@ import {
 } from "../src/search/linked.js";
 import { rerank } from "../src/search/rerank.js";
 import { asksForSeveral } from "../src/search/several.js";
-import { preferNamedSpeaker } from "../src/search/speaker.js";
+import { preferNamedSpeaker, preferTheUserThemself } from "../src/search/speaker.js";
 import { namedDay, preferDated, preferNamedDay, withNamedDay } from "../src/search/temporal.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
@@ -240,6 +240,59 @@ describe("a question naming one speaker", () => {
   it("leaves the list alone when it names both speakers or none", () => {
     expect(preferNamedSpeaker("Which books did Tim recommend to John?", ranked)).toBe(ranked);
     expect(preferNamedSpeaker("What books were mentioned?", ranked)).toBe(ranked);
+  });
+});
+
+describe("a question the user asks about themselves", () => {
+  it("finds what is said of the user before what is said of the user's people", async () => {
+    const { key } = await svc.newOrg();
+    const said = [
+      "My mom lives in Lyon and she loves gardening.",
+      "I live in Paris, near the Louvre.",
+      "My brother works at Google in Zurich.",
+      "I work as a nurse at the city hospital.",
+      "My sister has two cats.",
+      "I have a dog named Rex.",
+    ];
+    const stored = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "me", conv_id: "c1", messages: said.map((content) => ({ role: "user", content })) },
+    });
+    expect(stored.body.status).toBe("succeeded");
+    const top = async (query: string) => {
+      const res = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id: "me", query, mode: "retrieve", types: ["fact"], limit: 3 },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data[0]?.text as string;
+    };
+    expect(await top("Where do I live?")).toBe("The user lives in Paris, near the Louvre.");
+    expect(await top("Do I have pets?")).toBe("The user has a dog named Rex.");
+    expect(await top("What do I do for work?")).toBe("The user works as a nurse at the city hospital.");
+    // A question naming one of them still finds theirs.
+    expect(await top("Where does my mom live?")).toBe(
+      "The user's mom lives in Lyon and she loves gardening.",
+    );
+    expect(await top("What pets does my sister have?")).toBe("The user's sister has two cats.");
+  });
+
+  it("leaves a fact about one of them that names the user again, and questions without a first person", () => {
+    const row = (id: string, text: string, score: number) => ({
+      row: { id, type: "fact", text, details: {} } as unknown as MemoryRow,
+      score,
+    });
+    const ranked = [
+      row("mom", "On 8 May 2023, the user's mom lives with the user in Lyon.", 0.9),
+      row("me", "The user lives in Lyon.", 0.8),
+    ];
+    expect(preferTheUserThemself("Who do I live with?", ranked)).toBe(ranked);
+    const other = [row("sis", "The user's sister has two cats.", 0.9), row("me", "The user has a dog.", 0.8)];
+    expect(preferTheUserThemself("Does the user have pets?", other)).toBe(other);
+    expect(preferTheUserThemself("Do I have pets?", other).map((r) => [r.row.id, r.score])).toEqual([
+      ["me", 0.8],
+      ["sis", 0.45],
+    ]);
   });
 });
 

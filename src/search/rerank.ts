@@ -2,13 +2,13 @@ import type { MemoryType, RankRow } from "../db/memory-row.js";
 import type { EpisodeLink } from "../db/memory-search.js";
 import { factsBeforeTheirEpisode, sessionsThatMatch, withinOne, withLinkedFacts } from "./linked.js";
 import { asksForSeveral } from "./several.js";
-import { preferNamedSpeaker } from "./speaker.js";
+import { preferNamedSpeaker, preferTheUserThemself } from "./speaker.js";
 import { preferDated, preferNamedDay } from "./temporal.js";
 
 /**
  * The re-ranking after the hybrid statement: session agreement, each episode below its own facts,
- * one hop to linked facts (src/search/linked.ts), a named speaker's own words
- * (src/search/speaker.ts), the preference for dated facts under a "when" question and for the
+ * one hop to linked facts (src/search/linked.ts), a named speaker's own words and the user's own
+ * facts under a question about themselves (src/search/speaker.ts), the preference for dated facts under a "when" question and for the
  * memories of a day the question names (src/search/temporal.ts), and the list scaled back to
  * 0..1. A question asking for several things gets neither the session agreement nor the links:
  * they favour one conversation, and its answers are usually in several (src/search/several.ts).
@@ -23,5 +23,6 @@ export function rerank(
 ): { row: RankRow; score: number }[] {
   const grouped = factsBeforeTheirEpisode(several ? ranked : sessionsThatMatch(ranked));
   const linked = several ? grouped : withLinkedFacts(links, types, grouped, limit);
-  return withinOne(preferNamedDay(query, preferDated(query, preferNamedSpeaker(query, linked, several))));
+  const speakers = preferTheUserThemself(query, preferNamedSpeaker(query, linked, several));
+  return withinOne(preferNamedDay(query, preferDated(query, speakers)));
 }

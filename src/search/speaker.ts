@@ -66,3 +66,44 @@ export function preferNamedSpeaker<T extends { row: RankRow; score: number }>(
   const boost = hypothetical ? OWN_NATURE_BOOST : several ? OWN_LIST_BOOST : OWN_WORDS_BOOST;
   return ranked.map((r) => (speakerOf(r) ? { ...r, score: round6(r.score * boost) } : r)).sort(byScore);
 }
+
+/**
+ * How much a fact about one of the user's people weighs under a question the user asks about
+ * themselves.
+ */
+const SOMEONE_ELSES_FACT = 0.5;
+/** The user asking about themselves: "I", "me", "myself" in the question, and no "my <someone>". */
+const ABOUT_MYSELF = /\b(?:I|I'm|I've|I'd|me|myself)\b/;
+const PEOPLE =
+  "mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?|wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|sons?|daughters?|kids?|children|child|baby|grand(?:ma|pa|mother|father|son|daughter|parents?|kids?|children)|aunt|uncle|cousins?|nieces?|nephews?|in-laws?|(?:mother|father|brother|sister|son|daughter)-in-law|friends?|roommates?|boss|manager|colleagues?|coworkers?|co-workers?|neighbou?rs?|doctor|therapist|dentist|teacher";
+const MY_SOMEONE = new RegExp(String.raw`\bmy\s+(?:\w+\s+)?(?:${PEOPLE})\b`, "i");
+/** A fact whose subject is one of the user's people ("The user's mom lives in Lyon"), after any date lead. */
+const THEIR_PERSONS_FACT = new RegExp(
+  String.raw`^(?:On [^,]{3,40}, )?the user's (?:\w+ )?(?:${PEOPLE})\b`,
+  "i",
+);
+
+/**
+ * A question the user asks about themselves ("Where do I live?", "Do I have pets?") prefers what
+ * is said of the user over what is said of the user's people: the mother's city and the sister's
+ * cats share the question's words ("live", "pets" by their concepts) and ranked first. A fact about
+ * one of them weighs half, unless it names the user again ("The user's mom lives with the user").
+ * Not under a question naming one of them ("Where does my mom live?"), and only where memories
+ * speak of "the user" (an unnamed chat user; LoCoMo's questions name their speakers, so it
+ * changes nothing there).
+ */
+export function preferTheUserThemself<T extends { row: RankRow; score: number }>(
+  query: string,
+  ranked: T[],
+): T[] {
+  if (!ABOUT_MYSELF.test(query) || MY_SOMEONE.test(query)) return ranked;
+  let changed = false;
+  const out = ranked.map((r) => {
+    const text = r.row.text;
+    if (r.row.type !== "fact" || !THEIR_PERSONS_FACT.test(text)) return r;
+    if (/\bthe user\b/i.test(text.replace(THEIR_PERSONS_FACT, ""))) return r;
+    changed = true;
+    return { ...r, score: round6(r.score * SOMEONE_ELSES_FACT) };
+  });
+  return changed ? out.sort(byScore) : ranked;
+}
