@@ -504,6 +504,16 @@ describe("trigger matching", () => {
     expect(await hit({ entities: ["pool.ts"] })).toEqual({
       "Pool size must stay below 60": ["src/db/pool.ts"],
     });
+    // An agent names the file by its absolute path (or with ./): the project's path inside it is
+    // hit, with the base name, and the lesson is kept under a task that says nothing of it.
+    for (const file_path of ["/home/dev/shop/src/db/migrate.ts", "./src/db/migrate.ts"]) {
+      const edit = { action: { tool: "Edit", args: { file_path, old_string: "a", new_string: "b" } } };
+      expect(await hit(edit)).toEqual({
+        "Run migrate.ts with the lock held": ["src/db/migrate.ts", "migrate.ts"],
+      });
+      const composed = await trigger(key, { user_id: "u", ...edit, task: "Add an index on invoices" });
+      expect(composed.body.data.map((r: any) => r.text)).toEqual(["Run migrate.ts with the lock held"]);
+    }
     // `app` at the end of another path is not the lesson's /var/log/app, in retrieve or compose.
     const elsewhere = { action: { tool: "Read", args: { file_path: "/home/me/web/app" } } };
     expect(await hit(elsewhere)).toEqual({});

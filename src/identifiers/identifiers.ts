@@ -183,6 +183,29 @@ export function identifiersFromAction(action: ActionContext): string[] {
   const shell = !!tool && SHELL_TOOL.test(tool);
   if (action.args) walk(action.args, out, false, 0, shell);
   if (action.output) identifiersInText(action.output, out);
+  return withPathTails(out);
+}
+
+/**
+ * The identifiers plus the relative paths inside each path they hold: an agent names the file it
+ * edits by its absolute path (`/home/dev/shop/src/db/migrate.ts`), a rule by the project's
+ * (`src/db/migrate.ts`), and only the base name met before. Every tail of two or more parts
+ * counts (`shop/src/db/migrate.ts`, `src/db/migrate.ts`, `db/migrate.ts`), and a `./` or `~/`
+ * lead is dropped.
+ */
+function withPathTails(ids: Set<string>): string[] {
+  const out = new Set(ids);
+  for (const id of ids) {
+    if (!/[/\\]/.test(id)) continue;
+    const parts = id
+      .replace(/^(?:\.{1,2}|~)?[/\\]+/, "")
+      .split(/[/\\]+/)
+      .filter(Boolean);
+    for (let i = Math.max(0, parts.length - 8); i < parts.length - 1; i++) {
+      if (out.size >= MAX_IDENTIFIERS) return [...out];
+      out.add(parts.slice(i).join("/"));
+    }
+  }
   return [...out];
 }
 
@@ -222,7 +245,7 @@ const KNOWN_COMMANDS = new Set(
 /** Whether a word is a command name that is no English word (`npm`, `psql`, `docker`). */
 export const isKnownCommand = (word: string): boolean => KNOWN_COMMANDS.has(word);
 
-/** Pre-extracted entities, as given (trimmed, deduplicated), plus the base names of paths. */
+/** Pre-extracted entities, as given (trimmed, deduplicated), plus the base names and tails of paths. */
 export function normaliseEntities(entities: string[]): string[] {
   const out = new Set<string>();
   for (const e of entities) {
@@ -234,7 +257,7 @@ export function normaliseEntities(entities: string[]): string[] {
       if (base) out.add(base);
     }
   }
-  return [...out];
+  return withPathTails(out);
 }
 
 /**
