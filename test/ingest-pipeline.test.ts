@@ -1008,6 +1008,28 @@ describe("directives", () => {
     expect((await findMemory(svc.deps.db, orgId, lesson.id))!.details.observation_count).toBe(2);
   });
 
+  it("'stop using X' reverses a rule that chose X", async () => {
+    for (const said of ["Stop using yarn; we use pnpm now.", "Actually, go back to pnpm, stop using yarn."]) {
+      const { key } = await svc.newOrg();
+      await ingestOk(key, { messages: [user("Use yarn from now on, not pnpm.")] });
+      const reversal = await ingestOk(key, { messages: [user(said)] });
+      const lesson = reversal.memories_created.find((m: any) => m.type === "lesson");
+      expect(lesson, said).toBeDefined();
+      const res = await svc.request("POST", "/v1/memories/trigger", {
+        key,
+        body: {
+          user_id: "u1",
+          action: { tool: "Bash", args: { command: "yarn add left-pad" } },
+          mode: "retrieve",
+        },
+      });
+      expect(
+        res.body.data.map((d: any) => d.id),
+        said,
+      ).toEqual([lesson.id]);
+    }
+  });
+
   it("a lesson reversing one in force supersedes it: recall serves the rule held now, revisions show the change", async () => {
     const { key, orgId } = await svc.newOrg();
     const lessonOf = (result: any) => result.memories_created.find((m: any) => m.type === "lesson");

@@ -141,6 +141,22 @@ describe("identifier extraction", () => {
       turn(2, "user", "Yes that worked!"),
     ]);
     expect(worked!.text).toMatch(/occurs: Run npm install --legacy-peer-deps to skip the peer check\.$/);
+    // The agent carries the advice out before the user confirms it: the tool turns between are no
+    // advice, the turn before them is.
+    const carriedOut = extractDirectives([
+      turn(0, "tool", "[error] Error: listen EADDRINUSE: address already in use :::5432"),
+      turn(
+        1,
+        "assistant",
+        "Port 5432 is taken by a local Postgres. Stop it with `brew services stop postgresql@16`.",
+      ),
+      turn(2, "tool", 'call: {"command":"brew services stop postgresql@16"}'),
+      turn(3, "tool", "Successfully stopped `postgresql@16`"),
+      turn(4, "user", "Yes that worked!"),
+    ]);
+    expect(carriedOut.map((d) => d.text)).toContain(
+      'When "Error: listen EADDRINUSE: address already in use :::5432" occurs: Port 5432 is taken by a local Postgres. Stop it with `brew services stop postgresql@16`.',
+    );
     // Advice that names the error answers it (no new error), and is the fix, not also a rule.
     const named = extractDirectives([
       turn(0, "user", "npm install fails with npm ERR! code ERESOLVE"),
@@ -157,6 +173,13 @@ describe("identifier extraction", () => {
         turn(1, "user", "That fixed it, thanks."),
       ]).filter((d) => /thanks/.test(d.text)),
     ).toEqual([]);
+  });
+
+  it("reads 'stop using X' and 'go back to X' as rules", () => {
+    for (const said of ["Stop using yarn; we use pnpm now.", "Actually, go back to pnpm, stop using yarn."]) {
+      const [rule] = extractDirectives([turn(0, "user", said)]);
+      expect(rule?.trigger_entities, said).toEqual(expect.arrayContaining(["yarn", "pnpm"]));
+    }
   });
 
   it("finds nothing in plain prose", () => {

@@ -16,7 +16,8 @@ import { escapeRe } from "../dates/strptime.js";
  */
 const AGAINST =
   /\b(?:never|don't|do not|dont|not|avoid|no longer|stop)(?:\s+(?:use|using|to use))?\s+$|\b(?:no more|instead of|rather than|over|without)\s+$/i;
-const FOR = /\b(?:use|using|prefer|switch(?:ed)?(?: back)? to|go with|stick (?:to|with)|with)\s+$/i;
+const FOR =
+  /\b(?:use|using|prefer|switch(?:ed)?(?: back)? to|go(?:ing)? back to|go with|stick (?:to|with)|with)\s+$/i;
 /** A choice under a negation is one against: "never commit with --no-verify", "don't run tests with jest". */
 const NEGATED = /\b(?:never|don't|do not|dont|not|avoid|stop)\b/i;
 /**

@@ -8,8 +8,9 @@ import { allSteps, STEP_MS, stepClock } from "./steps.js";
  * assistant's turn, error-then-fix patterns, and numbered steps (procedures).
  */
 const RULE =
-  /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use)\b/i;
-const RULE_ANYWHERE = /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't)\b/i;
+  /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use|stop using|quit using|switch(?: back)? to|go back to)\b/i;
+const RULE_ANYWHERE =
+  /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't|stop using|no longer use)\b/i;
 /**
  * Weaker cues ("psql needs PGHOST=...", "use pnpm instead of yarn", "note for next time"): a rule
  * only where the sentence names something unmistakably technical (a command, a path or file, a
@@ -70,8 +71,8 @@ function listedSteps(lines: string[]): { first: number; steps: string[] } {
 }
 
 /**
- * The advice a confirmation ("That fixed it") answers: the turn before it, when another speaker's
- * and not the error's own turn or a tool's; its sentences that are no question, at most 300
+ * The advice a confirmation ("That fixed it") answers: the turn before it (before the tool turns
+ * that carried it out), when another speaker's and not the error's own turn or a tool's; its sentences that are no question, at most 300
  * characters. None when there is no such turn.
  */
 function adviceBefore(
@@ -79,7 +80,11 @@ function adviceBefore(
   i: number,
   errorEventId: string,
 ): { text: string; eventIds: string[] } | null {
-  const prev = turns[i - 1];
+  // The tool turns between are the advice carried out (an agent runs the fix before the user
+  // confirms it): the advice is the turn before them.
+  let j = i - 1;
+  while (j > 0 && turns[j]!.role === "tool" && turns[j]!.eventId !== errorEventId) j--;
+  const prev = turns[j];
   if (!prev || prev.role === turns[i]!.role || prev.role === "tool" || prev.eventId === errorEventId)
     return null;
   const text = splitSentences(prev.content)
