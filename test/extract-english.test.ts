@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
 import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
+import { extractArtifacts } from "../src/providers/local/artifacts.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
 import { extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
@@ -970,6 +971,55 @@ describe("a short answer to a question", () => {
     // Nothing to keep: no name, no number.
     expect(reply("How are you today?", "Not bad, thanks.")).toEqual([]);
     expect(reply("Anything else?", "No, I'm good.")).toEqual([]);
+  });
+});
+
+describe("an agentic session's artifacts", () => {
+  const tool = (i: number, content: string, name?: string) => turn(i, "tool", content, name);
+  const titles = (turns: ReturnType<typeof turn>[]) =>
+    extractArtifacts(turns, true).map((a) => [a.title, a.content]);
+
+  it("takes the file a tool call writes or reads, without the read's line numbers", () => {
+    const code = "def to_cents(x):\n    return round(x * 100)\n\nCURRENCIES = ['EUR', 'USD']";
+    expect(
+      titles([
+        tool(
+          0,
+          `call: ${JSON.stringify({ file_path: "/srv/app/billing/currency.py", content: code })}`,
+          "Write",
+        ),
+      ]),
+    ).toEqual([["/srv/app/billing/currency.py", code]]);
+    const read = code
+      .split("\n")
+      .map((l, i) => `${String(i + 1).padStart(6)}→${l}`)
+      .join("\n");
+    expect(
+      titles([
+        tool(0, `call: ${JSON.stringify({ file_path: "/srv/app/billing/currency.py" })}`, "Read"),
+        tool(1, `${read}\n     5→`),
+      ]),
+    ).toEqual([["/srv/app/billing/currency.py", `${code}\n`]]);
+  });
+
+  it("takes no log, diff or test run that names a file in its first line", () => {
+    const webpack = [
+      "asset chunk-0.js 39 KiB [emitted]",
+      ...Array.from({ length: 6 }, (_, i) => `  module ${i} [built]`),
+    ];
+    const diff = [
+      "diff --git a/billing/invoice.py b/billing/invoice.py",
+      "index 1..2",
+      "--- a/x",
+      "+++ b/x",
+      "+ raise X",
+    ];
+    const run = ["tests/test_currency.py F.", "", "FAILURES", "E   AssertionError", "1 failed, 1 passed"];
+    for (const lines of [webpack, diff, run]) expect(titles([tool(0, lines.join("\n"))])).toEqual([]);
+    // An output that opens with the file's path alone is that file.
+    expect(
+      titles([tool(0, ["==> src/app.ts <==", "import x from 'y';", "x();", "y();", "z();"].join("\n"))]),
+    ).toEqual([["src/app.ts", "import x from 'y';\nx();\ny();\nz();"]]);
   });
 });
 

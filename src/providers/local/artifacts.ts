@@ -12,10 +12,48 @@ const FILE_NAME =
 const DECLARED =
   /\b(?:function|def|class|interface|struct|fn|func|const|let|var|type|CREATE TABLE)\s+([A-Za-z_][\w.]*)/i;
 
+/** A tool call as the Stop hook sends it (examples/hooks/stop.mjs): `call: {json of its input}`. */
+const TOOL_CALL = /^call:\s*(\{[\s\S]*\})\s*$/;
+/**
+ * A file a tool turn opens with: its first line the path alone, or after a label ("src/app.ts",
+ * "==> src/app.ts <==", "read_file: src/app.ts").
+ */
+const FILE_HEADER = new RegExp(String.raw`^\s*(?:==>\s*|[\w-]+:\s+)?(${FILE_NAME.source})(?:\s*<==)?:?\s*$`);
+/** A line of a file as a read tool numbers it ("    12→const x = 1;", "12\tconst x"). */
+const NUMBERED_LINE = /^\s*\d+(?:→|\t)/;
+
 export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArtifact[] {
   const out: ExtractedArtifact[] = [];
+  // The file the last tool call read (its path), for the result after it.
+  let reading: string | null = null;
   for (const turn of turns) {
     if (turn.role === "tool" && !agentic) continue;
+    if (turn.role === "tool") {
+      const call = TOOL_CALL.exec(turn.content.trim());
+      const args = call ? tryJson(call[1]!) : null;
+      const path = args && (typeof args.file_path === "string" ? args.file_path : args.path);
+      const wasReading = reading;
+      reading = null;
+      if (call) {
+        // A call that writes a whole file is that file; one that reads it, the result after it.
+        if (
+          typeof path === "string" &&
+          typeof args!.content === "string" &&
+          args!.content.split("\n").length >= 3
+        )
+          out.push(fileArtifact(path, args!.content, turn));
+        else if (typeof path === "string" && args!.content === undefined && args!.old_string === undefined)
+          reading = path;
+        continue;
+      }
+      const lines = turn.content.split("\n");
+      if (wasReading && !turn.content.startsWith("[error]") && lines.length >= 5) {
+        const numbered = lines.filter((l) => NUMBERED_LINE.test(l)).length >= lines.length / 2;
+        const content = numbered ? lines.map((l) => l.replace(NUMBERED_LINE, "")).join("\n") : turn.content;
+        out.push(fileArtifact(wasReading, content, turn));
+        continue;
+      }
+    }
     let found = false;
     for (const m of turn.content.matchAll(FENCE)) {
       found = true;
@@ -69,18 +107,24 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
       const title =
         heading ?? described(turn.role === "tool" ? "Tool output document" : "Document", null, content);
       out.push({ title, summary: title, rationale: null, content, source_event_ids: [turn.eventId] });
-    } else if (agentic && turn.role === "tool" && FILE_NAME.test(lines[0] ?? "") && lines.length >= 5) {
-      const title = FILE_NAME.exec(lines[0]!)![0];
-      out.push({
-        title,
-        summary: `${title} (from a tool call)`,
-        rationale: null,
-        content,
-        source_event_ids: [turn.eventId],
-      });
+    } else if (agentic && turn.role === "tool" && FILE_HEADER.test(lines[0] ?? "") && lines.length >= 5) {
+      // A file the output opens with by its path alone ("==> src/app.ts <=="): not a log, a diff
+      // or a test run that names a file in its first line (a webpack log became "chunk-0.js", a
+      // failing run of tests/test_currency.py a version of that file).
+      out.push(fileArtifact(FILE_HEADER.exec(lines[0]!)![1]!, lines.slice(1).join("\n"), turn));
     }
   }
   return out;
+}
+
+function fileArtifact(title: string, content: string, turn: Turn): ExtractedArtifact {
+  return {
+    title,
+    summary: `${title} (from a tool call)`,
+    rationale: null,
+    content,
+    source_event_ids: [turn.eventId],
+  };
 }
 
 /**
