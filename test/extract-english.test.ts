@@ -1048,6 +1048,43 @@ describe("an agentic session's gist", () => {
     expect(gist.files).not.toContain("TCPConnectWrap.afterConnect");
     expect(gist.errors).toEqual(["ENOENT: no such file or directory, open 'config/local.json'"]);
   });
+
+  it("lists the files the tool calls name first, no library file of a frame, property, branch or address", () => {
+    const { episode } = extractLocally({
+      turns: [
+        turn(0, "user", "Fix the currency bug on branch fix/webhook-sig."),
+        turn(1, "tool", `call: ${JSON.stringify({ file_path: "/srv/app/billing/currency.py" })}`, "Read"),
+        turn(
+          2,
+          "tool",
+          [
+            "[error] Traceback (most recent call last):",
+            '  File "/srv/app/billing/invoice.py", line 12, in total',
+            "billing.errors.InvalidCurrencyError: eur",
+            "    at renderWithHooks (node_modules/react-dom/cjs/react-dom.development.js:1:2)",
+            "onChange.cancel() was called; DATABASE_URL=postgres://app@db.staging.internal/shop",
+            "+ raise InvalidCurrencyError(code)",
+          ].join("\n"),
+          "Bash",
+        ),
+        turn(3, "assistant", "Fixed: currency codes are upper-cased before the lookup."),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: true,
+      known: [],
+    });
+    const gist = episode.gist as { files: string[]; errors: string[] };
+    expect(gist.files[0]).toBe("/srv/app/billing/currency.py");
+    for (const not of [
+      "node_modules/react-dom/cjs/react-dom.development.js",
+      "onChange.cancel",
+      "fix/webhook-sig",
+    ])
+      expect(gist.files).not.toContain(not);
+    expect(gist.files.filter((f) => f.includes("@"))).toEqual([]);
+    expect(gist.errors).toEqual(["billing.errors.InvalidCurrencyError: eur"]);
+  });
 });
 
 describe("an episode says each thing once, and its title writes names as names", () => {

@@ -519,12 +519,28 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   if (input.agentic) {
     const userTurns = input.turns.filter((t) => t.role === "user");
     const goal = splitSentences(userTurns[0]?.content ?? "")[0] ?? null;
-    const all = input.turns.map((t) => t.content).join("\n");
-    const ids = identifiersFromText(all);
-    const errors = input.turns
+    // Stack frames name the library's files, not the session's; a diff's lines are code.
+    const lines = input.turns
       .flatMap((t) => t.content.split("\n"))
       .map((l) => l.replace(ERROR_MARK, "").trim())
-      .filter((l) => ERROR.test(l))
+      .filter((l) => !STACK_FRAME.test(l) && !DIFF_LINE.test(l));
+    // The files the tool calls name first (what was read and edited), then the others.
+    const named = input.turns.flatMap((t) => {
+      if (t.role !== "tool") return [];
+      const args = /^call:\s*(\{[\s\S]*\})\s*$/.exec(t.content.trim())?.[1];
+      try {
+        const input = args ? (JSON.parse(args) as Record<string, unknown>) : null;
+        return [input?.file_path, input?.path, input?.notebook_path].filter(
+          (p): p is string => typeof p === "string",
+        );
+      } catch {
+        return [];
+      }
+    });
+    const ids = [...new Set([...named, ...identifiersFromText(lines.join("\n"))])];
+    // The exception a traceback ends with, not its opening line.
+    const errors = lines
+      .filter((l) => ERROR.test(l) && !/^Traceback \(most recent call last\)/.test(l))
       .map((l) => l.slice(0, 200))
       .slice(0, 5);
     const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
@@ -788,8 +804,17 @@ function attributeClauses(text: string): string[] {
  * a path with a named part ("src/db"); not a stack frame's member ("TCPConnectWrap.afterConnect")
  * nor a count ("1/1" of docker's progress).
  */
-const isFileName = (id: string) =>
-  !/\s/.test(id) && (/\.[a-z][a-z0-9]{0,7}$/.test(id) || (/\//.test(id) && /[A-Za-z]/.test(id)));
+/**
+ * A file's name for a session's gist: a known extension ("onChange.cancel" is a property, and
+ * "fix/webhook-sig" a branch), no address ("@db.internal/shop" is what a URL left).
+ */
+const isFileName = (id: string) => !/[\s@]/.test(id) && FILE_EXTENSION.test(id);
+const FILE_EXTENSION =
+  /\.(?:[cm]?[jt]sx?|py|pyi|ipynb|rb|go|rs|java|kt|kts|swift|scala|c|cc|cpp|h|hpp|cs|php|lua|pl|r|dart|ex|exs|erl|hs|clj|sql|sh|bash|zsh|ps1|json|jsonc|ya?ml|toml|ini|cfg|conf|env|xml|html?|css|scss|sass|less|vue|svelte|astro|md|mdx|rst|txt|csv|tsv|lock|tf|tfvars|proto|graphql|gql|prisma|gradle|dockerfile|mk|cmake|patch|diff|log)$/i;
+/** A stack frame: "at fn (file:1:2)", Python's `File "x.py", line 3`. */
+const STACK_FRAME = /^(?:at\s|File\s+"[^"]+",\s+line\s+\d+)/;
+/** A line a diff adds or removes ("+ raise X", "- return y"), not its file headers. */
+const DIFF_LINE = /^[+-](?![+-]{2}\s)\s/;
 
 /** A short answer's content: a name (a capitalised word after the first, not "I") or a number. */
 const SHORT_ANSWER = /^(?!.*[?？؟]$)\S+.*?(?:\s(?!I\b|I'[a-z]+\b)\p{Lu}\p{Ll}|\d)/u;
