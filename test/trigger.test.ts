@@ -175,6 +175,24 @@ describe("identifier extraction", () => {
     ).toEqual([]);
   });
 
+  it("names a Python traceback's error by the exception it ends with", () => {
+    const [lesson] = extractDirectives([
+      turn(
+        0,
+        "tool",
+        [
+          "[error] Traceback (most recent call last):",
+          '  File "/srv/app/billing/invoice.py", line 12, in total',
+          "    raise InvalidCurrencyError(code)",
+          "billing.errors.InvalidCurrencyError: eur",
+        ].join("\n"),
+      ),
+      turn(1, "assistant", "Fixed it: currency codes are upper-cased in to_cents before the lookup."),
+    ]);
+    expect(lesson!.text).toMatch(/^When "billing\.errors\.InvalidCurrencyError: eur" occurs: /);
+    expect(lesson!.trigger_entities).toEqual(expect.arrayContaining(["InvalidCurrencyError"]));
+  });
+
   it("reads 'stop using X' and 'go back to X' as rules", () => {
     for (const said of ["Stop using yarn; we use pnpm now.", "Actually, go back to pnpm, stop using yarn."]) {
       const [rule] = extractDirectives([turn(0, "user", said)]);

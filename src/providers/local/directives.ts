@@ -237,7 +237,10 @@ export function* directivesInSteps(
       // The line naming the error, not the first line for its `[error]` mark (npm's script banner,
       // "> shop-api@2.3.0 test", became the lesson's error); the first line when none names one.
       const lines = turn.content.split("\n").map((l) => l.replace(ERROR_MARK, ""));
-      const line = lines.find((l) => ERROR.test(l)) ?? lines[0]!;
+      // A Python traceback is named by the exception it ends with, not its opening line.
+      const naming = lines.filter((l) => ERROR.test(l) && !/^\s*Traceback \(most recent call last\)/.test(l));
+      const traceback = lines.some((l) => /^\s*Traceback \(most recent call last\)/.test(l));
+      const line = (traceback ? naming.at(-1) : naming[0]) ?? lines.find((l) => ERROR.test(l)) ?? lines[0]!;
       lastError = {
         text: line.trim().slice(0, 200),
         entities: identifiersFromText(line),
