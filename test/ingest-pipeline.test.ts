@@ -1008,6 +1008,28 @@ describe("directives", () => {
     expect((await findMemory(svc.deps.db, orgId, lesson.id))!.details.observation_count).toBe(2);
   });
 
+  it("a rule in force said again in other words is seen again, not a second lesson", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, { messages: [user("Don't use npm in this repo, use pnpm.")] });
+    const lesson = first.memories_created.find((m: any) => m.type === "lesson");
+    const again = await ingestOk(key, { messages: [user("Please don't use npm here, use pnpm.")] });
+    expect(again.memories_created.filter((m: any) => m.type === "lesson")).toEqual([]);
+    expect(again.memories_updated.map((m: any) => m.id)).toContain(lesson.id);
+    expect((await findMemory(svc.deps.db, orgId, lesson.id))!.details.observation_count).toBe(2);
+    const recalled = await svc.request("POST", "/v1/memories/trigger", {
+      key,
+      body: {
+        user_id: "u1",
+        action: { tool: "Bash", args: { command: "npm install zod" } },
+        mode: "retrieve",
+      },
+    });
+    expect(recalled.body.data.map((d: any) => d.id)).toEqual([lesson.id]);
+    // A rule scoped its own way is another rule.
+    const scoped = await ingestOk(key, { messages: [user("For the e2e suite, don't use npm, use pnpm.")] });
+    expect(scoped.memories_created.filter((m: any) => m.type === "lesson")).toHaveLength(1);
+  });
+
   it("'stop using X' reverses a rule that chose X", async () => {
     for (const said of ["Stop using yarn; we use pnpm now.", "Actually, go back to pnpm, stop using yarn."]) {
       const { key } = await svc.newOrg();

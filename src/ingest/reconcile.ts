@@ -14,7 +14,7 @@ import { contentWords, normaliseText } from "../providers/local/english.js";
 import { bareClaim, type SlotSearch, sameSlot, slotSearches } from "../providers/local/extractor.js";
 import type { Extractor, JudgeCase } from "../providers/types.js";
 import type { Plan, PlannedRow } from "./assemble.js";
-import { reverses, statesRule } from "./reversal.js";
+import { restates, reverses, statesRule } from "./reversal.js";
 
 /**
  * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
@@ -145,13 +145,20 @@ export async function reconcile(
     }
     if (d.type === "lesson") {
       const entities = d.trigger_entities ?? [];
-      for (const old of await activeLessonsSharing(
+      const sharing = await activeLessonsSharing(
         db,
         scope,
         d.namespace ?? null,
         entities,
         plan.episode.job_id,
-      )) {
+      );
+      // The rule in force said again in other words is seen again, not stored beside it.
+      const restated = sharing.find((old) => !out.supersedes.has(old.id) && restates(d, old));
+      if (restated) {
+        out.sameDirectives.push(restated.id);
+        continue;
+      }
+      for (const old of sharing) {
         if (out.supersedes.has(old.id) || !reverses(d, old)) continue;
         out.supersedes.set(old.id, d.id);
         d.supersedes ??= old.id;
