@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { toolError } from "./errors.js";
 import type { DefaultScope } from "./scope.js";
 import type { ToolDef, ToolEnv } from "./tool.js";
@@ -59,14 +60,14 @@ export function createMcpServer(
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        inputSchema: nullableInput(tool.input),
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
       },
       (async (args: unknown): Promise<CallToolResult> => {
         try {
           const scope = typeof env.scope === "function" ? await env.scope() : env.scope;
-          const out = await tool.run(args as never, { ...env, scope });
+          const out = await tool.run(withoutNulls(args) as never, { ...env, scope });
           return { content: [{ type: "text", text: out.text }], structuredContent: out.structured };
         } catch (err) {
           return toolError(err, env.log, args as Record<string, unknown>);
@@ -75,4 +76,25 @@ export function createMcpServer(
     );
   }
   return server;
+}
+
+/**
+ * A tool's input with every optional field also taking null, as the spec types them ("string or
+ * null") and REST takes them: models send null for "none", and strict function calling writes
+ * every optional field as nullable. Such calls were refused ("expected string, received null").
+ */
+function nullableInput(shape: z.ZodRawShape): z.ZodRawShape {
+  return Object.fromEntries(
+    Object.entries(shape).map(([key, field]) => {
+      if (!(field instanceof z.ZodOptional) || field.unwrap() instanceof z.ZodNullable) return [key, field];
+      const nullable = z.nullable(field.unwrap() as z.ZodType).optional();
+      return [key, field.description ? nullable.describe(field.description) : nullable];
+    }),
+  );
+}
+
+/** A tool's arguments with null read as the field left out (a null prompt: a catch-all group). */
+function withoutNulls(args: unknown): unknown {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return args;
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
 }

@@ -635,6 +635,48 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await client.close();
   });
 
+  it("takes null for every optional argument as left out, as REST does", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const added = await callOk(client, tools, "add_memory", {
+      messages: [{ role: "user", content: "I keep bees on the roof.", dia_id: null, name: null }],
+      user_id: "u-null",
+      agent_id: null,
+      app_id: null,
+      namespace: null,
+      outcome: null,
+      timestamp_format: null,
+      conv_id: null,
+    });
+    expect(added.structured.status).toBe("succeeded");
+    const found = await callOk(client, tools, "search_memory", {
+      query: "bees",
+      user_id: "u-null",
+      agent_id: null,
+      app_id: null,
+    });
+    expect(JSON.stringify(found.structured)).toContain("bees");
+    await callOk(client, tools, "list_memories", { user_id: "u-null", cursor: null });
+    await callOk(client, tools, "recall_directives", {
+      user_id: "u-null",
+      entities: ["npm"],
+      namespace: null,
+      task: null,
+    });
+    const group = (await callOk(client, tools, "create_group", { name: "All", prompt: null })).structured;
+    expect(group.prompt).toBeNull();
+    const renamed = (
+      await callOk(client, tools, "update_group", { group_id: group.id, name: null, prompt: "p" })
+    ).structured;
+    expect([renamed.name, renamed.prompt]).toEqual(["All", "p"]);
+    // Every optional field says so in the schema a strict client reads.
+    const add = tools.find((t) => t.name === "add_memory")!.inputSchema as {
+      properties: Record<string, any>;
+    };
+    expect(JSON.stringify(add.properties.agent_id)).toContain("null");
+    await client.close();
+  });
+
   it("search_memory with filters searches only the kinds include names", async () => {
     const { key, orgId } = await svc.newOrg();
     const { client, tools } = await connect(key);

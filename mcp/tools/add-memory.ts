@@ -12,9 +12,14 @@ const Message = z.object({
   date: z.string().nullable().optional().describe("When it was said (optional)."),
   name: z
     .string()
+    .nullable()
     .optional()
     .describe("The speaker's name, when the role does not say who spoke (several people in one chat)."),
-  dia_id: z.string().optional().describe("Your id for this turn, returned in details.source_event_ids."),
+  dia_id: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("Your id for this turn, returned in details.source_event_ids."),
 });
 
 export const addMemoryTool = defineTool({
