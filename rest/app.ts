@@ -1,11 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { createConsole } from "../console/app.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { CoreError } from "../src/errors.js";
-import { errorResponse } from "./errors.js";
+import { envelope, errorResponse } from "./errors.js";
 import { requireAuth } from "./middleware/auth.js";
 import { bodyRules } from "./middleware/body.js";
 import { httpMetrics } from "./middleware/metrics.js";
@@ -33,6 +33,32 @@ export type MountedHandler = (request: Request, ctx: Ctx) => Promise<Response>;
  * The HTTP surface: thin routes over the core verbs. Nothing here queries the database itself.
  * `mounts` adds other surfaces behind the same body rules and authentication as /v1.
  */
+/**
+ * A browser's request to /mcp from a page (its `Origin`) is refused (403 `forbidden`) unless the
+ * page is on this machine (localhost, 127.0.0.1, [::1]: an inspector, a local app) or
+ * MNEMO_CORS_ORIGINS allows its origin: the MCP transport requires servers to check `Origin`
+ * against DNS rebinding, where a page's own name is pointed at the server's address, so its
+ * requests carry its own name as `Host` and `Origin` alike. A request without `Origin` (every
+ * client that is no browser) passes.
+ */
+function pageOriginAllowed(allowed: readonly string[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin === undefined || allowed[0] === "*" || allowed.includes(origin)) return next();
+    let host: string | null = null;
+    try {
+      host = new URL(origin).hostname;
+    } catch {}
+    if (host === "localhost" || host === "127.0.0.1" || host === "[::1]") return next();
+    return envelope(
+      c,
+      403,
+      "forbidden",
+      `Requests from pages of the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed; add it to MNEMO_CORS_ORIGINS to allow a browser client there.`,
+    );
+  };
+}
+
 export function createApp(deps: Deps, options: { mounts?: Record<string, MountedHandler> } = {}): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook as never });
 
@@ -95,6 +121,7 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
   registerUsageRoutes(app);
   registerServiceKeyRoutes(app);
   for (const [path, handler] of Object.entries(options.mounts ?? {})) {
+    app.use(path, pageOriginAllowed(origins));
     app.use(path, bodyRules(deps.config.MNEMO_MAX_BODY_BYTES));
     app.use(path, requireAuth(deps));
     app.all(path, (c) => handler(c.req.raw, c.get("ctx")));

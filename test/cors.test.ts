@@ -55,6 +55,43 @@ describe("MNEMO_CORS_ORIGINS", () => {
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("refuses /mcp from a browser page elsewhere (DNS rebinding), not from this machine or an allowed origin", async () => {
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+    };
+    for (const s of [svc, closed]) {
+      const { key } = await s.newOrg();
+      const post = (headers: Record<string, string>) =>
+        s.request("POST", "/mcp", {
+          key,
+          body: initialize,
+          headers: { accept: "application/json, text/event-stream", ...headers },
+        });
+      const evil = await post({ origin: "http://evil.example" });
+      expect(evil.status).toBe(403);
+      expect(evil.body.error.code).toBe("forbidden");
+      // Rebinding: the page's own name points at the server, Host and Origin alike.
+      expect((await post({ origin: "http://evil.example:8080", host: "evil.example:8080" })).status).toBe(
+        403,
+      );
+      expect((await post({})).status).toBe(200);
+      // A page on this machine (an inspector) is no rebinding.
+      expect((await post({ origin: "http://localhost:6274" })).status).toBe(200);
+      expect((await post({ origin: "http://127.0.0.1:8080", host: "127.0.0.1:8080" })).status).toBe(200);
+    }
+    // An origin MNEMO_CORS_ORIGINS allows is allowed.
+    const { key } = await svc.newOrg();
+    const allowed = await svc.request("POST", "/mcp", {
+      key,
+      body: initialize,
+      headers: { accept: "application/json, text/event-stream", origin: ORIGIN },
+    });
+    expect(allowed.status).toBe(200);
+  });
+
   it("sends no CORS headers by default", async () => {
     const res = await preflight(closed, "/v1/memories/search", ORIGIN);
     expect(res.headers.get("access-control-allow-origin")).toBeNull();
