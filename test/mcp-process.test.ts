@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -385,6 +385,30 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240_000);
+
+  it("a SIGTERM while its modules still load stops it once started, exit 0", async () => {
+    const p = rawStdio({ MNEMO_URL: server.url, MNEMO_API_KEY: server.key });
+    try {
+      // As soon as the process catches the stop signals (the entry holds them before the commands
+      // load, a second and more here; read by SIGHUP's bit, which Node itself leaves alone): a
+      // SIGTERM then used to end it at once, exit 143.
+      const caught = () => {
+        try {
+          const mask = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${p.child.pid}/status`, "utf8"))?.[1];
+          return mask !== undefined && (BigInt(`0x${mask}`) & 1n) !== 0n;
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 2000 && !caught() && p.child.exitCode === null; i++)
+        await new Promise((r) => setTimeout(r, 5));
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+      expect(p.stderr()).toContain('"signal":"SIGTERM","msg":"shutting down"');
+    } finally {
+      await p.kill();
+    }
+  }, 60_000);
 
   it("answers every call with unauthorized when the key is wrong", async () => {
     const { client } = await stdioClient({
