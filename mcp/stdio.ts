@@ -81,7 +81,9 @@ function remote(config: Config): Backend {
 }
 
 async function local(config: Config, log: Logger): Promise<Backend> {
-  const rt = await startRuntime(config, log, { api: false, worker: true }, { listen: false });
+  // Beside another `mnemo mcp` on the data directory (two IDEs), it serves the database itself
+  // once the other is gone: nothing else would bring that owner back.
+  const rt = await startRuntime(config, log, { api: false, worker: true }, { listen: false, takeOver: true });
   let key = config.MNEMO_API_KEY ?? config.MNEMO_BOOTSTRAP_API_KEY;
   if (!key && rt.createdKey) {
     key = rt.createdKey;

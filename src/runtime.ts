@@ -45,7 +45,7 @@ export async function startRuntime(
   config: Config,
   log: Logger,
   roles: { api: boolean; worker: boolean },
-  options: { opened?: OpenedDatabase; listen?: boolean } = {},
+  options: { opened?: OpenedDatabase; listen?: boolean; takeOver?: boolean } = {},
 ): Promise<Runtime> {
   if (config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
     log.warn(
@@ -53,7 +53,8 @@ export async function startRuntime(
         "link-local addresses. Use it for local development only.",
     );
   }
-  const opened = options.opened ?? (await openDatabase(config, log));
+  const opened =
+    options.opened ?? (await openDatabase(config, log, options.takeOver ? { takeOver: true } : {}));
   const { db } = opened;
   // What has started, stopped in reverse if a later step fails (a port in use): a half-started
   // runtime must not keep the process alive, polling a database that was closed under it.

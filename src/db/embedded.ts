@@ -227,6 +227,61 @@ export async function ownOrAttach(options: {
 }
 
 /**
+ * For a long-running attached process: when the owner is gone for good (stopped, killed, an IDE
+ * closing the MCP process that owned the directory), this process takes the lock and serves the
+ * database itself, on the same socket, so its pool and every other attached process reconnect to
+ * it. Before, an attached `mnemo mcp` answered `service_unavailable` until something else started
+ * on the directory. Tried every `everyMs`; the lock makes one process win, the others stay attached.
+ */
+export function takeOverWhenOwnerGone(options: {
+  dataDir: string;
+  maxConnections: number;
+  onCrash?: (err: Error) => void;
+  onTaken: () => void;
+  onFailed: (err: Error) => void;
+  everyMs?: number;
+}): { stop(): Promise<void> } {
+  const dataDir = resolveDir(options.dataDir);
+  let server: EmbeddedServer | undefined;
+  let busy = false;
+  let stopped = false;
+  const timer = setInterval(async () => {
+    if (busy || server || stopped) return;
+    busy = true;
+    try {
+      const lock = tryLockDir(dataDir);
+      if (!lock) return;
+      if (stopped) {
+        lock.release();
+        return;
+      }
+      server = await startEmbedded({
+        dataDir,
+        maxConnections: options.maxConnections,
+        lock,
+        ...(options.onCrash ? { onCrash: options.onCrash } : {}),
+      });
+      clearInterval(timer);
+      options.onTaken();
+    } catch (err) {
+      options.onFailed(err as Error);
+    } finally {
+      busy = false;
+    }
+  }, options.everyMs ?? 1000);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      // A take-over under way finishes first: its server is then stopped with the process.
+      while (busy) await new Promise((r) => setTimeout(r, 20));
+      await server?.stop();
+    },
+  };
+}
+
+/**
  * The owner record of this directory, its socket kept only when it is this directory's
  * (socketDirFor): a copy of a directory (a backup taken while its server ran) carries the
  * original's record, whose socket leads to the original's server, not to this copy.

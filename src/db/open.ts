@@ -1,7 +1,13 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import { createDb, type Db } from "./db.js";
-import { DataDirUnopenable, DirectoryInUse, ForeignDirectory, ownOrAttach } from "./embedded.js";
+import {
+  DataDirUnopenable,
+  DirectoryInUse,
+  ForeignDirectory,
+  ownOrAttach,
+  takeOverWhenOwnerGone,
+} from "./embedded.js";
 
 export class StartupError extends Error {
   override name = "StartupError";
@@ -22,7 +28,15 @@ export interface OpenedDatabase {
 export async function openDatabase(
   config: Config,
   log: Logger,
-  options: { transient?: boolean } = {},
+  options: {
+    transient?: boolean;
+    /**
+     * Attached, serve the database itself once the owner is gone (takeOverWhenOwnerGone): for a
+     * process nothing restarts the owner of, `mnemo mcp` spawned by an IDE beside another one.
+     * `api` and `worker` wait for their owner, which their process manager restarts.
+     */
+    takeOver?: boolean;
+  } = {},
 ): Promise<OpenedDatabase> {
   const poolSize = config.MNEMO_DB_POOL_SIZE;
   if (config.DATABASE_URL) {
@@ -36,6 +50,14 @@ export async function openDatabase(
     await requireVector(db);
     return { db, connectionString: config.DATABASE_URL, kind: "external" };
   }
+  const onCrash = (err: Error) => {
+    // The database of this process is gone: nothing it does from here on can be stored.
+    const hint = /PANIC/.test(err.message)
+      ? "PostgreSQL stopped after a PANIC, most often a write that failed (a full disk, a file size limit): make room in MNEMO_DATA_DIR and start again; the next start recovers the files as after a crash"
+      : undefined;
+    log.fatal({ err, ...(hint ? { hint } : {}) }, "the embedded database stopped unexpectedly");
+    process.exit(1);
+  };
   // Room for this pool, pg-boss's and those of attached processes (api, worker, admin): a
   // connection to the wire server is only a socket, they all share one database session.
   let opened: Awaited<ReturnType<typeof ownOrAttach>>;
@@ -45,14 +67,7 @@ export async function openDatabase(
       maxConnections: poolSize * 2 + 200,
       waitMs: config.MNEMO_OWNER_WAIT_MS,
       ...(options.transient ? { transient: true } : {}),
-      onCrash: (err) => {
-        // The database of this process is gone: nothing it does from here on can be stored.
-        const hint = /PANIC/.test(err.message)
-          ? "PostgreSQL stopped after a PANIC, most often a write that failed (a full disk, a file size limit): make room in MNEMO_DATA_DIR and start again; the next start recovers the files as after a crash"
-          : undefined;
-        log.fatal({ err, ...(hint ? { hint } : {}) }, "the embedded database stopped unexpectedly");
-        process.exit(1);
-      },
+      onCrash,
     });
   } catch (err) {
     if (err instanceof DirectoryInUse || err instanceof DataDirUnopenable)
@@ -70,8 +85,21 @@ export async function openDatabase(
       { dataDir: config.MNEMO_DATA_DIR, ownerPid: opened.ownerPid },
       "attaching to the embedded database served by another process",
     );
+    const takeover = !options.takeOver
+      ? undefined
+      : takeOverWhenOwnerGone({
+          dataDir: config.MNEMO_DATA_DIR,
+          maxConnections: poolSize * 2 + 200,
+          onCrash,
+          onTaken: () =>
+            log.warn(
+              { dataDir: config.MNEMO_DATA_DIR, formerOwnerPid: opened.ownerPid },
+              "the process that served the embedded database is gone; this one serves it now",
+            ),
+          onFailed: (err) => log.warn({ err }, "could not take over the embedded database"),
+        });
     return {
-      db: createDb(opened.connectionString, poolSize, undefined, true),
+      db: createDb(opened.connectionString, poolSize, takeover ? () => takeover.stop() : undefined, true),
       connectionString: opened.connectionString,
       kind: "attached",
     };
