@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { toolError } from "../mcp/errors.js";
 import { createDb } from "../src/db/db.js";
 import { startEmbedded } from "../src/db/embedded.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
 import { waitFor } from "./helpers/harness.js";
+import { callOk, stdioClient } from "./helpers/mcp-client.js";
 import { freePort, type MnemoProcess, migratedDataDir, spawnMnemo } from "./helpers/process.js";
 import { migratedTemplateDump } from "./helpers/test-db.js";
 
@@ -196,5 +198,42 @@ describe("the attached process outlives the owner", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { status: string }).status).toBe("succeeded");
     expect(alive(worker)).toBe(true);
+  }, 180_000);
+});
+
+describe("mnemo mcp beside another on one data directory", () => {
+  it("beside another mnemo mcp on the data directory, serves it itself once the other is gone", async () => {
+    // Two IDEs, each spawning `mnemo mcp` on one embedded data directory: the first owns it, the
+    // second attaches. Before, once the first closed, every call of the second answered
+    // service_unavailable for good (nothing brings an IDE's owner back).
+    const dataDir = migratedDataDir("mnemo-stdio-two-");
+    const env = {
+      MNEMO_DATA_DIR: dataDir,
+      MNEMO_BOOTSTRAP_API_KEY: "mnemo_stdio_two_bootstrap_key_00001",
+      MNEMO_DEFAULT_USER_ID: "two-user",
+    };
+    const a = await stdioClient(env);
+    const b = await stdioClient(env);
+    try {
+      expect(b.stderr()).toContain("attaching to the embedded database served by another process");
+      await callOk(a.client, a.tools, "add_memory", { text: "I keep bees on the roof." });
+      await a.client.close();
+      const found = await waitFor(
+        async () => {
+          const res = (await b.client.callTool({
+            name: "search_memory",
+            arguments: { query: "bees", mode: "retrieve" },
+          })) as CallToolResult;
+          return !res.isError && res;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(JSON.stringify(found.structuredContent)).toContain("bees");
+      expect(b.stderr()).toContain("this one serves it now");
+    } finally {
+      await a.client.close().catch(() => {});
+      await b.client.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 180_000);
 });

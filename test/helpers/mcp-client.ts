@@ -1,9 +1,30 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { expect } from "vitest";
 import type { App } from "../../rest/types.js";
+import { childEnv, MAIN, ROOT } from "./process.js";
+
+/** An SDK client of a spawned `mnemo mcp` (the compiled entry, MAIN) over stdio, its stderr kept. */
+export async function stdioClient(env: Record<string, string>) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, "mcp"],
+    cwd: ROOT,
+    env: childEnv(env),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const client = new Client({ name: "mnemo-stdio-test", version: "0.0.0" });
+  await client.connect(transport);
+  const { tools } = await client.listTools();
+  return { client, tools, stderr: () => stderr };
+}
 
 /** An SDK client over Streamable HTTP; `app` routes the requests in-process, else real HTTP to `url`. */
 export async function httpClient(options: {
