@@ -3,6 +3,7 @@ import { admitRequest } from "../src/auth/admit.js";
 import { authenticate } from "../src/auth/authenticate.js";
 import { createJwtVerifier } from "../src/auth/jwt.js";
 import { type Config, ConfigError } from "../src/config.js";
+import { isDatabaseUnavailable } from "../src/errors.js";
 import type { Logger } from "../src/logger.js";
 import { startRuntime } from "../src/runtime.js";
 import { inProcessService } from "./in-process.js";
@@ -81,9 +82,7 @@ function remote(config: Config): Backend {
 }
 
 async function local(config: Config, log: Logger): Promise<Backend> {
-  // Beside another `mnemo mcp` on the data directory (two IDEs), it serves the database itself
-  // once the other is gone: nothing else would bring that owner back.
-  const rt = await startRuntime(config, log, { api: false, worker: true }, { listen: false, takeOver: true });
+  const rt = await startBesideOthers(config, log);
   let key = config.MNEMO_API_KEY ?? config.MNEMO_BOOTSTRAP_API_KEY;
   if (!key && rt.createdKey) {
     key = rt.createdKey;
@@ -115,4 +114,26 @@ async function local(config: Config, log: Logger): Promise<Backend> {
   // Resolving the key is not a request: only tool calls are counted.
   const keyUser = async () => (await authenticate(rt.deps.db, credentials, { jwt })).userId;
   return { service, keyUser, stop: (inFlight) => rt.stop(inFlight) };
+}
+
+/** Start-up attempts when the database goes away under it (startBesideOthers). */
+const START_ATTEMPTS = 5;
+
+/**
+ * The runtime of an in-process `mnemo mcp`. Beside another `mnemo mcp` on the data directory (two
+ * IDEs), it serves the database itself once the other is gone: nothing else would bring that
+ * owner back. An owner that stops while this one is still starting (attached, its socket gone
+ * under the start-up's queries) is met by starting again, a second later, as the owner this time:
+ * it exited 1 ("connect ENOENT .../.s.PGSQL.5432"), and the MCP client saw the connection close.
+ */
+async function startBesideOthers(config: Config, log: Logger) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRuntime(config, log, { api: false, worker: true }, { listen: false, takeOver: true });
+    } catch (err) {
+      if (config.DATABASE_URL || attempt >= START_ATTEMPTS || !isDatabaseUnavailable(err)) throw err;
+      log.warn({ err, attempt }, "the database went away during start-up; starting again");
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }

@@ -236,4 +236,39 @@ describe("mnemo mcp beside another on one data directory", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it("an owner killed while it is still starting: it starts again as the owner, answers, exit 0", async () => {
+    const dataDir = migratedDataDir("mn-mcp-start-");
+    dirs.push(dataDir);
+    const owner = await role("worker", dataDir);
+    const rpc = (id: number, method: string, params: object) =>
+      JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    const lines = [
+      rpc(0, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "0" },
+      }),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      rpc(1, "tools/call", { name: "list_groups", arguments: {} }),
+    ];
+    const b = spawnMnemo(
+      ["mcp"],
+      { MNEMO_DATA_DIR: dataDir, MNEMO_API_KEY: KEY, MNEMO_DEFAULT_USER_ID: "u1" },
+      { stdin: `${lines.join("\n")}\n` },
+    );
+    procs.push(b);
+    // Attached, its start-up's queries still to run: the owner dies under them. It exited 1
+    // ("connect ENOENT .../.s.PGSQL.5432"), and the MCP client saw the connection close.
+    await b.waitFor(/attaching to the embedded database served by another process/, 120_000);
+    owner.child.kill("SIGKILL");
+    expect(await b.exited).toBe(0);
+    const answer = b
+      .stdout()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id?: number; result?: { isError?: boolean } })
+      .find((m) => m.id === 1);
+    expect(answer?.result?.isError).toBeUndefined();
+  }, 240_000);
 });

@@ -56,6 +56,7 @@ export async function migrate(
     .catch((err: Error) => {
       throw new StartupError(
         `cannot prepare the database (pgvector extension, migrations table): ${err.message}`,
+        { cause: err },
       );
     });
   const applied: string[] = [];
