@@ -80,6 +80,9 @@ function batchRefusal(raw: unknown): { id: string | number | null; problem: stri
   if (raw === undefined) return undefined;
   if (Array.isArray(raw) && raw.length === 0) return { id: null, problem: "an empty batch" };
   for (const message of Array.isArray(raw) ? raw : [raw]) {
+    // A batch holds messages, not batches (the stdio transport's words, "one message per line",
+    // do not apply here).
+    if (Array.isArray(message)) return { id: null, problem: "a batch holds messages, not batches" };
     if (!JSONRPCMessageSchema.safeParse(message).success) return envelopeProblem(message);
   }
   return undefined;

@@ -470,6 +470,8 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       ['{"foo":1}', /not a JSON-RPC 2\.0/],
       ['[{"jsonrpc":"2.0","id":1,"method":"ping"},{"foo":1}]', /not a JSON-RPC 2\.0/],
       ['{"jsonrpc":"2.0","id":5,"method":7}', /method/],
+      // Not the stdio transport's "one message per line": HTTP takes batches.
+      ['[[{"jsonrpc":"2.0","id":1,"method":"ping"}]]', /a batch holds messages, not batches/],
     ] as const) {
       const r = await post(body);
       expect(r.status, body).toBe(400);
