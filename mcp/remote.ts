@@ -123,10 +123,13 @@ export function remoteService(options: {
  * An id as one path segment. `encodeURIComponent` leaves `.` and `..` as they are, and the URL
  * parser resolves them as dot segments (`/v1/memories/..` is `/v1`), so the call would reach
  * another route; their percent-encoded forms are dot segments too, so escaping them is no way out.
- * No stored id is one, so they are answered here as the unknown id they are, never sent.
+ * No stored id is one, so they are answered here as the unknown id they are, never sent; nor is
+ * one longer than any id the service makes (a 100,000-character id made the URL too long for the
+ * server, answered `invalid_request` where in-process and HTTP answer not found).
  */
+const MAX_ID_LENGTH = 256;
 function segment(id: string, notFound: (id: string) => CoreError): string {
-  if (id === "." || id === "..") throw notFound(id);
+  if (id === "." || id === ".." || id.length > MAX_ID_LENGTH) throw notFound(id);
   return encodeURIComponent(id);
 }
 

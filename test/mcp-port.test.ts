@@ -166,6 +166,10 @@ describe("the MCP tools' port: in-process and remote answer alike", () => {
           expect(err.message).toContain(id);
         }
       }
+      // An id longer than any the service makes is as unknown as any other, not a URL too long.
+      const long = "x".repeat(100_000);
+      expect([name, (await failure(port.getMemory(long))).code]).toEqual([name, "memory_not_found"]);
+      expect([name, (await failure(port.getIngestJob(long))).code]).toEqual([name, "job_not_found"]);
     }
   });
 
