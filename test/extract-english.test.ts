@@ -167,6 +167,9 @@ describe("third-person facts of tricky turns", () => {
     ["We have a boat.", "The user and others have a boat."],
     ["I got a puppy!", "The user got a puppy!"],
     ["I'm left-handed.", "The user is left-handed."],
+    // ... and a date beside one word of content ("May" is a modal verb too)
+    ["Actually, my birthday is May 5, not May 3.", "The user's birthday is May 5, not May 3."],
+    ["Our wedding is on May 3.", "The user's wedding is on May 3."],
     // ... not what the talk has
     ["I have a question.", null],
     ["I have an idea!", null],
@@ -421,6 +424,9 @@ describe("the user's name", () => {
     ["I'm Sorry, I forgot to mention it.", null],
     ["I'm Happy to help.", null],
     ["Hi, I'm Sunny!", "Sunny"],
+    // "I go by" names the user; going by bus does not
+    ["Please don't call me Bob, I go by Robert.", "Robert"],
+    ["I go by bus to work.", null],
     ["I'm Olive, I run the bakery.", "Olive"],
   ])("reads %s as %s", (content, want) => {
     expect(introducedName(content)).toBe(want);

@@ -281,8 +281,17 @@ export function isSubstantive(sentence: string): boolean {
   // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
   // so the one content word left is what the speaker likes.
   if (words.length === 1 && n >= 3 && PREFERENCE.test(s)) return !CHAT_REPLY.has(words[0]!);
+  // A date says enough beside one word of content ("My birthday is May 5.": "May" is also a
+  // modal verb, and "5" too short a word, so it counted one content word and was dropped).
+  if (words.length >= 1 && n >= 4 && MONTH_DAY.test(s)) return true;
   return words.length >= 2 && n >= 4;
 }
+
+/** A month and a day: "May 5", "Sept. 12th", "5 May". */
+const MONTH_NAME = String.raw`(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?`;
+const MONTH_DAY = new RegExp(
+  String.raw`\b${MONTH_NAME} \d{1,2}(?:st|nd|rd|th)?\b|\b\d{1,2}(?:st|nd|rd|th)? ${MONTH_NAME}(?![\w])`,
+);
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =

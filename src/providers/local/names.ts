@@ -1,7 +1,7 @@
 import { isAdjectiveOnly, isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
 
 /**
- * Self-introductions: "my name is Priya", "call me Priya", "Hi, I'm Priya Shah." A name is one to
+ * Self-introductions: "my name is Priya", "call me Priya", "I go by Rob", "Hi, I'm Priya Shah." A name is one to
  * three capitalised words, each with a lower-case letter ("ASAP" is none). "Call me X" counts where
  * it opens a clause or follows "you can", "just", "everyone"... ("could you call me Monday" asks for
  * a call; "my mom used to call me Bunny" is a nickname). "This is X" introduces someone else when a
@@ -18,7 +18,7 @@ const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b|\bbt
 const CLAUSE = String.raw`(?:^|[.!?,;:]\s*|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)`;
 const NAMED = new RegExp(String.raw`\b[Mm]y name(?: is|'s)\s+${TITLE}(${NAME})${ENDS}`, "u");
 const CALLED = new RegExp(
-  String.raw`${CLAUSE}(?:(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\s+(?:just\s+)?)?[Cc]all me\s+${TITLE}(${NAME})${ENDS}|\b(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends)\s+calls?\s+me\s+(${NAME})${ENDS}`,
+  String.raw`${CLAUSE}(?:(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\s+(?:just\s+)?)?[Cc]all me\s+${TITLE}(${NAME})${ENDS}|\b(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends)\s+calls?\s+me\s+(${NAME})${ENDS}|${CLAUSE}I\s+(?:now\s+)?go\s+by\s+${TITLE}(${NAME})${ENDS}`,
   "u",
 );
 const IM = new RegExp(
@@ -33,7 +33,7 @@ export function introducedName(content: string): string | null {
   const named = NAMED.exec(content);
   if (named) return named[1]!;
   const called = CALLED.exec(content);
-  const callName = called?.[1] ?? called?.[2];
+  const callName = called?.[1] ?? called?.[2] ?? called?.[3];
   if (callName && !WEEKDAY.test(callName)) return callName;
   const im = IM.exec(content);
   if (!im) return null;
