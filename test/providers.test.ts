@@ -449,11 +449,13 @@ describe("openai-compatible provider", () => {
       "The embedding model kept failing (HTTP 503) until its time-out, after 1 call. Retry shortly.",
     ]);
     // A job's chat model rate-limited: the attempt ends (the job is tried again), the log says 429.
+    // The time-out is set before the job is accepted: a worker that took the job first made its
+    // call with the default time-out, waited out the 50 s and succeeded with nothing to log.
     stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "50000" } });
-    const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "fast429" }) });
-    const job = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 2000 }, () =>
-      terminalJob(key, accepted.body.id),
-    );
+    const { accepted, job } = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 2000 }, async () => {
+      const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "fast429" }) });
+      return { accepted, job: await terminalJob(key, accepted.body.id) };
+    });
     expect(job.status).toBe("succeeded");
     const line = logged.find((l) => l.includes(accepted.body.id) && l.includes("ingest attempt interrupted"));
     expect(line).toMatch(/The language model kept failing \(HTTP 429\) until its time-out, after 1 call\./);
