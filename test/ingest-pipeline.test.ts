@@ -32,6 +32,15 @@ async function ingestOk(key: string, body: object) {
 const rowsOf = async (orgId: string, refs: Array<{ id: string }>) =>
   Promise.all(refs.map(async (r) => (await findMemory(svc.deps.db, orgId, r.id))!));
 const user = (content: string, extra: object = {}) => ({ role: "user", content, ...extra });
+/** The directives user u1's trigger recalls for a shell command about to run (retrieve mode). */
+async function recalledBy(key: string, command: string): Promise<Array<{ id: string; text: string }>> {
+  const res = await svc.request("POST", "/v1/memories/trigger", {
+    key,
+    body: { user_id: "u1", action: { tool: "Bash", args: { command } }, mode: "retrieve" },
+  });
+  expect(res.status).toBe(200);
+  return res.body.data;
+}
 
 describe("group tagging", () => {
   it("tags shareable memories with catch-all and matching prompted groups; personal ones never", async () => {
@@ -1016,15 +1025,7 @@ describe("directives", () => {
     expect(again.memories_created.filter((m: any) => m.type === "lesson")).toEqual([]);
     expect(again.memories_updated.map((m: any) => m.id)).toContain(lesson.id);
     expect((await findMemory(svc.deps.db, orgId, lesson.id))!.details.observation_count).toBe(2);
-    const recalled = await svc.request("POST", "/v1/memories/trigger", {
-      key,
-      body: {
-        user_id: "u1",
-        action: { tool: "Bash", args: { command: "npm install zod" } },
-        mode: "retrieve",
-      },
-    });
-    expect(recalled.body.data.map((d: any) => d.id)).toEqual([lesson.id]);
+    expect((await recalledBy(key, "npm install zod")).map((d) => d.id)).toEqual([lesson.id]);
     // A rule scoped its own way is another rule.
     const scoped = await ingestOk(key, { messages: [user("For the e2e suite, don't use npm, use pnpm.")] });
     expect(scoped.memories_created.filter((m: any) => m.type === "lesson")).toHaveLength(1);
@@ -1037,16 +1038,8 @@ describe("directives", () => {
       const reversal = await ingestOk(key, { messages: [user(said)] });
       const lesson = reversal.memories_created.find((m: any) => m.type === "lesson");
       expect(lesson, said).toBeDefined();
-      const res = await svc.request("POST", "/v1/memories/trigger", {
-        key,
-        body: {
-          user_id: "u1",
-          action: { tool: "Bash", args: { command: "yarn add left-pad" } },
-          mode: "retrieve",
-        },
-      });
       expect(
-        res.body.data.map((d: any) => d.id),
+        (await recalledBy(key, "yarn add left-pad")).map((d) => d.id),
         said,
       ).toEqual([lesson.id]);
     }
@@ -1056,16 +1049,7 @@ describe("directives", () => {
     const { key, orgId } = await svc.newOrg();
     const lessonOf = (result: any) => result.memories_created.find((m: any) => m.type === "lesson");
     const recalled = async () => {
-      const res = await svc.request("POST", "/v1/memories/trigger", {
-        key,
-        body: {
-          user_id: "u1",
-          action: { tool: "Bash", args: { command: "yarn add left-pad" } },
-          mode: "retrieve",
-        },
-      });
-      expect(res.status).toBe(200);
-      return res.body.data.map((d: any) => d.text);
+      return (await recalledBy(key, "yarn add left-pad")).map((d) => d.text);
     };
     const first = lessonOf(await ingestOk(key, { messages: [user("Never use yarn here, use pnpm.")] }));
     // Another rule that agrees with it (pnpm) is no reversal: both stay in force.

@@ -247,7 +247,8 @@ export async function patchMemoryGroupIds(
        RETURNING m.id, m.user_id
      ),
      -- A fact taken out of a group takes the episodes that quote it out of that group too: an
-     -- episode is shared only where every fact it quotes is (src/ingest/run-job.ts).
+     -- episode is shared only where every fact it quotes is (src/ingest/run-job.ts). A data-modifying
+     -- WITH runs whether or not the statement reads it.
      unshared AS (
        UPDATE memories e SET group_ids = ARRAY(
            SELECT g FROM unnest(e.group_ids) WITH ORDINALITY AS k(g, n)
@@ -256,10 +257,8 @@ export async function patchMemoryGroupIds(
        WHERE e.org_id = $1 AND e.type = 'episode' AND e.user_id = u.user_id
          AND e.group_ids && c.old_ids AND e.group_ids && $3::text[]
          AND e.details->'fact_ids' ? u.id::text
-       RETURNING e.id
      )
-     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated,
-       (SELECT count(*) FROM unshared)::int AS unshared
+     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated
      FROM calc c`,
     [orgId, id, patch.remove, patch.add, patch.maxTags],
   );

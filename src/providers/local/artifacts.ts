@@ -14,6 +14,17 @@ const DECLARED =
 
 /** A tool call as the Stop hook sends it (examples/hooks/stop.mjs): `call: {json of its input}`. */
 const TOOL_CALL = /^call:\s*(\{[\s\S]*\})\s*$/;
+
+/** The input of a tool call turn (`call: {...}`), or null for any other turn. */
+export function toolCallInput(content: string): Record<string, unknown> | null {
+  const call = TOOL_CALL.exec(content.trim());
+  return call ? tryJson(call[1]!) : null;
+}
+
+/** The file a tool call's input names (`file_path`, `path`, `notebook_path`), if any. */
+export function toolCallPath(input: Record<string, unknown>): string | undefined {
+  return [input.file_path, input.path, input.notebook_path].find((p): p is string => typeof p === "string");
+}
 /**
  * A file a tool turn opens with: its first line the path alone, or after a label ("src/app.ts",
  * "==> src/app.ts <==", "read_file: src/app.ts").
@@ -29,21 +40,15 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
   for (const turn of turns) {
     if (turn.role === "tool" && !agentic) continue;
     if (turn.role === "tool") {
-      const call = TOOL_CALL.exec(turn.content.trim());
-      const args = call ? tryJson(call[1]!) : null;
-      const path = args && (typeof args.file_path === "string" ? args.file_path : args.path);
+      const args = toolCallInput(turn.content);
       const wasReading = reading;
       reading = null;
-      if (call) {
+      if (args) {
         // A call that writes a whole file is that file; one that reads it, the result after it.
-        if (
-          typeof path === "string" &&
-          typeof args!.content === "string" &&
-          args!.content.split("\n").length >= 3
-        )
-          out.push(fileArtifact(path, args!.content, turn));
-        else if (typeof path === "string" && args!.content === undefined && args!.old_string === undefined)
-          reading = path;
+        const path = toolCallPath(args);
+        if (path && typeof args.content === "string" && args.content.split("\n").length >= 3)
+          out.push(fileArtifact(path, args.content, turn));
+        else if (path && args.content === undefined && args.old_string === undefined) reading = path;
         continue;
       }
       const lines = turn.content.split("\n");

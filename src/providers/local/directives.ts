@@ -47,6 +47,8 @@ const STEP = /^\s*(\d+)[.)]\s+(.+)$/;
 const BULLET = /^\s*[-*\u2022]\s+(.+)$/;
 /** The line that introduces bulleted steps: "To rotate the signing key:", "Release checklist:". */
 const STEPS_HEADING = /^(to\s+\w+|how to\b).*:$|\b(steps?|procedure|checklist|process|runbook)\b.*:$/i;
+/** The opening line of a Python traceback: the error is named by the line it ends with. */
+export const TRACEBACK = /^\s*Traceback \(most recent call last\)/;
 /** The marker the Claude Code Stop hook gives a failed tool result (examples/hooks/stop.mjs). */
 export const ERROR_MARK = /^\[error\]\s*/;
 
@@ -72,8 +74,8 @@ function listedSteps(lines: string[]): { first: number; steps: string[] } {
 
 /**
  * The advice a confirmation ("That fixed it") answers: the turn before it (before the tool turns
- * that carried it out), when another speaker's and not the error's own turn or a tool's; its sentences that are no question, at most 300
- * characters. None when there is no such turn.
+ * that carried it out), when another speaker's and not the error's own turn or a tool's; its
+ * sentences that are no question, at most 300 characters. None when there is no such turn.
  */
 function adviceBefore(
   turns: Turn[],
@@ -238,8 +240,8 @@ export function* directivesInSteps(
       // "> shop-api@2.3.0 test", became the lesson's error); the first line when none names one.
       const lines = turn.content.split("\n").map((l) => l.replace(ERROR_MARK, ""));
       // A Python traceback is named by the exception it ends with, not its opening line.
-      const naming = lines.filter((l) => ERROR.test(l) && !/^\s*Traceback \(most recent call last\)/.test(l));
-      const traceback = lines.some((l) => /^\s*Traceback \(most recent call last\)/.test(l));
+      const naming = lines.filter((l) => ERROR.test(l) && !TRACEBACK.test(l));
+      const traceback = lines.some((l) => TRACEBACK.test(l));
       const line = (traceback ? naming.at(-1) : naming[0]) ?? lines.find((l) => ERROR.test(l)) ?? lines[0]!;
       lastError = {
         text: line.trim().slice(0, 200),

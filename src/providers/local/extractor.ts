@@ -11,8 +11,8 @@ import type {
   JudgeVerdict,
   Turn,
 } from "../types.js";
-import { extractArtifacts } from "./artifacts.js";
-import { directivesInSteps, ERROR, ERROR_MARK } from "./directives.js";
+import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
+import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   asRequest,
   CLAIM_LABEL,
@@ -526,21 +526,14 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
       .filter((l) => !STACK_FRAME.test(l) && !DIFF_LINE.test(l));
     // The files the tool calls name first (what was read and edited), then the others.
     const named = input.turns.flatMap((t) => {
-      if (t.role !== "tool") return [];
-      const args = /^call:\s*(\{[\s\S]*\})\s*$/.exec(t.content.trim())?.[1];
-      try {
-        const input = args ? (JSON.parse(args) as Record<string, unknown>) : null;
-        return [input?.file_path, input?.path, input?.notebook_path].filter(
-          (p): p is string => typeof p === "string",
-        );
-      } catch {
-        return [];
-      }
+      const args = t.role === "tool" ? toolCallInput(t.content) : null;
+      const path = args && toolCallPath(args);
+      return path ? [path] : [];
     });
     const ids = [...new Set([...named, ...identifiersFromText(lines.join("\n"))])];
     // The exception a traceback ends with, not its opening line.
     const errors = lines
-      .filter((l) => ERROR.test(l) && !/^Traceback \(most recent call last\)/.test(l))
+      .filter((l) => ERROR.test(l) && !TRACEBACK.test(l))
       .map((l) => l.slice(0, 200))
       .slice(0, 5);
     const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
@@ -799,11 +792,6 @@ function attributeClauses(text: string): string[] {
     .filter((c) => slotsOf(c).length > 0);
 }
 
-/**
- * A file or path of a session's gist: a name with an extension in lower case ("app.ts", ".env") or
- * a path with a named part ("src/db"); not a stack frame's member ("TCPConnectWrap.afterConnect")
- * nor a count ("1/1" of docker's progress).
- */
 /**
  * A file's name for a session's gist: a known extension ("onChange.cancel" is a property, and
  * "fix/webhook-sig" a branch), no address ("@db.internal/shop" is what a URL left).
