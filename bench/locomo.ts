@@ -91,6 +91,7 @@ async function main() {
   const table = new RecallTable();
   const started = Date.now();
   let memories = 0;
+  const unstored: Record<number, { missing: number; all: number }> = {};
   try {
     const sessions = convs.reduce((s, c) => s + c.sessions.filter((x) => x.turns.length).length, 0);
     const questions = convs.reduce((s, c) => s + c.questions.length, 0);
@@ -144,6 +145,21 @@ async function main() {
       org.org_id,
     ]);
     memories = rows[0].n;
+    // Evidence turns no memory came from: no ranking can find them, so they bound every recall.
+    const sources = await db.query<{ user_id: string; ids: string[] }>(
+      `SELECT user_id, ARRAY(SELECT jsonb_array_elements_text(details -> 'source_event_ids')) AS ids
+       FROM memories WHERE org_id = $1 AND jsonb_typeof(details -> 'source_event_ids') = 'array'`,
+      [org.org_id],
+    );
+    const stored = new Set(sources.rows.flatMap((r) => r.ids.map((id) => `${r.user_id} ${id}`)));
+    for (const conv of convs)
+      for (const q of conv.questions)
+        for (const e of q.evidence) {
+          const c = unstored[q.category] ?? { missing: 0, all: 0 };
+          unstored[q.category] = c;
+          c.all++;
+          if (!stored.has(`locomo-${conv.id} ${e}`)) c.missing++;
+        }
   } finally {
     await svc.stop();
   }
@@ -153,6 +169,11 @@ async function main() {
       ` embedder ${embedder}, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
   );
   console.log(table.render(TURNS ? "mnemo hybrid, turn-level" : "mnemo"));
+  console.log(
+    `\nevidence turns no memory came from, by category: ${Object.entries(unstored)
+      .map(([cat, c]) => `${cat}: ${c.missing} of ${c.all}`)
+      .join(", ")}`,
+  );
   if (DUMP) writeFileSync(DUMP, `${dumped.sort().join("\n")}\n`);
 }
 
