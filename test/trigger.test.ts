@@ -773,6 +773,45 @@ describe("trigger relevance gate", () => {
     ]);
   });
 
+  it("drops a rule about other uses of the command a call runs (rm -rf build/ before rm -rf node_modules)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Never run rm -rf build/ while the dev server is running; stop it first.", ["rm"]),
+      lesson("Always run git pull --rebase before you push.", ["git", "--rebase"]),
+      lesson("Use npm ci instead of npm install in this repo.", ["npm"]),
+      lesson("Don't use yarn here, use pnpm.", ["yarn", "pnpm"]),
+    ]);
+    const served = async (command: string, task?: string) => {
+      const res = await trigger(key, { user_id: "u", action: { tool: "Bash", args: { command } }, task });
+      expect(res.status).toBe(200);
+      return res.body.data.map((r: any) => r.text.split(" ").slice(0, 3).join(" "));
+    };
+    // Other uses of the command: nothing to say about this call.
+    expect(await served("rm -rf node_modules")).toEqual([]);
+    expect(await served("git status")).toEqual([]);
+    expect(await served("npm test")).toEqual([]);
+    // Even when the task shares the rule's words, the call is not the use it names.
+    expect(await served("rm -rf node_modules", "clean the build output")).toEqual([]);
+    // The use it names, in any spelling of the call, or a word of the rule as the call's argument.
+    expect(await served("rm -rf build/")).toEqual(["Never run rm"]);
+    expect(await served("cd web && rm -rf ./build/cache")).toEqual(["Never run rm"]);
+    expect(await served("git pull")).toEqual(["Always run git"]);
+    expect(await served("git push origin main")).toEqual(["Always run git"]);
+    expect(await served("npm install lodash")).toEqual(["Use npm ci"]);
+    expect(await served("npx npm@10 ci")).toEqual(["Use npm ci"]);
+    // A rule that names the command alone bears on every use of it.
+    expect(await served("yarn add lodash")).toEqual(["Don't use yarn"]);
+    // Under retrieve there is no gate: every exact match is listed.
+    const all = await trigger(key, {
+      user_id: "u",
+      mode: "retrieve",
+      action: { tool: "Bash", args: { command: "rm -rf node_modules" } },
+    });
+    expect(all.body.data.map((r: any) => r.text)).toEqual([
+      "Never run rm -rf build/ while the dev server is running; stop it first.",
+    ]);
+  });
+
   it("keeps exact matches when the task says nothing to gate against ('ok', 'go ahead')", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [lesson("Run database migrations before starting the API server", ["migrate.ts"])]);

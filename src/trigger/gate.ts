@@ -53,6 +53,96 @@ function directiveText(row: MemoryRow): string {
   return `${row.text} ${steps} ${row.trigger_entities.join(" ")}`;
 }
 
+/** Package runners: the command they run is their first argument (as identifiers.ts reads it). */
+const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
+/** Words a rule may put between a command and what it runs ("npm run lint", "pnpm exec tsc"). */
+const VERB_OF_COMMAND = new Set(["run", "exec", "x", "dlx"]);
+/** Words that may follow a command's name in prose without naming a use of it ("yarn here"). */
+const PROSE_AFTER_COMMAND = new Set(
+  `a an the and or but nor with without in on at for to from of by before after when while until
+  instead here there again first itself commands command is are was be it this that these those
+  yourself anymore anywhere ever never always`.split(/\s+/),
+);
+
+/** A word as a call or a rule writes it for comparison: lower case, no `./` before or `/` after. */
+const bare = (w: string) =>
+  w
+    .toLowerCase()
+    .replace(/^\.\//, "")
+    .replace(/[/.,:;!?]+$/, "");
+
+/**
+ * The uses of `command` a rule's text names: the word after the command (past its flags, and past
+ * "run" or "exec"), as in "never run rm -rf build/", "git pull --rebase", "npm run lint" (build,
+ * pull, lint). None when it names the command alone ("don't use yarn here").
+ */
+function namedUses(text: string, command: string): Set<string> {
+  const words = text
+    .toLowerCase()
+    .split(/[\s`"'()[\]{},;]+/)
+    .filter(Boolean);
+  const out = new Set<string>();
+  words.forEach((w, i) => {
+    if (bare(w) !== command) return;
+    let j = i + 1;
+    while (j < words.length && /^-/.test(words[j]!)) j++;
+    if (VERB_OF_COMMAND.has(bare(words[j] ?? ""))) j++;
+    const use = bare(words[j] ?? "");
+    if (use.length >= 2 && /^[\w@+~./:-]+$/.test(use) && !PROSE_AFTER_COMMAND.has(use)) out.add(use);
+  });
+  return out;
+}
+
+/**
+ * Whether a rule that matched a shell call only on its command's name (and flags) is about other
+ * uses of that command: it names uses ("never run rm -rf build/", "use npm ci instead of npm
+ * install"), and the call's arguments are none of them and no word of the rule either
+ * (`rm -rf node_modules`, `npm test`). Such a rule bears on some calls of the command, not on
+ * every one: "rm" and "npm" alone would fire it for all of them. Returns the uses it names, or
+ * null when it may bear on the call.
+ */
+function otherUses(item: GateItem, line: string): string[] | null {
+  const matched = new Set(item.matchedOn.map((e) => e.toLowerCase()));
+  // What the rule says (its text and steps), not its trigger list: "yarn pnpm" is no use of yarn.
+  const steps = Array.isArray(item.row.details?.steps)
+    ? (item.row.details.steps as unknown[]).join("\n")
+    : "";
+  const text = `${item.row.text}\n${steps}`;
+  const commands = new Set<string>();
+  const uses = new Set<string>();
+  const args = new Set<string>();
+  for (const segment of line.split(/&&|\|\||[|;]/)) {
+    const words = segment.trim().split(/\s+/).filter(Boolean);
+    const name = (w: string | undefined) =>
+      bare(w ?? "")
+        .replace(/^.*\//, "")
+        .replace(/(?<=.)@.*$/, "");
+    let at = 0;
+    if (RUNNERS.has(name(words[0]))) {
+      commands.add(name(words[0]));
+      at = 1;
+      while (at < words.length && words[at]!.startsWith("-")) at++;
+    }
+    const command = name(words[at]);
+    if (!command) continue;
+    commands.add(command);
+    if (!matched.has(command)) continue;
+    for (const u of namedUses(text, command)) uses.add(u);
+    for (const w of words.slice(at + 1)) {
+      if (w.startsWith("-")) continue;
+      args.add(bare(w));
+      for (const part of bare(w).split("/")) if (part) args.add(part);
+    }
+  }
+  // Matched on something besides command names and flags (a file, an error): it is about the call.
+  if (uses.size === 0 || [...matched].some((e) => !e.startsWith("-") && !commands.has(e))) return null;
+  const named = [...uses];
+  if (named.some((u) => args.has(u) || u.split("/").some((part) => part && args.has(part)))) return null;
+  const ruleWords = new Set((text.toLowerCase().match(/[\p{L}\p{N}_.-]+/gu) ?? []).map(bare));
+  if ([...args].some((a) => a.length >= 3 && !VERB_OF_COMMAND.has(a) && ruleWords.has(a))) return null;
+  return named;
+}
+
 /**
  * The gate without a language model: the share of the task's content words that the
  * directive (text, steps, trigger entities) also uses, plus the matched identifiers the task
@@ -66,6 +156,13 @@ export function lexicalVerdict(
   command: string | null = null,
 ): Verdict {
   const hedge = unverified(item.row) ? 0.8 : 1;
+  const elsewhere = command ? otherUses(item, command) : null;
+  if (elsewhere)
+    return {
+      keep: false,
+      because: `It concerns other uses of the command (${elsewhere.join(", ")}).`,
+      confidence: 0,
+    };
   const matched = item.matchedOn.length
     ? `matched on ${item.matchedOn.join(", ")}`
     : `matched ${matchedWhat}`;
