@@ -1254,6 +1254,33 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge(old, text)).toBe("supersedes");
   });
 
+  it.each([
+    ["The user plays tennis every weekend.", "The user stopped playing tennis."],
+    ["The user plays chess.", "The user no longer plays chess."],
+    ["The user runs every morning.", "The user stopped running."],
+    ["The user loves sushi.", "The user doesn't like sushi anymore."],
+    ["The user enjoys horror films.", "On 3 May 2024, the user doesn't enjoy horror films anymore."],
+    ["The user uses Vim as the user's editor.", "The user switched from Vim to VS Code last month."],
+    ["The user drives a Honda Civic.", "The user sold the user's Civic and now drives a Tesla."],
+    ["The user drinks coffee every morning.", "The user gave up coffee."],
+    ["The user smokes a pack a day.", "The user quit smoking last year (2025)."],
+    ["Priya studies Japanese.", "Priya stopped studying Japanese."],
+  ])("%s -> %s supersedes (what the user stopped doing, liking, using or having)", (old, text) => {
+    expect(judge(old, text)).toBe("supersedes");
+  });
+
+  it("leaves what an ending does not end: a past event, someone else, another thing, another verb, a denial", () => {
+    expect(judge("The user watched a tennis match with Tom.", "The user stopped playing tennis.")).toBe(
+      "new",
+    );
+    expect(judge("The user's sister plays tennis.", "The user stopped playing tennis.")).toBe("new");
+    expect(judge("The user plays chess.", "The user stopped playing tennis.")).toBe("new");
+    expect(judge("The user runs a bakery.", "The user stopped running.")).toBe("new");
+    expect(judge("The user doesn't play tennis.", "The user stopped playing tennis.")).toBe("new");
+    expect(judge("The user watches tennis on TV.", "The user stopped playing tennis.")).toBe("new");
+    expect(judge("The user bought a Civic in 2019.", "The user sold the user's Civic.")).toBe("new");
+  });
+
   it("leaves what did not change: more said, a restatement, another subject, another value negated", () => {
     expect(judge("The user works at Initech.", "The user works at Initech as a manager.")).toBe("new");
     expect(judge("The user works at Acme Corp.", "The user works at Acme.")).toBe("duplicate");

@@ -190,6 +190,16 @@ describe("supersede and dedup", () => {
       "My favourite colour is purple.",
       "The user's favourite colour is purple.",
     ],
+    // Beyond the fixed attributes: what the user stopped doing, liking, using or having.
+    ["I play tennis every weekend.", "I stopped playing tennis.", "The user stopped playing tennis."],
+    ["I love sushi.", "I don't like sushi anymore.", "The user doesn't like sushi anymore."],
+    ["I use Vim as my editor.", "I switched from Vim to VS Code.", "The user switched from Vim to VS Code."],
+    [
+      "I drive a Honda Civic.",
+      "I sold my Civic and now drive a Tesla.",
+      "The user sold the user's Civic and now drives a Tesla.",
+    ],
+    ["I smoke a pack a day.", "I quit smoking.", "The user quit smoking."],
   ])("a change the nearest neighbours miss still supersedes: %s -> %s", async (before, after, now) => {
     const { key } = await svc.newOrg();
     const first = await ingestOk(key, { user_id: "u5", messages: [user(before)] });

@@ -697,17 +697,30 @@ export interface SlotSearch {
  */
 export function slotSearches(text: string): SlotSearch[] {
   const kinds = [...new Set(slotsOf(text).map((s) => s.slot.slice(0, s.slot.indexOf(":"))))];
-  return kinds.map((kind) => ({
+  const searches: SlotSearch[] = kinds.map((kind) => ({
     kind,
     words: SLOT_WORDS[kind]!,
     states: (t: string) => slotsOf(t).some((s) => !s.denial && s.slot.startsWith(`${kind}:`)),
   }));
+  // What an ending ended: the statements holding the thing's words (or, for a habit, the verb's).
+  const ending = endingOf(text);
+  const words = ending?.object.length ? ending.object : [...(ending?.verbs ?? [])];
+  const terms = words.map((w) => w.replace(/[^\p{L}\p{N}]+/gu, "")).filter(Boolean);
+  if (ending && terms.length)
+    searches.push({
+      kind: `ended:${terms.join(" ")}`,
+      words: ending.object.length ? terms.join(" & ") : terms.join(" | "),
+      states: (t: string) => endedBy(ending, t),
+    });
+  return searches;
 }
 
 const FIRST_PERSON_START = /^(?:I|I'm|I've|I am|My)\b/;
 
 /** Whether two facts state the same attribute of the same subject (the judge decides the rest). */
 export function sameSlot(a: string, b: string): boolean {
+  const ending = endingOf(a);
+  if (ending && endedBy(ending, b)) return true;
   const ys = slotsOf(b);
   return slotsOf(a).some((x) => ys.some((y) => x.slot === y.slot && x.subject === y.subject));
 }
@@ -858,6 +871,129 @@ function slotsOf(
   return out;
 }
 
+/**
+ * What a claim says its subject stopped doing, liking, using or having: "stopped playing tennis",
+ * "quit smoking", "gave up coffee", "no longer plays chess", "doesn't like sushi anymore",
+ * "switched from Vim to VS Code", "sold the user's Civic". `verbs`: the forms of the verb a
+ * statement of it would use ("plays"), none when only the thing is named; `object`: the thing's
+ * content words, lower case. Facts outside the fixed attributes (SLOTS) that such a claim ends are
+ * superseded by it (endedBy).
+ */
+interface Ending {
+  subject: string;
+  verbs: Set<string> | null;
+  object: string[];
+}
+
+/** Verbs of liking: "doesn't like sushi anymore" ends "loves sushi" too. */
+const LIKING = ["like", "love", "enjoy", "adore"];
+const ENDING_LEAD = String.raw`(?:(?:has|had|just|recently|finally|eventually|already) )*`;
+const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object"]> = [
+  [
+    new RegExp(
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:stopped|quit|quitted|gave up|given up) (?<v>[a-z]+ing)\b(?<o>.*)$`,
+      "i",
+    ),
+    "gerund",
+  ],
+  [
+    new RegExp(String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:stopped|quit|gave up|given up) (?<o>.+)$`, "i"),
+    "object",
+  ],
+  [/^(?<s>.+?) (?:no longer|doesn't|does not|don't|do not) (?<v>[a-z]+) (?<o>.+)$/i, "verb"],
+  [new RegExp(String.raw`^(?<s>.+?) ${ENDING_LEAD}switched from (?<o>.+?) to .+$`, "i"), "object"],
+  [
+    new RegExp(
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:sold|got rid of|gave away) (?<o>.+?)(?:,? and .*)?$`,
+      "i",
+    ),
+    "object",
+  ],
+];
+/** What may follow the thing without being part of it ("tennis last month", "sushi anymore"). */
+const ENDING_TAIL =
+  /\s+(?:anymore|any more|these days|now|at all|for good|last \w+|this \w+|yesterday|today|recently|in \d{4}|a while ago|\([^)]*\)|because .*|since .*|after .*)$/i;
+const OWNER = /^(?:the user's|his|her|their|its|the|a|an|my|\p{Lu}\p{Ll}+'s)\s+/u;
+
+/** The third-person present forms of a verb given as a base ("play") or a gerund ("playing"). */
+function presentForms(word: string, gerund: boolean): Set<string> {
+  const w = word.toLowerCase();
+  const bases = new Set<string>();
+  if (gerund) {
+    const g = w.slice(0, -3);
+    bases.add(g).add(`${g}e`);
+    if (/([b-df-hj-np-tv-z])\1$/.test(g)) bases.add(g.slice(0, -1));
+  } else bases.add(w);
+  if (bases.has("like") || [...bases].some((b) => LIKING.includes(b))) for (const l of LIKING) bases.add(l);
+  const out = new Set<string>();
+  for (const b of bases) {
+    out.add(`${b}s`).add(`${b}es`);
+    if (/[^aeiou]y$/.test(b)) out.add(`${b.slice(0, -1)}ies`);
+  }
+  // "no longer plays": the verb was given in its present form already.
+  if (!gerund && /s$/.test(w)) out.add(w);
+  return out;
+}
+
+/** A claim as endings and their statements are read: no date, no lead adverb, in the third person. */
+function claimOf(text: string): string | null {
+  let t = oneSentence(text)?.replace(LEAD_ADVERB, "");
+  if (t === undefined) return null;
+  if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
+  return t;
+}
+
+function endingOf(text: string): Ending | null {
+  const t = claimOf(text);
+  if (t === null) return null;
+  for (const [re, kind] of ENDINGS) {
+    const m = re.exec(t);
+    if (!m?.groups) continue;
+    let rest = ` ${m.groups.o ?? ""}`.trimEnd();
+    for (let prev = ""; prev !== rest; ) {
+      prev = rest;
+      rest = rest.replace(ENDING_TAIL, "");
+    }
+    rest = rest.trim().replace(OWNER, "");
+    const object = contentWords(rest).slice(0, 4);
+    const verbs = kind === "object" ? null : presentForms(m.groups.v!, kind === "gerund");
+    // "stopped playing" alone ends the habit only ("plays every week"), see endedBy.
+    if (kind === "object" && object.length === 0) continue;
+    const subject = normaliseText(m.groups.s!);
+    if (PRONOUN_SUBJECT.test(subject)) return null;
+    return { subject, verbs, object };
+  }
+  return null;
+}
+
+/** What may follow a habit's verb in a statement of it with no object ("plays every week"). */
+const HABIT_TAIL =
+  /^(?:$|every\b|each\b|daily\b|weekly\b|regularly\b|often\b|a lot\b|twice\b|once\b|on \w+s\b|in the (?:morning|evening)s?\b|(?:a|an|one|two|three|\d+) \w+ (?:a|per|every) (?:day|week|month|year)\b)/i;
+
+/**
+ * Whether `text` states, in the present, what `ending` ended: the same subject, a present verb
+ * (of the ended one's forms when it names one), and the thing's every content word. "The user
+ * plays tennis every weekend" is ended by "stopped playing tennis"; "watched a tennis match" (a
+ * past event), "the user's sister plays tennis" and "doesn't play tennis" are not.
+ */
+function endedBy(ending: Ending, text: string): boolean {
+  const t = claimOf(text);
+  if (t === null || endingOf(text)) return false;
+  const subject = ending.subject;
+  if (normaliseText(t.slice(0, subject.length)) !== subject || t[subject.length] !== " ") return false;
+  const m =
+    /^(?:(?:now|still|really|also|currently|usually|often|always|sometimes) )*(?<v>[a-z]+)\b(?<rest>.*)$/i.exec(
+      t.slice(subject.length + 1),
+    );
+  const verb = m?.groups?.v?.toLowerCase();
+  if (!verb || verb === "was" || !/s$/.test(verb) || /n't$/.test(verb)) return false;
+  if (ending.verbs && !ending.verbs.has(verb)) return false;
+  const rest = m!.groups!.rest!.trim();
+  if (ending.object.length === 0) return ending.verbs !== null && HABIT_TAIL.test(rest);
+  const words = new Set(contentWords(rest));
+  return ending.object.every((w) => words.has(w));
+}
+
 /** The same value, or one a word-wise start of the other ("acme" and "acme corp"). */
 const sameValue = (a: string, b: string) => a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);
 
@@ -885,6 +1021,10 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
     else if (holding) held.push(holding.id);
   }
   if (slots.length && held.length === slots.length) return { verdict: "duplicate", id: held[0]! };
+  // Something the user stopped doing, liking or having ends the statements of it.
+  const ending = endingOf(c.text);
+  const ended = ending && c.candidates.find((cand) => endedBy(ending, cand.text));
+  if (ended) return { verdict: "supersedes", id: ended.id };
   const best = c.candidates.find((x) => x.similarity >= 0.93);
   return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
 }
