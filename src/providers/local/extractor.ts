@@ -897,7 +897,8 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object"]> = [
     "gerund",
   ],
   [
-    new RegExp(String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:stopped|quit|gave up|given up) (?<o>.+)$`, "i"),
+    // "Quit the gym", "gave up coffee"; not "stopped the car", which stopped it moving.
+    new RegExp(String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:quit|gave up|given up) (?<o>.+)$`, "i"),
     "object",
   ],
   [/^(?<s>.+?) (?:no longer|doesn't|does not|don't|do not) (?<v>[a-z]+) (?<o>.+)$/i, "verb"],
