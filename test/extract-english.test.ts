@@ -1279,7 +1279,7 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge("The user doesn't play tennis.", "The user stopped playing tennis.")).toBe("new");
     expect(judge("The user watches tennis on TV.", "The user stopped playing tennis.")).toBe("new");
     expect(judge("The user bought a Civic in 2019.", "The user sold the user's Civic.")).toBe("new");
-    expect(judge("The user drives a red car.", "The user stopped the car at the lights.")).toBe("new");
+    expect(judge("The user drives a red car.", "The user stopped the car.")).toBe("new");
   });
 
   it("leaves what did not change: more said, a restatement, another subject, another value negated", () => {
