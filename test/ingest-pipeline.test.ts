@@ -1055,6 +1055,39 @@ describe("directives", () => {
     }
   });
 
+  it("a reversal that names one side says the other too: 'go back to yarn' after 'use pnpm, not yarn' is '..., not pnpm'", async () => {
+    for (const [rule, said, now] of [
+      [
+        "Don't use yarn in this repo, use pnpm instead.",
+        "Actually, go back to yarn.",
+        "Go back to yarn, not pnpm.",
+      ],
+      ["Use pnpm from now on, not yarn.", "Switch back to yarn please.", "Switch back to yarn, not pnpm."],
+    ]) {
+      const { key } = await svc.newOrg();
+      const first = await ingestOk(key, { messages: [user(rule!)] });
+      const old = first.memories_created.find((m: any) => m.type === "lesson");
+      const reversal = await ingestOk(key, { messages: [user(said!)] });
+      const lesson = reversal.memories_created.find((m: any) => m.type === "lesson");
+      expect(lesson.text, said).toBe(now);
+      const stored = await svc.request("GET", `/v1/memories/${lesson.id}`, { key });
+      expect(stored.body.details.trigger_entities, said).toEqual(["yarn", "pnpm"]);
+      expect(reversal.memories_superseded_by[old.id], said).toBe(lesson.id);
+      // Recalled before either tool's call: the rule held now, whole.
+      for (const command of ["yarn add left-pad", "pnpm add left-pad"])
+        expect(
+          (await recalledBy(key, command)).map((d) => d.text),
+          command,
+        ).toEqual([now]);
+      // Searched by its words, as stored.
+      const found = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id: "u1", query: "pnpm", mode: "retrieve", include: ["lesson"] },
+      });
+      expect(found.body.data.map((m: any) => m.text)).toEqual([now]);
+    }
+  });
+
   it("a lesson reversing one in force supersedes it: recall serves the rule held now, revisions show the change", async () => {
     const { key, orgId } = await svc.newOrg();
     const lessonOf = (result: any) => result.memories_created.find((m: any) => m.type === "lesson");

@@ -812,6 +812,18 @@ describe("trigger relevance gate", () => {
     ]);
   });
 
+  it("reads no use of the command in prose after it ('yarn, not pnpm'): such a rule bears on every call of it", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [lesson("Go back to yarn, not pnpm.", ["yarn", "pnpm"])]);
+    for (const command of ["yarn add lodash", "pnpm add lodash"]) {
+      const res = await trigger(key, { user_id: "u", action: { tool: "Bash", args: { command } } });
+      expect([command, res.body.data.map((r: any) => r.text)]).toEqual([
+        command,
+        ["Go back to yarn, not pnpm."],
+      ]);
+    }
+  });
+
   it("keeps exact matches when the task says nothing to gate against ('ok', 'go ahead')", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [lesson("Run database migrations before starting the API server", ["migrate.ts"])]);

@@ -10,11 +10,12 @@ import {
   sameTurnFacts,
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
+import { embeddingText } from "../memories/write.js";
 import { contentWords, normaliseText } from "../providers/local/english.js";
 import { bareClaim, type SlotSearch, sameSlot, slotSearches } from "../providers/local/extractor.js";
-import type { Extractor, JudgeCase } from "../providers/types.js";
-import type { Plan, PlannedRow } from "./assemble.js";
-import { restates, reverses, statesRule } from "./reversal.js";
+import type { Embedder, Extractor, JudgeCase } from "../providers/types.js";
+import { directiveHash, type Plan, type PlannedRow } from "./assemble.js";
+import { otherHalf, restates, reverses, statesRule } from "./reversal.js";
 
 /**
  * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
@@ -59,7 +60,7 @@ export interface Reconciled {
  */
 export async function reconcile(
   db: Queryable,
-  extractor: Extractor,
+  { extractor, embedder }: { extractor: Extractor; embedder: Embedder },
   scope: { orgId: string; userId: string; agentId: string | null },
   plan: Plan,
 ): Promise<Reconciled> {
@@ -158,11 +159,21 @@ export async function reconcile(
         out.sameDirectives.push(restated.id);
         continue;
       }
+      const unsaid: string[] = [];
       for (const old of sharing) {
         if (out.supersedes.has(old.id) || !reverses(d, old)) continue;
         out.supersedes.set(old.id, d.id);
         d.supersedes ??= old.id;
         await ruleFactsToo(db, scope.orgId, old, d, out);
+        for (const e of otherHalf(d, old)) if (!unsaid.includes(e)) unsaid.push(e);
+      }
+      // "Go back to yarn." says, with the rule it reverses, "..., not pnpm": recall serves it
+      // before a pnpm call too, and it reads whole on its own.
+      if (unsaid.length) {
+        d.text = `${d.text.replace(/[.!\s]+$/, "").replace(/,?\s+please$/i, "")}, not ${unsaid.join(" or ")}.`;
+        d.trigger_entities = [...entities, ...unsaid];
+        d.content_hash = directiveHash(d.type, d.text);
+        [d.embedding] = await embedder.embed([embeddingText(d)]);
       }
     }
     out.insert.push(d);

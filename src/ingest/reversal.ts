@@ -129,3 +129,29 @@ export function statesRule(
   const said = stances(fact.text, lesson.trigger_entities ?? []);
   return rule.size > 0 && [...rule].every(([entity, side]) => said.get(entity) === side);
 }
+
+/**
+ * What a reversal leaves unsaid of the rule it reverses: "Go back to yarn." after "Don't use yarn
+ * in this repo, use pnpm instead." chooses yarn, which the old rule chose against, and says
+ * nothing of pnpm, which it chose; taken back to yarn, pnpm is what is now chosen against. The
+ * entities `older` chose that `newer` neither names nor has among its own, when `newer` chooses
+ * one that `older` chose against; none otherwise.
+ */
+export function otherHalf(
+  newer: { text: string; trigger_entities?: readonly string[] | null },
+  older: { text: string; trigger_entities?: readonly string[] | null },
+): string[] {
+  const a = stances(newer.text, newer.trigger_entities ?? []);
+  const b = stances(older.text, older.trigger_entities ?? []);
+  if (![...a].some(([entity, side]) => side === 1 && b.get(entity) === -1)) return [];
+  const mine = new Set((newer.trigger_entities ?? []).map((e) => e.toLowerCase()));
+  const text = newer.text.toLowerCase();
+  return (older.trigger_entities ?? []).filter((e) => {
+    const lower = e.toLowerCase();
+    return (
+      b.get(lower) === 1 &&
+      !mine.has(lower) &&
+      !new RegExp(`(?<![\\w./-])${escapeRe(lower)}(?![\\w/-])`).test(text)
+    );
+  });
+}

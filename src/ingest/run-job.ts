@@ -139,7 +139,7 @@ export async function runIngestJob({
         r.embedding = vectors[i]!;
       });
     });
-    const rec = await time("dedup", () => reconcile(ctx.db, providers.extractor, scope, plan));
+    const rec = await time("dedup", () => reconcile(ctx.db, providers, scope, plan));
     // Restated facts too: a fact first said in private and restated in a conversation shared with
     // groups gains the groups its verdict gives (the store adds them to the stored fact).
     const archived = await classifyStage(

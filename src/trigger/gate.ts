@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
+import { STOPWORDS } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
 
@@ -57,7 +58,10 @@ function directiveText(row: MemoryRow): string {
 const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
 /** Words a rule may put between a command and what it runs ("npm run lint", "pnpm exec tsc"). */
 const VERB_OF_COMMAND = new Set(["run", "exec", "x", "dlx"]);
-/** Words that may follow a command's name in prose without naming a use of it ("yarn here"). */
+/**
+ * Words that may follow a command's name in prose without naming a use of it ("yarn here", "yarn,
+ * not pnpm"), beside English function words (STOPWORDS).
+ */
 const PROSE_AFTER_COMMAND = new Set(
   `a an the and or but nor with without in on at for to from of by before after when while until
   instead here there again first itself commands command is are was be it this that these those
@@ -88,7 +92,8 @@ function namedUses(text: string, command: string): Set<string> {
     while (j < words.length && /^-/.test(words[j]!)) j++;
     if (VERB_OF_COMMAND.has(bare(words[j] ?? ""))) j++;
     const use = bare(words[j] ?? "");
-    if (use.length >= 2 && /^[\w@+~./:-]+$/.test(use) && !PROSE_AFTER_COMMAND.has(use)) out.add(use);
+    if (use.length >= 2 && /^[\w@+~./:-]+$/.test(use) && !PROSE_AFTER_COMMAND.has(use) && !STOPWORDS.has(use))
+      out.add(use);
   });
   return out;
 }
