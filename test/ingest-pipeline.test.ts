@@ -1085,6 +1085,16 @@ describe("directives", () => {
         body: { user_id: "u1", query: "pnpm", mode: "retrieve", include: ["lesson"] },
       });
       expect(found.body.data.map((m: any) => m.text)).toEqual([now]);
+      // Said again as first said, it is the rule in force seen again, not a second lesson.
+      const again = await ingestOk(key, { messages: [user(said!)] });
+      expect(
+        again.memories_created.filter((m: any) => m.type === "lesson"),
+        said,
+      ).toEqual([]);
+      expect(
+        again.memories_updated.map((m: any) => m.id),
+        said,
+      ).toContain(lesson.id);
     }
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { identifiersFromAction, identifiersFromText } from "../src/identifiers/identifiers.js";
-import { reverses } from "../src/ingest/reversal.js";
+import { otherHalf, restates, reverses } from "../src/ingest/reversal.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { directivesInSteps, extractDirectives } from "../src/providers/local/directives.js";
 import { renderDirectives } from "../src/trigger/render.js";
@@ -461,6 +461,23 @@ describe("a lesson reversing another", () => {
       ),
     ).toBe(false);
     expect(reverses(l("Use yarn.", ["yarn"]), l("Run the build after yarn install.", ["yarn"]))).toBe(false);
+  });
+
+  it("leaves the other side said (otherHalf), and a rule said again whole or in part restates it", () => {
+    const pnpm = l("Don't use yarn in this repo, use pnpm instead.", ["yarn", "pnpm"]);
+    expect(otherHalf(l("Actually, go back to yarn.", ["yarn"]), pnpm)).toEqual(["pnpm"]);
+    // Said already, or no choice taken the other way: nothing to add.
+    expect(otherHalf(l("Use yarn, not pnpm.", ["yarn", "pnpm"]), pnpm)).toEqual([]);
+    expect(otherHalf(l("Don't use pnpm anymore.", ["pnpm"]), pnpm)).toEqual([]);
+    const completed = l("Go back to yarn, not pnpm.", ["yarn", "pnpm"]);
+    expect(restates(l("Go back to yarn.", ["yarn"]), completed)).toBe(true);
+    expect(restates(l("Use pnpm.", ["pnpm"]), completed)).toBe(false);
+    expect(restates(l("For the e2e suite, go back to yarn.", ["yarn"]), completed)).toBe(false);
+    // An entity neither takes a side on is no obstacle when both name it.
+    const web = l("Don't use npm in packages/web, use pnpm.", ["npm", "packages/web", "pnpm"]);
+    expect(
+      restates(l("Please don't use npm in packages/web, use pnpm.", ["npm", "packages/web", "pnpm"]), web),
+    ).toBe(true);
   });
 });
 

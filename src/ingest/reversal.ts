@@ -84,9 +84,10 @@ export function reverses(
 
 /**
  * Whether `newer` says `older`'s rule again in other words ("Please don't use npm here, use pnpm."
- * after "Don't use npm in this repo, use pnpm."): the same entities, each taken the same side, and
- * no words beyond them that either one alone has (a scope of its own: "for unit tests"). Such a
- * lesson is the old one seen again, not a second one recalled beside it.
+ * after "Don't use npm in this repo, use pnpm."), or part of it ("Go back to yarn." after "Go back
+ * to yarn, not pnpm."): entities among older's, each taken the same side, and no words beyond
+ * them that either one alone has (a scope of its own: "for unit tests"). Such a lesson is the old
+ * one seen again, not a second one recalled beside it.
  */
 export function restates(
   newer: { text: string; trigger_entities?: readonly string[] | null },
@@ -94,10 +95,10 @@ export function restates(
 ): boolean {
   const lower = (l: typeof newer) => new Set((l.trigger_entities ?? []).map((e) => e.toLowerCase()));
   const [mine, theirs] = [lower(newer), lower(older)];
-  if (mine.size === 0 || mine.size !== theirs.size || [...mine].some((e) => !theirs.has(e))) return false;
+  if (mine.size === 0 || [...mine].some((e) => !theirs.has(e))) return false;
   const a = stances(newer.text, newer.trigger_entities ?? []);
   const b = stances(older.text, older.trigger_entities ?? []);
-  if (a.size === 0 || a.size !== b.size || [...a].some(([e, side]) => b.get(e) !== side)) return false;
+  if (a.size === 0 || [...mine].some((e) => a.get(e) !== b.get(e))) return false;
   const words = (l: typeof newer) => new Set(context(l));
   const [x, y] = [words(newer), words(older)];
   return [...x].every((w) => y.has(w)) && [...y].every((w) => x.has(w));
