@@ -139,6 +139,48 @@ describe("webhook config", () => {
     expect(ok.url).toBe("https://hooks.example.com/x");
   });
 
+  it("concurrent PUTs and DELETEs: one secret shown in full at first, a rotation never undone, no secret brought back", async () => {
+    const full = (r: { body: { secret: string } }) => !r.body.secret.includes("*");
+    const stored = async (orgId: string) => {
+      const row = await findWebhook(svc.deps.db, orgId);
+      return row && decryptSecret(svc.deps.secret, orgId, row.secret_enc);
+    };
+    for (let round = 0; round < 3; round++) {
+      // First PUTs at once: exactly one mints the secret (shown in full), and that one signs.
+      const a = await svc.newOrg();
+      const puts = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          svc.request("PUT", "/v1/webhooks", { key: a.key, body: { url: URL_A } }),
+        ),
+      );
+      expect(puts.map((r) => r.status)).toEqual(Array(8).fill(200));
+      const shown = puts.filter(full).map((r) => r.body.secret);
+      expect(shown).toHaveLength(1);
+      expect(await stored(a.orgId)).toBe(shown[0]);
+
+      // A rotation beside plain PUTs: the rotated secret is the one stored, whatever the order.
+      const [rotated] = await Promise.all([
+        svc.request("PUT", "/v1/webhooks?rotate_secret=true", { key: a.key, body: { url: URL_A } }),
+        ...Array.from({ length: 4 }, () =>
+          svc.request("PUT", "/v1/webhooks", { key: a.key, body: { url: URL_B } }),
+        ),
+      ]);
+      expect(full(rotated!)).toBe(true);
+      expect(await stored(a.orgId)).toBe(rotated!.body.secret);
+
+      // A PUT beside a DELETE: either nothing is left, or a config whose secret that PUT showed.
+      const [put] = await Promise.all([
+        svc.request("PUT", "/v1/webhooks", { key: a.key, body: { url: URL_A } }),
+        svc.request("DELETE", "/v1/webhooks", { key: a.key }),
+      ]);
+      const left = await stored(a.orgId);
+      if (left !== undefined) {
+        expect(full(put!)).toBe(true);
+        expect(left).toBe(put!.body.secret);
+      }
+    }
+  });
+
   it("DELETE is idempotent and always 204", async () => {
     const { key } = await svc.newOrg();
     expect((await svc.request("DELETE", "/v1/webhooks", { key })).status).toBe(204);

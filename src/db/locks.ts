@@ -36,6 +36,16 @@ export const lockIngestUser = async (tx: Queryable, orgId: string, userId: strin
 };
 
 /**
+ * Serialises the changes of one organisation's webhook config (PUT, DELETE): a PUT reads the
+ * stored secret to keep it, and without the lock two first PUTs each minted a secret shown in
+ * full (only the last one signs), or a plain PUT wrote back the secret a rotation had just
+ * replaced. Held for a read and a write, so it is short.
+ */
+export const lockWebhookConfig = async (tx: Queryable, orgId: string) => {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`webhook:${orgId}`]);
+};
+
+/**
  * ANALYZE of `memories` by whichever process gets the lock first; the others skip it. In one
  * statement, so the transaction-level try-lock and the ANALYZE share a connection and a
  * transaction.

@@ -1,5 +1,6 @@
 import { requireOrgWide } from "../auth/user-scope.js";
-import type { Ctx } from "../context.js";
+import { type Ctx, inTx } from "../context.js";
+import { lockWebhookConfig } from "../db/locks.js";
 import { findWebhook, upsertWebhook } from "../db/webhooks.js";
 import { CoreError } from "../errors.js";
 import { WEBHOOK_EVENTS, type WebhookWire, webhookToWire } from "./model.js";
@@ -44,25 +45,31 @@ export async function putWebhook({
   });
   const events = input.events ? [...new Set(input.events)] : null;
 
-  const existing = await findWebhook(ctx.db, orgId);
-  let fresh: string | undefined;
-  let secretEnc: string;
-  let lastFour: string;
-  if (existing && !input.rotateSecret && readable(ctx, existing.secret_enc)) {
-    secretEnc = existing.secret_enc;
-    lastFour = existing.secret_last_four;
-  } else {
-    fresh = mintSecret();
-    secretEnc = encryptSecret(ctx.deps.secret, orgId, fresh);
-    lastFour = fresh.slice(-4);
-  }
-  const row = await upsertWebhook(ctx.db, {
-    org_id: orgId,
-    url: input.url.trim(),
-    events: events ?? [...WEBHOOK_EVENTS],
-    enabled: input.enabled ?? true,
-    secret_enc: secretEnc,
-    secret_last_four: lastFour,
+  // The stored secret read and the config written under the organisation's webhook lock: a
+  // concurrent PUT or DELETE waits, so the secret a response shows in full is the one that signs.
+  const { row, fresh, existing } = await inTx(ctx, async ({ db: tx }) => {
+    await lockWebhookConfig(tx, orgId);
+    const existing = await findWebhook(tx, orgId);
+    let fresh: string | undefined;
+    let secretEnc: string;
+    let lastFour: string;
+    if (existing && !input.rotateSecret && readable(ctx, existing.secret_enc)) {
+      secretEnc = existing.secret_enc;
+      lastFour = existing.secret_last_four;
+    } else {
+      fresh = mintSecret();
+      secretEnc = encryptSecret(ctx.deps.secret, orgId, fresh);
+      lastFour = fresh.slice(-4);
+    }
+    const row = await upsertWebhook(tx, {
+      org_id: orgId,
+      url: input.url.trim(),
+      events: events ?? [...WEBHOOK_EVENTS],
+      enabled: input.enabled ?? true,
+      secret_enc: secretEnc,
+      secret_last_four: lastFour,
+    });
+    return { row, fresh, existing };
   });
   ctx.log.info({ rotated: Boolean(fresh && existing), created: !existing }, "webhook configured");
   return webhookToWire(row, fresh);
