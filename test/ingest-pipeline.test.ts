@@ -9,7 +9,7 @@ import { toWire } from "../src/memories/model.js";
 import { embedMissingVectors } from "../src/memories/vectors.js";
 import { embeddingText } from "../src/memories/write.js";
 import { seedGroup } from "./helpers/groups.js";
-import { startTestService, type TestService, waitFor } from "./helpers/harness.js";
+import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
 import { danglingLinks } from "./helpers/links.js";
 
 let svc: TestService;
@@ -544,6 +544,29 @@ describe("supersede and dedup", () => {
       expect(more.memories_created.filter((m: any) => m.type === "episode")).toHaveLength(1);
     },
   );
+
+  it("stores a conversation ingested twice at once with one episode: the later job touches it", async () => {
+    const { key } = await svc.newOrg();
+    const messages = [user("I play the cello on Sundays."), user("My teacher lives in Vienna.")];
+    // Both jobs plan (extract) before either stores: the two workers take one each.
+    const [a, b] = await withConfig(svc.deps, { MNEMO_TEST_EXTRACT_DELAY_MS: 400 }, () =>
+      Promise.all([ingestOk(key, { messages }), ingestOk(key, { messages })]),
+    );
+    const episodes = await svc.request("GET", "/v1/memories?user_id=u1&type=episode", { key });
+    expect(episodes.body.data).toHaveLength(1);
+    const facts = await svc.request("GET", "/v1/memories?user_id=u1&type=fact", { key });
+    expect(facts.body.data).toHaveLength(2);
+    const episode = episodes.body.data[0].id;
+    // One job created it; the other reports it updated, with the facts it restated.
+    const created = [a, b].flatMap((r) => r.memories_created.filter((m: any) => m.type === "episode"));
+    expect(created.map((m: any) => m.id)).toEqual([episode]);
+    const other = [a, b].find((r) => !r.memories_created.some((m: any) => m.type === "episode"));
+    expect(other.memories_created).toEqual([]);
+    expect(other.memories_updated.map((m: any) => m.id)).toContain(episode);
+    expect(episodes.body.data[0].details.fact_ids.sort()).toEqual(
+      facts.body.data.map((f: any) => f.id).sort(),
+    );
+  });
 
   it("records each new fact's neighbours in its episode's final fact order, kept off the wire", async () => {
     const { key, orgId } = await svc.newOrg();

@@ -12,6 +12,7 @@ import {
   newestSuccessors,
   patchDetails,
   sameDirective,
+  sameEpisode,
   setSupersedes,
   type Touched,
   touchEpisode,
@@ -315,6 +316,29 @@ export async function storeResult({
       return false;
     });
 
+    // The same conversation stored by another job meanwhile (two identical ingests at once, each
+    // planned before the other stored): with nothing of its own left to write, this job touches
+    // that episode, as it would have had it planned after, instead of storing a second one.
+    let episodeToWrite = episode;
+    let touchedEpisode = rec.sameEpisode;
+    if (
+      episode &&
+      !revived.length &&
+      !artifacts.length &&
+      !directives.length &&
+      facts.every((f) => moved.has(f.id))
+    ) {
+      const stored = await sameEpisode(
+        tx,
+        { ...scope, agentId: request.agent_id ?? null },
+        episode.conv_id ?? null,
+        episode.text,
+      );
+      if (stored) {
+        episodeToWrite = undefined;
+        touchedEpisode = stored.id;
+      }
+    }
     // Every link through `moved`: the episode's, the facts' still to write and those written.
     if (episode) {
       remap(episode, moved);
@@ -363,7 +387,10 @@ export async function storeResult({
     );
     await writeMemories(
       txCtx,
-      [...(episode ? [episode] : []), ...artifacts, ...directives].map((r) => ({ ...r, metadata })),
+      [...(episodeToWrite ? [episodeToWrite] : []), ...artifacts, ...directives].map((r) => ({
+        ...r,
+        metadata,
+      })),
     );
     // What the job stored, this attempt or an earlier one, in the planned order.
     const stored = await jobMemories(tx, orgId, job.id);
@@ -406,7 +433,7 @@ export async function storeResult({
     for (const id of new Set(sameDirectives)) {
       for (const r of await touchObserved(tx, orgId, id, request.outcome ?? null)) updated.set(r.id, r);
     }
-    if (rec.sameEpisode) for (const r of await touchEpisode(tx, orgId, rec.sameEpisode)) updated.set(r.id, r);
+    if (touchedEpisode) for (const r of await touchEpisode(tx, orgId, touchedEpisode)) updated.set(r.id, r);
     const created = [];
     for (const r of mine) {
       if (rec.newVersions.has(r.id)) updated.set(r.id, r);
