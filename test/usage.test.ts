@@ -292,6 +292,47 @@ describe("usage", () => {
   });
 });
 
+describe("monthly caps under a burst", () => {
+  it("admit exactly what fits: concurrent ingests and searches at the cap never pass it", async () => {
+    const o = await createOrg(svc.deps.db, { name: "capped3", tier: "capped" });
+    const keyId = await keyIdOf(o.api_key);
+    await recordUsage(svc.deps.db, { orgId: o.org_id, keyId, messages: 990, searches: 40 });
+    const ingests = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        svc.request("POST", "/v1/memories", {
+          key: o.api_key,
+          body: {
+            user_id: "u",
+            conv_id: "c",
+            messages: [
+              { role: "user", content: "hi" },
+              { role: "user", content: "yo" },
+            ],
+          },
+        }),
+      ),
+    );
+    // 10 messages left: five ingests of two.
+    expect(ingests.filter((r) => r.status === 202)).toHaveLength(5);
+    expect(ingests.filter((r) => r.status === 429)).toHaveLength(7);
+    const searches = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        svc.request("POST", i % 4 ? "/v1/memories/search" : "/v1/memories/trigger", {
+          key: o.api_key,
+          body:
+            i % 4 ? { query: "tea", user_id: "u", mode: "retrieve" } : { entities: ["npm"], user_id: "u" },
+        }),
+      ),
+    );
+    // 10 searches left (a trigger counts as one).
+    expect(searches.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(searches.filter((r) => r.status === 429)).toHaveLength(6);
+    const usage = await svc.request("GET", "/v1/usage", { key: o.api_key });
+    expect(usage.body.quota.monthly.messages_ingested).toEqual({ used: 1000, limit: 1000 });
+    expect(usage.body.quota.monthly.searches).toEqual({ used: 50, limit: 50 });
+  });
+});
+
 describe("usage by key for a credential confined to a user", () => {
   it("lists its own user's keys and the no-key line, chosen in the statement", async () => {
     const { orgId, key } = await svc.newOrg();

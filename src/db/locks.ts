@@ -46,6 +46,15 @@ export const lockWebhookConfig = async (tx: Queryable, orgId: string) => {
 };
 
 /**
+ * Serialises the monthly-cap checks of one organisation with the counting of the work they admit
+ * (src/usage/quota.ts), so requests racing at the cap cannot all read the same count. Taken only
+ * by organisations whose tier has a monthly cap.
+ */
+export const lockMonthlyQuota = async (tx: Queryable, orgId: string) => {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`quota:${orgId}`]);
+};
+
+/**
  * ANALYZE of `memories` by whichever process gets the lock first; the others skip it. In one
  * statement, so the transaction-level try-lock and the ANALYZE share a connection and a
  * transaction.

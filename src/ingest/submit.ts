@@ -59,7 +59,6 @@ export async function submitIngest({
       { field: "group_ids" },
     );
   }
-  await checkMonthlyQuota(ctx, { messages: request.messages.length });
   const metadata = ingestMetadata(request.metadata);
   const found = await findGroupsByIds(ctx.db, ctx.principal.orgId, requested);
   const active = new Set(found.filter((g) => g.status === "active").map((g) => g.id));
@@ -89,6 +88,8 @@ export async function submitIngest({
   const jobId = newJobId();
   for (const kind of redacted) ctx.deps.metrics.secretsRedacted.inc({ kind });
   const row = await inTx(ctx, async ({ db: tx }) => {
+    // Under the organisation's quota lock until this transaction, which counts the messages, commits.
+    await checkMonthlyQuota(ctx, { messages: request.messages.length }, tx);
     const job = await insertJob(tx, {
       id: jobId,
       orgId: ctx.principal.orgId,

@@ -57,7 +57,8 @@ export async function searchMemories({
   input: SearchInput;
 }): Promise<SearchResult> {
   const scope = resolveScope(ctx, input, input.filter);
-  await checkMonthlyQuota(ctx, { searches: 1 });
+  // Counted here when the tier has a monthly cap (checked and counted at once), else with the ranking.
+  const quota = await checkMonthlyQuota(ctx, { searches: 1 });
   const mode = input.mode ?? "compose";
   const limit = input.limit ?? 20;
   const include = input.include?.filter((t) => t !== "full_content") ?? [];
@@ -83,7 +84,7 @@ export async function searchMemories({
     let rerankSeconds: number | undefined;
     const pool = Math.min(400, Math.max(50, limit * 4));
     const weight = vectorWeight(ctx.deps.providers.embedder.name);
-    let counted = false;
+    let counted = quota.counted;
     // The neighbours the ranking may link are read by the statement, except for a question asking
     // for several things.
     const several = asksForSeveral(input.query);
@@ -97,7 +98,7 @@ export async function searchMemories({
         pool,
         limit: take,
         vectorWeight: weight,
-        usage: { keyId: ctx.principal.keyId },
+        usage: counted ? undefined : { keyId: ctx.principal.keyId },
         settings: settings && { settings },
         linkSpan: several ? undefined : LINK_SPAN,
         linkFrom: LINK_CANDIDATES,

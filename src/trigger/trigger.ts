@@ -43,7 +43,7 @@ export async function triggerDirectives({
     throw new CoreError("missing_trigger", "Supply `action` (the tool call) or `entities`.");
   }
   const scope = resolveScope(ctx, input);
-  await checkMonthlyQuota(ctx, { searches: 1 });
+  const quota = await checkMonthlyQuota(ctx, { searches: 1 });
   const mode = input.mode ?? "compose";
   const types = input.include?.length
     ? DIRECTIVE_TYPES.filter((t) => input.include!.includes(t))
@@ -65,8 +65,9 @@ export async function triggerDirectives({
       identifiers,
       input.namespace ?? null,
       MAX_MATCHES,
-      // The search is counted in the same statement (no round trip of its own).
-      { keyId: ctx.principal.keyId },
+      // The search is counted in the same statement (no round trip of its own), unless the
+      // monthly-cap check counted it already.
+      quota.counted ? undefined : { keyId: ctx.principal.keyId },
     );
     const idSet = new Set(identifiers);
     const items: GateItem[] = rows
