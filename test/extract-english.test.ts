@@ -1282,6 +1282,22 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge("The user drives a red car.", "The user stopped the car.")).toBe("new");
   });
 
+  it("never takes a fact naming another thing or number for a near neighbour's restatement", () => {
+    const near = (old: string, text: string, similarity: number) =>
+      judgeLocally({ text, candidates: [{ id: "old", text: old, similarity }] }).verdict;
+    const cat = (name: string) =>
+      `The user adopted a cat named ${name} last week (the week before 27 November 2026).`;
+    expect(near(cat("Tom0x27"), cat("Tom2x12"), 0.95)).toBe("new");
+    expect(near("The user's flight number is 714.", "The user's flight number is 417.", 0.99)).toBe("new");
+    // The same claim said another week, and a restatement with its own words, are duplicates.
+    expect(
+      near(cat("Tom"), "The user adopted a cat named Tom last week (the week before 4 December 2026).", 0.95),
+    ).toBe("duplicate");
+    expect(near("The user adopted a cat named Tom.", "The user has adopted a cat named Tom.", 0.95)).toBe(
+      "duplicate",
+    );
+  });
+
   it("leaves what did not change: more said, a restatement, another subject, another value negated", () => {
     expect(judge("The user works at Initech.", "The user works at Initech as a manager.")).toBe("new");
     expect(judge("The user works at Acme Corp.", "The user works at Acme.")).toBe("duplicate");

@@ -995,6 +995,23 @@ function endedBy(ending: Ending, text: string): boolean {
   return ending.object.every((w) => words.has(w));
 }
 
+/**
+ * A claim's specifics: its numbers, and its names (capitalised words after the first), lower case,
+ * a resolved date in brackets left out ("last month (October 2026)" said another month is the
+ * same claim). Two facts naming different cats, "Tom0x27" and "Tom2x12", are close neighbours
+ * under a hashed embedding (one word of eight differs) but never the same claim.
+ */
+function specifics(text: string): Set<string> {
+  const words =
+    bareClaim(text)
+      .replace(/\([^)]*\)/g, " ")
+      .match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+  return new Set(
+    words.filter((w, i) => /\d/.test(w) || (i > 0 && /^\p{Lu}/u.test(w))).map((w) => w.toLowerCase()),
+  );
+}
+const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+
 /** The same value, or one a word-wise start of the other ("acme" and "acme corp"). */
 const sameValue = (a: string, b: string) => a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);
 
@@ -1026,6 +1043,7 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
   const ending = endingOf(c.text);
   const ended = ending && c.candidates.find((cand) => endedBy(ending, cand.text));
   if (ended) return { verdict: "supersedes", id: ended.id };
-  const best = c.candidates.find((x) => x.similarity >= 0.93);
+  const mine = specifics(c.text);
+  const best = c.candidates.find((x) => x.similarity >= 0.93 && sameSet(mine, specifics(x.text)));
   return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
 }
