@@ -18,7 +18,7 @@ const MAX_IDENTIFIERS = 512;
 const MAX_DEPTH = 12;
 
 /** Package runners: the command they run is named by their first argument. */
-const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
+export const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
 
 /** Keys whose string values are shell commands: their first word is a command name. */
 const COMMAND_KEYS = /^(cmd|command|commands|script|shell|exec|run)$/i;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
+import { RUNNERS } from "../identifiers/identifiers.js";
 import { STOPWORDS } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
@@ -54,18 +55,14 @@ function directiveText(row: MemoryRow): string {
   return `${row.text} ${steps} ${row.trigger_entities.join(" ")}`;
 }
 
-/** Package runners: the command they run is their first argument (as identifiers.ts reads it). */
-const RUNNERS = new Set(["npx", "pnpx", "bunx"]);
 /** Words a rule may put between a command and what it runs ("npm run lint", "pnpm exec tsc"). */
 const VERB_OF_COMMAND = new Set(["run", "exec", "x", "dlx"]);
 /**
- * Words that may follow a command's name in prose without naming a use of it ("yarn here", "yarn,
- * not pnpm"), beside English function words (STOPWORDS).
+ * Words that may follow a command's name in prose without naming a use of it, beside English
+ * function words (STOPWORDS: "yarn here", "yarn, not pnpm"): "yarn instead", "git commands".
  */
 const PROSE_AFTER_COMMAND = new Set(
-  `a an the and or but nor with without in on at for to from of by before after when while until
-  instead here there again first itself commands command is are was be it this that these those
-  yourself anymore anywhere ever never always`.split(/\s+/),
+  "without instead first command commands anymore anywhere ever never always".split(" "),
 );
 
 /** A word as a call or a rule writes it for comparison: lower case, no `./` before or `/` after. */
