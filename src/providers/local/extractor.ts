@@ -944,7 +944,12 @@ function claimOf(text: string): string | null {
   return t;
 }
 
+/** Words every ending holds, tested before the patterns (whose lazy subject tries every split). */
+const ENDING_WORD =
+  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|switched from|sold|got rid of|gave away)\b/i;
+
 function endingOf(text: string): Ending | null {
+  if (!ENDING_WORD.test(text)) return null;
   const t = claimOf(text);
   if (t === null) return null;
   for (const [re, kind] of ENDINGS) {
