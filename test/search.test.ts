@@ -409,6 +409,29 @@ describe("text written without spaces (Chinese, Japanese, Korean)", () => {
       // Matched by full text, not merely the nearest neighbour of a query with nothing else.
       expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
     }
+    // A word of one character (猫 "cat", 茶 "tea", 책 "book") inside a run, before and after
+    // the upgrade that indexes single characters (sql/104), which indexes older memories again.
+    await seed(orgId, [
+      { type: "fact", text: "我的猫很可爱。", user_id: "u1" },
+      { type: "fact", text: "오늘 책을 읽었어요.", user_id: "u1" },
+    ]);
+    const first = async (query: string) =>
+      (await search(key, { query, user_id: "u1", mode: "retrieve" })).body.data[0]?.text;
+    expect(await first("猫")).toBe("我的猫很可爱。");
+    expect(await first("책")).toBe("오늘 책을 읽었어요.");
+    await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
+    try {
+      await svc.deps.db.query(
+        "UPDATE memories SET tsv = ts_delete(tsv, ARRAY['猫', '我', '的', '很', '可', '爱']) WHERE org_id = $1 AND text = '我的猫很可爱。'",
+        [orgId],
+      );
+    } finally {
+      await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
+    }
+    expect(await first("猫")).not.toBe("我的猫很可爱。");
+    const unigrams = readFileSync(new URL("../sql/104_cjk_unigrams.sql", import.meta.url), "utf8");
+    await svc.deps.db.query(unigrams.slice(unigrams.indexOf("UPDATE memories SET tsv = NULL")));
+    expect(await first("猫")).toBe("我的猫很可爱。");
     // A memory indexed before sql/100 (its tsv without the pieces) is indexed again by the upgrade.
     const [old] = await seed(orgId, [{ type: "fact", text: "私は猫が大好きです。", user_id: "u1" }]);
     const matches = async () =>
