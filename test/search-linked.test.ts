@@ -294,6 +294,27 @@ describe("a question the user asks about themselves", () => {
       ["sis", 0.45],
     ]);
   });
+
+  it("takes a named user's people as not the user ('Priya's mom', once Priya's name is on record)", async () => {
+    const { key } = await svc.newOrg();
+    const said = [
+      "Hi, I'm Priya.",
+      "My mom lives in Lyon and she loves gardening.",
+      "I live in Paris, near the Louvre.",
+    ];
+    const stored = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "pr", conv_id: "c1", messages: said.map((content) => ({ role: "user", content })) },
+    });
+    expect(stored.body.status).toBe("succeeded");
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "pr", query: "Where do I live?", mode: "retrieve", types: ["fact"], limit: 3 },
+    });
+    const texts: string[] = res.body.data.map((m: any) => m.text);
+    expect(texts.some((t) => /^Priya's mom lives in Lyon/.test(t))).toBe(true);
+    expect(texts[0]).toBe("Priya lives in Paris, near the Louvre.");
+  });
 });
 
 describe("temporal questions", () => {

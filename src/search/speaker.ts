@@ -77,10 +77,14 @@ const ABOUT_MYSELF = /\b(?:I|I'm|I've|I'd|me|myself)\b/;
 const PEOPLE =
   "mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?|wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|sons?|daughters?|kids?|children|child|baby|grand(?:ma|pa|mother|father|son|daughter|parents?|kids?|children)|aunt|uncle|cousins?|nieces?|nephews?|in-laws?|(?:mother|father|brother|sister|son|daughter)-in-law|friends?|roommates?|boss|manager|colleagues?|coworkers?|co-workers?|neighbou?rs?|doctor|therapist|dentist|teacher";
 const MY_SOMEONE = new RegExp(String.raw`\bmy\s+(?:\w+\s+)?(?:${PEOPLE})\b`, "i");
-/** A fact whose subject is one of the user's people ("The user's mom lives in Lyon"), after any date lead. */
+/**
+ * A fact whose subject is one of someone's people, after any date lead: the user's ("The user's
+ * mom lives in Lyon"), or a named person's ("Priya's mom lives in Lyon": the user's own name, once
+ * on record, stands where "the user" would, src/providers/local/names.ts; or a friend's).
+ */
 const THEIR_PERSONS_FACT = new RegExp(
-  String.raw`^(?:On [^,]{3,40}, )?the user's (?:\w+ )?(?:${PEOPLE})\b`,
-  "i",
+  String.raw`^(?:On [^,]{3,40}, )?(?:[Tt]he user's|\p{Lu}[\p{L}-]*'s) (?:\w+ )?(?:${PEOPLE})\b`,
+  "iu",
 );
 
 /**
@@ -88,9 +92,9 @@ const THEIR_PERSONS_FACT = new RegExp(
  * is said of the user over what is said of the user's people: the mother's city and the sister's
  * cats share the question's words ("live", "pets" by their concepts) and ranked first. A fact about
  * one of them weighs half, unless it names the user again ("The user's mom lives with the user").
- * Not under a question naming one of them ("Where does my mom live?"), and only where memories
- * speak of "the user" (an unnamed chat user; LoCoMo's questions name their speakers, so it
- * changes nothing there).
+ * Not under a question naming one of them ("Where does my mom live?"). Memories of a user whose
+ * name is on record read "Priya's mom ...": a named person's people count as not the user either
+ * (LoCoMo's questions name their speakers, never "I", so it changes nothing there).
  */
 export function preferTheUserThemself<T extends { row: RankRow; score: number }>(
   query: string,
