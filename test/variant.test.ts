@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../src/admin/orgs.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
-import { fact, seed } from "./memories-fixtures.js";
+import { createGroup, fact, seed } from "./memories-fixtures.js";
 
 /** The variant shapes of spec 4.12 on trailing-slash paths, and metadata end to end. */
 let svc: TestService;
@@ -317,6 +318,59 @@ describe("list forms", () => {
     expect(typed.body.count).toBe(8);
     const fresh = await svc.request("GET", "/v1/memories/?limit=3&user_id=u1", { key });
     expect(fresh.body.count).toBe(8);
+  });
+});
+
+describe("list form bodies and group reads", () => {
+  it("refuses a field the list does not know (a scope outside filters, a misspelt filters, an ingest body)", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await seed(svc, orgId, [fact("tea", { user_id: "a" }), fact("coffee", { user_id: "b" })]);
+    for (const body of [
+      { user_id: "a" },
+      { filter: { user_id: "a" } },
+      { messages: [{ role: "user", content: "I own a kayak." }], user_id: "k", conv_id: "c1" },
+    ]) {
+      const res = await svc.request("POST", "/v1/memories/", { key, body });
+      expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 422]);
+      expect(res.body.error.code).toBe("invalid_request");
+      expect(res.body.error.message).toMatch(/Unrecognized key.*"(user_id|filter|messages)"/);
+    }
+    // The right form lists the one user; GET takes group_id as the slashless list does.
+    const right = await svc.request("POST", "/v1/memories/", { key, body: { filters: { user_id: "a" } } });
+    expect(right.body.results.map((m: any) => m.memory)).toEqual(["tea"]);
+  });
+
+  it("reads named groups across users, also for a key confined to a user: group_id, group_ids filters", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const group = await createGroup(svc, key, "team");
+    await seed(svc, orgId, [
+      fact("shared by a", { user_id: "a", group_ids: [group] }),
+      fact("shared by b", { user_id: "b", group_ids: [group] }),
+      fact("private of b", { user_id: "b" }),
+    ]);
+    const confined = (await createKey(svc.deps.db, { orgId, name: "a's", userId: "a" })).api_key;
+    const shared = ["shared by a", "shared by b"];
+    for (const k of [key, confined]) {
+      const got = await svc.request("GET", `/v1/memories/?group_id=${group}`, { key: k });
+      expect(got.status).toBe(200);
+      expect(got.body.results.map((m: any) => m.memory).sort()).toEqual(shared);
+      const listed = await svc.request("POST", "/v1/memories/", {
+        key: k,
+        body: { filters: { group_ids: group } },
+      });
+      expect(listed.body.results.map((m: any) => m.memory).sort()).toEqual(shared);
+      const searched = await svc.request("POST", "/v1/memories/search/", {
+        key: k,
+        body: { query: "shared", filters: { group_ids: { $in: [group] } } },
+      });
+      expect(searched.body.results.map((m: any) => m.memory).sort()).toEqual(shared);
+    }
+    // The confined key's own rows outside the group stay its own; another user is still 403.
+    const other = await svc.request("POST", "/v1/memories/", {
+      key: confined,
+      body: { filters: { user_id: "b" } },
+    });
+    expect(other.status).toBe(403);
   });
 });
 

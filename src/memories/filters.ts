@@ -312,25 +312,32 @@ export function parseFilters(
  * `user_id`, `agent_id`, `app_id` or `group_ids`, in the top-level conjunction or in every branch
  * of an OR. A NOT never pins.
  */
-export function pinsScope(node: FilterNode): boolean {
+export function pinsScope(node: FilterNode, axis: (f: FilterField) => boolean = isAxis): boolean {
   switch (node.op) {
     case "and":
-      return node.nodes.some(pinsScope);
+      return node.nodes.some((n) => pinsScope(n, axis));
     case "or":
-      return node.nodes.length > 0 && node.nodes.every(pinsScope);
+      return node.nodes.length > 0 && node.nodes.every((n) => pinsScope(n, axis));
     case "not":
       return false;
     case "eq":
-      return isAxis(node.field) && node.value !== null;
+      return axis(node.field) && node.value !== null;
     case "in":
-      return isAxis(node.field) && node.values.length > 0;
+      return axis(node.field) && node.values.length > 0;
     default:
       return false;
   }
 }
 
-const isAxis = (f: FilterField) =>
-  (f.kind === "text" && SCOPE_AXES.has(f.column)) || (f.kind === "array" && f.column === "group_ids");
+const isGroups = (f: FilterField) => f.kind === "array" && f.column === "group_ids";
+const isAxis = (f: FilterField) => (f.kind === "text" && SCOPE_AXES.has(f.column)) || isGroups(f);
+
+/**
+ * Whether every row the filter can match is pinned to named groups (pinsScope on `group_ids`
+ * alone): a read of groups, which a credential confined to a user makes across users, as with
+ * `group_ids` on search (src/auth/user-scope.ts).
+ */
+export const pinsGroups = (node: FilterNode): boolean => pinsScope(node, isGroups);
 
 /** The value an equality in the top-level conjunction pins `column` to, if any (context_prompt needs user and conversation). */
 export function pinnedValue(node: FilterNode, column: (typeof TEXT_COLUMNS)[number]): string | undefined {

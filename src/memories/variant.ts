@@ -23,7 +23,7 @@ import {
   type VariantPatchRequest,
 } from "../wire/variant.js";
 import { embedEpisodesAgain, type ReworkedEpisode, unsayInEpisodes } from "./delete.js";
-import { parseFilters, pinsScope } from "./filters.js";
+import { parseFilters, pinsGroups, pinsScope } from "./filters.js";
 import { getMemory, memoryNotFound } from "./get.js";
 import { mergeMetadata } from "./metadata.js";
 import { toWire } from "./model.js";
@@ -47,6 +47,8 @@ export interface VariantListInput {
   agent_id?: string | undefined;
   conv_id?: string | undefined;
   app_id?: string | undefined;
+  /** Rows tagged with this group (GET query), as on the list without the slash. */
+  group_id?: string | undefined;
   type?: MemoryType | undefined;
   limit?: number | undefined;
   cursor?: string | null | undefined;
@@ -74,16 +76,20 @@ export async function listVariant({
   const base = {
     orgId,
     types: input.type ? [input.type] : MEMORY_TYPES,
-    // A credential confined to a user lists only that user's rows (another user_id is 403).
-    userId: readUserId(ctx.principal, input.user_id),
+    // A credential confined to a user lists only that user's rows (another user_id is 403), but
+    // reads named groups (`group_id`, or filters pinned to groups) across users, as the list does.
+    userId: readUserId(ctx.principal, input.user_id, {
+      groupRead: Boolean(input.group_id) || (filter !== undefined && pinsGroups(filter)),
+    }),
     agentId: input.agent_id,
     convId: input.conv_id,
     appId: input.app_id,
+    groupId: input.group_id,
     filter,
   };
   // Filters read within a scope, as on search: the filter's own axis, a shortcut's or the user a
   // credential is confined to (its default, as on search).
-  if (filter && !pinsScope(filter) && !base.userId && !base.agentId && !base.appId) {
+  if (filter && !pinsScope(filter) && !base.userId && !base.agentId && !base.appId && !base.groupId) {
     throw new CoreError(
       "missing_scope",
       "filters must pin a scope axis (an equality or $in on user_id, agent_id, app_id or group_ids).",

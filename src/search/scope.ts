@@ -3,7 +3,7 @@ import type { Config } from "../config.js";
 import type { Principal } from "../context.js";
 import type { ResolvedScope } from "../db/scope.js";
 import { CoreError } from "../errors.js";
-import { checkGroupIdCount, type FilterNode, pinsScope } from "../memories/filters.js";
+import { checkGroupIdCount, type FilterNode, pinsGroups, pinsScope } from "../memories/filters.js";
 
 /** The four scope axes of search and trigger. */
 export interface Scope {
@@ -39,7 +39,12 @@ export function resolveScope(ctx: ScopeCtx, scope: Scope, filter?: FilterNode): 
   readFilterUsers(principal, filter);
   const resolved: ResolvedScope = {
     orgId: principal.orgId,
-    userId: readUserId(principal, axis(scope.user_id), { groupRead: groupIds !== null }) ?? null,
+    // Groups named (`group_ids`, or a filter every row of which is in named groups) are read
+    // across users, also by a credential confined to one (src/auth/user-scope.ts).
+    userId:
+      readUserId(principal, axis(scope.user_id), {
+        groupRead: groupIds !== null || (filter !== undefined && pinsGroups(filter)),
+      }) ?? null,
     agentId: axis(scope.agent_id),
     appId: axis(scope.app_id),
     groupIds,

@@ -94,6 +94,9 @@ export const VariantListRequestSchema = z
     cursor: Str().nullish().openapi({ description: "`next` or `previous` of an earlier page." }),
     include: z.array(z.enum(["full_content"])).optional(),
   })
+  // A field it does not know is a 422, never dropped: dropped, `{"user_id": "a"}` or a misspelt
+  // `filter` listed every user's rows, and an ingest body sent here stored nothing.
+  .strict()
   .openapi("VariantListRequest");
 export type VariantListRequest = z.input<typeof VariantListRequestSchema>;
 
@@ -103,6 +106,9 @@ export const VariantListQuery = z.object({
   agent_id: q("agent_id", Ident()),
   conv_id: q("conv_id", Ident()),
   app_id: q("app_id", Ident()),
+  group_id: q("group_id", Ident()).openapi({
+    description: "Rows tagged with this group id, as on GET /v1/memories.",
+  }),
   type: z
     .enum(["fact", "artifact", "episode", "lesson", "procedure"])
     .optional()
