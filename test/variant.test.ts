@@ -492,6 +492,15 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     const merged = await patch(row!.id, { metadata: { b: "two" } });
     expect(merged.status).toBe(200);
     expect(merged.body.metadata).toEqual({ a: 1, b: "two" });
+    // A merge is no supersede or consolidation: updated_at stays (spec 2.1), and a merge that
+    // changes nothing writes nothing.
+    expect(merged.body.updated_at).toBe(row!.updated_at.toISOString());
+    const xminOf = async () =>
+      (await svc.deps.db.query("SELECT xmin::text AS x FROM memories WHERE id = $1", [row!.id])).rows[0].x;
+    const before = await xminOf();
+    const same = await patch(row!.id, { metadata: { b: "two" } });
+    expect(same.body.metadata).toEqual({ a: 1, b: "two" });
+    expect(await xminOf()).toBe(before);
 
     const moved = await patch(row!.id, { text: "I live in Lisbon" });
     expect(moved.status).toBe(200);

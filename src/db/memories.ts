@@ -616,7 +616,9 @@ export async function setMemoryMetadata(
   metadata: Record<string, unknown>,
 ): Promise<void> {
   await db.query(
-    "UPDATE memories SET metadata = $3::jsonb, updated_at = now() WHERE id = $2::uuid AND org_id = $1",
+    // Not updated_at: a memory's is the time of its last supersede or consolidation (spec 2.1),
+    // and a metadata merge is neither (a group tag change moves it no more).
+    "UPDATE memories SET metadata = $3::jsonb WHERE id = $2::uuid AND org_id = $1",
     [orgId, id, JSON.stringify(metadata)],
   );
 }

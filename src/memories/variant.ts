@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { type CursorPosition, decodeCursor, encodeCursor } from "../cursor.js";
@@ -235,7 +236,9 @@ export async function patchVariant({
       if (!row || !mayWriteRow(ctx.principal, row)) throw memoryNotFound(input.id);
       const merged = metadata ? mergeMetadata(row.metadata ?? {}, metadata) : row.metadata;
       if (text === undefined) {
-        await setMemoryMetadata(txCtx.db, orgId, row.id, merged);
+        // A merge that changes nothing writes nothing.
+        if (!isDeepStrictEqual(merged, row.metadata ?? {}))
+          await setMemoryMetadata(txCtx.db, orgId, row.id, merged);
         return row.id;
       }
       if (row.type !== "fact") throw textOnNonFact(row.type);
