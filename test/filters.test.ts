@@ -226,6 +226,35 @@ describe("filter language: SQL agrees with the in-memory evaluator", () => {
     const notOne = await sqlIds(parseFilters({ k2: { $ne: 1 } }));
     for (const r of arrays) expect(notOne).toContain(r.id);
   });
+
+  it("status reads a row without one (episodes, artifacts) as active, as ?status=active does", async () => {
+    const idsOf = (pred: (r: MemoryRow) => boolean) =>
+      rows
+        .filter(pred)
+        .map((r) => r.id)
+        .sort();
+    const active = idsOf((r) => r.status !== "superseded");
+    const superseded = idsOf((r) => r.status === "superseded");
+    expect(rows.some((r) => r.status === null && r.type === "episode")).toBe(true);
+    expect(superseded.length).toBeGreaterThan(0);
+    for (const condition of ["active", { $eq: "active" }, { $in: ["active"] }, { $ne: "superseded" }]) {
+      expect(await sqlIds(parseFilters({ status: condition })), JSON.stringify(condition)).toEqual(active);
+    }
+    for (const condition of ["superseded", { $ne: "active" }, { $nin: ["active"] }]) {
+      expect(await sqlIds(parseFilters({ status: condition })), JSON.stringify(condition)).toEqual(
+        superseded,
+      );
+    }
+    // the same rows as the list's own status parameter
+    const listed = await listMemoryRows(svc.deps.db, {
+      orgId,
+      types: MEMORY_TYPES,
+      status: "active",
+      order: "created_at_asc",
+      limit: 1000,
+    });
+    expect(listed.map((r) => r.id).sort()).toEqual(active);
+  });
 });
 
 function refusal(raw: unknown): { code: string; message: string } {

@@ -4,6 +4,8 @@
  * cast; identifiers come only from the constant column lists below, never from input (a metadata
  * key is a value: `metadata -> $n::text`).
  *
+ * `status` is never absent: a row without one (an episode, an artifact) reads as `active`.
+ *
  * An atom may yield NULL (an absent column value); NULL reads as false everywhere: AND/OR keep
  * that meaning under Kleene logic, and NOT wraps its operand in `coalesce(…, false)`.
  */
@@ -47,7 +49,9 @@ export function filterSql(node: FilterNode, params: unknown[], alias = "m"): str
   }
   const f = node.field;
   if (f.kind === "text") {
-    const col = `${alias}.${f.column}`;
+    // Only facts and directives carry a status; every other row counts as active, as in
+    // `GET /v1/memories?status=active` (src/db/memories.ts), so a NULL status reads as 'active'.
+    const col = f.column === "status" ? `coalesce(${alias}.status, 'active')` : `${alias}.${f.column}`;
     switch (node.op) {
       case "eq":
         return node.value === null ? `(${col} IS NULL)` : `(${col} = ${p(node.value, "text")})`;

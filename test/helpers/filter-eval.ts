@@ -67,6 +67,8 @@ function read(
   f: Exclude<FilterField, { kind: "array" }>,
   row: MemoryRow,
 ): { present: boolean; value: unknown } {
+  // a row without a status (not a fact or directive) counts as active
+  if (f.kind === "text" && f.column === "status") return { present: true, value: row.status ?? "active" };
   if (f.kind === "text") return { present: row[f.column] !== null, value: row[f.column] };
   if (f.kind === "date") return { present: true, value: row[f.column].toISOString() };
   const md = row.metadata ?? {};
