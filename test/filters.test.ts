@@ -72,18 +72,34 @@ const textValue = fc.constantFrom("u1", "u2", "a1", "c1", "c2", "p1", "fact", "e
 const metaKey = fc.constantFrom("metadata.k1", "metadata.k2", "k3", "metadata.k4");
 const metaScalar = fc.oneof(word, fc.integer({ min: -3, max: 3 }), fc.boolean(), fc.constant(null));
 const ordered = <T>(a: fc.Arbitrary<T>) => a;
+// type and status take only their own values in equalities and lists (another is a 422)
+const enumValue = {
+  type: fc.constantFrom("fact", "episode", "lesson"),
+  status: fc.constantFrom("active", "superseded"),
+};
+const textLeaf = <T>(make: (f: string, v: fc.Arbitrary<string>, nullable: boolean) => fc.Arbitrary<T>) =>
+  textField.chain((f) =>
+    f === "type" || f === "status" ? make(f, enumValue[f], false) : make(f, textValue, true),
+  );
 const leaf: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
-  fc.record({ f: textField, v: fc.oneof(textValue, fc.constant(null)) }).map(({ f, v }) => ({ [f]: v })),
+  textLeaf((f, value, nullable) =>
+    (nullable ? fc.oneof(value, fc.constant(null)) : value).map((v) => ({ [f]: v })),
+  ),
   fc
     .record({
       f: textField,
-      op: fc.constantFrom("$eq", "$ne", "$gt", "$gte", "$lt", "$lte"),
+      op: fc.constantFrom("$gt", "$gte", "$lt", "$lte"),
       v: textValue,
     })
     .map(({ f, op, v }) => ({ [f]: { [op]: v } })),
-  fc
-    .record({ f: textField, op: fc.constantFrom("$in", "$nin"), v: fc.array(textValue, { maxLength: 3 }) })
-    .map(({ f, op, v }) => ({ [f]: { [op]: v } })),
+  textLeaf((f, value) =>
+    fc.record({ op: fc.constantFrom("$eq", "$ne"), v: value }).map(({ op, v }) => ({ [f]: { [op]: v } })),
+  ),
+  textLeaf((f, value) =>
+    fc
+      .record({ op: fc.constantFrom("$in", "$nin"), v: fc.array(value, { maxLength: 3 }) })
+      .map(({ op, v }) => ({ [f]: { [op]: v } })),
+  ),
   fc.record({ f: textField, v: fc.boolean() }).map(({ f, v }) => ({ [f]: { $exists: v } })),
   fc
     .record({ f: textField, lo: textValue, hi: textValue })
@@ -291,6 +307,16 @@ describe("filter language: refusals name the path", () => {
     [{ metadata: "x" }, "filters.metadata"],
     [{ user_id: { $exists: "yes" } }, "filters.user_id.$exists"],
     [{ user_id: {} }, "filters.user_id"],
+    // filters that could never match (or would match everything) are mistakes, not empty answers
+    [{ user_id: "u1", type: "facts" }, "filters.type"],
+    [{ type: { $in: ["fact", "Episode"] } }, "filters.type.$in[1]"],
+    [{ type: null }, "filters.type"],
+    [{ user_id: "u1", status: "Active" }, "filters.status"],
+    [{ status: { $ne: "archived" } }, "filters.status.$ne"],
+    [{ status: { $nin: [null] } }, "filters.status.$nin[0]"],
+    [{ user_id: "u1", NOT: {} }, "filters.NOT"],
+    [{ user_id: "u1", OR: [{}, { "metadata.k": "x" }] }, "filters.OR[0]"],
+    [{ AND: [{ user_id: "u1" }, { NOT: { OR: [{ app_id: "p" }, {}] } }] }, "filters.AND[1].NOT.OR[1]"],
     [{ user_id: "a\u0000b" }, "filters.user_id"],
     [{ user_id: "\ud800" }, "filters.user_id"],
     [[{ user_id: "u1" }], "filters"],

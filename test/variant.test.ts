@@ -123,6 +123,22 @@ describe("POST /v1/memories/search/ with filters", () => {
     expect(bad.status).toBe(422);
     expect(bad.body.detail.code).toBe("invalid_filters");
     expect(bad.body.detail.message).toMatch(/^filters\.OR\[1\]\.created_at\.\$gte: /);
+
+    // a filter that could never match is refused, as ?type=facts is, not answered with no rows
+    for (const [filters, field] of [
+      [{ user_id: "u1", type: "facts" }, "filters.type"],
+      [{ user_id: "u1", status: "Active" }, "filters.status"],
+      [{ user_id: "u1", NOT: {} }, "filters.NOT"],
+      [{ user_id: "u1", OR: [{}, { "metadata.k": "x" }] }, "filters.OR[0]"],
+    ] as const) {
+      for (const path of ["/v1/memories/", "/v1/memories/search/"]) {
+        const body = path.endsWith("search/") ? { query: "tea", filters } : { filters };
+        const r = await svc.request("POST", path, { key, body });
+        expect(r.status, `${path} ${JSON.stringify(filters)}`).toBe(422);
+        expect(r.body.detail.code).toBe("invalid_filters");
+        expect(r.body.detail.field).toBe(field);
+      }
+    }
   });
 
   it("context_prompt composes under extras and needs user_id and conv_id in the filters", async () => {

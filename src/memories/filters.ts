@@ -8,6 +8,7 @@ import {
   type Scalar,
   TEXT_COLUMNS,
 } from "../db/filter-sql.js";
+import { MEMORY_TYPES } from "../db/memory-row.js";
 import { CoreError } from "../errors.js";
 import { IDENT_MAX } from "../wire/common.js";
 
@@ -49,6 +50,15 @@ type Op = (typeof OPS)[number];
 /** The axes a filter must pin (like search's scope): equality or `$in` on one of them. */
 const SCOPE_AXES = new Set(["user_id", "agent_id", "app_id"]);
 
+/**
+ * The values `type` and `status` can hold: an equality, `$ne`, `$in` or `$nin` naming another
+ * (`facts`, `Active`) could never match, so it is refused rather than answered with nothing.
+ */
+const ENUM_VALUES: Partial<Record<(typeof TEXT_COLUMNS)[number], readonly string[]>> = {
+  type: MEMORY_TYPES,
+  status: ["active", "superseded"],
+};
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** A day of the calendar without a time (dayOperator). */
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
@@ -75,6 +85,9 @@ class Walker {
   object(value: unknown, path: string, depth: number): FilterNode {
     if (depth > FILTER_MAX_DEPTH) this.fail(path, `nesting deeper than ${FILTER_MAX_DEPTH} levels`);
     if (!isPlainObject(value)) this.fail(path, "expected an object of conditions");
+    // An empty object under NOT, AND or OR reads as "every row" (NOT {} as none): a mistake, never
+    // a filter anyone means. The whole filter may be {} (no condition).
+    if (depth > 1 && Object.keys(value).length === 0) this.fail(path, "expected at least one condition");
     const nodes: FilterNode[] = [];
     for (const [key, v] of Object.entries(value)) {
       const at = `${path}.${key}`;
@@ -231,6 +244,14 @@ class Walker {
       if (typeof value === "number") return this.number(value, path);
       if (typeof value === "string") return this.string(value, path);
       this.fail(path, "expected a string, number, boolean or null");
+    }
+    const allowed = field.kind === "text" ? ENUM_VALUES[field.column] : undefined;
+    if (allowed) {
+      // type and status always hold one of their values (a row without a status reads as active)
+      if (typeof value !== "string" || !allowed.includes(value)) {
+        this.fail(path, `expected one of ${allowed.join(", ")}`);
+      }
+      return value;
     }
     if (value === null && field.kind === "text" && (op === "$eq" || op === "$ne")) return null;
     if (typeof value !== "string") {
