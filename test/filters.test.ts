@@ -61,6 +61,12 @@ beforeAll(async () => {
   }));
   rows = await seed(svc, orgId, inputs);
   expect(rows).toHaveLength(80);
+  // PostgreSQL keeps microseconds where the API shows milliseconds (…43.735702 is shown …43.735Z):
+  // store the rows' times 0.7 ms into the millisecond each is shown as.
+  await svc.deps.db.query(
+    "UPDATE memories SET created_at = created_at + interval '700 microseconds', updated_at = updated_at + interval '700 microseconds' WHERE org_id = $1",
+    [orgId],
+  );
 });
 afterAll(async () => {
   await svc?.stop();
@@ -241,6 +247,48 @@ describe("filter language: SQL agrees with the in-memory evaluator", () => {
     expect(arrays.length).toBeGreaterThan(0);
     const notOne = await sqlIds(parseFilters({ k2: { $ne: 1 } }));
     for (const r of arrays) expect(notOne).toContain(r.id);
+  });
+
+  it("a time names the millisecond the API shows: a row's own created_at finds it, whatever the microseconds", async () => {
+    const shown = await listMemoryRows(svc.deps.db, {
+      orgId,
+      types: MEMORY_TYPES,
+      order: "created_at_asc",
+      limit: 1000,
+    });
+    // read back as seeded, to the millisecond
+    expect(new Map(shown.map((r) => [r.id, r.created_at.toISOString()]))).toEqual(
+      new Map(rows.map((r) => [r.id, r.created_at.toISOString()])),
+    );
+    for (const row of [rows[0]!, rows[17]!, rows[79]!]) {
+      for (const column of ["created_at", "updated_at"] as const) {
+        const at = row[column].toISOString();
+        const later = new Date(row[column].getTime() + 1).toISOString();
+        for (const condition of [
+          at,
+          { $eq: at },
+          { $ne: at },
+          { $lte: at },
+          { $lt: at },
+          { $gt: at },
+          { $gte: at },
+          { $in: [at, later] },
+          { $nin: [at] },
+          { $between: [at, at] },
+          { $between: ["2024-01-01", at] },
+        ]) {
+          const filter = parseFilters({ [column]: condition });
+          const expected = rows
+            .filter((r) => evalFilter(filter, r))
+            .map((r) => r.id)
+            .sort();
+          expect(await sqlIds(filter), `${column} ${JSON.stringify(condition)}`).toEqual(expected);
+        }
+        // the incremental sync: what came after the last row seen, without that row
+        expect(await sqlIds(parseFilters({ [column]: { $gt: at } }))).not.toContain(row.id);
+        expect(await sqlIds(parseFilters({ [column]: at }))).toContain(row.id);
+      }
+    }
   });
 
   it("status reads a row without one (episodes, artifacts) as active, as ?status=active does", async () => {

@@ -9,6 +9,8 @@
  * An atom may yield NULL (an absent column value); NULL reads as false everywhere: AND/OR keep
  * that meaning under Kleene logic, and NOT wraps its operand in `coalesce(…, false)`.
  */
+import { LAST_INSTANT } from "../dates/range.js";
+
 export const TEXT_COLUMNS = ["user_id", "agent_id", "conv_id", "app_id", "type", "status"] as const;
 export const ARRAY_COLUMNS = ["categories", "group_ids"] as const;
 export const DATE_COLUMNS = ["created_at", "updated_at"] as const;
@@ -32,6 +34,15 @@ export type FilterNode =
   | { op: "between"; field: FilterField; lo: string | number; hi: string | number };
 
 const CMP = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/**
+ * The end (exclusive) of the millisecond `iso` names; past the last millisecond of year 9999 (whose
+ * successor PostgreSQL cannot read in JavaScript's ISO form) PostgreSQL's `infinity`.
+ */
+function nextMillisecond(iso: string): string {
+  const next = Date.parse(iso) + 1;
+  return next > LAST_INSTANT ? "infinity" : new Date(next).toISOString();
+}
 
 /** The SQL boolean expression for `node` over the table alias `alias` (a constant). */
 export function filterSql(node: FilterNode, params: unknown[], alias = "m"): string {
@@ -89,22 +100,35 @@ export function filterSql(node: FilterNode, params: unknown[], alias = "m"): str
     }
   }
   if (f.kind === "date") {
+    // The column holds microseconds; the API shows (and the operands carry) milliseconds. An
+    // operand X names the whole millisecond the API shows as X: [X, X + 1 ms). Plain comparisons
+    // of the column with bounds, so its indexes serve them.
     const col = `${alias}.${f.column}`;
+    const from = (v: Scalar) => p(v, "timestamptz");
+    const until = (v: Scalar) => p(nextMillisecond(v as string), "timestamptz");
+    const within = (v: Scalar) => `(${col} >= ${from(v)} AND ${col} < ${until(v)})`;
     switch (node.op) {
       case "eq":
-        return `(${col} = ${p(node.value, "timestamptz")})`;
+        return within(node.value);
       case "ne":
-        return `(${col} <> ${p(node.value, "timestamptz")})`;
+        return `(${col} < ${from(node.value)} OR ${col} >= ${until(node.value)})`;
       case "in":
-        return `(${col} = ANY(${p(node.values, "timestamptz[]")}))`;
-      case "nin":
-        return `(NOT coalesce(${col} = ANY(${p(node.values, "timestamptz[]")}), false))`;
+      case "nin": {
+        const any = node.values.length ? `(${node.values.map(within).join(" OR ")})` : "FALSE";
+        return node.op === "in" ? any : `(NOT ${any})`;
+      }
       case "exists":
         return node.value ? "TRUE" : "FALSE";
       case "between":
-        return `(${col} BETWEEN ${p(node.lo, "timestamptz")} AND ${p(node.hi, "timestamptz")})`;
-      default:
-        return `(${col} ${CMP[node.op]} ${p(node.value, "timestamptz")})`;
+        return `(${col} >= ${from(node.lo)} AND ${col} < ${until(node.hi)})`;
+      case "gt":
+        return `(${col} >= ${until(node.value)})`;
+      case "gte":
+        return `(${col} >= ${from(node.value)})`;
+      case "lt":
+        return `(${col} < ${from(node.value)})`;
+      case "lte":
+        return `(${col} < ${until(node.value)})`;
     }
   }
   const md = `${alias}.metadata`;
