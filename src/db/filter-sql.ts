@@ -35,6 +35,9 @@ export type FilterNode =
 
 const CMP = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
 
+/** A metadata `$in` of at most this many values also compiles to containments the GIN index serves. */
+export const METADATA_IN_PROBES = 8;
+
 /**
  * The end (exclusive) of the millisecond `iso` names; past the last millisecond of year 9999 (whose
  * successor PostgreSQL cannot read in JavaScript's ISO form) PostgreSQL's `infinity`.
@@ -141,11 +144,25 @@ export function filterSql(node: FilterNode, params: unknown[], alias = "m"): str
       return `(${val()} IS DISTINCT FROM ${p(JSON.stringify(node.value), "jsonb")})`;
     case "in":
     case "nin": {
-      // one containment per value, ORed: each is a GIN probe (a BitmapOr), where `= ANY` would scan
-      const any = node.values.length
-        ? `(${node.values.map((v) => `${md} @> ${p(JSON.stringify({ [f.key]: v }), "jsonb")}`).join(" OR ")})`
-        : "FALSE";
-      return node.op === "in" ? any : `(NOT ${any})`;
+      if (node.values.length === 0) return node.op === "in" ? "FALSE" : "TRUE";
+      const contains = (v: Scalar) => `${md} @> ${p(JSON.stringify({ [f.key]: v }), "jsonb")}`;
+      if (node.values.length === 1) {
+        return node.op === "in" ? `(${contains(node.values[0]!)})` : `(NOT (${contains(node.values[0]!)}))`;
+      }
+      // The key's value looked up once in the list: one step per row (hashed from 9 values on),
+      // where a containment per value cost ~150 ns each, per row (98 lists of 100 values: 1.5 ms a
+      // row, and 0.1-0.25 s planning the 9,800 arms). `->` gives a scalar's jsonb, equal to the
+      // operand's exactly when containment would hold (a list or object under the key equals no
+      // scalar); a missing key gives NULL, read as false.
+      const listed = `(${md} -> ${p(f.key, "text")}) = ANY(${p(
+        node.values.map((v) => JSON.stringify(v)),
+        "jsonb[]",
+      )})`;
+      if (node.op === "nin") return `(NOT coalesce(${listed}, false))`;
+      // A short list also keeps its containments (after the lookup, so only a row in the list pays
+      // for them): a top-level one is a GIN probe per value (a BitmapOr) on PostgreSQL 15-17.
+      if (node.values.length > METADATA_IN_PROBES) return `(${listed})`;
+      return `(${listed} AND (${node.values.map(contains).join(" OR ")}))`;
     }
     case "exists":
       return node.value ? `(${md} ? ${p(f.key, "text")})` : `(NOT (${md} ? ${p(f.key, "text")}))`;
