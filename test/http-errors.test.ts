@@ -132,6 +132,44 @@ describe("HTTP error envelopes", () => {
     expect(gzipped.body.detail.message).toContain("Content-Encoding");
   });
 
+  it("JSON bodies are UTF-8: another charset is 415, bytes that are not UTF-8 are 400 invalid_json", async () => {
+    const send = async (path: string, body: Buffer, type = "application/json") => {
+      const res = await svc.app.request(path, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": type, "content-length": String(body.byteLength) },
+        body: new Uint8Array(body),
+      });
+      return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    };
+    // "rené" as Latin-1 bytes: decoded leniently, it was stored as "ren\uFFFD".
+    const latin1 = Buffer.from('{"name":"ren\xe9_latin1"}', "latin1");
+    const declared = await send("/v1/groups", latin1, "application/json; charset=iso-8859-1");
+    expectEnvelope(declared, 415, "unsupported_media_type");
+    expect(declared.body.detail.message).toContain("utf-8");
+    expectEnvelope(await send("/v1/groups", latin1), 400, "invalid_json");
+    expectEnvelope(await send("/v1/groups", latin1, "application/json; charset=utf-8"), 400, "invalid_json");
+    // Inside filters, and on the ingest and variant routes alike.
+    const filters = Buffer.from('{"filters":{"user_id":"ren\xe9"}}', "latin1");
+    expectEnvelope(await send("/v1/memories/", filters), 400, "invalid_json");
+    const ingest = Buffer.from(
+      '{"messages":[{"role":"user","content":"I like caf\xe9."}],"user_id":"ren\xe9","conv_id":"c1"}',
+      "latin1",
+    );
+    expectEnvelope(await send("/v1/memories", ingest), 400, "invalid_json");
+    expectEnvelope(await send("/v1/memories/add/", ingest), 400, "invalid_json");
+    // UTF-8, declared in any spelling or not at all, is read as before.
+    const types = ["application/json", 'application/json; charset="UTF-8"', "application/json;charset=utf8"];
+    for (const [i, type] of types.entries()) {
+      const r = await send(
+        "/v1/groups",
+        Buffer.from(JSON.stringify({ name: `ren\u00e9 ${i}` }), "utf8"),
+        type,
+      );
+      expect(r.status, type).toBe(201);
+      expect(r.body.name).toBe(`ren\u00e9 ${i}`);
+    }
+  });
+
   it("an oversized body is 413 payload_too_large", async () => {
     const r = await svc.request("POST", "/v1/groups", { key, body: { name: "x".repeat(5000) } });
     expectEnvelope(r, 413, "payload_too_large");

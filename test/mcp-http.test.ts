@@ -63,6 +63,25 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     ).rejects.toThrow();
   });
 
+  it("refuses a body that is not UTF-8 as REST does: 400 invalid_json, another charset 415", async () => {
+    const { key } = await svc.newOrg();
+    const call = (body: Buffer, type = "application/json") =>
+      svc.app.request("/mcp", {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": type, accept: "application/json, text/event-stream" },
+        body: new Uint8Array(body),
+      });
+    const text =
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_memory",' +
+      '"arguments":{"content":"I like caf\xe9.","user_id":"ren\xe9","conv_id":"c1"}}}';
+    const raw = await call(Buffer.from(text, "latin1"));
+    expect(raw.status).toBe(400);
+    expect((await raw.json()).detail.code).toBe("invalid_json");
+    const declared = await call(Buffer.from(text, "latin1"), "application/json; charset=iso-8859-1");
+    expect(declared.status).toBe(415);
+    expect((await declared.json()).detail.code).toBe("unsupported_media_type");
+  });
+
   it("answers GET and DELETE on /mcp with 405: there is no session or server stream", async () => {
     const { key } = await svc.newOrg();
     for (const method of ["GET", "DELETE"]) {

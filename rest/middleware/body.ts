@@ -2,8 +2,18 @@ import type { MiddlewareHandler } from "hono";
 import { CoreError } from "../../src/errors.js";
 import type { AppEnv } from "../types.js";
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when none. */
+function charsetOf(type: string): string | undefined {
+  const m = /;\s*charset\s*=\s*("[^"]*"|[^;\s]*)/i.exec(type);
+  return m ? m[1]!.replace(/^"|"$/g, "").trim().toLowerCase() : undefined;
+}
+
 /**
- * Input rules for /v1, checked before authentication work or parsing: bodies must be JSON, sent
+ * Input rules for /v1 and /mcp, checked before authentication work or parsing: bodies must be JSON
+ * (UTF-8: another declared `charset` is 415, bytes that are not UTF-8 are 400 `invalid_json`; a
+ * lenient decoder turned them into U+FFFD, so an identifier was silently rewritten), sent
  * without a content coding, and at most `maxBytes` (an oversized one is refused without being read whole), and the URL may not carry
  * NUL characters (query and path values are identifiers; PostgreSQL text cannot hold NUL). In
  * bodies, NUL is a per-field matter: identifiers refuse it, free text (tool output) drops it.
@@ -57,6 +67,18 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
       chunks.push(value);
     }
     const body = Buffer.concat(chunks);
+    const charset = body.byteLength > 0 && type ? charsetOf(type) : undefined;
+    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+      throw new CoreError(
+        "unsupported_media_type",
+        `charset ${JSON.stringify(charset.slice(0, 40))} is not supported: JSON bodies are UTF-8 (send charset=utf-8, or no charset).`,
+      );
+    }
+    try {
+      utf8.decode(body);
+    } catch {
+      throw new CoreError("invalid_json", "The request body is not valid UTF-8; JSON bodies are UTF-8.");
+    }
     c.req.raw = new Request(c.req.raw.url, { method, headers: c.req.raw.headers, body });
     return next();
   };
