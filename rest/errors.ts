@@ -68,7 +68,7 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
     }
     return envelope(c, err.status, err.code, err.message, {
       headers: err.headers,
-      ...(err.field ? { field: err.field } : {}),
+      ...(err.field ? { field: err.field, issues: [fieldIssue(c, err.field, err.code, err.message)] } : {}),
     });
   }
   if (err instanceof HTTPException) {
@@ -81,6 +81,19 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
   }
   c.get("log")?.error({ err }, "unhandled error");
   return envelope(c, 500, "server_error", internalMessage(c));
+}
+
+/**
+ * A field error raised past validation (`invalid_filters`, `cursor_mismatch`, `reserved_field`...)
+ * as the one entry of `error.details.issues`, shaped as validation lists its failures: `loc` is
+ * where the field was sent (`query` for a read, else `body`) and the field's path split at its dots
+ * and indices, `msg` the message without the leading path, `type` the code.
+ */
+function fieldIssue(c: Context<AppEnv>, field: string, code: string, message: string): FieldIssue {
+  const target = c.req.method === "GET" || c.req.method === "HEAD" ? "query" : "body";
+  const path = field.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== "");
+  const msg = message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
+  return { loc: [target, ...path], msg, type: code };
 }
 
 const internalMessage = (c: Context<AppEnv>) =>

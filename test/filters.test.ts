@@ -444,6 +444,15 @@ describe("filter language: refusals name the path", () => {
     expect(refusal(deep).message).toMatch(/nesting deeper than/);
     const wide = { AND: Array.from({ length: 60 }, (_, i) => ({ user_id: `u${i}`, app_id: "p" })) };
     expect(refusal(wide).message).toMatch(/more than 100 conditions/);
+    // The limit counts conditions (field comparisons): an OR of 100 of them is taken, a 101st is not.
+    const branches = (n: number) => Array.from({ length: n }, (_, i) => ({ user_id: `u${i}` }));
+    expect(() => parseFilters({ OR: branches(100) })).not.toThrow();
+    expect(() => parseFilters({ AND: [{ OR: branches(99) }, { NOT: { type: "episode" } }] })).not.toThrow();
+    const over = refusal({ AND: [{ OR: branches(100) }, { type: "fact" }] });
+    expect(over.message).toBe("filters.AND[1].type: the filter has more than 100 conditions");
+    // AND, OR and NOT are held to 100 of their own: each can hold 100 objects, even empty ones.
+    const nots = () => ({ AND: Array.from({ length: 60 }, () => ({ NOT: { user_id: "u1" } })) });
+    expect(refusal({ OR: [nots(), nots()] }).message).toMatch(/more than 100 AND, OR and NOT groups/);
     expect(refusal({ user_id: { $in: Array.from({ length: 101 }, (_, i) => `u${i}`) } }).message).toMatch(
       /at most 100 values/,
     );

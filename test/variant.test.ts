@@ -139,6 +139,34 @@ describe("POST /v1/memories/search/ with filters", () => {
         expect(r.body.detail.field).toBe(field);
       }
     }
+    // Listed under error.details.issues too, as validation failures are.
+    expect(bad.body.error.details).toEqual({
+      field: "filters.OR[1].created_at.$gte",
+      issues: [
+        {
+          loc: ["body", "filters", "OR", "1", "created_at", "$gte"],
+          msg: bad.body.detail.message.slice("filters.OR[1].created_at.$gte: ".length),
+          type: "invalid_filters",
+        },
+      ],
+    });
+    // `filters` that is no object at all is invalid_filters naming it, not the list form.
+    for (const filters of [[{ user_id: "u1" }], "user_id=u1", 5]) {
+      for (const path of ["/v1/memories/search/", "/v1/memories/"]) {
+        const body = path.endsWith("search/") ? { query: "tea", filters } : { filters };
+        const r = await svc.request("POST", path, { key, body });
+        expect(r.status, `${path} ${JSON.stringify(filters)}`).toBe(422);
+        expect(r.body.detail).toMatchObject({ code: "invalid_filters", field: "filters" });
+        expect(r.body.detail.message).toBe("filters: expected an object of conditions");
+        expect(r.body.error.details.issues[0]).toMatchObject({ loc: ["body", "filters"] });
+      }
+    }
+    // The 100 conditions are conditions: an OR of 100 is read, the OR itself does not count.
+    const hundred = await svc.request("POST", "/v1/memories/", {
+      key,
+      body: { filters: { OR: Array.from({ length: 100 }, (_, i) => ({ user_id: `u${i}` })) } },
+    });
+    expect(hundred.status, hundred.text).toBe(200);
   });
 
   it("context_prompt composes under extras and needs user_id and conv_id in the filters", async () => {
@@ -197,6 +225,14 @@ describe("POST /v1/memories/search/ with filters", () => {
     });
     expect(other.status).toBe(422);
     expect(other.body.detail).toMatchObject({ code: "cursor_mismatch", field: "cursor" });
+    expect(other.body.error.details).toEqual({
+      field: "cursor",
+      issues: [{ loc: ["body", "cursor"], msg: other.body.detail.message, type: "cursor_mismatch" }],
+    });
+    const query = await svc.request("GET", "/v1/memories/?cursor=abc", { key });
+    expect(query.body.error.details.issues).toEqual([
+      { loc: ["query", "cursor"], msg: query.body.detail.message, type: "cursor_mismatch" },
+    ]);
     const forged = await svc.request("POST", "/v1/memories/search/", {
       key,
       body: { ...body, cursor: "abc" },
@@ -552,6 +588,13 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     expect(immutable.body.detail.code).toBe("immutable_field");
     const reserved = await patch(moved.body.id, { metadata: { tag3: "x" } });
     expect(reserved.body.detail.code).toBe("reserved_field");
+    expect(reserved.body.error.details.issues).toEqual([
+      {
+        loc: ["body", "metadata", "tag3"],
+        msg: expect.stringContaining("reserved keys"),
+        type: "reserved_field",
+      },
+    ]);
     const empty = await patch(moved.body.id, {});
     expect(empty.body.detail.code).toBe("empty_patch");
 

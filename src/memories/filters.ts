@@ -65,7 +65,10 @@ const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 
 class Walker {
+  /** Conditions (comparisons of a field) so far: at most FILTER_MAX_NODES. */
   nodes = 0;
+  /** AND, OR and NOT so far: not conditions, but held to FILTER_MAX_NODES of their own (each holds up to 100 objects). */
+  groups = 0;
   /** Group ids named so far, held to `maxGroupIds` (checkGroupIdCount). */
   groupIds = 0;
 
@@ -82,6 +85,13 @@ class Walker {
     }
   }
 
+  group(path: string) {
+    this.groups += 1;
+    if (this.groups > FILTER_MAX_NODES) {
+      this.fail(path, `the filter has more than ${FILTER_MAX_NODES} AND, OR and NOT groups`);
+    }
+  }
+
   object(value: unknown, path: string, depth: number): FilterNode {
     if (depth > FILTER_MAX_DEPTH) this.fail(path, `nesting deeper than ${FILTER_MAX_DEPTH} levels`);
     if (!isPlainObject(value)) this.fail(path, "expected an object of conditions");
@@ -94,13 +104,13 @@ class Walker {
       if (key === "AND" || key === "OR") {
         if (!Array.isArray(v) || v.length === 0) this.fail(at, "expected a non-empty array of filters");
         if (v.length > FILTER_MAX_LIST) this.fail(at, `at most ${FILTER_MAX_LIST} filters`);
-        this.count(at);
+        this.group(at);
         nodes.push({
           op: key === "AND" ? "and" : "or",
           nodes: v.map((item, i) => this.object(item, `${at}[${i}]`, depth + 1)),
         });
       } else if (key === "NOT") {
-        this.count(at);
+        this.group(at);
         nodes.push({ op: "not", node: this.object(v, at, depth + 1) });
       } else if (key.startsWith("$")) {
         this.fail(at, `unknown operator \`${key}\` (operators go under a field: {"field": {"$gte": …}})`);

@@ -166,6 +166,8 @@ type FailureKind = "missing" | "too_small" | "too_big" | "other";
  */
 const FIELD_CODES: Record<string, Partial<Record<FailureKind | "*", ErrorCode>>> = {
   limit: { "*": "invalid_limit" },
+  // Not an object at all (an array, a string): the filter parser names deeper failures itself.
+  filters: { "*": "invalid_filters" },
   order: { "*": "invalid_order" },
   include: { "*": "unsupported_include_option" },
   mode: { "*": "invalid_mode" },
