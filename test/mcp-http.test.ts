@@ -540,6 +540,35 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     });
   });
 
+  it("keeps a __proto__ key in metadata and filters, as REST does", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    // Made by JSON.parse: in an object literal `__proto__` would set the prototype, not a key.
+    const added = await callOk(client, tools, "add_memory", {
+      user_id: "u-proto",
+      text: "I collect old maps.",
+      metadata: JSON.parse('{"__proto__":"x","kept":1}'),
+    });
+    expect(added.structured.status).toBe("succeeded");
+    const list = async (filters: string) =>
+      (await callOk(client, tools, "list_memories", { user_id: "u-proto", filters: JSON.parse(filters) }))
+        .structured.data as any[];
+    expect(await list('{"__proto__":"nope"}')).toEqual([]);
+    const found = await list('{"__proto__":"x"}');
+    expect(found.length).toBeGreaterThan(0);
+    expect(Object.entries(found[0].metadata).sort()).toEqual([
+      ["__proto__", "x"],
+      ["kept", 1],
+    ]);
+    const updated = await callOk(client, tools, "update_memory", {
+      memory_id: found[0].id,
+      metadata: JSON.parse('{"__proto__":2}'),
+    });
+    expect(updated.structured.metadata).toEqual(JSON.parse('{"__proto__":2,"kept":1}'));
+    expect(Object.hasOwn(updated.structured.metadata, "__proto__")).toBe(true);
+    await client.close();
+  });
+
   it("add_memory takes metadata; search_memory and list_memories take filters; update_memory supersedes a fact", async () => {
     const { key, orgId } = await svc.newOrg();
     const { client, tools } = await connect(key);

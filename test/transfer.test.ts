@@ -45,7 +45,10 @@ beforeAll(async () => {
     await ingest("alice", "I drink green tea every morning. My sister lives in Lisbon.", {
       group_ids: [g1.body.id],
     }),
-    await ingest("bob", "I prefer dark mode in every editor.", { metadata: { topic: "editors", rank: 2 } }),
+    // A `__proto__` key is a key like any other (JSON.parse: an object literal would set the prototype).
+    await ingest("bob", "I prefer dark mode in every editor.", {
+      metadata: JSON.parse('{"topic":"editors","rank":2,"__proto__":"p"}'),
+    }),
     await ingest("alice", code("def add(a, b):\n    return a + b"), { extract_artifacts: true }),
     await ingest("alice", code("def add(a, b, c=0):\n    return a + b + c"), { extract_artifacts: true }),
   ]) {
@@ -140,7 +143,13 @@ describe("admin export", () => {
     expect(v2.details.root_id).toBe(v1.id);
     const bobs = memories.filter((m) => m.user_id === "bob");
     expect(bobs.length).toBeGreaterThan(0);
-    for (const m of bobs) expect(m.metadata).toEqual({ topic: "editors", rank: 2 });
+    for (const m of bobs) {
+      expect(Object.entries(m.metadata).sort()).toEqual([
+        ["__proto__", "p"],
+        ["rank", 2],
+        ["topic", "editors"],
+      ]);
+    }
     const hook = rows.at(-1);
     expect(hook).toMatchObject({ kind: "webhook", url: "http://127.0.0.1:9/hook", enabled: true });
     expect(JSON.stringify(rows)).not.toMatch(/secret|whsec_/);

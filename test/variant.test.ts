@@ -44,6 +44,44 @@ describe("POST /v1/memories/add/ and metadata on ingest", () => {
     }
   });
 
+  it("keeps a __proto__ key as any other: in metadata on ingest and PATCH, and as a filter condition", async () => {
+    const { key } = await svc.newOrg();
+    // Sent as JSON text: in a JavaScript object literal `__proto__` would set the prototype.
+    const add = await svc.request("POST", "/v1/memories/add/", {
+      key,
+      body: `{"user_id":"pu","conv_id":"c1","messages":[{"role":"user","content":"I collect old maps."}],"metadata":{"__proto__":"x","kept":1}}`,
+    });
+    expect(add.status, add.text).toBe(200);
+    const id = add.body.results.find((i: any) => i.type === "fact").id;
+    const stored = await svc.request("GET", `/v1/memories/${id}/`, { key });
+    expect(Object.entries(stored.body.metadata).sort()).toEqual([
+      ["__proto__", "x"],
+      ["kept", 1],
+    ]);
+    const list = async (filters: string) => {
+      const r = await svc.request("POST", "/v1/memories/", { key, body: `{"filters":${filters}}` });
+      expect(r.status, r.text).toBe(200);
+      return r.body.results.length;
+    };
+    // At the top level as inside AND: a condition on metadata.__proto__, never dropped.
+    expect(await list(`{"user_id":"pu","__proto__":"nope"}`)).toBe(0);
+    expect(await list(`{"user_id":"pu","AND":[{"__proto__":"nope"}]}`)).toBe(0);
+    const all = await list(`{"user_id":"pu"}`);
+    expect(all).toBeGreaterThan(0);
+    expect(await list(`{"user_id":"pu","__proto__":"x"}`)).toBe(all);
+    expect(await list(`{"user_id":"pu","metadata.__proto__":{"$exists":true}}`)).toBe(all);
+    const patched = await svc.request("PATCH", `/v1/memories/${id}/`, {
+      key,
+      body: `{"metadata":{"__proto__":1,"other":2}}`,
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(Object.entries(patched.body.metadata).sort()).toEqual([
+      ["__proto__", 1],
+      ["kept", 1],
+      ["other", 2],
+    ]);
+  });
+
   it("refuses oversized or unstorable metadata with a clear 422 and stores nothing", async () => {
     const { key } = await svc.newOrg();
     const send = (metadata: unknown) =>

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { JsonObject } from "../../src/wire/common.js";
 import { IngestJobSchema } from "../../src/wire/ingest.js";
 import { ToolFailure } from "../errors.js";
 import { jobText } from "../render.js";
@@ -69,8 +70,7 @@ export const addMemoryTool = defineTool({
       .string()
       .optional()
       .describe("strptime format of the messages' dates for long imports, e.g. %Y-%m-%d %H:%M."),
-    metadata: z
-      .record(z.string(), z.unknown())
+    metadata: JsonObject()
       .optional()
       .describe(
         "Optional JSON object stored on every memory this call writes, filterable later as metadata.<key> " +

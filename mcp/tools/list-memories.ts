@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JsonObject } from "../../src/wire/common.js";
 import { MemoryListSchema } from "../../src/wire/memories.js";
 import { ToolFailure } from "../errors.js";
 import { listFromVariant, scopedFilters } from "../filters.js";
@@ -24,8 +25,7 @@ export const listMemoriesTool = defineTool({
     cursor: z.string().optional().describe("next_cursor from the previous page."),
     order: z.enum(["created_at_desc", "created_at_asc"]).optional().describe("Default newest first."),
     full_content: z.boolean().optional().describe("True to include artifacts' full bodies."),
-    filters: z
-      .record(z.string(), z.unknown())
+    filters: JsonObject("expected an object of conditions")
       .optional()
       .describe(
         'Optional filter language, e.g. {"metadata.project": "apollo", "type": {"$in": ["fact", "episode"]}} ' +

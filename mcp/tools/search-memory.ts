@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JsonObject } from "../../src/wire/common.js";
 import { SearchResultSchema } from "../../src/wire/search.js";
 import { pinsConversation, scopedFilters, searchFromVariant } from "../filters.js";
 import { searchText } from "../render.js";
@@ -30,8 +31,7 @@ export const searchMemoryTool = defineTool({
       .default("compose")
       .describe("compose: a markdown context block; retrieve: the raw ranked list."),
     limit: z.number().int().min(1).max(100).optional().describe("How many memories at most (default 20)."),
-    filters: z
-      .record(z.string(), z.unknown())
+    filters: JsonObject("expected an object of conditions")
       .optional()
       .describe(
         'Optional narrowing, e.g. {"metadata.topic": "travel", "created_at": {"$gte": "2026-01-01"}}. Operators: ' +

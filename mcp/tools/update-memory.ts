@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JsonObject } from "../../src/wire/common.js";
 import { MemorySchema } from "../../src/wire/memories.js";
 import { ToolFailure } from "../errors.js";
 import { fromVariant } from "../filters.js";
@@ -16,8 +17,7 @@ export const updateMemoryTool = defineTool({
   input: {
     memory_id: memoryId,
     text: z.string().min(1).optional().describe("The corrected text of the fact."),
-    metadata: z
-      .record(z.string(), z.unknown())
+    metadata: JsonObject()
       .optional()
       .describe(
         "Keys to set on the memory's metadata (merged; reserved keys tag1-tag5, kb_type, org_id refused).",

@@ -25,7 +25,7 @@ import { MEMORY_TYPES } from "../memories/model.js";
 import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
-import { isStorable, looseDeep } from "../wire/common.js";
+import { isStorable, JsonObject, looseDeep } from "../wire/common.js";
 import { GroupName, GroupPrompt } from "../wire/groups.js";
 import { EXPORT_FORMAT, EXPORT_VERSION } from "./export.js";
 import { mem0Items } from "./mem0.js";
@@ -77,7 +77,7 @@ const Memory = z.object({
   group_ids: z.array(groupId).transform((ids) => [...new Set(ids)]),
   categories: z.array(z.string()),
   details: z.record(z.string(), z.unknown()),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: JsonObject().optional(),
   status: z.enum(["active", "superseded"]).nullable(),
   supersedes: z.uuid().nullable(),
   namespace: nstr,

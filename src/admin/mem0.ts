@@ -3,6 +3,7 @@ import { isoDateTime } from "../dates/dates.js";
 import type { ExportMemory } from "../db/transfer.js";
 import { UUID_RE, uuidFromSeed } from "../ids.js";
 import { factHash } from "../ingest/assemble.js";
+import { JsonObject } from "../wire/common.js";
 
 /** One mem0 memory as its `get_all`/export gives it; unknown fields are ignored. */
 const Mem0Item = z.object({
@@ -11,7 +12,7 @@ const Mem0Item = z.object({
   user_id: z.string().nullish(),
   agent_id: z.string().nullish(),
   run_id: z.string().nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  metadata: JsonObject().nullish(),
   categories: z.array(z.string()).nullish(),
   created_at: z.string().nullish().refine(isDate, "not a date and time"),
   updated_at: z.string().nullish().refine(isDate, "not a date and time"),

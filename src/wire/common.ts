@@ -44,6 +44,25 @@ export const nestsDeeper = (value: unknown, levels: number): boolean => {
   return Object.values(value).some((v) => nestsDeeper(v, levels - 1));
 };
 
+/**
+ * A free-form JSON object (metadata, filters), passed on as sent. `z.record` builds a new object and
+ * skips a `__proto__` key (JSON.parse makes it an own key like any other, and jsonb stores it), so
+ * metadata `{"__proto__": "x", "kept": 1}` was stored as `{"kept": 1}` and a top-level filter
+ * condition on it vanished, without a word. A value that is no object is an `invalid_type` failure
+ * reading `message`. Published as `type: object`.
+ */
+export const JsonObject = (message = "expected an object") =>
+  z
+    .unknown()
+    .superRefine((v, ctx) => {
+      if (v === null || typeof v !== "object" || Array.isArray(v)) {
+        ctx.addIssue({ code: "invalid_type", expected: "record", input: v, message });
+      }
+    })
+    .openapi({ type: "object", additionalProperties: {} })
+    // zod's own JSON Schema (the MCP tools' input schemas) reads `meta`, the OpenAPI document `openapi`.
+    .meta({ type: "object", additionalProperties: {} }) as unknown as z.ZodType<Record<string, unknown>>;
+
 /** Whether PostgreSQL can store a string as it is (`Str`'s rules), for values outside a schema. */
 export const isStorable = (s: string): boolean => NUL_FREE.test(s) && !LONE_SURROGATE.test(s);
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MEMORY_TYPES } from "../memories/model.js";
-import { DateTime, DigitsLimit, Ident, LooseText, listOf, Str } from "./common.js";
+import { DateTime, DigitsLimit, Ident, JsonObject, LooseText, listOf, Str } from "./common.js";
 
 export const MessageSchema = z
   .looseObject({
@@ -42,10 +42,10 @@ export const IngestRequestSchema = z
           "Groups to share the shareable memories with: at most MAX_GROUP_IDS_PER_INGEST (20 by default) distinct " +
           "ids, more is 422 `invalid_request`; unknown, archived or blank ones come back in `ignored_group_ids`.",
       }),
-    metadata: z
-      .record(z.string(), z.unknown())
+    metadata: JsonObject()
       .nullish()
       .openapi({
+        type: ["object", "null"],
         description:
           "Free-form JSON object stored on every memory this ingest writes and filterable as `metadata.<key>`. " +
           "Reserved keys (tag1-tag5, kb_type, org_id) are dropped; at most 64 keys and 16 KB as JSON.",

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DigitsLimit, Ident, Limit, LooseText, Str } from "./common.js";
+import { DigitsLimit, Ident, JsonObject, Limit, LooseText, Str } from "./common.js";
 import { IngestRequestSchema } from "./ingest.js";
 import { GroupIdList, MemorySchema } from "./memories.js";
 
@@ -18,21 +18,19 @@ export const VariantMemorySchema = MemorySchema.omit({ text: true })
   .openapi("VariantMemory");
 export type VariantMemory = z.infer<typeof VariantMemorySchema>;
 
-const Filters = z
-  .record(z.string(), z.unknown(), { error: "expected an object of conditions" })
-  .openapi("Filters", {
-    description:
-      "Filter language: `{field: value}` equality, or `{field: {$eq|$ne|$in|$nin|$exists|$gt|$gte|$lt|$lte|$between: …}}`, " +
-      "combined with `AND`, `OR` (arrays) and `NOT` (an object), nested at most 8 levels and 100 conditions (field comparisons; AND, OR and NOT at most 100 of their own), naming " +
-      "at most MNEMO_MAX_GROUP_IDS_PER_QUERY group ids in all (default 100; more is 422 `invalid_request`). Fields: " +
-      "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at (ISO 8601; a " +
-      "day without a time is the whole day in UTC: `$lte` and `$between`'s high end take it in, `$gt` starts after it) and " +
-      "`metadata.<key>` (a bare unknown key means metadata). It must pin a scope axis (equality or $in on user_id, " +
-      "agent_id, app_id or group_ids). A malformed filter is 422 `invalid_filters` naming the path.",
-    example: {
-      AND: [{ user_id: "u1" }, { created_at: { $gte: "2026-01-01" } }, { "metadata.topic": "travel" }],
-    },
-  });
+const Filters = JsonObject("expected an object of conditions").openapi("Filters", {
+  description:
+    "Filter language: `{field: value}` equality, or `{field: {$eq|$ne|$in|$nin|$exists|$gt|$gte|$lt|$lte|$between: …}}`, " +
+    "combined with `AND`, `OR` (arrays) and `NOT` (an object), nested at most 8 levels and 100 conditions (field comparisons; AND, OR and NOT at most 100 of their own), naming " +
+    "at most MNEMO_MAX_GROUP_IDS_PER_QUERY group ids in all (default 100; more is 422 `invalid_request`). Fields: " +
+    "user_id, agent_id, conv_id, app_id, type, status, categories, group_ids, created_at, updated_at (ISO 8601; a " +
+    "day without a time is the whole day in UTC: `$lte` and `$between`'s high end take it in, `$gt` starts after it) and " +
+    "`metadata.<key>` (a bare unknown key means metadata). It must pin a scope axis (equality or $in on user_id, " +
+    "agent_id, app_id or group_ids). A malformed filter is 422 `invalid_filters` naming the path.",
+  example: {
+    AND: [{ user_id: "u1" }, { created_at: { $gte: "2026-01-01" } }, { "metadata.topic": "travel" }],
+  },
+});
 
 export const VariantSearchRequestSchema = z
   .object({
@@ -148,8 +146,7 @@ export const VariantPatchRequestSchema = z
           "Facts only: supersedes the fact with this text. Free text as message content: a NUL is dropped " +
           "and a lone surrogate becomes U+FFFD; empty or blank is 422 `empty_text_field`.",
       }),
-    metadata: z
-      .record(z.string(), z.unknown())
+    metadata: JsonObject()
       .optional()
       .openapi({ description: "Merged onto the memory's metadata; keys are never deleted." }),
     add_group_ids: GroupIdList,
