@@ -217,6 +217,12 @@ export const EnvSchema = z.object({
   MNEMO_TEST_EXTRACT_DELAY_MS: int(0, 0, 600_000),
   /** Test only: the store stage pauses this long after each committed chunk of facts. */
   MNEMO_TEST_STORE_CHUNK_DELAY_MS: int(0, 0, 600_000),
+  /**
+   * Test only: the pause before an attempt the model interrupted is tried again, times the
+   * attempts so far (MODEL_RETRY_PAUSE_MS in src/ingest/run-job.ts, 5 s, by default). The tests
+   * of a model that keeps failing waited 5 + 10 s of it in each pass.
+   */
+  MNEMO_TEST_MODEL_RETRY_PAUSE_MS: int(5_000, 1, 600_000),
   // Language model (OpenAI-compatible). Unset: the deterministic local providers.
   OPENAI_API_KEY: optionalString,
   // A user name or password in the URL: fetch refuses to send such a request, so every model call

@@ -19,7 +19,14 @@ const logged: string[] = [];
 beforeAll(async () => {
   stub = await startStubOpenAI({ dim: 384 });
   svc = await startTestService({
-    env: { MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: "sk-test", MNEMO_LLM_MAX_RETRIES: "2" },
+    env: {
+      MNEMO_LLM_BASE_URL: stub.url,
+      OPENAI_API_KEY: "sk-test",
+      MNEMO_LLM_MAX_RETRIES: "2",
+      // The pauses between a job's attempts (5 s, then 10 s by default): what they are for is
+      // tested on retryPauseMs below, not by waiting them out.
+      MNEMO_TEST_MODEL_RETRY_PAUSE_MS: "200",
+    },
     log: pino({ level: "info" }, { write: (l: string) => logged.push(l) }),
   });
 });
@@ -315,7 +322,7 @@ describe("openai-compatible provider", () => {
     expect(job.error.message).toMatch(
       /kept failing \(HTTP 503\) after 3 calls\. The job gave up after 3 attempts\.$/,
     );
-  }, 120_000); // two pauses between the three attempts (5 s, 10 s)
+  }, 120_000);
 
   it("never quotes the API key a server's refusal repeats, in the error or its cause", async () => {
     const secret = "sk-proj-PROBESECRETabcdef1234567890XYZ";

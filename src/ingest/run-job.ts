@@ -19,7 +19,10 @@ import type { StoredRequest } from "./submit.js";
  * so a job that crashes its worker cannot loop forever.
  */
 export const MAX_ATTEMPTS = 3;
-/** The pause before an attempt the model interrupted is tried again, times the attempts so far. */
+/**
+ * The pause before an attempt the model interrupted is tried again, times the attempts so far
+ * (MNEMO_TEST_MODEL_RETRY_PAUSE_MS, whose default this is, shortens it for tests).
+ */
 export const MODEL_RETRY_PAUSE_MS = 5_000;
 /**
  * The longest a server's Retry-After lengthens that pause (the AI SDK itself honours up to 60 s
@@ -28,8 +31,8 @@ export const MODEL_RETRY_PAUSE_MS = 5_000;
 export const MAX_RETRY_AFTER_MS = 300_000;
 
 /** The pause before the next attempt of a job the model interrupted (`attempts` so far). */
-export const retryPauseMs = (err: ProviderError, attempts: number) =>
-  Math.max(MODEL_RETRY_PAUSE_MS * attempts, Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
+export const retryPauseMs = (err: ProviderError, attempts: number, pauseMs = MODEL_RETRY_PAUSE_MS) =>
+  Math.max(pauseMs * attempts, Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
 /** The pause before an attempt a lock conflict ended is tried again. */
 const LOCK_RETRY_PAUSE_MS = 500;
 
@@ -184,7 +187,7 @@ export async function runIngestJob({
     // up to MAX_ATTEMPTS; the last attempt's failure fails it.
     if (err instanceof ProviderError && err.transient && job.attempts < MAX_ATTEMPTS) {
       metrics.ingestJobs.inc({ outcome: "interrupted" });
-      const retryInMs = retryPauseMs(err, job.attempts);
+      const retryInMs = retryPauseMs(err, job.attempts, ctx.deps.config.MNEMO_TEST_MODEL_RETRY_PAUSE_MS);
       ctx.log.warn(
         { err, attempt: job.attempts, retryInMs },
         "ingest attempt interrupted (model unavailable); it will be retried",
