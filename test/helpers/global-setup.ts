@@ -67,7 +67,12 @@ async function setupDatabase(project: TestProject, runId: string) {
   }
   project.provide("testServerUrl", "");
   project.provide("testTemplateDb", "");
-  await ensureNativeServer();
+  // The native server (for the migrate-to and import tests) starts beside the template's build.
+  const [, teardown] = await Promise.all([ensureNativeServer(), setupEmbedded(project)]);
+  return teardown;
+}
+
+async function setupEmbedded(project: TestProject) {
   const dir = path.join(os.tmpdir(), `mnemo-test-template-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   // Persisted, and stopped cleanly below: the data directory that tests starting a real server

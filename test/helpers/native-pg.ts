@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -34,7 +34,14 @@ async function reachable(): Promise<boolean> {
 export async function ensureNativeServer(): Promise<void> {
   if (process.env.MNEMO_TEST_PG_URL || (await reachable()) || !existsSync(PG_NATIVE_SCRIPT)) return;
   console.log(`starting native PostgreSQL for the migrate-to and import tests: ${PG_NATIVE_SCRIPT} --fast`);
-  execFileSync("bash", [PG_NATIVE_SCRIPT, "--fast"], { stdio: ["ignore", "ignore", "inherit"] });
+  // A child process awaited, not execFileSync: the global set-up builds the embedded template
+  // meanwhile (on a machine without the server, the script creates a cluster, seconds).
+  const child = spawn("bash", [PG_NATIVE_SCRIPT, "--fast"], { stdio: ["ignore", "ignore", "inherit"] });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", resolve);
+  });
+  if (code !== 0) throw new Error(`${PG_NATIVE_SCRIPT} --fast exited with ${code}`);
 }
 
 export async function createNativeDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
