@@ -510,10 +510,11 @@ describe("openai-compatible provider", () => {
     const { key } = await svc.newOrg();
     const first = await svc.request("POST", "/v1/memories?wait=true", { key, body: body() });
     const fact = first.body.result.memories_created.find((m: any) => m.type === "fact");
-    // The patch's embedding takes 3 s; an ingest of the same user, sent while it waits, must not
+    // The patch's embedding takes 6 s; an ingest of the same user, sent while it waits, must not
     // wait for it (before, the embedding ran inside the patch's transaction, under the user's
-    // ingest lock, and on the embedded database under every other statement too).
-    stub.enqueue("embeddings", { delayMs: 3000 });
+    // ingest lock, and on the embedded database under every other statement too). At 3 s the
+    // ingest itself once took longer, on a loaded machine (PostgreSQL pass, load average 10).
+    stub.enqueue("embeddings", { delayMs: 6000 });
     const order: string[] = [];
     const patching = svc
       .request("PATCH", `/v1/memories/${fact.id}/`, { key, body: { text: "I play the viola now." } })
