@@ -419,53 +419,46 @@ describe("text written without spaces (Chinese, Japanese, Korean)", () => {
       (await search(key, { query, user_id: "u1", mode: "retrieve" })).body.data[0]?.text;
     expect(await first("猫")).toBe("我的猫很可爱。");
     expect(await first("책")).toBe("오늘 책을 읽었어요.");
-    // Indexed before sql/104 (no single characters), the memory matches 猫 by full text again
-    // once the upgrade indexes it anew (its nearest-neighbour match, by the embedder's pieces, is
-    // another matter: the text index is what the upgrade repairs).
-    const cat = async () =>
+    // A memory indexed by an earlier version is indexed again by the upgrade that changed the
+    // index: before sql/104 (no single characters) and before sql/100 (no pieces at all). Its text
+    // index is what is checked: its nearest-neighbour match, by the embedder's pieces, is another
+    // matter.
+    const matches = async (id: string, lexeme: string) =>
       (
         await svc.deps.db.query<{ m: boolean }>(
-          "SELECT tsv @@ to_tsquery('simple', '猫') AS m FROM memories WHERE org_id = $1 AND text = '我的猫很可爱。'",
-          [orgId],
+          "SELECT tsv @@ to_tsquery('simple', $2) AS m FROM memories WHERE id = $1",
+          [id, lexeme],
         )
       ).rows[0]!.m;
-    expect(await cat()).toBe(true);
-    await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
-    try {
-      await svc.deps.db.query(
-        "UPDATE memories SET tsv = ts_delete(tsv, ARRAY['猫', '我', '的', '很', '可', '爱']) WHERE org_id = $1 AND text = '我的猫很可爱。'",
-        [orgId],
-      );
-    } finally {
-      await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
-    }
-    expect(await cat()).toBe(false);
-    const unigrams = readFileSync(new URL("../sql/104_cjk_unigrams.sql", import.meta.url), "utf8");
-    await svc.deps.db.query(unigrams.slice(unigrams.indexOf("UPDATE memories SET tsv = NULL")));
-    expect(await cat()).toBe(true);
+    const indexedAs = async (id: string, tsv: string) => {
+      await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
+      try {
+        await svc.deps.db.query(`UPDATE memories SET tsv = ${tsv} WHERE id = $1`, [id]);
+      } finally {
+        await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
+      }
+    };
+    const upgrade = async (file: string) => {
+      const sql = readFileSync(new URL(`../sql/${file}`, import.meta.url), "utf8");
+      await svc.deps.db.query(sql.slice(sql.indexOf("UPDATE memories SET tsv = NULL")));
+    };
+    const [cat] = await svc.deps.db
+      .query<{ id: string }>("SELECT id::text FROM memories WHERE org_id = $1 AND text = '我的猫很可爱。'", [
+        orgId,
+      ])
+      .then((r) => r.rows);
+    expect(await matches(cat!.id, "猫")).toBe(true);
+    await indexedAs(cat!.id, "ts_delete(tsv, ARRAY['猫', '我', '的', '很', '可', '爱'])");
+    expect(await matches(cat!.id, "猫")).toBe(false);
+    await upgrade("104_cjk_unigrams.sql");
+    expect(await matches(cat!.id, "猫")).toBe(true);
     expect(await first("猫")).toBe("我的猫很可爱。");
-    // A memory indexed before sql/100 (its tsv without the pieces) is indexed again by the upgrade.
     const [old] = await seed(orgId, [{ type: "fact", text: "私は猫が大好きです。", user_id: "u1" }]);
-    const matches = async () =>
-      (
-        await svc.deps.db.query<{ m: boolean }>(
-          "SELECT tsv @@ to_tsquery('simple', '大好') AS m FROM memories WHERE id = $1",
-          [old!.id],
-        )
-      ).rows[0]!.m;
-    expect(await matches()).toBe(true);
-    await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
-    try {
-      await svc.deps.db.query("UPDATE memories SET tsv = to_tsvector('english', text) WHERE id = $1", [
-        old!.id,
-      ]);
-    } finally {
-      await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
-    }
-    expect(await matches()).toBe(false);
-    const upgrade = readFileSync(new URL("../sql/100_cjk_bigrams.sql", import.meta.url), "utf8");
-    await svc.deps.db.query(upgrade.slice(upgrade.indexOf("UPDATE memories SET tsv = NULL")));
-    expect(await matches()).toBe(true);
+    expect(await matches(old!.id, "大好")).toBe(true);
+    await indexedAs(old!.id, "to_tsvector('english', text)");
+    expect(await matches(old!.id, "大好")).toBe(false);
+    await upgrade("100_cjk_bigrams.sql");
+    expect(await matches(old!.id, "大好")).toBe(true);
   });
 });
 
