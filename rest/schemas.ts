@@ -63,7 +63,7 @@ const describe: Record<number, string> = {
   403: "Not allowed for this credential: X-Org-Id or `org_id` names another organisation (`org_mismatch`), a key confined to one user names another (`user_mismatch`), a token names an organisation it may not enter (`org_not_linked`), or a user's key asks for organisation settings (`forbidden`)",
   404: "Not found",
   413: "Request body too large (`payload_too_large`)",
-  415: "Content type is not application/json, or the body has a Content-Encoding (`unsupported_media_type`)",
+  415: "Content type is not application/json, declares a charset other than utf-8, or the body has a Content-Encoding (`unsupported_media_type`)",
   429: "Rate limit (`rate_limited`), daily cap (`daily_cap_exceeded`) or the tier's monthly cap (`monthly_quota_exceeded`, ingest, search and trigger) exceeded; see `Retry-After`",
   500: "Internal error (`server_error` or an operation-specific code); the message names only the request id",
   503: "The database is out of reach or out of a resource such as disk space (`service_unavailable`), the server is shutting down, or a model the request waits on failed (a patched fact's new text to embed; the message says how); retry after `Retry-After`",

@@ -1,8 +1,7 @@
+import { isUtf8 } from "node:buffer";
 import type { MiddlewareHandler } from "hono";
 import { CoreError } from "../../src/errors.js";
 import type { AppEnv } from "../types.js";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when none. */
 function charsetOf(type: string): string | undefined {
@@ -67,6 +66,7 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
       chunks.push(value);
     }
     const body = Buffer.concat(chunks);
+    // Of a body actually sent (one read in-process may come with neither length nor coding header).
     const charset = body.byteLength > 0 && type ? charsetOf(type) : undefined;
     if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
       throw new CoreError(
@@ -74,9 +74,8 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
         `charset ${JSON.stringify(charset.slice(0, 40))} is not supported: JSON bodies are UTF-8 (send charset=utf-8, or no charset).`,
       );
     }
-    try {
-      utf8.decode(body);
-    } catch {
+    // Checked in place, not decoded: the JSON parser decodes it once, later.
+    if (!isUtf8(body)) {
       throw new CoreError("invalid_json", "The request body is not valid UTF-8; JSON bodies are UTF-8.");
     }
     c.req.raw = new Request(c.req.raw.url, { method, headers: c.req.raw.headers, body });

@@ -21,7 +21,7 @@ import {
 } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
 import { isGroupId } from "../groups/model.js";
-import { MEMORY_TYPES } from "../memories/model.js";
+import { FACT_STATUSES, MEMORY_TYPES } from "../memories/model.js";
 import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
@@ -78,7 +78,7 @@ const Memory = z.object({
   categories: z.array(z.string()),
   details: z.record(z.string(), z.unknown()),
   metadata: JsonObject().optional(),
-  status: z.enum(["active", "superseded"]).nullable(),
+  status: z.enum(FACT_STATUSES).nullable(),
   supersedes: z.uuid().nullable(),
   namespace: nstr,
   trigger_entities: z.array(z.string()),

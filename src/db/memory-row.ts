@@ -19,7 +19,7 @@ export interface MemoryRow {
   details: Record<string, unknown>;
   /** Free-form metadata from the ingest request (reserved keys stripped). */
   metadata: Record<string, unknown>;
-  status: "active" | "superseded" | null;
+  status: FactStatus | null;
   supersedes: string | null;
   namespace: string | null;
   trigger_entities: string[];
@@ -31,6 +31,10 @@ export interface MemoryRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** A fact's status (other types have none, and count as active). */
+export const FACT_STATUSES = ["active", "superseded"] as const;
+export type FactStatus = (typeof FACT_STATUSES)[number];
 
 /**
  * What re-ranking reads of a candidate (src/search/rerank.ts): its id, type and text, and of its

@@ -33,12 +33,15 @@ const GENERIC = new Set(
 /** Clause ends: punctuation, and the words that open a contrast ("..., not pnpm", "pnpm over yarn"). */
 const CLAUSES = /(?:[,;!?]|\.(?=\s|$))\s*|\s+(?=(?:not|instead of|rather than|over|but)\s)/i;
 
+/** An entity named as a word of a lesson's text ("npm", not the "npm" of "pnpm" or "npm/cli"). */
+const naming = (entity: string) => new RegExp(`(?<![\\w./-])${escapeRe(entity)}(?![\\w/-])`, "i");
+
 /** For (1) or against (-1) each entity the lesson takes a side on, by lower-cased entity. */
 export function stances(text: string, entities: readonly string[]): Map<string, 1 | -1> {
   const clauses = text.replace(/\u2019/g, "'").split(CLAUSES);
   const out = new Map<string, 1 | -1>();
   for (const entity of entities) {
-    const named = new RegExp(`(?<![\\w./-])${escapeRe(entity)}(?![\\w/-])`, "i");
+    const named = naming(entity);
     for (const clause of clauses) {
       const at = clause.search(named);
       if (at < 0) continue;
@@ -149,10 +152,6 @@ export function otherHalf(
   const text = newer.text.toLowerCase();
   return (older.trigger_entities ?? []).filter((e) => {
     const lower = e.toLowerCase();
-    return (
-      b.get(lower) === 1 &&
-      !mine.has(lower) &&
-      !new RegExp(`(?<![\\w./-])${escapeRe(lower)}(?![\\w/-])`).test(text)
-    );
+    return b.get(lower) === 1 && !mine.has(lower) && !naming(lower).test(text);
   });
 }

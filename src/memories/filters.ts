@@ -8,7 +8,7 @@ import {
   type Scalar,
   TEXT_COLUMNS,
 } from "../db/filter-sql.js";
-import { MEMORY_TYPES } from "../db/memory-row.js";
+import { FACT_STATUSES, MEMORY_TYPES } from "../db/memory-row.js";
 import { CoreError } from "../errors.js";
 import { IDENT_MAX } from "../wire/common.js";
 
@@ -56,7 +56,7 @@ const SCOPE_AXES = new Set(["user_id", "agent_id", "app_id"]);
  */
 const ENUM_VALUES: Partial<Record<(typeof TEXT_COLUMNS)[number], readonly string[]>> = {
   type: MEMORY_TYPES,
-  status: ["active", "superseded"],
+  status: FACT_STATUSES,
 };
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

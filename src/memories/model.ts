@@ -1,4 +1,4 @@
-import { MEMORY_TYPES, type MemoryRow, type MemoryType } from "../db/memory-row.js";
+import { FACT_STATUSES, MEMORY_TYPES, type MemoryRow, type MemoryType } from "../db/memory-row.js";
 
 /**
  * The memory as sent on the wire (the stored row is src/db/memory-row.ts). Row-to-wire mapping
@@ -6,7 +6,7 @@ import { MEMORY_TYPES, type MemoryRow, type MemoryType } from "../db/memory-row.
  * memory the same way.
  */
 
-export { MEMORY_TYPES, type MemoryType };
+export { FACT_STATUSES, MEMORY_TYPES, type MemoryType };
 export const CONTENT_TYPES = ["fact", "artifact", "episode"] as const;
 export const DIRECTIVE_TYPES = ["lesson", "procedure"] as const;
 export type DirectiveType = (typeof DIRECTIVE_TYPES)[number];

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MEMORY_TYPES } from "../memories/model.js";
+import { FACT_STATUSES, MEMORY_TYPES } from "../memories/model.js";
 import { DateTime, DigitsLimit, Ident, listOf, Str } from "./common.js";
 
 export const LIST_LIMIT_MAX = 500;
@@ -49,7 +49,7 @@ export const ListMemoriesQuery = z.object({
     .optional()
     .openapi({ param: { name: "type", in: "query" }, description: "Default: all three." }),
   status: z
-    .enum(["active", "superseded"])
+    .enum(FACT_STATUSES)
     .optional()
     .openapi({
       param: { name: "status", in: "query" },
