@@ -544,6 +544,14 @@ describe("concept expansion (WordNet)", () => {
     expect(expandWord("pup")).not.toContain("any");
     expect(expandWord("kid")).not.toContain("person");
     expect(conceptTerms("We adopted a kitten this morning.")).toContain("cat");
+    // A breed is a dog to WordNet, and a dog is a pet (everyday kinds, reached through it).
+    for (const breed of ["golden retriever", "beagle", "greyhound"])
+      expect(conceptTerms(`We have a ${breed} called Mango.`), breed).toEqual(
+        expect.arrayContaining(["dog", "pet", "pets"]),
+      );
+    expect(conceptTerms("I work as a pharmacist in Phoenix.")).toEqual(
+      expect.arrayContaining(["job", "occupation"]),
+    );
   });
 
   it("leaves out common, ambiguous, verb-like and abstract words and names", () => {

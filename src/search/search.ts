@@ -12,6 +12,7 @@ import { CoreError, isCoreError } from "../errors.js";
 import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
 import type { FilterNode } from "../memories/filters.js";
 import { CONTENT_TYPES, DIRECTIVE_TYPES, type MemoryType, toWire } from "../memories/model.js";
+import { withEverydayPhrases } from "../providers/local/concepts.js";
 import { ProviderError } from "../providers/openai.js";
 import { lexicalVerdict } from "../trigger/gate.js";
 import { checkMonthlyQuota } from "../usage/quota.js";
@@ -93,7 +94,7 @@ export async function searchMemories({
       const { ranked, links } = await rankCandidates(db, {
         scope,
         types: contentTypes,
-        query: withNamedDay(input.query),
+        query: withNamedDay(withEverydayPhrases(input.query)),
         vector: vector!,
         pool,
         limit: take,

@@ -405,7 +405,20 @@ const EVERYDAY_KINDS = new Map<string, string[]>([
   ...`son sons daughter daughters stepson stepdaughter toddler toddlers baby babies newborn`
     .split(/\s+/)
     .map((w): [string, string[]] => [w, ["child", "children", "kid", "kids"]]),
+  // Reached through WordNet's hypernyms of a breed ("retriever", "beagle", "siamese").
+  ["domestic dog", ["pet", "pets"]],
+  ["domestic cat", ["pet", "pets"]],
+  ["house cat", ["pet", "pets"]],
 ]);
+/** What a job somewhere is, beside "work": "what is her job?", "what is his occupation?". */
+const JOB_TERMS = ["work", "works", "job", "occupation", "profession"];
+/** "What do you do for a living?" asks for a job; its "living" is no home ("lives"). */
+const FOR_A_LIVING = /\bfor a living\b/gi;
+
+/** A question's everyday phrases in the words its facts' concept terms use. */
+export function withEverydayPhrases(query: string): string {
+  return query.replace(FOR_A_LIVING, "for work, job");
+}
 const MOVED_TO = /\b(?:moved|moving|moves|relocated|relocating) (?:\w+ )?(?:from [\p{L}.' -]{1,40}? )?to\b/iu;
 /** "Alex is a backend developer at Globex" works there; "... in Chicago" lives there. */
 const INTRODUCED_JOB = /\bis (?:now )?(?:a|an) (?:[a-z-]+ ){0,3}?[a-z-]+ (?:at|for|with) [A-Z]/;
@@ -430,10 +443,13 @@ export function conceptTerms(text: string): string[] {
     if (base && !own.has(base)) out.add(base);
     for (const term of EVERYDAY_KINDS.get(word.toLowerCase()) ?? []) if (!own.has(term)) out.add(term);
   }
+  // A kind reached through WordNet brings its everyday kinds too: a breed is a dog, so a pet.
+  for (const term of [...out])
+    for (const kind of EVERYDAY_KINDS.get(term) ?? []) if (!own.has(kind)) out.add(kind);
   if (MOVED_TO.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
   const introduced = text.includes(" is a");
   if (EMPLOYED.test(text) || (introduced && INTRODUCED_JOB.test(text)))
-    for (const term of ["work", "works", "job"]) if (!own.has(term)) out.add(term);
+    for (const term of JOB_TERMS) if (!own.has(term)) out.add(term);
   if (introduced && INTRODUCED_HOME.test(text))
     for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
   for (const run of text.match(/\p{Lu}[\p{L}'-]*(?:[ ]\p{Lu}[\p{L}'-]*)*/gu) ?? []) {
