@@ -200,6 +200,23 @@ describe("identifier extraction", () => {
     }
   });
 
+  it("reads a capitalised command name as the command (Docker, Yarn, a label 'Git:'), not any capitalised word", () => {
+    for (const [said, ids] of [
+      ["Never run Docker on this laptop.", ["docker"]],
+      ["Please always use Yarn for this project.", ["yarn"]],
+      ["Git: always rebase, never merge when pulling.", ["git"]],
+      [
+        "I don't think we should use Docker for local dev anymore, it's too heavy on my MacBook.",
+        ["MacBook", "docker"],
+      ],
+    ] as const) {
+      const [rule] = extractDirectives([turn(0, "user", said)]);
+      expect(rule?.trigger_entities.sort(), said).toEqual([...ids].sort());
+    }
+    // A capitalised word whose lower case is no command, or is an English word ("kind"), is none.
+    expect(identifiersFromText("Kind regards, Maria. Sales asked what kind of Report it is.")).toEqual([]);
+  });
+
   it("finds nothing in plain prose", () => {
     expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
   });

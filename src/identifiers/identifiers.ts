@@ -219,18 +219,25 @@ export function identifiersFromText(text: string): string[] {
   for (const m of text.matchAll(/`([^`\n]+)`/g)) identifiersInText(m[1]!, found, true);
   identifiersInText(text, found);
   const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
-  for (const word of scanned.match(/(?<![\w./-])[a-z][a-z0-9-]*[a-z0-9](?![\w/-])/g) ?? [])
-    if (KNOWN_COMMANDS.has(word) && found.size < MAX_IDENTIFIERS) found.add(word);
+  // A command is named in lower case, or capitalised as a name in a sentence or a label ("Never
+  // run Docker here", "Git: always rebase"): either way a call runs it as `docker`, `git`. Only a
+  // word whose lower case is a known command counts, not every capitalised one.
+  for (const word of scanned.match(/(?<![\w./-])[A-Za-z][a-z0-9-]*[a-z0-9](?![\w/-])/g) ?? []) {
+    const command = word.toLowerCase();
+    if (KNOWN_COMMANDS.has(command) && found.size < MAX_IDENTIFIERS) found.add(command);
+  }
   return [...found];
 }
 
 /**
  * Command names that are no English word, so prose naming one means the command ("run npm test
- * before you push" is triggered by `npm`): a tool call's shell command yields its first word.
+ * before you push" is triggered by `npm`, "Never run Docker here" by `docker`): a tool call's
+ * shell command yields its first word. Not `kind` (the Kubernetes tool): "what kind of", "Kind
+ * regards".
  */
 const KNOWN_COMMANDS = new Set(
   `npm npx pnpm yarn bun deno node nodejs tsc tsx vitest jest eslint biome prettier webpack vite
-  git gh hg svn docker podman kubectl helm minikube kind terraform ansible vagrant pulumi
+  git gh hg svn docker podman kubectl helm minikube terraform ansible vagrant pulumi
   pip pip3 pipx python python3 pytest poetry conda uv ruff mypy cargo rustc rustup gofmt
   mvn gradle javac java kotlinc dotnet nuget composer php bundler rspec gem irb
   psql pg_dump pg_restore mysql sqlite3 redis-cli mongosh
