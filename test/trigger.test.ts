@@ -603,6 +603,54 @@ describe("trigger matching", () => {
     });
   });
 
+  it("a rule about a directory is hit by a call on a file inside it, by its relative or absolute path", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Never edit an applied migration in db/migrations, add a new one.", [
+        "db/migrations",
+        "migrations",
+      ]),
+      lesson("Put nginx sites in /etc/nginx/sites-available/.", [
+        "/etc/nginx/sites-available/",
+        "sites-available",
+      ]),
+      lesson("Pool size must stay below 60", ["src/db/pool.ts"]),
+    ]);
+    const hit = async (file_path: string) =>
+      Object.fromEntries(
+        (
+          await trigger(key, {
+            user_id: "u",
+            mode: "retrieve",
+            action: { tool: "Write", args: { file_path } },
+          })
+        ).body.data.map((r: any) => [r.text.split(" ").slice(0, 3).join(" "), r.details.matched_on]),
+      );
+    for (const file_path of [
+      "db/migrations/0042_add_orders.sql",
+      "./db/migrations/0042_add_orders.sql",
+      "/home/dev/shop/db/migrations/0042_add_orders.sql",
+    ])
+      expect([file_path, await hit(file_path)]).toEqual([file_path, { "Never edit an": ["db/migrations"] }]);
+    expect(await hit("/etc/nginx/sites-available/shop.conf")).toEqual({
+      "Put nginx sites": ["/etc/nginx/sites-available/"],
+    });
+    // Another directory of the same name, a file beside the directory, or the directory's parent:
+    // not inside it. A directory is not hit by a file it holds either (the call's side grows, not the rule's).
+    expect(await hit("lib/migrations/0042_add_orders.sql")).toEqual({});
+    expect(await hit("db/seeds.sql")).toEqual({});
+    expect(await hit("src/db")).toEqual({});
+    // Under compose the rule bears on the call, whatever the task says.
+    const composed = await trigger(key, {
+      user_id: "u",
+      action: { tool: "Edit", args: { file_path: "/home/dev/shop/db/migrations/0042_add_orders.sql" } },
+      task: "add an orders table",
+    });
+    expect(composed.body.data.map((r: any) => r.text)).toEqual([
+      "Never edit an applied migration in db/migrations, add a new one.",
+    ]);
+  });
+
   it("applies namespace narrowing without hiding global directives, include, outcome and scope", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

@@ -191,19 +191,38 @@ export function identifiersFromAction(action: ActionContext): string[] {
  * edits by its absolute path (`/home/dev/shop/src/db/migrate.ts`), a rule by the project's
  * (`src/db/migrate.ts`), and only the base name met before. Every tail of two or more parts
  * counts (`shop/src/db/migrate.ts`, `src/db/migrate.ts`, `db/migrate.ts`), and a `./` or `~/`
- * lead is dropped.
+ * lead is dropped. So do the directories the path lies in, by the same tails, with and without a
+ * closing `/`, and a rooted path's from its root (`/etc/nginx` from `/etc/nginx/conf.d/app.conf`): a
+ * rule about `db/migrations` bears on `db/migrations/0042_add_orders.sql`. Only the last 8 parts
+ * of a path count (the first 8 from its root), and a directory of one part (`db`, `/etc`) is no
+ * identifier of its own.
  */
 function withPathTails(ids: Set<string>): string[] {
   const out = new Set(ids);
   for (const id of ids) {
     if (!/[/\\]/.test(id)) continue;
-    const parts = id
+    const all = id
       .replace(/^(?:\.{1,2}|~)?[/\\]+/, "")
       .split(/[/\\]+/)
       .filter(Boolean);
-    for (let i = Math.max(0, parts.length - 8); i < parts.length - 1; i++) {
+    const parts = all.slice(-8);
+    // end: the path itself, then each directory it lies in; i: where the tail starts.
+    for (let end = parts.length; end >= 2; end--) {
+      for (let i = 0; i < end - 1; i++) {
+        if (out.size >= MAX_IDENTIFIERS) return [...out];
+        const tail = parts.slice(i, end).join("/");
+        out.add(tail);
+        if (end < parts.length) out.add(`${tail}/`);
+      }
+    }
+    // A rooted path's directories as written from its root too (`/etc/nginx` for a rule about it).
+    const root = /^(?:~[/\\]|[/\\])/.exec(id)?.[0];
+    if (!root) continue;
+    for (let end = Math.min(all.length - 1, 8); end >= 2; end--) {
       if (out.size >= MAX_IDENTIFIERS) return [...out];
-      out.add(parts.slice(i).join("/"));
+      const dir = `${root}${all.slice(0, end).join("/")}`;
+      out.add(dir);
+      out.add(`${dir}/`);
     }
   }
   return [...out];
