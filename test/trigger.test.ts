@@ -906,6 +906,29 @@ describe("trigger relevance gate", () => {
     }
   });
 
+  it("reads a verb after a command in prose ('yarn breaks the lockfile') as no use of it, and a code span's word as one", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson("Don't use yarn in this repo, yarn breaks the workspace lockfile.", ["yarn"]),
+      lesson("Never use pip here, pip installs into the system Python.", ["pip"]),
+      lesson("Switch back to jest, vitest breaks our snapshot tests.", ["jest", "vitest"]),
+      lesson("Git: always rebase, never merge when pulling.", ["git"]),
+      lesson("When the api hangs, check `docker logs api` first.", ["docker"]),
+    ]);
+    const served = async (command: string, task = "get this done") => {
+      const res = await trigger(key, { user_id: "u", action: { tool: "Bash", args: { command } }, task });
+      expect(res.status).toBe(200);
+      return res.body.data.map((r: any) => r.text.split(" ").slice(0, 3).join(" "));
+    };
+    expect(await served("yarn add lodash", "add lodash to the dashboard")).toEqual(["Don't use yarn"]);
+    expect(await served("pip install requests", "fetch the rates")).toEqual(["Never use pip"]);
+    expect(await served("npx vitest run")).toEqual(["Switch back to"]);
+    expect(await served("git pull")).toEqual(["Git: always rebase,"]);
+    // In a code span the word after the command is the use it names, whatever its form.
+    expect(await served("docker compose up -d")).toEqual([]);
+    expect(await served("docker logs api --tail 50")).toEqual(["When the api"]);
+  });
+
   it("keeps exact matches when the task says nothing to gate against ('ok', 'go ahead')", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [lesson("Run database migrations before starting the API server", ["migrate.ts"])]);

@@ -72,24 +72,76 @@ const bare = (w: string) =>
     .replace(/^\.\//, "")
     .replace(/[/.,:;!?]+$/, "");
 
+/** Words after which a clause starts with its subject: "..., and yarn breaks", "because pip installs". */
+const CLAUSE_OPENERS = new Set(
+  "and but or so because since as while though although if unless when whenever once that which then".split(
+    " ",
+  ),
+);
+
+interface Word {
+  text: string;
+  code: boolean;
+  opensClause: boolean;
+  endsClause: boolean;
+}
+
+/**
+ * An English verb of which a command is the subject, not a use of the command: a third-person
+ * form ("yarn breaks the lockfile", "pip installs into the system Python"), where the command
+ * opens its clause in prose. In a code span the word after it is what it runs whatever its form
+ * (`docker logs`), and so it is after a verb ("check docker logs"); "status" and "ls" are no
+ * third-person forms.
+ */
+const isVerbOf = (w: Word, next: string) =>
+  !w.code && w.opensClause && next.length >= 4 && /s$/.test(next) && !/(?:ss|us|is)$/.test(next);
+
+/**
+ * A rule's words in lower case, each with whether it is inside a code span, opens a clause (first
+ * of the text or after , ; : . ! ? or a conjunction) or ends one (punctuation right after it).
+ */
+function wordsOf(text: string): Word[] {
+  const out: Word[] = [];
+  text
+    .toLowerCase()
+    .split("`")
+    .forEach((part, k) => {
+      const code = k % 2 === 1;
+      let opens = k === 0;
+      for (const raw of part.split(/[\s"()[\]{}\u201c\u201d]+/)) {
+        const token = raw.replace(/^['\u2018\u2019]+|['\u2018\u2019]+$/g, "");
+        const ends = /[,;:.!?]$/.test(token);
+        const word = token.replace(/[,;:.!?]+$/, "");
+        if (word) out.push({ text: word, code, opensClause: opens, endsClause: ends });
+        else if (ends && out.length) out[out.length - 1]!.endsClause = true;
+        opens = ends || CLAUSE_OPENERS.has(word);
+      }
+    });
+  return out;
+}
+
 /**
  * The uses of `command` a rule's text names: the word after the command (past its flags, and past
  * "run" or "exec"), as in "never run rm -rf build/", "git pull --rebase", "npm run lint" (build,
- * pull, lint). None when it names the command alone ("don't use yarn here").
+ * pull, lint). None when it names the command alone ("don't use yarn here", "Git: always rebase")
+ * or as the subject of a verb ("yarn breaks the workspace lockfile").
  */
 function namedUses(text: string, command: string): Set<string> {
-  const words = text
-    .toLowerCase()
-    .split(/[\s`"'()[\]{},;]+/)
-    .filter(Boolean);
+  const words = wordsOf(text);
   const out = new Set<string>();
   words.forEach((w, i) => {
-    if (bare(w) !== command) return;
+    if (bare(w.text) !== command || w.endsClause) return;
     let j = i + 1;
-    while (j < words.length && /^-/.test(words[j]!)) j++;
-    if (VERB_OF_COMMAND.has(bare(words[j] ?? ""))) j++;
-    const use = bare(words[j] ?? "");
-    if (use.length >= 2 && /^[\w@+~./:-]+$/.test(use) && !PROSE_AFTER_COMMAND.has(use) && !STOPWORDS.has(use))
+    while (j < words.length && /^-/.test(words[j]!.text)) j++;
+    if (VERB_OF_COMMAND.has(bare(words[j]?.text ?? ""))) j++;
+    const use = bare(words[j]?.text ?? "");
+    if (
+      use.length >= 2 &&
+      /^[\w@+~./:-]+$/.test(use) &&
+      !PROSE_AFTER_COMMAND.has(use) &&
+      !STOPWORDS.has(use) &&
+      !isVerbOf(w, use)
+    )
       out.add(use);
   });
   return out;
