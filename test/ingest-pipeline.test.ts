@@ -1202,6 +1202,74 @@ describe("directives", () => {
     ).not.toEqual([]);
   });
 
+  it("a correction, a capitalised command, a directory and a verb after a command: each rule is recalled by the call it bears on", async () => {
+    const { key } = await svc.newOrg();
+    const assistant = (content: string) => ({ role: "assistant", content });
+    const lessonsOf = (result: any) =>
+      result.memories_created.filter((m: any) => m.type === "lesson").map((m: any) => m.text);
+    const corrected = await ingestOk(key, {
+      messages: [
+        user("Add tests for the parser."),
+        assistant("I will create parser.test.js using jest to cover the parser."),
+        user("No, we use vitest, not jest."),
+      ],
+    });
+    expect(lessonsOf(corrected)).toEqual(["We use vitest, not jest."]);
+    expect((await recalledBy(key, "npx vitest run")).map((d) => d.text)).toEqual([
+      "We use vitest, not jest.",
+    ]);
+    const docker = await ingestOk(key, { messages: [user("Never run Docker on this laptop.")] });
+    expect(lessonsOf(docker)).toEqual(["Never run Docker on this laptop."]);
+    expect((await recalledBy(key, "docker compose up")).map((d) => d.text)).toEqual([
+      "Never run Docker on this laptop.",
+    ]);
+    await ingestOk(key, {
+      messages: [user("When you add a migration, put it in db/migrations/ and never edit an applied one.")],
+    });
+    const edit = await svc.request("POST", "/v1/memories/trigger", {
+      key,
+      body: {
+        user_id: "u1",
+        action: { tool: "Write", args: { file_path: "/home/dev/shop/db/migrations/0042_add_orders.sql" } },
+        task: "add an orders table",
+      },
+    });
+    expect(edit.body.data.map((d: any) => d.text)).toEqual([
+      "When you add a migration, put it in db/migrations/ and never edit an applied one.",
+    ]);
+    // The gate (compose) reads "yarn breaks" as a verb, not as a use of yarn other than `yarn add`.
+    await ingestOk(key, {
+      messages: [user("Don't use yarn in this repo, yarn breaks the workspace lockfile.")],
+    });
+    const yarn = await svc.request("POST", "/v1/memories/trigger", {
+      key,
+      body: {
+        user_id: "u1",
+        action: { tool: "Bash", args: { command: "yarn add lodash" } },
+        task: "add lodash to the dashboard",
+      },
+    });
+    expect(yarn.body.data.map((d: any) => d.text)).toEqual([
+      "Don't use yarn in this repo, yarn breaks the workspace lockfile.",
+    ]);
+  });
+
+  it("narration, doubt, a hypothetical and the assistant's own advice are no rules: nothing recalls them", async () => {
+    const { key } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      messages: [
+        user("My old team never used pytest, they used unittest."),
+        user("I'm not sure if we should use poetry or pip-tools."),
+        user("If we ever adopt Kubernetes, we should use helm charts for deploys."),
+        { role: "assistant", content: "You should also run `pnpm lint --fix` before every commit." },
+        user("Thanks, now write the README."),
+      ],
+    });
+    expect(result.memories_created.filter((m: any) => m.type === "lesson")).toEqual([]);
+    for (const command of ["pytest -x tests/", "poetry add httpx", "helm install api ./chart", "pnpm lint"])
+      expect([command, await recalledBy(key, command)]).toEqual([command, []]);
+  });
+
   it("a rule reversed within one conversation is stored as its last form only", async () => {
     const { key } = await svc.newOrg();
     const result = await ingestOk(key, {

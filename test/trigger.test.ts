@@ -460,6 +460,92 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
   });
 });
 
+describe("a rule is asked for by the user", () => {
+  const proposal = "I will create parser.test.js using jest to cover the parser.";
+  it.each([
+    ["No, we use vitest, not jest.", "We use vitest, not jest.", ["vitest", "jest"]],
+    ["Nope, the entry point is src/main.ts.", "The entry point is src/main.ts.", ["src/main.ts"]],
+    [
+      "Actually, the config lives in config/app.yaml, not in .env.",
+      "The config lives in config/app.yaml, not in .env.",
+      ["config/app.yaml", ".env"],
+    ],
+    [
+      "Wrong, the tests live in spec/, run them with rspec.",
+      "The tests live in spec/, run them with rspec.",
+      ["rspec"],
+    ],
+  ])("takes the correction %s of the assistant's proposal as a lesson", (said, text, ids) => {
+    const ds = extractDirectives([turn(0, "assistant", proposal), turn(1, "user", said)]);
+    expect(ds.map((d) => d.text)).toEqual([text]);
+    expect(ds[0]!.trigger_entities).toEqual(expect.arrayContaining(ids));
+  });
+
+  it("reads no correction in a 'No' that answers a question, nor in the assistant's own 'Actually'", () => {
+    const asked = "Have you set up vitest for the parser yet?";
+    expect(
+      extractDirectives([turn(0, "assistant", asked), turn(1, "user", "No, I haven't touched vitest.")]),
+    ).toEqual([]);
+    expect(
+      extractDirectives([
+        turn(0, "user", "Where is the config?"),
+        turn(1, "assistant", "Actually, the config lives in config/app.yaml."),
+      ]),
+    ).toEqual([]);
+    // "No need to ..." is a rule as said (its "No" opens the sentence, it is no correction's).
+    expect(
+      extractDirectives([
+        turn(0, "assistant", proposal),
+        turn(1, "user", "No need to mock parser.ts there."),
+      ]).map((d) => d.text),
+    ).toEqual(["No need to mock parser.ts there."]);
+  });
+
+  it.each([
+    "My old team never used pytest, they used unittest.",
+    "We should have used pnpm from the start.",
+    "I'm not sure if we should use poetry or pip-tools.",
+    "I wonder whether we should never use docker compose here.",
+    "If we ever adopt Kubernetes, we should use helm charts for deploys.",
+    "If we ever move to a monorepo, use pnpm workspaces.",
+  ])("takes no rule from a narration, a doubt or a hypothetical: %s", (said) => {
+    expect(extractDirectives([turn(0, "user", said)])).toEqual([]);
+  });
+
+  it("takes the assistant's own advice for a rule only when the user agrees to it next", () => {
+    const advice = "You should also run `pnpm lint --fix` before every commit to keep things clean.";
+    const secrets = "You must never store secrets in .env files committed to git.";
+    for (const said of [advice, secrets])
+      expect(extractDirectives([turn(0, "user", "Set up the repo."), turn(1, "assistant", said)])).toEqual(
+        [],
+      );
+    expect(
+      extractDirectives([turn(0, "assistant", advice), turn(1, "user", "Ok, now add the login route.")]),
+    ).toEqual([]);
+    const agreed = extractDirectives([
+      turn(0, "assistant", advice),
+      turn(1, "user", "Yes, good idea, do that."),
+    ]);
+    expect(agreed.map((d) => [d.text, d.trigger_entities])).toEqual([[advice, ["pnpm", "--fix"]]]);
+    // The user's own "must", "should", "never" inside a sentence stay rules.
+    expect(
+      extractDirectives([
+        turn(0, "user", "Commits must pass `pnpm lint` first, and we should never skip husky."),
+      ]),
+    ).toHaveLength(1);
+  });
+
+  it.each([
+    ["From now on, run cargo clippy before cargo test.", ["cargo"]],
+    ["If the deploy ever hangs, restart it with `systemctl restart api`.", ["systemctl"]],
+    ["Going forward, use uv instead of pip.", ["uv", "pip"]],
+  ])("takes %s as a rule", (said, ids) => {
+    const [rule] = extractDirectives([turn(0, "user", said)]);
+    expect(rule?.text).toBe(said);
+    expect(rule?.trigger_entities).toEqual(ids);
+  });
+});
+
 describe("a lesson reversing another", () => {
   const l = (text: string, trigger_entities: string[]) => ({ text, trigger_entities });
   it("is a choice taken the other way, not agreement, another tool, or a way of running one", () => {

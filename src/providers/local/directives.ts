@@ -1,6 +1,7 @@
 import { identifiersFromText, isKnownCommand } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { splitSentences, stripInterjections } from "./english.js";
+import { irregularBase } from "./irregular.js";
 import { allSteps, STEP_MS, stepClock } from "./steps.js";
 
 /**
@@ -22,14 +23,65 @@ const ACKNOWLEDGED =
   /^(?:understood|got it|noted|will do|sure|ok|okay|of course|alright|all right)\b[,:.!]?\s+/i;
 const WEAK_RULE = /\b(needs|needs? to|has to|have to|instead of|rather than|next time)\b/i;
 const technical = (id: string) => isKnownCommand(id) || /[/._\d]|^-/.test(id);
+/** The verbs an instruction starts with. */
+const IMPERATIVE =
+  "add|use|run|set|call|check|install|restart|delete|remove|update|keep|put|pass|export|source|wait|close|open|commit|push|pull|build|rebuild|clear|kill|start|stop|edit|change|bump|rerun|regenerate|point|include|exclude|register|import|write|read|create|drop|migrate|reset";
 /**
  * "When adding a workspace package, add it to tsconfig.base.json": a condition, then an
  * imperative. The verbs an instruction starts with, so that a narration ("When I ran it, it
  * failed") is not taken for one.
  */
-const CONDITIONAL_RULE =
-  /^(when|whenever|before|after|if)\b[^,]{3,},\s*(?:always\s+|first\s+)?(add|use|run|set|call|check|install|restart|delete|remove|update|keep|put|pass|export|source|wait|close|open|commit|push|pull|build|rebuild|clear|kill|start|stop|edit|change|bump|rerun|regenerate|point|include|exclude|register|import|write|read|create|drop|migrate|reset)\b/i;
-const CORRECTION = /^(no|nope|actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*/i;
+const CONDITIONAL_RULE = new RegExp(
+  String.raw`^(when|whenever|before|after|if)\b[^,]{3,},\s*(?:always\s+|first\s+)?(${IMPERATIVE})\b`,
+  "i",
+);
+/**
+ * "From now on, run cargo clippy before cargo test": an opener that makes what follows a standing
+ * instruction, when an imperative follows it.
+ */
+const STANDING_RULE = new RegExp(
+  String.raw`^(?:from now on|from here on(?: out)?|going forward|henceforth)\s*,?\s*(?:please\s+)?(?:${IMPERATIVE})\b`,
+  "i",
+);
+/**
+ * A reply that sets the other speaker right: "Wrong, ...", "That is wrong: ...", and "No, ...",
+ * "Nope, ...", "Actually, ..." (the interjection is the correction: it is read before the opener
+ * is stripped, and a bare "No" needs its comma: "No need to ..." corrects nothing).
+ */
+const CORRECTION =
+  /^(?:(?:no|nope|nah)\s*[,!.:]\s*|(?:actually|wrong|that's wrong|that is wrong|not quite|instead)\b[,!.:]?\s*)/i;
+/**
+ * What does not ask for anything though it says "never", "should" or "must" (RULE_ANYWHERE), or
+ * opens with a condition: doubt ("I'm not sure if we should use poetry"), a hypothetical on what
+ * the speakers may do one day ("If we ever adopt Kubernetes, we should ...": a plan, while "If the
+ * deploy ever hangs, restart it" is a rule), and the past told ("My old team never used pytest";
+ * see narratesPast).
+ */
+const DOUBT =
+  /\b(?:not sure|unsure|wonder(?:ing|ed)?|whether|undecided|can't decide|cannot decide|(?:don't|do not) know (?:if|whether)|no idea (?:if|whether)|torn between)\b/i;
+const HYPOTHETICAL =
+  /\b(?:if|when|once|in case)\s+(?:we|I)\s+(?:ever|someday|some day|one day|eventually)\b|\b(?:we|I) were to\b/i;
+/** A verb in the past after the rule's word: "never used", "always ran", "should have used". */
+function narratesPast(sentence: string): boolean {
+  const cues = [...sentence.matchAll(new RegExp(RULE_ANYWHERE.source, "gi"))];
+  return (
+    cues.length > 0 &&
+    cues.every((m) => {
+      const next = sentence
+        .slice(m.index + m[0].length)
+        .match(/^(?:'ve\b|\s+(?:(?:ever|really|even|just|once)\s+)?[\w']+)/)?.[0]
+        .trim()
+        .replace(/^(?:ever|really|even|just|once)\s+/i, "")
+        .toLowerCase();
+      if (!next) return false;
+      return (
+        /^(?:have|'ve|been|had|was|were|did)$/.test(next) ||
+        (/ed$/.test(next) && !/(?:eed|bed|shed)$/.test(next)) ||
+        irregularBase(next) !== null
+      );
+    })
+  );
+}
 // "psql: error: ..." and "panic: ..." end in a colon: no word boundary after it.
 // npm's own errors ("npm ERR! code ERESOLVE") and the errno codes Node and npm print.
 export const ERROR =
@@ -43,6 +95,11 @@ const FIX =
  */
 const CONFIRMED =
   /^(?:(?:yes|yep|yeah|great|perfect|awesome|nice|ok|okay|cool|thanks|thank you|wow)[,!.]*\s+)*(?:that|this|it|your (?:fix|suggestion|advice))(?: (?:fixed|solved|resolved) it| fixed the (?:issue|problem|error)| worked| works(?: now)?| did it| did the trick)\b[^.!?]{0,40}[.!]*$/i;
+/** A reply that takes up the advice before it: "Yes, do that.", "Good idea.", "Sounds good, thanks!" */
+const AGREED =
+  /^(?:yes|yep|yeah|yup|agreed|exactly|good (?:idea|call|point)|sounds good|makes sense|let's do (?:that|it)|do (?:that|it)|please do|go for it)\b[^?]{0,80}$/i;
+const agreedTo = (next: Turn | undefined) =>
+  next !== undefined && next.role !== "assistant" && next.role !== "tool" && AGREED.test(next.content.trim());
 const STEP = /^\s*(\d+)[.)]\s+(.+)$/;
 const BULLET = /^\s*[-*\u2022]\s+(.+)$/;
 /** The line that introduces bulleted steps: "To rotate the signing key:", "Release checklist:". */
@@ -176,6 +233,9 @@ export function* directivesInSteps(
       });
     }
 
+    // The assistant's own advice ("You should also run `pnpm lint --fix`") is the user's rule only
+    // when the user agrees to it next.
+    const heard = turn.role !== "assistant" || agreedTo(turns[i + 1]);
     let fixedHere = false;
     for (const raw of advice ? splitSentences(turn.content) : []) {
       const sentence = stripInterjections(raw);
@@ -208,14 +268,26 @@ export function* directivesInSteps(
       // pnpm") restates the rule the user's turn gave: stored too, it came first in every recall.
       if (turn.role === "assistant" && prev?.role === "user" && ACKNOWLEDGED.test(raw)) continue;
       // A rule without an exact identifier could never be triggered: keep only those with one.
-      const isCorrection = CORRECTION.test(sentence) && prev !== undefined && prev.role !== turn.role;
+      const opened = CORRECTION.test(raw.trim()) ? raw.trim() : sentence;
+      const isCorrection =
+        CORRECTION.test(opened) &&
+        turn.role !== "assistant" &&
+        prev !== undefined &&
+        prev.role !== turn.role &&
+        // "No, ..." to a question answers it: it sets nothing right.
+        !(/^(?:no|nope|nah)\b/i.test(opened) && prev.content.trim().endsWith("?"));
+      // Said in passing ("never", "should", "must" inside a sentence), a rule is the user's (or
+      // advice the user agrees to next), asks for something (no doubt, no hypothetical), and does
+      // not tell the past.
+      const considered = !DOUBT.test(sentence) && !HYPOTHETICAL.test(sentence);
       const isRule =
         RULE.test(sentence) ||
-        RULE_ANYWHERE.test(sentence) ||
-        CONDITIONAL_RULE.test(sentence) ||
-        (WEAK_RULE.test(sentence) && ids.some(technical));
+        STANDING_RULE.test(sentence) ||
+        (RULE_ANYWHERE.test(sentence) && considered && heard && !narratesPast(sentence)) ||
+        (CONDITIONAL_RULE.test(sentence) && considered) ||
+        (WEAK_RULE.test(sentence) && considered && ids.some(technical));
       if (ids.length > 0 && (isCorrection || isRule)) {
-        const text = isCorrection ? sentence.replace(CORRECTION, "") : sentence;
+        const text = isCorrection ? stripInterjections(opened.replace(CORRECTION, "")) : sentence;
         push({
           type: "lesson",
           text: text.charAt(0).toUpperCase() + text.slice(1),
