@@ -241,6 +241,37 @@ describe("third-person facts of tricky turns", () => {
       "My wife and I've been married for ten years.",
       "The user's wife and the user have been married for ten years.",
     ],
+    // "I am" said in full is "I'm"; a standing said in two words is a claim
+    ["I am a nurse.", "The user is a nurse."],
+    ["I am an accountant.", "The user is an accountant."],
+    ["I am a widow.", "The user is a widow."],
+    ["I'm unemployed.", "The user is unemployed."],
+    ["I'm gay.", "The user is gay."],
+    // a labelled line is the user's attribute
+    [
+      "Allergies: penicillin, cats. Blood type: O-.",
+      "The user's allergies are penicillin, cats. The user's blood type is O-.",
+    ],
+    ["Favorite food: ramen.", "The user's favorite food is ramen."],
+    ["New number: 555-0177.", "The user's new number is 555-0177."],
+    ["Weekend: went hiking with the kids.", "The user's weekend: went hiking with the kids."],
+    ["Mom: she turns 70 next month.", "The user's mom turns 70 next month."],
+    ["Dad: he's 72 and still runs every day.", "The user's dad is 72 and still runs every day."],
+    ["Question: what should I pack?", null],
+    // ... and a state said by an adjective, its subject dropped
+    ["Allergic to penicillin.", "The user is allergic to penicillin."],
+    ["Proud of my daughter today.", "The user is proud of the user's daughter today."],
+    // openers, labels and pictographs before the claim
+    [
+      "Wait no, sorry, I live in York, Leeds is where I work.",
+      "The user lives in York, Leeds is where the user works.",
+    ],
+    ["You know what, I'll take the job in Denver.", "The user will take the job in Denver."],
+    ["Edit: my flight leaves at 9am, not 10am.", "The user's flight leaves at 9am, not 10am."],
+    ["P.S. my sister arrives from Lima on Friday.", "The user's sister arrives from Lima on Friday."],
+    ["TL;DR: I got the job at Stripe.", "The user got the job at Stripe."],
+    ["Also: my wife is a dentist.", "The user's wife is a dentist."],
+    ["🎉🎉 Just got engaged to Chris!!! 💍", "The user just got engaged to Chris!!! 💍"],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);
@@ -389,6 +420,58 @@ describe("the assistant's words", () => {
     expect(out.map((f) => f.text)).toEqual([
       "The user wants to learn a new language this year.",
       "The assistant said: The user might enjoy Spanish, it could be a good first choice for the user.",
+    ]);
+  });
+});
+
+describe("what the assistant did for the user", () => {
+  const said = (reply: string) =>
+    facts([turn(0, "user", "Can you sort this out?"), turn(1, "assistant", reply)])
+      .filter((f) => f.source_role === "assistant")
+      .map((f) => f.text);
+  it.each([
+    [
+      "I'm sorry about that! I can see the package was delayed at the Memphis hub. I've issued a $15 credit to your account and upgraded shipping to express.",
+      "The assistant has issued a $15 credit to the user's account and upgraded shipping to express.",
+    ],
+    [
+      "I've booked a table for two at Nopa on Friday at 7pm under your name.",
+      "The assistant has booked a table for two at Nopa on Friday at 7pm under the user's name.",
+    ],
+    [
+      "I'll remind you on June 2, the day before your mom's birthday.",
+      "The assistant will remind the user on June 2, the day before the user's mom's birthday.",
+    ],
+    [
+      "I checked your account: you're on the Family plan at $22.99/month, renewing on May 4.",
+      "The assistant checked the user's account: the user is on the Family plan at $22.99/month, renewing on May 4.",
+    ],
+  ])("keeps %s", (reply, want) => {
+    expect(said(reply)).toEqual([want]);
+  });
+  it.each([
+    "I'm sorry about that!",
+    "I can help with that.",
+    "I'll keep that in mind for you.",
+    "I hope you enjoy the trip!",
+    "I understand how you feel.",
+    "I'll let you know.",
+    "I've noted your preference.",
+  ])("drops %s", (reply) => {
+    expect(said(reply)).toEqual([]);
+  });
+});
+
+describe("words quoted in the user's message", () => {
+  it("keep their 'you': the one spoken to in the quote, not the assistant", () => {
+    const out = facts([
+      turn(0, "assistant", "How was your week?"),
+      turn(1, "user", 'My doctor said "you have high blood pressure, cut down on salt".'),
+      turn(2, "user", 'My manager told me "you are the best hire we made" and I was thrilled.'),
+    ]).map((f) => f.text);
+    expect(out).toEqual([
+      'The user\'s doctor said "you have high blood pressure, cut down on salt".',
+      'The user\'s manager told the user "you are the best hire we made" and the user was thrilled.',
     ]);
   });
 });
@@ -1166,6 +1249,18 @@ describe("what a turn says is kept", () => {
       speaker: "Caroline",
       content: "I went to the support group.",
     });
+    // An interjection, a function word, a plural noun or a kind of person is no speaker's name.
+    for (const label of ["Yes", "Also", "Sure", "Honestly", "Sorry", "Wait", "Allergies", "Mom", "Doctor"])
+      expect(routed(`${label}: my daughter starts school in September.`).speaker, label).toBeNull();
+    // A name WordNet also has as another kind of noun, or not at all, is one.
+    expect(routed("Rose: I went to the store.").speaker).toBe("Rose");
+    expect(routed("Jon Snow: I went north.").speaker).toBe("Jon Snow");
+    const fromRoute = (content: string) => facts([routed(content)]).map((f) => f.text);
+    expect(fromRoute("Yes: my daughter starts school in September.")).toEqual([
+      "The user's daughter starts school in September.",
+    ]);
+    expect(fromRoute("Mom: she turns 70 next month.")).toEqual(["The user's mom turns 70 next month."]);
+    expect(fromRoute("Allergies: penicillin, cats.")).toEqual(["The user's allergies are penicillin, cats."]);
   });
 });
 
@@ -1212,6 +1307,20 @@ describe("a fact taken out of its episode's summary", () => {
 });
 
 describe("lists and an assistant's words", () => {
+  it("keeps what a list is, its 'Here's' left out, with its items", () => {
+    expect(
+      facts([
+        turn(
+          0,
+          "user",
+          "Here's what I need for the camping trip next weekend:\n- tent (the 4-person REI one)\n- 2 sleeping bags\n- camp stove\n- bear spray",
+        ),
+      ]).map((f) => f.text),
+    ).toEqual([
+      "What the user needs for the camping trip next weekend: tent (the 4-person REI one); 2 sleeping bags; camp stove; bear spray.",
+    ]);
+  });
+
   it("keeps every item of a list in the fact, after the line that introduces it", () => {
     const out = facts([
       turn(

@@ -1,6 +1,6 @@
 import { parseLooseDate, wallClock } from "../dates/dates.js";
 import { strptime } from "../dates/strptime.js";
-import { MESSAGE_LABELS } from "../providers/local/english.js";
+import { couldBeName } from "../providers/local/names.js";
 import type { Turn } from "../providers/types.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -36,12 +36,12 @@ export function routeTurns(
     let content = m.content;
     let speaker = m.name ?? null;
     if (!speaker && !STANDARD_ROLES.has(m.role.toLowerCase())) speaker = m.role;
-    // "Caroline: I went ..." names its speaker in the content; "Remember: ..." or "Note: ..." is a
-    // label, not a name.
+    // "Caroline: I went ..." names its speaker in the content; "Remember: ...", "Yes: ..." or "Mom:
+    // ..." is a label, an interjection or the one the message is about, not a name (couldBeName).
     const prefixed = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/.exec(content);
     // An assistant's message names no other speaker this way ("Fixed: the error was ...").
     const named = prefixed && m.role !== "tool" && m.role.toLowerCase() !== "assistant";
-    if (!speaker && named && !MESSAGE_LABELS.has(prefixed[1]!.toLowerCase())) {
+    if (!speaker && named && couldBeName(prefixed[1]!)) {
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }

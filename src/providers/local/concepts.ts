@@ -72,6 +72,8 @@ interface Dictionary {
   verbUses: Map<string, number>;
   /** How often a lemma was seen as an adjective ("cold": far more than the illness). */
   adjectiveUses: Map<string, number>;
+  /** Every adjective lemma, seen in the tagged corpus or not ("allergic" is not). */
+  adjectives: Set<string>;
   data: Buffer;
   synsets: Map<number, Synset>;
   depths: Map<number, number>;
@@ -120,11 +122,13 @@ function load(): Dictionary {
   const nounUses = new Map<string, number>();
   const verbUses = new Map<string, number>();
   const adjectiveUses = new Map<string, number>();
+  const adjectives = new Set<string>();
   for (const line of lines(join(dir, "index.sense"))) {
     const pct = line.indexOf("%");
+    const pos = line[pct + 1];
+    if (pct > 0 && (pos === "3" || pos === "5")) adjectives.add(line.slice(0, pct));
     const uses = pct > 0 ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
     if (!uses) continue;
-    const pos = line[pct + 1];
     const to =
       pos === "1" ? nounUses : pos === "2" ? verbUses : pos === "3" || pos === "5" ? adjectiveUses : null;
     const lemma = line.slice(0, pct);
@@ -135,6 +139,7 @@ function load(): Dictionary {
     nounUses,
     verbUses,
     adjectiveUses,
+    adjectives,
     data: readFileSync(join(dir, "data.noun")),
     synsets: new Map(),
     depths: new Map(),
@@ -517,6 +522,40 @@ export function isVerb(word: string): boolean {
 export function isAdjectiveOnly(word: string): boolean {
   const d = load();
   return (d.adjectiveUses.get(word) ?? 0) > 0 && !d.nouns.has(word);
+}
+
+/**
+ * Whether a word (lower case) is an adjective to WordNet, tagged in its corpus or not, and neither a
+ * noun nor a verb: "allergic", "afraid", "proud", but not "close", "free" or "blue".
+ */
+export function isPlainAdjective(word: string): boolean {
+  const d = load();
+  return d.adjectives.has(word) && !d.nouns.has(word) && !d.verbUses.has(word);
+}
+
+/**
+ * Whether a word is a common noun to WordNet, as written or in the plural ("allergies"): its first
+ * sense is no name ("Dana" and "Paris" are, in capitals).
+ */
+export function isCommonNoun(word: string): boolean {
+  const d = load();
+  const found = lemmaOf(d, word.toLowerCase());
+  return !!found && !/^\p{Lu}/u.test(synset(d, found[1].first).words[0] ?? "");
+}
+
+/**
+ * Whether a capitalised word cannot be someone's name: a common noun in the plural ("Allergies"),
+ * or one whose first sense is a kind of person or relative ("Mom", "Doctor", "Boss"); a noun of
+ * another kind may be a name ("Rose", "Will", "Mark"), and so may a word WordNet lacks.
+ */
+export function isCommonNounNotName(word: string): boolean {
+  const d = load();
+  const w = word.toLowerCase();
+  const found = lemmaOf(d, w);
+  if (!found) return false;
+  const first = synset(d, found[1].first);
+  if (/^\p{Lu}/u.test(first.words[0] ?? "")) return false;
+  return found[0] !== w || first.lexFile === 18;
 }
 
 export function isCommonProperNoun(word: string): boolean {

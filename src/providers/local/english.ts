@@ -1,7 +1,8 @@
 import { escapeRe } from "../../dates/strptime.js";
 import { isKnownCommand } from "../../identifiers/identifiers.js";
 import type { FactType } from "../types.js";
-import { isMostlyVerb, isNationalityOrBelief, isVerb } from "./concepts.js";
+import { isCommonNoun, isMostlyVerb, isNationalityOrBelief, isPlainAdjective, isVerb } from "./concepts.js";
+import { irregularBase } from "./irregular.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
 
@@ -42,6 +43,9 @@ const CLAIM_LABELS = [
   "important",
   "update",
   "heads up",
+  "edit",
+  "tl;dr",
+  "tldr",
 ];
 /**
  * The same kind of label with a word or two before it ("Quick update:", "Random fact:", "Personal
@@ -52,7 +56,7 @@ const LABEL_MODIFIERS =
   "quick|small|little|short|brief|another|one more|random|fun|personal|side|important|last|final|general|big|good|bad|sad|exciting|some|life|work|family|health|unrelated|totally unrelated|different";
 const LABEL_NOUNS = "update|note|fact|thing|stuff|news|info|question|reminder|confession";
 export const CLAIM_LABEL = new RegExp(
-  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})\\s*:)\\s+`,
+  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]|p\\.\\s?s\\.:?|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})\\s*:)\\s+`,
   "i",
 );
 
@@ -81,6 +85,10 @@ export const MESSAGE_LABELS = new Set([
   fact source subject title quote re tldr disclaimer spoiler aside fixed done solved resolved`.split(/\s+/),
 ]);
 
+/** "Here's", "Here are", "Below is" opening the line that introduces a list (its last sentence). */
+const LIST_LEAD_IN = /(^|[.!?]\s+)(?:here(?: is|'s| are)|below (?:is|are))\s+(?=[^:]{1,80}:$)(\p{L})/iu;
+const upperNext = (_m: string, before: string, letter: string) => `${before}${letter.toUpperCase()}`;
+
 /** A line of a numbered or bulleted list: its item. */
 const LIST_ITEM = /^\s*(?:\d{1,3}[.)]|[-*•])\s+(\S.*?)\s*$/;
 
@@ -103,7 +111,8 @@ function listsAsSentences(text: string): string {
       items.push(LIST_ITEM.exec(lines[i++]!)![1]!.replace(/[.;,]$/, ""));
     const list = `${items.join("; ")}.`;
     const lead = out.length ? out[out.length - 1]!.trimEnd() : "";
-    if (lead.endsWith(":")) out[out.length - 1] = `${lead} ${list}`;
+    // "Here's what I need for the trip:" says what the list is: "What I need for the trip: ...".
+    if (lead.endsWith(":")) out[out.length - 1] = `${lead.replace(LIST_LEAD_IN, upperNext)} ${list}`;
     else out.push(list);
   }
   return out.join("\n");
@@ -183,8 +192,17 @@ export const contentWords = (s: string) =>
 
 const PLEASANTRY =
   /^(thanks|thank you|thx|great|cool|awesome|nice|sounds (good|great|fun|awesome)|that's (great|awesome|amazing|cool|nice|so \w+)|that sounds|glad|good to (hear|see)|congrats|congratulations|wow|haha|lol|no problem|you're welcome|bye|see you|take care|have a (good|great|nice)|by the way|take a look|check (this|it) out|look at this)\b/i;
-const LEADING_INTERJECTION =
-  /^((hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw)(\s+[A-Z][a-z]+)?[,!.:]+\s*)+/i;
+/**
+ * Words that open a sentence and say nothing themselves ("Oh,", "Yes:", "Wait no,", "You know
+ * what,"): no part of the claim, and never a speaker's name before a colon (src/ingest/route.ts).
+ */
+const INTERJECTION_WORDS =
+  "hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw|sorry|(?:oh |no )?wait(?:,?\\s+no)?|you know what";
+const INTERJECTION = new RegExp(`^(?:${INTERJECTION_WORDS})$`, "i");
+export const isInterjection = (word: string) => INTERJECTION.test(word);
+const LEADING_INTERJECTION = new RegExp(`^((${INTERJECTION_WORDS})(\\s+[A-Z][a-z]+)?[,!.:]+\\s*)+`, "i");
+/** Pictographs before the words ("🎉🎉 Just got engaged!"): the sentence starts after them. */
+const LEADING_PICTOGRAPHS = /^(?:(?:\p{Extended_Pictographic}|\u{FE0F}|\u{200D}|\p{Emoji_Modifier})+\s*)+/u;
 /** The same openers run into the speaker's own words without a comma ("Yeah I'm her maid of honor"). */
 const OPENER_BEFORE_SELF =
   /^(?:(?:yeah|yep|yes|well|ok|okay|so|oh|hmm|um|sure|honestly|alright|lol|haha|lmao|omg|ugh|ngl|tbh|imo|imho|fwiw)\s+)+(?=(?:I|I'm|I've|I'll|I'd|we|we're|my|our)\b)/i;
@@ -228,9 +246,12 @@ const TALK_THINGS = new Set(
     " ",
   ),
 );
-/** A lasting trait said of oneself: "I'm left-handed.", "We're both diabetic." */
+/**
+ * A lasting trait or standing said of oneself: "I'm left-handed.", "We're both diabetic.", "I'm
+ * unemployed.", "I'm gay."
+ */
 const TRAIT =
-  /^(?:I'm|I am|We're|We are)\s+(?:(?:now|still|also|both)\s+)?(?:left-handed|right-handed|ambidextrous|diabetic|colou?r-?blind|deaf|blind|autistic|dyslexic|asthmatic|epileptic|celiac|coeliac|lactose[- ]intolerant|gluten[- ]free|sober|teetotal|single|divorced|widowed|adopted|bilingual|trilingual|introverted|extroverted)[\s!.]*$/i;
+  /^(?:I'm|I am|We're|We are)\s+(?:(?:now|still|also|both)\s+)?(?:left-handed|right-handed|ambidextrous|diabetic|colou?r-?blind|deaf|blind|autistic|dyslexic|asthmatic|epileptic|celiac|coeliac|lactose[- ]intolerant|gluten[- ]free|sober|teetotal|single|divorced|widowed|adopted|bilingual|trilingual|introverted|extroverted|unemployed|self-employed|retired|disabled|homeless|gay|lesbian|bisexual|bi|straight|queer|asexual|pansexual|trans|transgender|non-?binary)[\s!.]*$/i;
 
 /** A speaker saying what they like: "I (really) like ...", "we liked ...". */
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
@@ -248,7 +269,11 @@ export function politeRequest(sentence: string): string {
 }
 
 export function isSubstantive(sentence: string): boolean {
-  const s = sentence.trim();
+  // "I am a nurse." says what "I'm a nurse." says, in one word more: counted as the contraction.
+  const s = sentence
+    .trim()
+    .replace(/^I am\b/, "I'm")
+    .replace(/^We are\b/, "We're");
   if (/[?？؟]$/.test(s)) return false;
   // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
   if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
@@ -295,10 +320,15 @@ const MONTH_DAY = new RegExp(
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =
-  /^(?:(?:and|but|also|plus)\s*,?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
+  /^(?:(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
 
 export const stripInterjections = (s: string) =>
-  s.replace(LEADING_INTERJECTION, "").replace(OPENER_BEFORE_SELF, "").replace(LEADING_LINK, "").trim();
+  s
+    .replace(LEADING_PICTOGRAPHS, "")
+    .replace(LEADING_INTERJECTION, "")
+    .replace(OPENER_BEFORE_SELF, "")
+    .replace(LEADING_LINK, "")
+    .trim();
 
 /**
  * The first person as chat types it, in standard spelling: "i", "im", "ive", "dont", "cant"...
@@ -442,8 +472,51 @@ export function withDroppedSubject(sentence: string): string {
   const word = m[2]!.toLowerCase();
   const lower = sentence.charAt(0).toLowerCase() + sentence.slice(1);
   if (FEELING.has(word) || FEELING.has(first)) return `I'm ${lower}`;
+  // A state said by an adjective and what it is about: "Allergic to penicillin.", "Proud of my kids."
+  // (not a participle: "Based on the forecast, ..." says no state of the speaker)
+  if (
+    isPlainAdjective(word) &&
+    !/(?:ed|ing)$/.test(word) &&
+    new RegExp(String.raw`^(?:\S+\s+)?${word}\s+(?:to|of|about|with|at|for|from|on|in)\s`, "i").test(sentence)
+  )
+    return `I'm ${lower}`;
   if ((IRREGULAR_PAST.has(word) && !PAST_AS_BASE.has(word)) || regularPastBase(word)) return `I ${lower}`;
   return sentence;
+}
+
+/**
+ * A line naming an attribute of the speaker and giving its value ("Allergies: penicillin, cats.",
+ * "Blood type: O-.", "Favorite food: ramen.", "New number: 555-0177.", "Mom: she turns 70 next
+ * month."): said as the speaker's claim ("My allergies are penicillin, cats.", "My mom turns 70
+ * next month."; "My weekend: went hiking" where the value is no noun phrase). The label is a noun
+ * with at most two words before it, none a function word or a message's label ("Question:",
+ * "Summary:"), and the value no clause of the speaker's own ("Goal: I want to ...").
+ */
+const ATTRIBUTE_LINE =
+  /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+(?!(?:I|I'm|I've|I'll|I'd|me|my|we|we're|our|you|your)\b)(\S.{0,100})$/u;
+export function attributeLine(sentence: string): string {
+  const m = ATTRIBUTE_LINE.exec(sentence.trim());
+  if (!m) return sentence;
+  const words = m[1]!.toLowerCase().split(/\s/);
+  if (words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w))) return sentence;
+  if (!isCommonNoun(words.at(-1)!)) return sentence;
+  const label = m[1]!.charAt(0).toLowerCase() + m[1]!.slice(1);
+  const value = m[2]!;
+  const plural = /[^su]s$/.test(words.at(-1)!);
+  // "Mom: she turns 70": the pronoun is the labelled one.
+  const pronoun = /^(?:he|she|it|they)(?:('s|'re)\b)?\s+(?=\S)/i.exec(value);
+  if (pronoun)
+    return `My ${label}${pronoun[1] ? (pronoun[1] === "'s" ? " is" : " are") : ""} ${value.slice(pronoun[0].length)}`;
+  const first = value.split(/\s/)[0]!.toLowerCase();
+  const verbLike =
+    IRREGULAR_PAST.has(first) || !!regularPastBase(first) || /ing$/.test(first) || isMostlyVerb(first);
+  return verbLike ? `My ${label}: ${value}` : `My ${label} ${plural ? "are" : "is"} ${value}`;
+}
+
+/** Whether a word (lower case) is a verb's past tense or participle: "issued", "sent", "written". */
+export function isPastForm(w: string): boolean {
+  const base = irregularBase(w);
+  return IRREGULAR_PAST.has(w) || !!regularPastBase(w) || (!!base && base !== w && isVerb(base));
 }
 
 /** Verbs whose base form ends in -ed or -eed ("I need", "I feed"): not past tenses. */

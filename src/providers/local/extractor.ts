@@ -12,13 +12,16 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
+import { isVerb } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   asRequest,
+  attributeLine,
   CLAIM_LABEL,
   categoriesOf,
   contentWords,
   factTypeOf,
+  isPastForm,
   isSubstantive,
   normaliseText,
   politeRequest,
@@ -65,6 +68,29 @@ const NOISE_LINE =
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
   /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem|Noted|Got it|Understood|Will do|Good to know|Important to know|Makes sense|Fair enough|Tell me|That's|That is|What a|How (?:exciting|wonderful|lovely|nice|great|fun|cool)|Happy (?:belated\s+)?(?:birthday|anniversary|holidays|new year|hunting|travels)|Fingers crossed|So (?:glad|happy|sorry|exciting|excited)|Sounds like|Hope|Enjoy|Have (?:fun|a (?:great|good|nice|wonderful|lovely))|Safe travels|Get well|Feel better|Best of luck|Worth it|Well done|Nice (?:work|job|one)|Good job|Yay|Wow|Oh no|Aww?|Hooray|Cheers|Take care|Break a leg|Bon voyage|Welcome back)\b/i;
+
+/**
+ * What the assistant did or will do in the user's affairs ("I've issued a $15 credit to your
+ * account", "I'll remind you on June 2", "I checked your account: you're on the Family plan"): a
+ * claim the user may ask about, though it opens as the assistant's courtesies do (ASSISTANT_OWN).
+ * A verb of doing, in the past or after "will", and the user named ("you", "your"); not a thought,
+ * a feeling or a courtesy ("I'll keep that in mind for you", "I hope you ...", "I'll let you know").
+ */
+const ASSISTANT_ACTION =
+  /^I(?<aux>'ve| have|'ll| will)?\s+(?:(?:just|also|already|now|gone ahead and|went ahead and)\s+)*(?<verb>[a-z]+)\b(?=.*\b(?:you|your)\b)/i;
+const NO_ACTION = new Set(
+  `be been think thought hope hoped understand understood know knew see saw seen feel felt believe believed
+  guess guessed wish wished love loved like liked bet agree agreed mean meant appreciate appreciated
+  apologize apologized apologise apologised imagine imagined note noted keep kept remember remembered get
+  got gotten hear heard want wanted need needed miss missed try tried help helped do did done let say said
+  tell told`.split(/\s+/),
+);
+function isAssistantAction(sentence: string): boolean {
+  const m = ASSISTANT_ACTION.exec(sentence);
+  const verb = m?.groups?.verb?.toLowerCase();
+  if (!verb || NO_ACTION.has(verb)) return false;
+  return /'ll| will/.test(m!.groups!.aux ?? "") ? isVerb(verb) : isPastForm(verb);
+}
 
 /**
  * An assistant's verdict on what was just said, in a few words and not about the user ("Cats are
@@ -158,7 +184,8 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // speaker is named, putting the "I" back there too lowered R@1 0.479 -> 0.478.
       // A user named by a self-introduction on record is still the chat's user here.
       const chatUser = turn.role === "user" && (!turn.speaker || renamed.has(turn.eventId));
-      const sentence = chatUser ? withDroppedSubject(shifted) : shifted;
+      // A labelled line ("Allergies: penicillin.") is the user's attribute, said as a claim.
+      const sentence = chatUser ? withDroppedSubject(attributeLine(shifted)) : shifted;
       // A short answer to the question before it ("At Lake Tahoe.", "She's 7.", "It's Canberra,
       // actually.") says enough with that question beside it: a name or a number. The user's or
       // the assistant's: between named speakers (LoCoMo) it lowered open-domain R@5 0.400 -> 0.392.
@@ -171,7 +198,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       if (
         !turn.speaker &&
         turn.role === "assistant" &&
-        (ASSISTANT_OWN.test(sentence) || ASSISTANT_VERDICT.test(sentence))
+        ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) || ASSISTANT_VERDICT.test(sentence))
       )
         continue;
       let text =
@@ -409,35 +436,46 @@ function namesOnce(names: string[]): (s: string) => string {
   return (s) => twice.reduce((t, [re, n]) => t.replace(re, n), s);
 }
 
+/**
+ * "you" as the other speaker, in the third person. Words inside quotes are someone's own words, as
+ * toThirdPerson keeps them: "My doctor said \"you have high blood pressure\"" quotes the doctor
+ * speaking to the user, and its "you" is no assistant.
+ */
 function secondToThird(s: string, name: string): string {
-  const out = s
-    .replace(/\b([Dd])o you\b/g, (_m, d: string) => `${d}oes ${name}`)
-    .replace(/\b([Dd])on't you\b/g, (_m, d: string) => `${d}oesn't ${name}`)
-    // A question's verb before "you" agrees with the third person: "Where are you headed?" ->
-    // "Where is the user headed?", "Have you been?" -> "Has the user been?".
-    .replace(/\b([Aa])re you\b/g, (_m, a: string) => `${a === "A" ? "I" : "i"}s ${name}`)
-    .replace(/\b([Ww])ere you\b/g, (_m, w: string) => `${w}as ${name}`)
-    .replace(/\b([Hh])ave you\b/g, (_m, h: string) => `${h}as ${name}`)
-    .replace(/\b([Hh])aven't you\b/g, (_m, h: string) => `${h}asn't ${name}`)
-    .replace(/\b([Aa])ren't you\b/g, (_m, a: string) => `${a === "A" ? "I" : "i"}sn't ${name}`)
-    .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
-    .replace(/\b[Yy]ou were\b/g, `${name} was`)
-    .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
-    .replace(/\b[Yy]ou'd\b/g, `${name} would`)
-    .replace(/\b[Yy]ou'll\b/g, `${name} will`)
-    .replace(/\b[Yy]our\b/g, `${name}'s`)
-    .replace(/\b[Yy]ourself\b/g, "themselves")
-    .replace(/\b(?:[Yy]ou guys|[Yy]ou two|[Yy]'all)\b/g, `${name} and others`)
-    // "you" as a subject ("if you need anything", "hope you do too"): the verb after it takes
-    // the third person. Only after a clause opening, where "you" is not an object ("I'll call you
-    // tomorrow").
-    .replace(YOU_AS_SUBJECT, (_m, lead: string, adv: string | undefined, verb: string) => {
-      // A past tense stays (thirdPersonVerb keeps it); so does an -ing form, which is no verb here.
-      const keep = NON_VERB_AFTER_YOU.test(verb) || /ing$/.test(verb);
-      return `${lead}${name} ${adv ?? ""}${keep ? verb : thirdPersonVerb(verb)}`;
-    })
-    .replace(/\b[Yy]ou\b/g, name);
-  return sentenceCase(out);
+  const parts = s.split(/("[^"]*"|“[^”]*”)/);
+  return sentenceCase(parts.map((p, i) => (i % 2 === 1 ? p : unquotedSecondToThird(p, name))).join(""));
+}
+
+function unquotedSecondToThird(s: string, name: string): string {
+  return (
+    s
+      .replace(/\b([Dd])o you\b/g, (_m, d: string) => `${d}oes ${name}`)
+      .replace(/\b([Dd])on't you\b/g, (_m, d: string) => `${d}oesn't ${name}`)
+      // A question's verb before "you" agrees with the third person: "Where are you headed?" ->
+      // "Where is the user headed?", "Have you been?" -> "Has the user been?".
+      .replace(/\b([Aa])re you\b/g, (_m, a: string) => `${a === "A" ? "I" : "i"}s ${name}`)
+      .replace(/\b([Ww])ere you\b/g, (_m, w: string) => `${w}as ${name}`)
+      .replace(/\b([Hh])ave you\b/g, (_m, h: string) => `${h}as ${name}`)
+      .replace(/\b([Hh])aven't you\b/g, (_m, h: string) => `${h}asn't ${name}`)
+      .replace(/\b([Aa])ren't you\b/g, (_m, a: string) => `${a === "A" ? "I" : "i"}sn't ${name}`)
+      .replace(/\b[Yy]ou're\b|\b[Yy]ou are\b/g, `${name} is`)
+      .replace(/\b[Yy]ou were\b/g, `${name} was`)
+      .replace(/\b[Yy]ou've\b|\b[Yy]ou have\b/g, `${name} has`)
+      .replace(/\b[Yy]ou'd\b/g, `${name} would`)
+      .replace(/\b[Yy]ou'll\b/g, `${name} will`)
+      .replace(/\b[Yy]our\b/g, `${name}'s`)
+      .replace(/\b[Yy]ourself\b/g, "themselves")
+      .replace(/\b(?:[Yy]ou guys|[Yy]ou two|[Yy]'all)\b/g, `${name} and others`)
+      // "you" as a subject ("if you need anything", "hope you do too"): the verb after it takes
+      // the third person. Only after a clause opening, where "you" is not an object ("I'll call you
+      // tomorrow").
+      .replace(YOU_AS_SUBJECT, (_m, lead: string, adv: string | undefined, verb: string) => {
+        // A past tense stays (thirdPersonVerb keeps it); so does an -ing form, which is no verb here.
+        const keep = NON_VERB_AFTER_YOU.test(verb) || /ing$/.test(verb);
+        return `${lead}${name} ${adv ?? ""}${keep ? verb : thirdPersonVerb(verb)}`;
+      })
+      .replace(/\b[Yy]ou\b/g, name)
+  );
 }
 
 /** A sentence's first word that is lower case inside a sentence ("On 8 May 2023, the user ..."). */

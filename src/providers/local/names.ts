@@ -1,4 +1,11 @@
-import { isAdjectiveOnly, isCommonProperNoun, isNationalityOrBelief } from "./concepts.js";
+import {
+  isAdjectiveOnly,
+  isCommonNounNotName,
+  isCommonProperNoun,
+  isNationalityOrBelief,
+  isPlainAdjective,
+} from "./concepts.js";
+import { isInterjection, MESSAGE_LABELS, STOPWORDS } from "./english.js";
 
 /**
  * Self-introductions: "my name is Priya", "call me Priya", "I go by Rob", "Hi, I'm Priya Shah." A name is one to
@@ -65,4 +72,21 @@ export const USER_NAME_FACT_PREFIX = "The user's name is ";
 export function nameFromFact(text: string): string | null {
   const m = new RegExp(String.raw`^The user's name is (${NAME})\.$`, "u").exec(text);
   return m ? m[1]! : null;
+}
+
+/**
+ * Whether a capitalised word before a colon ("Caroline: ...") can be a speaker's name: not a label
+ * of a message ("Note:", "Update:"), a function word or an interjection ("Yes:", "Also:", "Sure:",
+ * "Wait:"), an adverb of an adjective ("Honestly:") or an adjective alone ("Sorry:"), nor a common
+ * noun that is plural or a kind of person ("Allergies:", "Mom:", "Doctor:"): in the user's own
+ * message, "Mom: she turns 70" is about their mother. A noun of another kind may be a name
+ * ("Rose:", "Will:"), and so may any word WordNet lacks.
+ */
+export function couldBeName(label: string): boolean {
+  return label.split(/\s+/).every((word) => {
+    const w = word.toLowerCase();
+    if (STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w)) return false;
+    if (/ly$/.test(w) && isPlainAdjective(w.slice(0, -2))) return false;
+    return !isAdjectiveOnly(w) && !isCommonNounNotName(word);
+  });
 }
