@@ -116,6 +116,33 @@ describe("a message sent without a date", () => {
   });
 });
 
+describe("relative dates", () => {
+  const fri = new Date("2024-03-15T10:00:00Z"); // a Friday
+  it.each([
+    // "this <weekday>" told in the past is that day of the message's week; ahead otherwise
+    ["I went to the doctor this Tuesday and got my results.", "this Tuesday (12 March 2024)", fri],
+    ["This Monday I finally signed the lease.", "This Monday (11 March 2024)", fri],
+    [
+      "The party was this Friday, it was fun.",
+      "this Friday (15 March 2024)",
+      new Date("2024-03-16T10:00:00Z"),
+    ],
+    ["I have a dentist appointment this Tuesday.", "this Tuesday (19 March 2024)", fri],
+    ["I got tickets for this Saturday.", "this Saturday (16 March 2024)", fri],
+    // number words past six, "a couple of", "last night", a month named, a thing that ends
+    ["I moved here ten years ago.", "ten years ago (2014)", fri],
+    ["I started there twelve days ago.", "twelve days ago (3 March 2024)", fri],
+    ["I saw her a couple of days ago.", "a couple of days ago (13 March 2024)", fri],
+    ["I slept badly last night.", "last night (14 March 2024)", fri],
+    ["We went to Lisbon last June.", "last June (June 2023)", fri],
+    ["We went to Lisbon last February.", "last February (February 2024)", fri],
+    ["We fly to Oslo next March.", "next March (March 2025)", fri],
+    ["My lease ends in two months.", "in two months (May 2024)", fri],
+  ])("%s", (text, want, at) => {
+    expect(resolveRelativeDates(text, at)).toContain(want);
+  });
+});
+
 describe("local extraction", () => {
   it("turns first-person statements into third-person facts and resolves relative dates", () => {
     expect(toThirdPerson("I live in Paris", "Ana")).toBe("Ana lives in Paris");

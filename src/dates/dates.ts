@@ -117,11 +117,39 @@ const formatMonth = (d: Date) => `${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFull
 
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
 const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
-const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6 };
+const NUMBERS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  "a couple of": 2,
+  "a couple": 2,
+  "couple of": 2,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+};
+/** A count of days, weeks, months or years: a number word ("ten", "a couple of") or digits. */
+const COUNT = String.raw`(a couple of|a couple|couple of|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|\d+)`;
+const countOf = (word: string) => NUMBERS[word.toLowerCase()] ?? Number(word);
+const MONTH_INDEX = new Map(MONTH_NAMES.map((m, i) => [m.toLowerCase(), i]));
 
-/** Present-tense verbs of what is scheduled ("starts a new job in 5 days", "my mom arrives on Monday"). */
+/**
+ * Present-tense verbs of what is scheduled ("starts a new job in 5 days", "my mom arrives on
+ * Monday", "my lease ends in two months").
+ */
 const SCHEDULED =
-  /\b(?:starts?|begins?|leaves?|flies|fly|arrives?|returns?|graduates?|moves?|visits?|comes|(?:is|are|am|'s|'re|'m) (?:moving|starting|leaving|flying|visiting|coming|arriving|getting|going|having|meeting|seeing))\b/i;
+  /\b(?:starts?|begins?|ends|expires?|leaves?|flies|fly|arrives?|returns?|graduates?|moves?|visits?|comes|(?:is|are|am|'s|'re|'m) (?:moving|starting|leaving|flying|visiting|coming|arriving|getting|going|having|meeting|seeing))\b/i;
 /** Words of a sentence about what is ahead. */
 const FUTURE =
   /\b(?:will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to|have to|has to|need to|needs to)\b/i;
@@ -156,6 +184,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
     [/\bthe day after tomorrow\b/i, () => formatDay(addDays(at, 2))],
     [/(?<!day before )\byesterday\b/i, () => formatDay(addDays(at, -1))],
     [/\btoday\b|\btonight\b|\bthis morning\b|\bthis evening\b/i, () => formatDay(at)],
+    [/\blast night\b/i, () => formatDay(addDays(at, -1))],
     [/(?<!day after )\btomorrow\b/i, () => formatDay(addDays(at, 1))],
     [/\blast week\b/i, () => `the week before ${formatDay(at)}`],
     // The weekend before the message's week (said on a weekend day, the one before that).
@@ -175,13 +204,24 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
       /\bthis weekend\b/i,
       () => `the weekend of ${formatDay(addDays(at, at.getUTCDay() === 0 ? -1 : 6 - at.getUTCDay()))}`,
     ],
+    // "last June": the latest June before the message's month; "next June" the first after it.
+    [
+      /\b(last|next) (january|february|march|april|may|june|july|august|september|october|november|december)\b/i,
+      (m) => {
+        const month = MONTH_INDEX.get(m[2]!.toLowerCase())!;
+        const now = at.getUTCMonth();
+        const ahead = m[1]!.toLowerCase() === "next";
+        const year = at.getUTCFullYear() + (ahead ? (month > now ? 0 : 1) : month < now ? 0 : -1);
+        return `${MONTH_NAMES[month]} ${year}`;
+      },
+    ],
     [/\blast year\b/i, () => String(at.getUTCFullYear() - 1)],
     [/\bnext year\b/i, () => String(at.getUTCFullYear() + 1)],
     [/\bthis year\b/i, () => String(at.getUTCFullYear())],
     [
-      /\b(a|an|one|two|three|four|five|six|\d+) (day|week|month|year)s? ago\b/i,
+      new RegExp(String.raw`\b${COUNT} (day|week|month|year)s? ago\b`, "i"),
       (m) => {
-        const n = NUMBERS[m[1]!.toLowerCase()] ?? Number(m[1]);
+        const n = countOf(m[1]!);
         const unit = m[2]!.toLowerCase();
         if (unit === "day") return formatDay(addDays(at, -n));
         if (unit === "week") return `the week of ${formatDay(addDays(at, -7 * n))}`;
@@ -190,7 +230,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
       },
     ],
     [
-      /\bin (a|an|one|two|three|four|five|six|\d+) (day|week|month|year)s?\b/i,
+      new RegExp(String.raw`\bin ${COUNT} (day|week|month|year)s?\b`, "i"),
       (m) => {
         // "in a year" is as often how long something took ("grew a lot in a year"): a time ahead
         // only where the sentence speaks of the future.
@@ -203,7 +243,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
           /\b(?:appointment|exam|interview|surgery|flight|deadline|wedding|due date)\b/i.test(text);
         if (!due && !/\b(will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to)\b/i.test(text))
           return null;
-        const n = NUMBERS[m[1]!.toLowerCase()] ?? Number(m[1]);
+        const n = countOf(m[1]!);
         const unit = m[2]!.toLowerCase();
         if (unit === "day") return formatDay(addDays(at, n));
         if (unit === "week") return `the week of ${formatDay(addDays(at, 7 * n))}`;
@@ -275,23 +315,26 @@ function withWeekdays(text: string, at: Date): string {
     // on Tuesday"); else an appointment or a feeling about the day is ahead ("Excited for Friday!").
     const day = m[0].replace(/^this (?:coming )?/i, "");
     const past = PAST.test(sentence);
+    // "this Tuesday" is the coming one, unless the sentence tells it as past: "I went to the
+    // doctor this Tuesday" (said on a Friday) is the Tuesday of the same week; "this coming" is ahead.
+    const thisDay = !!m[1];
     const ahead =
-      m[1] ||
+      /coming/i.test(m[1] ?? "") ||
       SCHEDULED.test(sentence) ||
       FUTURE.test(sentence) ||
       new RegExp(
-        String.raw`\b(?:(?:to|until|till|for)|(?<!\btoday )(?:is|are|'s)(?: on| for)?)\s+${day}\b`,
+        String.raw`\b(?:(?:to|until|till|for)(?: this)?|(?<!\btoday )(?:is|are|'s)(?: on| for)?(?: this)?)\s+${day}\b`,
         "i",
       ).test(sentence) ||
       OBTAINED.test(sentence) ||
-      (!past && (APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
+      (!past && (thisDay || APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
     if (ahead) {
       let diff = (target - at.getUTCDay() + 7) % 7;
-      if (diff === 0 && !m[1]) diff = 7;
+      if (diff === 0 && !thisDay) diff = 7;
       abs = formatDay(addDays(at, diff));
     } else if (past) {
       let diff = (at.getUTCDay() - target + 7) % 7;
-      if (diff === 0) diff = 7;
+      if (diff === 0 && !thisDay) diff = 7;
       abs = formatDay(addDays(at, -diff));
     }
     if (!abs) continue;
