@@ -511,6 +511,13 @@ describe("the user's name", () => {
     ["Please don't call me Bob, I go by Robert.", "Robert"],
     ["I go by bus to work.", null],
     ["I'm Olive, I run the bakery.", "Olive"],
+    // a description said as a second claim; "<name> here." opening the message
+    ["I'm Dana and I'm 34.", "Dana"],
+    ["I'm Sorry and I'm a bit late.", null],
+    ["Dana here.", "Dana"],
+    ["Hi, Dana here, I just moved to Leeds.", "Dana"],
+    ["Snow here.", null],
+    ["Sunny here today!", null],
   ])("reads %s as %s", (content, want) => {
     expect(introducedName(content)).toBe(want);
   });
@@ -845,6 +852,13 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
       "Dana is 34 years old, from Chicago.",
     ]);
     expect(texts("I'm Italian, from Rome.")).toEqual(["The user is Italian, from Rome."]);
+    // ... and as a second claim; "Dana here." names the writer and says nothing more
+    expect(texts("I'm Dana and I'm 34.")).toEqual(["The user's name is Dana.", "Dana is 34 years old."]);
+    expect(texts("Dana here.")).toEqual(["The user's name is Dana."]);
+    expect(texts("Hi, Dana here, I just moved to Leeds.")).toEqual([
+      "The user's name is Dana.",
+      "Dana just moved to Leeds.",
+    ]);
   });
 
   it("splits no sentence at an abbreviation, a dotted initialism or a month before its day", () => {
@@ -907,6 +921,40 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     );
   });
 
+  it("writes the first word after the day in lower case unless it is 'I' or a name", () => {
+    const text = (content: string) => datedText(new Date("2024-04-10T12:00:00Z"), content);
+    expect(text("If my sister calls, I'm out.")).toBe(
+      "On 10 April 2024, if the user's sister calls, the user is out.",
+    );
+    expect(text("Moving to Denver was the best decision.")).toBe(
+      "On 10 April 2024, moving to Denver was the best decision.",
+    );
+    expect(text("Blue used to be my favorite color but now it's green.")).toBe(
+      "On 10 April 2024, blue used to be the user's favorite color but now it's green.",
+    );
+    // A name WordNet has, one it lacks, one the input writes inside a sentence, capitals
+    expect(text("Paris was amazing in the spring.")).toBe(
+      "On 10 April 2024, Paris was amazing in the spring.",
+    );
+    expect(text("Priya called me about the lease.")).toBe(
+      "On 10 April 2024, Priya called the user about the lease.",
+    );
+    expect(text("NASA launched a rocket I watched.")).toBe(
+      "On 10 April 2024, NASA launched a rocket the user watched.",
+    );
+    expect(
+      extraction([
+        datedTurn(new Date("2024-04-10T12:00:00Z"), "Will said he would drive me to the airport."),
+        datedTurn(new Date("2024-04-10T12:00:00Z"), "I thanked Will for the ride.", 1),
+      ]).facts[0]!.text,
+    ).toBe("On 10 April 2024, Will said he would drive the user to the airport.");
+    // ... and an opener or pictograph before the claim leaves the subject to supply
+    expect(text("🎉🎉 Just got engaged to Chris!!! 💍")).toBe(
+      "On 10 April 2024, the user just got engaged to Chris!!! 💍",
+    );
+    expect(text("TL;DR: the move went fine.")).toBe("On 10 April 2024, the move went fine.");
+  });
+
   it("resolves a weekday alone by the sentence's tense", () => {
     const text = (content: string) => datedText(new Date("2025-03-05T09:00:00Z"), content); // a Wednesday
     expect(text("I have a job interview this Friday.")).toBe(
@@ -963,7 +1011,7 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     );
     // An event named on a day without a verb, or a thing that is on a day, is ahead too.
     expect(text("Dentist on Tuesday, and my daughter's recital is Thursday at 6.")).toBe(
-      "On 5 March 2025, Dentist on Tuesday (11 March 2025), and the user's daughter's recital is Thursday (6 March 2025) at 6.",
+      "On 5 March 2025, dentist on Tuesday (11 March 2025), and the user's daughter's recital is Thursday (6 March 2025) at 6.",
     );
     expect(text("My birthday is Saturday!")).toBe(
       "On 5 March 2025, the user's birthday is Saturday (8 March 2025)!",

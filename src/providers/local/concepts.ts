@@ -558,6 +558,26 @@ export function isCommonNounNotName(word: string): boolean {
   return found[0] !== w || first.lexFile === 18;
 }
 
+/**
+ * Whether a word is a common English word to WordNet, in any of its forms: a common noun
+ * ("tent", "allergies"), a verb ("call", "moving", "used"), an adjective ("blue") or an adverb of
+ * one ("honestly"); not a name WordNet has ("Paris", "Tuesday", "Dana").
+ */
+export function isCommonWord(word: string): boolean {
+  const d = load();
+  const w = word.toLowerCase();
+  if (isCommonProperNoun(w)) return false;
+  if (isCommonNoun(w) || d.adjectives.has(w) || d.verbUses.has(w)) return true;
+  const stems = [
+    w.replace(/ing$/, ""),
+    w.replace(/ing$/, "e"),
+    w.replace(/e?d$/, ""),
+    w.replace(/i?e?s$/, ""),
+  ];
+  if (stems.some((b) => b !== w && d.verbUses.has(b))) return true;
+  return /ly$/.test(w) && d.adjectives.has(w.slice(0, -2));
+}
+
 export function isCommonProperNoun(word: string): boolean {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());

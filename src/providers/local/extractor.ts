@@ -12,7 +12,7 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
-import { isVerb } from "./concepts.js";
+import { isCommonWord, isVerb } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   asRequest,
@@ -25,6 +25,7 @@ import {
   isSubstantive,
   normaliseText,
   politeRequest,
+  STOPWORDS,
   sentenceCase,
   splitSentences,
   standardFirstPerson,
@@ -132,6 +133,9 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
   const speakers = new Set(
     input.turns.filter((t) => t.role !== "tool" && t.role !== "system").map(speakerName),
   );
+  // Names as the input writes them: its speakers, and capitalised words inside its sentences.
+  let namesMemo: Set<string> | null = null;
+  const names = () => (namesMemo ??= namesOf(input.turns, speakers));
   const clock = stepClock(stepMs);
   for (const turn of input.turns) {
     if (clock.due()) {
@@ -257,7 +261,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         text = `${turn.speaker} said: ${text}`;
       else if (!turn.speaker && turn.role === "assistant" && !/^the assistant\b/i.test(text))
         text = `The assistant said: ${text}`;
-      if (day) text = `On ${day}, ${text.replace(LEADING_FUNCTION_WORD, (w) => w.toLowerCase())}`;
+      if (day) text = `On ${day}, ${leadLowered(text, names)}`;
       text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
       const key = normaliseText(text);
       // A fact the user already has (an agentic ingest's `known`) is given all the same: the
@@ -369,6 +373,8 @@ function withoutIntroduction(content: string, name: string): string {
       .replace(/\s*,?\s+(?:and|but)\s*([.!?]?)\s*$/, "$1")
       .replace(/\s*,\s*([.!?]?)\s*$/, "$1")
       .replace(/^(?:hi|hello|hey)(?: there| all| everyone)?\b[,!]?\s+(?=\S)/i, "")
+      // "Dana here." says who writes, and nothing more.
+      .replace(new RegExp(`^${escapeRe(name)} here(?![\\p{L}\\p{N}_])\\s*[.!,;:-]*\\s*`, "u"), "")
       .trim()
   );
 }
@@ -476,6 +482,30 @@ function unquotedSecondToThird(s: string, name: string): string {
       })
       .replace(/\b[Yy]ou\b/g, name)
   );
+}
+
+/**
+ * A fact's text after its day ("On 8 May 2023, the user ..."): its first word in lower case,
+ * unless it is written so on purpose: "I", a name (a speaker, a word the input capitalises inside a
+ * sentence, a name WordNet has: "Paris", "Tuesday"; or a word it lacks: "Caroline"), a word in
+ * capitals or mixed case ("NASA", "iPhone").
+ */
+function leadLowered(text: string, names: () => Set<string>): string {
+  const first = /^(\p{Lu}[\p{Ll}]*)(?='s\b|[^\p{L}\p{N}'_-]|$)/u.exec(text)?.[1];
+  if (!first || first === "I") return text;
+  const lower = () => text.charAt(0).toLowerCase() + text.slice(1);
+  if (LEADING_FUNCTION_WORD.test(text)) return lower();
+  if (names().has(first)) return text;
+  return STOPWORDS.has(first.toLowerCase()) || isCommonWord(first) ? lower() : text;
+}
+
+/** The speakers' names and the words written capitalised inside a sentence of the input ("... with Rose"). */
+function namesOf(turns: Turn[], speakers: Set<string>): Set<string> {
+  const out = new Set<string>();
+  for (const s of speakers) for (const w of s.split(/\s+/)) out.add(w);
+  for (const t of turns)
+    for (const m of t.content.matchAll(/(?<=[\p{L}\p{N},;]\s+)\p{Lu}\p{Ll}+/gu)) out.add(m[0]);
+  return out;
 }
 
 /** A sentence's first word that is lower case inside a sentence ("On 8 May 2023, the user ..."). */

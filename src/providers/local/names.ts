@@ -1,5 +1,6 @@
 import {
   isAdjectiveOnly,
+  isCommonNoun,
   isCommonNounNotName,
   isCommonProperNoun,
   isNationalityOrBelief,
@@ -34,6 +35,14 @@ const IM = new RegExp(
 );
 /** What describes the speaker after "I'm <name>,": an age, "a/an ...", where they are from. */
 export const APPOSITIVE = /^\s*,\s*(?:(?:a|an|from|originally from|based in)\s|\d{1,3}\b)/;
+/** The same said as a second claim: "I'm Dana and I'm 34", "I'm Bob and I am a nurse". */
+const JOINED_DESCRIPTION =
+  /^\s*,?\s*and I(?:'m| am)\s+(?:(?:a|an|from|originally from|based in)\s|\d{1,3}\b)/;
+/** "Dana here." opening a message (after a greeting): the speaker saying who is writing. */
+const HERE = new RegExp(
+  String.raw`^(?:(?:[Hh]i|[Hh]ello|[Hh]ey)(?: there| all| everyone)?[,!]?\s+)?(${NAME}) here(?=\s*(?:[.!,;:-]|$))`,
+  "u",
+);
 const WEEKDAY = /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b/;
 
 export function introducedName(content: string): string | null {
@@ -43,7 +52,7 @@ export function introducedName(content: string): string | null {
   const callName = called?.[1] ?? called?.[2] ?? called?.[3];
   if (callName && !WEEKDAY.test(callName)) return callName;
   const im = IM.exec(content);
-  if (!im) return null;
+  if (!im) return hereName(content);
   const [, before, form, name, described] = im as unknown as [string, string, string, string, string?];
   const another = /^[Tt]his/.test(form);
   if (another && described) return null;
@@ -52,16 +61,33 @@ export function introducedName(content: string): string | null {
   const greeted = /[Hh]i|[Hh]ello|[Hh]ey/.test(before);
   // "I'm Dana, 34, from Chicago", "I'm Bob, a backend engineer": a description after the name
   // says it is one, as a greeting does.
-  const appositive =
-    !another && APPOSITIVE.test(content.slice(im.index + im[0].length - (described?.length ?? 0)));
+  const after = content.slice(im.index + im[0].length - (described?.length ?? 0));
+  const appositive = !another && APPOSITIVE.test(after);
+  // "I'm Dana and I'm 34" says it as a second claim: a name WordNet has is still one, but not a
+  // word English has only as an adjective ("I'm Sorry and I'm a bit late").
+  const joined = !another && JOINED_DESCRIPTION.test(after);
   // Without either, a word English has only as an adjective is how the speaker is ("I'm Sorry,
   // I forgot", "I'm Happy to help"), not who (a "Sandy" or "Sunny" is then known by a greeting,
   // "my name is" or "call me").
   if (
     !greeted &&
     !appositive &&
-    (another || isCommonProperNoun(first) || isAdjectiveOnly(first.toLowerCase()))
+    (another || (isCommonProperNoun(first) && !joined) || isAdjectiveOnly(first.toLowerCase()))
   )
+    return null;
+  return name;
+}
+
+/**
+ * The name of "Dana here." opening a message: not a weekday, a nationality, a common noun or an
+ * adjective ("Snow here.", "Sunny here!" say the weather); a name WordNet has ("Dana") is one.
+ */
+function hereName(content: string): string | null {
+  const name = HERE.exec(content.trim())?.[1];
+  if (!name) return null;
+  const first = name.split(/\s+/)[0]!;
+  if (WEEKDAY.test(first) || isNationalityOrBelief(first) || STOPWORDS.has(first.toLowerCase())) return null;
+  if (isCommonNoun(first) || isPlainAdjective(first.toLowerCase()) || isAdjectiveOnly(first.toLowerCase()))
     return null;
   return name;
 }
