@@ -462,6 +462,37 @@ describe("what the assistant did for the user", () => {
   });
 });
 
+describe("a one-line snippet that completes its sentence", () => {
+  it("stays in the fact as code, and its artifact's summary says its lead-in once", () => {
+    const said =
+      "My go-to bash alias is:\n```bash\nalias gs='git status -sb'\n```\nI use it like 200 times a day.";
+    expect(facts([turn(0, "user", said)]).map((f) => f.text)).toEqual([
+      "The user's go-to bash alias is: `alias gs='git status -sb'`. The user uses it like 200 times a day.",
+    ]);
+    const [artifact] = extractArtifacts([turn(0, "user", said)], false);
+    expect(artifact).toMatchObject({
+      title: "bash snippet: My go-to bash alias is",
+      summary: "bash snippet: My go-to bash alias is:",
+      content: "alias gs='git status -sb'",
+    });
+  });
+});
+
+describe("an assistant's reaction", () => {
+  it.each(["That must be hard to coordinate.", "Maybe try cutting back a little."])("drops %s", (reply) => {
+    expect(
+      facts([turn(0, "user", "I coordinate three kids' schedules."), turn(1, "assistant", reply)]).filter(
+        (f) => f.source_role === "assistant",
+      ),
+    ).toEqual([]);
+  });
+  it("keeps advice that names something", () => {
+    expect(
+      facts([turn(0, "assistant", "Maybe try the Thai place on 5th Street.")]).map((f) => f.text),
+    ).toEqual(["The assistant said: Maybe try the Thai place on 5th Street."]);
+  });
+});
+
 describe("words quoted in the user's message", () => {
   it("keep their 'you': the one spoken to in the quote, not the assistant", () => {
     const out = facts([

@@ -73,11 +73,13 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
         FILE_NAME.exec(before.split("\n").slice(-2).join(" "))?.[0];
       const declared = DECLARED.exec(body)?.[1];
       const rationale = splitSentences(before).pop() ?? null;
-      const title =
-        file ?? (declared ? `${declared} (${lang})` : described(`${lang} snippet`, rationale, body));
+      const named = file ?? (declared ? `${declared} (${lang})` : null);
+      const title = named ?? described(`${lang} snippet`, rationale, body);
+      // A title made of the lead-in says it already: the summary gives it whole, not twice.
+      const summary = !rationale ? title : named ? `${title}: ${rationale}` : `${lang} snippet: ${rationale}`;
       out.push({
         title,
-        summary: rationale ? `${title}: ${rationale}`.slice(0, 300) : title,
+        summary: summary.slice(0, 300),
         rationale,
         content: body,
         source_event_ids: [turn.eventId],

@@ -568,8 +568,8 @@ export function toThirdPerson(sentence: string, name: string): string {
 }
 
 function toThirdPersonUnshielded(sentence: string, name: string): string {
-  // Words inside quotes are someone's own words: they stay as said.
-  const parts = sentence.split(/("[^"]*"|“[^”]*”)/);
+  // Words inside quotes are someone's own words, and inline code is code: they stay as said.
+  const parts = sentence.split(/("[^"]*"|“[^”]*”|`[^`]*`)/);
   const out = parts.map((p, i) => (i % 2 === 1 ? p : unquotedToThird(p, name))).join("");
   return sentenceCase(out);
 }

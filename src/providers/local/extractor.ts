@@ -86,6 +86,13 @@ const NO_ACTION = new Set(
   got gotten hear heard want wanted need needed miss missed try tried help helped do did done let say said
   tell told`.split(/\s+/),
 );
+/**
+ * A hedged suggestion that names nothing ("Maybe try cutting back a little.", "Perhaps consider a
+ * break."): a reaction, where advice that names a thing, a place or a number ("Maybe try the Thai
+ * place on 5th Street") is kept as the assistant's claim.
+ */
+const VAGUE_ADVICE = /^(?:[Mm]aybe|[Pp]erhaps)\s+(?:try|consider)\b(?!.*(?:\s\p{Lu}|\d))/u;
+
 function isAssistantAction(sentence: string): boolean {
   const m = ASSISTANT_ACTION.exec(sentence);
   const verb = m?.groups?.verb?.toLowerCase();
@@ -100,7 +107,7 @@ function isAssistantAction(sentence: string): boolean {
  */
 const EVALUATIVE = String.raw`(?:lovely|great|beautiful|adorable|wonderful|amazing|fun|nice|cool|fantastic|excellent|delightful|charming|awesome|perfect|gorgeous|cute|sweet|exciting|brilliant|impressive|fascinating|stunning|incredible|special|lovely|interesting|good|smart|clever|fair|understandable|tough|hard|rough|delicious|tasty|yummy|relaxing|peaceful|inspiring|touching|heartwarming)`;
 const ASSISTANT_VERDICT = new RegExp(
-  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+)?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$|^[\p{L}' -]{1,40}?\s(?:could|would|might|will) be\s+(?:so\s+|really\s+|a lot of\s+)?${EVALUATIVE}[.!]*$|^(?!.*\b(?:you|your)\b)\p{Lu}[\p{L}' -]{0,30}?\s(?:has|have)\s+(?:such\s+|some\s+|really\s+|an?\s+)?(?:${EVALUATIVE})\s+[\p{L} -]{1,30}[.!]*$`,
+  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+)?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$|^[\p{L}' -]{1,40}?\s(?:could|would|might|will|must) be\s+(?:so\s+|really\s+|a lot of\s+)?${EVALUATIVE}(?:\s+to\s+\p{L}+)?[.!]*$|^(?!.*\b(?:you|your)\b)\p{Lu}[\p{L}' -]{0,30}?\s(?:has|have)\s+(?:such\s+|some\s+|really\s+|an?\s+)?(?:${EVALUATIVE})\s+[\p{L} -]{1,30}[.!]*$`,
   "iu",
 );
 
@@ -147,7 +154,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     // Between two speakers "you" is the other one; among more, it is no one the text says.
     const other = speakers.size > 2 ? null : counterpart(input.turns, turn);
     const nameOnce = namesOnce(other ? [other, name] : [name]);
-    let content = turn.content;
+    let content = withShortCodeInline(turn.content);
     if (input.agentic)
       content = content
         .split("\n")
@@ -202,7 +209,9 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       if (
         !turn.speaker &&
         turn.role === "assistant" &&
-        ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) || ASSISTANT_VERDICT.test(sentence))
+        ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) ||
+          ASSISTANT_VERDICT.test(sentence) ||
+          VAGUE_ADVICE.test(sentence))
       )
         continue;
       let text =
@@ -282,6 +291,21 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
   const artifacts = input.extractArtifacts ? extractArtifacts(input.turns, input.agentic) : [];
   const directives = yield* directivesInSteps(input.turns, stepMs);
   return { facts, episode: episodeFor(input, facts), artifacts, directives };
+}
+
+/**
+ * A fenced block of one short line that completes the sentence before it ("My go-to bash alias
+ * is:\n```bash\nalias gs='git status -sb'\n```") written inline as code, so the fact keeps what
+ * the sentence says; a sentence after it starts a sentence of its own. Other code ("Here is my
+ * script:", longer blocks) is an artifact and leaves the fact (splitSentences).
+ */
+function withShortCodeInline(content: string): string {
+  if (!content.includes("```")) return content;
+  return content.replace(
+    /(\b(?:is|are|was|were)\s*:\s*\n)```[^\n`]*\n([^\n`]{1,120})\n```([ \t]*\n\s*(?=\p{Lu}))?/gu,
+    (_m, lead: string, line: string, next: string | undefined) =>
+      `${lead.replace(/\s*\n$/, " ")}\`${line.trim()}\`${next ? ".\n" : ""}`,
+  );
 }
 
 /**
@@ -448,7 +472,7 @@ function namesOnce(names: string[]): (s: string) => string {
  * speaking to the user, and its "you" is no assistant.
  */
 function secondToThird(s: string, name: string): string {
-  const parts = s.split(/("[^"]*"|“[^”]*”)/);
+  const parts = s.split(/("[^"]*"|“[^”]*”|`[^`]*`)/);
   return sentenceCase(parts.map((p, i) => (i % 2 === 1 ? p : unquotedSecondToThird(p, name))).join(""));
 }
 
