@@ -261,6 +261,10 @@ describe("third-person facts of tricky turns", () => {
     // ... and a state said by an adjective, its subject dropped
     ["Allergic to penicillin.", "The user is allergic to penicillin."],
     ["Proud of my daughter today.", "The user is proud of the user's daughter today."],
+    // a name that is also a verb's past, opening a shared subject, is no dropped "I"
+    ["Rose and I went to the park yesterday.", "Rose and the user went to the park yesterday."],
+    ["Rose and Tom went hiking.", "Rose and Tom went hiking."],
+    ["Rose early and went for a run.", "The user rose early and went for a run."],
     // openers, labels and pictographs before the claim
     [
       "Wait no, sorry, I live in York, Leeds is where I work.",

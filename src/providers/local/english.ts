@@ -470,6 +470,10 @@ export function withDroppedSubject(sentence: string): string {
   if (!m || !/^\p{L}\p{Ll}+$/u.test(m[2]!)) return sentence;
   const first = sentence.split(/\s+/)[0]!.toLowerCase();
   const word = m[2]!.toLowerCase();
+  // A name that is also a verb's past, sharing the subject: "Rose and I went to the park", "Rose
+  // and Tom went hiking" (while "Ate and slept all day" dropped its "I").
+  if (!m[1] && new RegExp(String.raw`^${m[2]}\s+and\s+(?:I|we|my|our|\p{Lu}\p{Ll}+)\b`, "u").test(sentence))
+    return sentence;
   const lower = sentence.charAt(0).toLowerCase() + sentence.slice(1);
   if (FEELING.has(word) || FEELING.has(first)) return `I'm ${lower}`;
   // A state said by an adjective and what it is about: "Allergic to penicillin.", "Proud of my kids."
