@@ -62,6 +62,8 @@ const url = (...schemes: string[]) =>
       return v.trim();
     });
 const httpUrl = url("http:", "https:");
+/** A PostgreSQL server's URL (DATABASE_URL, and `admin migrate-to --target`). */
+export const PostgresUrl = url("postgres:", "postgresql:");
 
 /** A refusal of a setting's value, for a transform. */
 function fail(ctx: z.RefinementCtx, message: string): never {
@@ -122,7 +124,7 @@ const RateTiersSchema = z.record(
 export const EnvSchema = z.object({
   PORT: int(8080, 0, 65535),
   HOST: orDefault(z.string().trim().default("127.0.0.1")),
-  DATABASE_URL: url("postgres:", "postgresql:"),
+  DATABASE_URL: PostgresUrl,
   MNEMO_DATA_DIR: orDefault(z.string().default("./.mnemo-data")),
   MNEMO_BOOTSTRAP_API_KEY: optionalString.pipe(
     z.string().min(24, "must be at least 24 characters").optional(),

@@ -154,6 +154,49 @@ describe("admin CLI: wrong use", { timeout: 60_000 }, () => {
         ["revoke-key", "key_1", "key_2"],
         "mnemo: admin revoke-key: unexpected argument 'key_2'; `admin help` lists them",
       ],
+      // An empty or blank value is no value: `create-key --user ""` made an organisation-wide key,
+      // `export --user ""` an empty file with exit 0, `create-org --name "   "` a blank name.
+      [
+        ["create-key", "--org", "org_default", "--user", ""],
+        "mnemo: admin create-key: --user must not be empty or blank",
+      ],
+      [
+        ["create-key", "--org", "org_default", "--user", "   "],
+        "mnemo: admin create-key: --user must not be empty or blank",
+      ],
+      [
+        ["export", "--org", "org_default", "--user="],
+        "mnemo: admin export: --user must not be empty or blank",
+      ],
+      [["create-org", "--name", "   "], "mnemo: admin create-org: --name must not be empty or blank"],
+      [
+        ["create-org", "--name", "x", "--tier", ""],
+        "mnemo: admin create-org: --tier must not be empty or blank",
+      ],
+      [["list-keys", "--org="], "mnemo: admin list-keys: --org must not be empty or blank"],
+      [["import", "--org", "o", "--format", " "], "mnemo: admin import: --format must not be empty or blank"],
+      [["migrate-to", "--target", ""], "mnemo: admin migrate-to: --target must not be empty or blank"],
+      [["revoke-key", " "], "mnemo: admin revoke-key: KEY_ID is required"],
+      // A repeated option took its last value: `import --org A --org B` wrote into B.
+      [
+        ["create-org", "--name", "x", "--name", "y"],
+        "mnemo: admin create-org: --name is given more than once",
+      ],
+      [["import", "--org", "A", "--org=B"], "mnemo: admin import: --org is given more than once"],
+      [
+        ["list-keys", "--org", "o", "--json", "--json"],
+        "mnemo: admin list-keys: --json is given more than once",
+      ],
+      // A target of another scheme, refused as DATABASE_URL is, before any connection (it tried
+      // mysql://x/y's host, exit 1; `127.0.0.1:54329/db` parses as a URL of the scheme "127.0.0.1:").
+      [
+        ["migrate-to", "--target", "mysql://x/y"],
+        "mnemo: admin migrate-to: --target must be a URL starting with postgres:// or postgresql://",
+      ],
+      [
+        ["migrate-to", "--target", "127.0.0.1:54329/db"],
+        "mnemo: admin migrate-to: --target must be a URL starting with postgres:// or postgresql://",
+      ],
     ] as const;
     const refused = await Promise.all(required.map(([args]) => runMnemo(["admin", ...args], env())));
     required.forEach(([args, said], i) => {

@@ -55,21 +55,28 @@ describe("the server process", { timeout: 180_000 }, () => {
   });
 
   it("admin CLI works while the server runs", async () => {
-    const created = await admin("create-org", "--name", "acme", "--json");
+    // Names as given, trimmed (a blank one is refused: test/cli.test.ts).
+    const created = await admin("create-org", "--name", "  acme ", "--json");
     expect(created.code).toBe(0);
     const org = JSON.parse(created.stdout);
     expect(org).toMatchObject({
       org_id: expect.stringMatching(/^org_/),
+      name: "acme",
       api_key: expect.stringMatching(/^mnemo_/),
     });
     expect(
       (await fetch(`${base}/v1/groups`, { headers: { authorization: `Bearer ${org.api_key}` } })).status,
     ).toBe(200);
 
-    const key2 = JSON.parse((await admin("create-key", "--org", org.org_id, "--json")).stdout);
+    const key2 = JSON.parse(
+      (await admin("create-key", "--org", org.org_id, "--name", " ci ", "--json")).stdout,
+    );
     expect(key2.org_id).toBe(org.org_id);
     const listed = JSON.parse((await admin("list-keys", "--org", org.org_id, "--json")).stdout);
-    expect(listed.map((k: { id: string }) => k.id)).toContain(key2.key_id);
+    expect(listed.find((k: { id: string }) => k.id === key2.key_id)).toMatchObject({
+      name: "ci",
+      user_id: null,
+    });
     expect(JSON.stringify(listed)).not.toContain(key2.api_key);
 
     expect((await admin("revoke-key", key2.key_id, "--json")).code).toBe(0);

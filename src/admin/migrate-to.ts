@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { bossDb, startBoss } from "../../jobs/boss.js";
 import { QUEUES } from "../../jobs/queues.js";
-import type { Config } from "../config.js";
+import { type Config, PostgresUrl } from "../config.js";
 import {
   copyTableRows,
   countRows,
@@ -29,6 +29,17 @@ export interface MigrateReport {
   jobsRequeued: number;
   webhookSecrets: { kept: number; reencrypted: number; unreadable: number };
   instructions: string;
+}
+
+/**
+ * What is wrong with a --target, or undefined: a URL of another scheme (`mysql://x/y`, or
+ * `127.0.0.1:54329/db`, which parses as one) is refused as DATABASE_URL is, before any connection.
+ */
+export function targetProblem(target: string): string | undefined {
+  const parsed = PostgresUrl.safeParse(target);
+  return parsed.success && parsed.data
+    ? undefined
+    : `--target ${parsed.error?.issues[0]?.message ?? "is required"}`;
 }
 
 /**
@@ -59,11 +70,8 @@ export async function migrateTo(
       "invalid_request",
       "admin migrate-to copies the embedded data directory (MNEMO_DATA_DIR); unset DATABASE_URL to run it.",
     );
-  try {
-    new URL(input.target);
-  } catch {
-    throw new CoreError("invalid_request", "--target must be a postgres:// URL.");
-  }
+  const wrong = targetProblem(input.target);
+  if (wrong) throw new CoreError("invalid_request", wrong);
   const dataDir = path.resolve(config.MNEMO_DATA_DIR);
   const running = await findRunningServer(dataDir);
   if (!running && !existsSync(path.join(dataDir, "pgdata")))

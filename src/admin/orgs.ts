@@ -6,24 +6,36 @@ import { CoreError } from "../errors.js";
 import { newOrgId } from "../ids.js";
 
 /** Operator verbs behind `mnemo admin`. They act across organisations, so no request ctx. */
-export async function createOrg(db: Db, input: { name: string; tier?: string }) {
+
+/** A name or tier as given, trimmed; a blank one is refused (`create-org --name "   "` made one). */
+function label(value: string, what: string): string {
+  const v = value.trim();
+  if (!v) throw new CoreError("invalid_request", `${what} must not be blank.`);
+  return v;
+}
+
+export async function createOrg(db: Db, input: { name: string; tier?: string | undefined }) {
+  const name = label(input.name, "The organisation's name");
+  const tier = input.tier === undefined ? undefined : label(input.tier, "The tier");
   return db.tx(async (tx) => {
-    const org = await insertOrg(tx, {
-      id: newOrgId(),
-      name: input.name,
-      ...(input.tier ? { tier: input.tier } : {}),
-    });
+    const org = await insertOrg(tx, { id: newOrgId(), name, ...(tier ? { tier } : {}) });
     const { key, row } = await createApiKey(tx, { orgId: org.id, name: "admin" });
     return { org_id: org.id, name: org.name, api_key: key, key_id: row.id };
   });
 }
 
-export async function createKey(db: Db, input: { orgId: string; name?: string; userId?: string }) {
+export async function createKey(
+  db: Db,
+  input: { orgId: string; name?: string | undefined; userId?: string | undefined },
+) {
+  // A blank user id is no user (the API refuses it), not "every user": refused, never dropped.
+  if (input.userId !== undefined && !input.userId.trim())
+    throw new CoreError("invalid_request", "The user id must not be blank.");
   if (!(await getOrg(db, input.orgId)))
     throw new CoreError("not_found", `Organisation ${input.orgId} does not exist.`);
   const { key, row } = await createApiKey(db, {
     orgId: input.orgId,
-    name: input.name ?? null,
+    name: input.name === undefined ? null : label(input.name, "The key's name"),
     userId: input.userId ?? null,
   });
   return { org_id: row.org_id, key_id: row.id, api_key: key };

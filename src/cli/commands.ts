@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { runStdio } from "../../mcp/stdio.js";
 import { exportOrg } from "../admin/export.js";
 import { importOrg } from "../admin/import.js";
-import { migrateTo } from "../admin/migrate-to.js";
+import { migrateTo, targetProblem } from "../admin/migrate-to.js";
 import { createKey, createOrg, linkOrg, listKeys, revokeKey } from "../admin/orgs.js";
 import { progress } from "../admin/progress.js";
 import { memoriesToEmbed, reembedAll } from "../admin/reembed.js";
@@ -172,8 +172,8 @@ function untilStopSignal(log: Logger, deadlineMs: number): Promise<void> {
 const COMMANDS = new Set(["serve", "api", "worker", "mcp", "admin"]);
 
 /**
- * Wrong use of `admin` (help asked for, an unknown subcommand, a missing option value, an unknown
- * option) is answered before any configuration is read or database opened: a typo must not
+ * Wrong use of `admin` (help asked for, an unknown subcommand, a missing, empty or blank option
+ * value, an option given twice, an unknown option, a --target of another scheme) is answered before any configuration is read or database opened: a typo must not
  * migrate a production database, nor create a data directory. Returns the exit code, or
  * undefined when the command is to run.
  */
@@ -199,7 +199,7 @@ function adminUsage(argv: string[]): number | undefined {
     process.stderr.write(`mnemo: admin ${sub}: ${(err as Error).message.split("\n")[0]}\n`);
     return 2;
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   // An option another command takes is refused too: `import --user` would import every user's.
   const given = args.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0]!);
   const foreign = given.find((o) => !ADMIN_OPTIONS[sub]!.includes(o));
@@ -209,8 +209,25 @@ function adminUsage(argv: string[]): number | undefined {
     );
     return 2;
   }
+  // parseArgs keeps the last of a repeated option (`import --org A --org B` wrote into B), and an
+  // empty value is a value (`create-key --user ""` made an organisation-wide key, `export --user ""`
+  // an empty file): both are refused, as is a value of spaces only.
+  const seen = new Set<string>();
+  for (const t of tokens) {
+    if (t.kind !== "option") continue;
+    const wrong = seen.has(t.name)
+      ? `--${t.name} is given more than once`
+      : t.value !== undefined && !t.value.trim()
+        ? `--${t.name} must not be empty or blank`
+        : undefined;
+    if (wrong) {
+      process.stderr.write(`mnemo: admin ${sub}: ${wrong}\n`);
+      return 2;
+    }
+    seen.add(t.name);
+  }
   const missing = (ADMIN_REQUIRED[sub] ?? []).find((what) =>
-    what.startsWith("--") ? !values[what.slice(2) as keyof typeof values] : !positionals[0],
+    what.startsWith("--") ? !values[what.slice(2) as keyof typeof values] : !positionals[0]?.trim(),
   );
   if (missing) {
     process.stderr.write(`mnemo: admin ${sub}: ${missing} is required\n`);
@@ -225,6 +242,11 @@ function adminUsage(argv: string[]): number | undefined {
   }
   if (sub === "import" && values.format !== "mnemo" && values.format !== "mem0") {
     process.stderr.write(`mnemo: admin import: --format is mnemo or mem0\n`);
+    return 2;
+  }
+  const target = sub === "migrate-to" ? targetProblem(values.target!) : undefined;
+  if (target) {
+    process.stderr.write(`mnemo: admin migrate-to: ${target}\n`);
     return 2;
   }
   return undefined;
@@ -261,6 +283,7 @@ const parseAdminArgs = (args: string[]) =>
   parseArgs({
     args,
     allowPositionals: true,
+    tokens: true,
     options: {
       name: { type: "string" },
       org: { type: "string" },
@@ -380,16 +403,13 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
         break;
       }
       case "create-org":
-        out = await createOrg(db, {
-          name: need(values.name, "--name"),
-          ...(values.tier ? { tier: values.tier } : {}),
-        });
+        out = await createOrg(db, { name: need(values.name, "--name"), tier: values.tier });
         break;
       case "create-key":
         out = await createKey(db, {
           orgId: need(values.org, "--org"),
-          ...(values.name ? { name: values.name } : {}),
-          ...(values.user ? { userId: values.user } : {}),
+          name: values.name,
+          userId: values.user,
         });
         break;
       case "list-keys":
