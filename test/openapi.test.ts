@@ -148,6 +148,31 @@ describe("OpenAPI document", () => {
     expect(Object.keys(doc.webhooks)).toEqual(["memory.learning.completed", "memory.learning.failed"]);
   });
 
+  it("declares a memory's details by type (the interface's 2.2), the schemas `admin import` checks a file's against", () => {
+    const schemas = doc.components.schemas;
+    expect(schemas.Memory.properties.details.anyOf.map((s: { $ref: string }) => s.$ref)).toEqual(
+      ["FactDetails", "ArtifactDetails", "EpisodeDetails", "DirectiveDetails"].map(
+        (name) => `#/components/schemas/${name}`,
+      ),
+    );
+    expect(schemas.FactDetails.properties.fact_type.enum).toEqual([
+      "preference",
+      "attribute",
+      "relationship",
+      "event",
+      "plan",
+      "opinion",
+      "skill",
+      "other",
+      null,
+    ]);
+    expect(schemas.FactDetails.properties.artifact_ids).toEqual({ type: "array", items: { type: "string" } });
+    expect(schemas.ArtifactDetails.properties.version).toEqual({ type: ["integer", "null"] });
+    expect(schemas.EpisodeDetails.properties.fact_ids.type).toBe("array");
+    expect(schemas.DirectiveDetails.properties.steps.type).toEqual(["array", "null"]);
+    expect(schemas.DirectiveDetails.properties.observation_count.type).toEqual(["integer", "null"]);
+  });
+
   it("describes what the server answers: live responses validate against their operation's schema", async () => {
     const { key } = await svc.newOrg("live-shapes");
     // The document's schemas, under its own root, so its `#/components/...` references resolve.

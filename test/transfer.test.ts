@@ -118,9 +118,16 @@ const importInto = (
   lines: string[],
   org = orgId,
   format: "mnemo" | "mem0" = "mnemo",
+  // As the exporting service (its webhook is on a loopback address): PUT's rules apply to the line.
+  allowPrivate = true,
 ) =>
   importOrg(
-    { db: svc.db, embedder: svc.embedder, secret: Buffer.alloc(32, 7), config: dst.deps.config },
+    {
+      db: svc.db,
+      embedder: svc.embedder,
+      secret: Buffer.alloc(32, 7),
+      config: { ...dst.deps.config, MNEMO_WEBHOOK_ALLOW_PRIVATE: allowPrivate },
+    },
     { orgId: org, format },
     iterate(lines),
   );
@@ -630,6 +637,29 @@ describe("admin import (embedded database)", () => {
     ]);
     // A date and time without a zone is UTC, whatever the admin process's time zone.
     expect(rows[0].created_at.toISOString()).toBe("2024-07-20T04:49:03.000Z");
+    // Microseconds are kept, as in a mnemo-format file (they were cut to milliseconds), with a
+    // zone or without; a blank user id is no user the API would take.
+    const precise = [
+      { memory: "Cycles to the market", user_id: "alex", created_at: "2024-07-20T04:49:03.123456-07:00" },
+      { memory: "Grows basil", user_id: "alex", created_at: "2024-07-20 04:49:03.654321" },
+      { memory: "Owns a kayak", user_id: "", created_at: "2024-07-20T04:49:03Z" },
+      { memory: "Plays chess", user_id: "  " },
+    ].map((l) => JSON.stringify(l));
+    const more = await importInto(deps, precise, other.orgId, "mem0");
+    expect(more.bad.map((b) => [b.line, b.error])).toEqual([
+      [3, "user_id: must not be empty or blank"],
+      [4, "user_id: must not be empty or blank"],
+    ]);
+    const stamps = await dst.deps.db.query(
+      `SELECT text, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS at,
+              to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS up
+       FROM memories WHERE org_id = $1 AND text IN ('Cycles to the market', 'Grows basil') ORDER BY text`,
+      [other.orgId],
+    );
+    expect(stamps.rows).toEqual([
+      { text: "Cycles to the market", at: "2024-07-20 11:49:03.123456", up: "2024-07-20 11:49:03.123456" },
+      { text: "Grows basil", at: "2024-07-20 04:49:03.654321", up: "2024-07-20 04:49:03.654321" },
+    ]);
     expect((await importInto(deps, lines, other.orgId, "mem0")).memories).toMatchObject({
       imported: 0,
       existing: 3,
@@ -710,6 +740,129 @@ describe("admin import keeps to the API's rules", () => {
     const again = await importIntoDst(lines, target.orgId);
     expect(again.groups).toEqual({ imported: 0, existing: max });
     expect(again.bad.map((b) => b.line)).toEqual([max + 1, max + 2]);
+  });
+});
+
+describe("admin import keeps a memory's fields and its webhook to the API's rules", () => {
+  /** A memory line of `type` with these details (and other fields), each a new memory. */
+  const memoryLine = (type: string, details: object, fields: object = {}) =>
+    JSON.stringify({ ...JSON.parse(freshMemoryLine(`A ${type} line`)), type, details, ...fields });
+
+  it("reports a memory whose details break its type's wire schema, or whose user_id is blank, and skips it", async () => {
+    const target = await dst.newOrg("details-rules");
+    const cases: Array<[string, RegExp | null]> = [
+      [memoryLine("fact", { fact_type: 5 }), /^details\.fact_type: /],
+      [memoryLine("fact", { fact_type: "gossip" }), /^details\.fact_type: /],
+      [memoryLine("fact", { artifact_ids: "notarray" }), /^details\.artifact_ids: /],
+      [memoryLine("fact", { source_event_ids: [1, 2] }), /^details\.source_event_ids\.0: /],
+      [memoryLine("fact", { episode_id: 7 }), /^details\.episode_id: /],
+      [memoryLine("episode", { fact_ids: "x" }), /^details\.fact_ids: /],
+      [memoryLine("episode", { title: 3 }), /^details\.title: /],
+      [memoryLine("episode", { started_at: { a: 1 } }), /^details\.started_at: /],
+      [memoryLine("artifact", { version: "abc" }), /^details\.version: /],
+      [memoryLine("artifact", { root_id: 5 }), /^details\.root_id: /],
+      [memoryLine("artifact", { episode_ids: null }), /^details\.episode_ids: /],
+      [memoryLine("lesson", { steps: "x" }), /^details\.steps: /],
+      [memoryLine("procedure", { observation_count: "many" }), /^details\.observation_count: /],
+      [memoryLine("fact", {}, { details: "none" }), /^details: /],
+      [memoryLine("fact", {}, { user_id: "" }), /^user_id: must not be empty or blank/],
+      [memoryLine("fact", {}, { user_id: "   " }), /^user_id: must not be empty or blank/],
+      // What the API writes and serves passes, other fields too (a mem0 import's `source`).
+      [memoryLine("fact", { fact_type: "preference", artifact_ids: [], source: "notes" }), null],
+      [memoryLine("fact", { fact_type: null, status: "active", supersedes: null }), null],
+      [
+        memoryLine("artifact", { title: "utils.py", version: 2, root_id: randomUUID(), episode_ids: [] }),
+        null,
+      ],
+      [
+        memoryLine("episode", {
+          title: "Trip",
+          started_at: "8 May, 2023",
+          fact_ids: [],
+          gist: { goal: null },
+        }),
+        null,
+      ],
+      [
+        memoryLine("procedure", { steps: ["Pull", "Build"], observation_count: 3, last_confirmed_at: null }),
+        null,
+      ],
+      [memoryLine("lesson", {}, { user_id: null }), null],
+    ];
+    const lines = [file[0]!, ...cases.map(([line]) => line)];
+    const report = await importIntoDst(lines, target.orgId);
+    const expected = cases.flatMap(([, error], i) => (error ? [[i + 2, expect.stringMatching(error)]] : []));
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual(expected);
+    const good = cases.filter(([, error]) => !error).map(([line]) => JSON.parse(line).id as string);
+    expect(report.memories.imported).toBe(good.length);
+    // The API serves each as its schema says (test/openapi.test.ts checks responses against it).
+    for (const id of good) {
+      const r = await dst.request("GET", `/v1/memories/${id}`, { key: target.key });
+      expect([id, r.status]).toEqual([id, 200]);
+    }
+    const { rows } = await dst.deps.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM memories WHERE org_id = $1",
+      [target.orgId],
+    );
+    expect(rows[0]!.n).toBe(good.length);
+  });
+
+  it("reports a webhook line PUT /v1/webhooks would refuse (its URL, its events) and skips it", async () => {
+    const hook = (fields: object) =>
+      JSON.stringify({
+        ...JSON.parse(file.find((l) => l.includes('"kind":"webhook"'))!),
+        events: ["memory.learning.completed"],
+        ...fields,
+      });
+    const target = await dst.newOrg("webhook-rules");
+    const lines = [
+      file[0]!,
+      hook({ url: "ftp://user:pw@example.com/x", events: ["bogus.event"] }),
+      hook({ url: "ftp://example.com/x" }),
+      hook({ url: "https://user:secretpw2@93.184.215.14/hook" }),
+      hook({ url: "http://93.184.215.14/hook" }),
+      hook({ url: "https://127.0.0.1/hook" }),
+      hook({ url: "https://169.254.169.254/latest" }),
+      hook({ url: "https://93.184.215.14/hook", events: [] }),
+      // PUT's rules: null is every event, a repeated one is kept once, the URL trimmed.
+      hook({ url: " https://93.184.215.14/hook ", events: null }),
+    ];
+    const report = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      lines,
+      target.orgId,
+      "mnemo",
+      false,
+    );
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [2, expect.stringMatching(/^events\.0: /)],
+      [3, "webhook: url must use https."],
+      [4, "webhook: url must not carry credentials."],
+      [5, "webhook: url must use https."],
+      [6, "webhook: url must point to a public address."],
+      [7, "webhook: url must point to a public address."],
+      [8, "webhook: events must not be empty; omit it or send null for all events."],
+    ]);
+    expect(report.webhook).toBe("created");
+    const got = await dst.request("GET", "/v1/webhooks", { key: target.key });
+    expect(got.body).toMatchObject({
+      url: "https://93.184.215.14/hook",
+      events: ["memory.learning.completed", "memory.learning.failed"],
+    });
+
+    // Where private addresses are allowed (MNEMO_WEBHOOK_ALLOW_PRIVATE), credentials still are not:
+    // they were stored, delivered to, and shown by GET /v1/webhooks and its deliveries.
+    const local = await dst.newOrg("webhook-private");
+    const secret = await importInto(
+      { db: dst.deps.db, embedder: dst.deps.providers.embedder },
+      [file[0]!, hook({ url: "http://user:secretpw2@127.0.0.1:18349/hook" })],
+      local.orgId,
+    );
+    expect(secret.bad.map((b) => [b.line, b.error])).toEqual([
+      [2, "webhook: url must not carry credentials."],
+    ]);
+    expect(secret.webhook).toBe("none");
+    expect((await dst.request("GET", "/v1/webhooks", { key: local.key })).status).toBe(404);
   });
 });
 
@@ -987,6 +1140,8 @@ describe("admin export and import commands", () => {
       MNEMO_DATA_DIR: dir,
       ...(serverDb ? { DATABASE_URL: serverDb.url } : {}),
       MNEMO_EMBEDDING_DIM: String(TEST_EMBEDDING_DIM),
+      // As the exporting service: the file's webhook is on a loopback address.
+      MNEMO_WEBHOOK_ALLOW_PRIVATE: "true",
     };
     try {
       // A file of another version: one line on stderr, and nothing written.
@@ -1027,6 +1182,15 @@ describe("admin export and import commands", () => {
       const exported = await runMnemo(["admin", "export", "--org", orgId], env);
       expect(exported.code).toBe(0);
       expect(exported.stdout.trimEnd().split("\n")).toEqual(file);
+      // A webhook line PUT /v1/webhooks would refuse is reported and skipped (it was stored and
+      // delivered to, its password shown by GET /v1/webhooks).
+      const hook = JSON.parse(file.find((l) => l.includes('"kind":"webhook"'))!);
+      const withPassword = JSON.stringify({ ...hook, url: "http://user:secretpw2@127.0.0.1:18349/hook" });
+      const refusedHook = await runMnemo(["admin", "import", "--org", "org_hooks", "--json"], env, {
+        stdin: `${file[0]}\n${withPassword}\n`,
+      });
+      expect([refusedHook.code, JSON.parse(refusedHook.stdout).webhook]).toEqual([1, "none"]);
+      expect(refusedHook.stderr).toContain("line 2: webhook: url must not carry credentials.\n");
       // A reader that stops after the first line (`| head -1`): one line on stderr, exit 1. More
       // memories first, so the export is more than a pipe holds and cannot be written whole first.
       const one = JSON.parse(file.find((l) => l.includes('"kind":"memory"'))!);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Config } from "../config.js";
-import { isoDateTime } from "../dates/dates.js";
+import { timestampText } from "../dates/dates.js";
 import { checkpointWhereNoneRuns } from "../db/analyze.js";
 import type { Db, Queryable } from "../db/db.js";
 import { countActiveGroups, lockOrgGroups } from "../db/groups.js";
@@ -24,9 +24,12 @@ import { isGroupId } from "../groups/model.js";
 import { FACT_STATUSES, MEMORY_TYPES } from "../memories/model.js";
 import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
+import { webhookConfig } from "../webhooks/put.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
 import { isStorable, JsonObject, looseDeep } from "../wire/common.js";
 import { GroupName, GroupPrompt } from "../wire/groups.js";
+import { DETAILS_BY_TYPE } from "../wire/memories.js";
+import { PutWebhookRequest } from "../wire/webhooks.js";
 import { EXPORT_FORMAT, EXPORT_VERSION } from "./export.js";
 import { mem0Items } from "./mem0.js";
 
@@ -35,8 +38,18 @@ const BATCH = 200;
 const REWEIGH_BELOW = 1000;
 const ORG_ID = /^[\w.-]{1,100}$/;
 
-const when = z.string().refine((s) => isoDateTime(s) !== null, "not an ISO 8601 date and time");
+/** As PostgreSQL is to read it (see timestampText): at its full precision, UTC when it names no zone. */
+const when = z.string().transform((s, ctx) => {
+  const text = timestampText(s);
+  if (text === null) ctx.addIssue({ code: "custom", message: "not an ISO 8601 date and time" });
+  return text ?? s;
+});
 const nstr = z.string().nullable();
+/** A user id as ingest takes it: none, or not blank (a file's "" was stored and served). */
+const userId = z
+  .string()
+  .refine((s) => s.trim() !== "", "must not be empty or blank (null for no user)")
+  .nullable();
 const Header = z.object({
   kind: z.literal("header"),
   format: z.literal(EXPORT_FORMAT),
@@ -69,14 +82,15 @@ const Memory = z.object({
   id: z.uuid(),
   type: z.enum(MEMORY_TYPES),
   text: z.string().min(1),
-  user_id: nstr,
+  user_id: userId,
   agent_id: nstr,
   conv_id: nstr,
   app_id: nstr,
   // Each a group id, once (the API keeps a memory's tags as a set).
   group_ids: z.array(groupId).transform((ids) => [...new Set(ids)]),
   categories: z.array(z.string()),
-  details: z.record(z.string(), z.unknown()),
+  // Checked against its type's details schema (below), the one the API serves.
+  details: JsonObject(),
   metadata: JsonObject().optional(),
   status: z.enum(FACT_STATUSES).nullable(),
   supersedes: z.uuid().nullable(),
@@ -93,15 +107,25 @@ const Memory = z.object({
   context: nstr.optional(),
   concepts: nstr.optional(),
 });
+// The url and events as PUT /v1/webhooks takes them; their rules are checked as there (below).
 const Webhook = z.object({
   kind: z.literal("webhook"),
-  url: z.url(),
-  events: z.array(z.string()),
+  url: PutWebhookRequest.shape.url,
+  events: PutWebhookRequest.shape.events,
   enabled: z.boolean(),
   created_at: when,
   updated_at: when,
 });
-const Line = z.discriminatedUnion("kind", [Header, Group, Memory, Webhook]);
+const Line = z.discriminatedUnion("kind", [
+  Header,
+  Group,
+  Memory.superRefine((m, ctx) => {
+    const details = DETAILS_BY_TYPE[m.type].safeParse(m.details);
+    for (const i of details.error?.issues ?? [])
+      ctx.addIssue({ ...i, path: ["details", ...i.path] } as z.core.$ZodRawIssue);
+  }),
+  Webhook,
+]);
 
 export interface ImportReport {
   lines: number;
@@ -120,7 +144,7 @@ export interface ImportDeps {
   db: Db;
   embedder: Embedder;
   /** The API's limits, which imported rows keep to. */
-  config: Pick<Config, "MAX_GROUPS_PER_ORG" | "MAX_GROUP_IDS_PER_INGEST">;
+  config: Pick<Config, "MAX_GROUPS_PER_ORG" | "MAX_GROUP_IDS_PER_INGEST" | "MNEMO_WEBHOOK_ALLOW_PRIVATE">;
   /** Server key, to encrypt a minted webhook secret. */
   secret: Buffer;
 }
@@ -367,13 +391,23 @@ export async function importOrg(
         }
         memories.push({ line: item.line, row });
       } else {
+        // What PUT /v1/webhooks refuses (a URL with credentials, not https, not public; no event)
+        // is a bad line: the file's config was stored, served and delivered to as it was.
+        const config = await webhookConfig(v, {
+          allowPrivate: deps.config.MNEMO_WEBHOOK_ALLOW_PRIVATE,
+        }).catch((err: unknown) => {
+          if (!(err instanceof CoreError)) throw err;
+          report.bad.push({ line: item.line, error: `webhook: ${err.message}` });
+          return undefined;
+        });
+        if (!config) continue;
         await flush();
         const plain = mintSecret();
         let created = false;
         await inOrg(async (tx) => {
           created = await importWebhook(tx, input.orgId, {
-            url: v.url,
-            events: v.events,
+            url: config.url,
+            events: config.events,
             enabled: v.enabled,
             created_at: v.created_at,
             updated_at: v.updated_at,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoDateTime } from "../dates/dates.js";
+import { isoDateTime, timestampText } from "../dates/dates.js";
 import type { ExportMemory } from "../db/transfer.js";
 import { UUID_RE, uuidFromSeed } from "../ids.js";
 import { factHash } from "../ingest/assemble.js";
@@ -9,7 +9,11 @@ import { JsonObject } from "../wire/common.js";
 const Mem0Item = z.object({
   id: z.string().optional(),
   memory: z.string().trim().min(1),
-  user_id: z.string().nullish(),
+  // A blank user id is no user the API would take (ingest refuses it), not "no user".
+  user_id: z
+    .string()
+    .refine((s) => s.trim() !== "", "must not be empty or blank")
+    .nullish(),
   agent_id: z.string().nullish(),
   run_id: z.string().nullish(),
   metadata: JsonObject().nullish(),
@@ -77,7 +81,8 @@ export async function* mem0Items(lines: AsyncIterable<string>, orgId: string): A
 }
 
 function toFact(m: z.infer<typeof Mem0Item>, orgId: string): ExportMemory {
-  const iso = (s: string | null | undefined) => (s ? isoDateTime(s)!.toISOString() : null);
+  // As a mnemo-format file's timestamps are read: the text itself, so microseconds are kept.
+  const iso = (s: string | null | undefined) => (s ? timestampText(s) : null);
   const created = iso(m.created_at) ?? new Date().toISOString();
   // Without an id, a memory is its text in its scope: the same words for two agents or runs of a
   // user are two memories (the agent and run join the seed only when given, as before).

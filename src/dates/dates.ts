@@ -63,6 +63,18 @@ export function isoDateTime(s: string): Date | null {
   return null;
 }
 
+/**
+ * An ISO 8601 date and time (as isoDateTime reads it) as text PostgreSQL reads as the same instant
+ * at its full precision: microseconds kept, where a Date holds milliseconds (a mem0 import stored
+ * 04:49:03.123456 as .123). Without a zone it is UTC (`Z` added), whatever the session's TimeZone.
+ * Null when it is not one.
+ */
+export function timestampText(s: string): string | null {
+  if (isoDateTime(s) === null) return null;
+  const zoned = ISO_DATE_TIMES.some((f) => f.endsWith("%z") && strptime(s, f) !== null);
+  return zoned ? s : `${s}Z`;
+}
+
 /** A message date in one of the loose formats above (or ISO 8601), else null. */
 export function parseLooseDate(raw: string): Date | null {
   const s = raw

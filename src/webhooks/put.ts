@@ -5,7 +5,7 @@ import { findWebhook, upsertWebhook } from "../db/webhooks.js";
 import { CoreError } from "../errors.js";
 import { WEBHOOK_EVENTS, type WebhookWire, webhookToWire } from "./model.js";
 import { decryptSecret, encryptSecret, mintSecret } from "./secrets.js";
-import { checkWebhookUrl, type Resolver } from "./url-safety.js";
+import { checkWebhookUrl, type Resolver, type UrlSafetyOptions } from "./url-safety.js";
 
 export interface PutWebhookInput {
   url: string;
@@ -34,16 +34,10 @@ export async function putWebhook({
   requireOrgWide(ctx.principal, "Configuring the webhook");
   const orgId = ctx.principal.orgId;
   requireSameOrg(ctx, input.orgId);
-  if (input.events && input.events.length === 0) {
-    throw new CoreError("invalid_request", "events must not be empty; omit it or send null for all events.", {
-      field: "events",
-    });
-  }
-  await checkWebhookUrl(input.url, {
+  const { url, events } = await webhookConfig(input, {
     allowPrivate: ctx.deps.config.MNEMO_WEBHOOK_ALLOW_PRIVATE,
     ...(resolve ? { resolve } : {}),
   });
-  const events = input.events ? [...new Set(input.events)] : null;
 
   // The stored secret read and the config written under the organisation's webhook lock: a
   // concurrent PUT or DELETE waits, so the secret a response shows in full is the one that signs.
@@ -63,8 +57,8 @@ export async function putWebhook({
     }
     const row = await upsertWebhook(tx, {
       org_id: orgId,
-      url: input.url.trim(),
-      events: events ?? [...WEBHOOK_EVENTS],
+      url,
+      events,
       enabled: input.enabled ?? true,
       secret_enc: secretEnc,
       secret_last_four: lastFour,
@@ -73,6 +67,24 @@ export async function putWebhook({
   });
   ctx.log.info({ rotated: Boolean(fresh && existing), created: !existing }, "webhook configured");
   return webhookToWire(row, fresh);
+}
+
+/**
+ * A webhook config as it is stored, or a CoreError saying what is wrong with it: the events not
+ * empty (null: every event), the URL safe (url-safety.ts). The rules of PUT, and of a webhook
+ * line of `admin import`.
+ */
+export async function webhookConfig(
+  input: { url: string; events?: readonly string[] | null | undefined },
+  options: UrlSafetyOptions,
+): Promise<{ url: string; events: string[] }> {
+  if (input.events && input.events.length === 0) {
+    throw new CoreError("invalid_request", "events must not be empty; omit it or send null for all events.", {
+      field: "events",
+    });
+  }
+  await checkWebhookUrl(input.url, options);
+  return { url: input.url.trim(), events: input.events ? [...new Set(input.events)] : [...WEBHOOK_EVENTS] };
 }
 
 /** A stored secret the current server key cannot decrypt (the key was changed) is replaced. */

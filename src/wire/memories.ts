@@ -1,9 +1,85 @@
 import { z } from "@hono/zod-openapi";
-import { FACT_STATUSES, MEMORY_TYPES } from "../memories/model.js";
+import { DIRECTIVE_TYPES, FACT_STATUSES, MEMORY_TYPES, type MemoryType } from "../memories/model.js";
+import { FACT_TYPES } from "../providers/types.js";
 import { DateTime, DigitsLimit, Ident, listOf, Str } from "./common.js";
 
 export const LIST_LIMIT_MAX = 500;
 export const LIST_LIMIT_DEFAULT = 50;
+
+const Ids = z.array(z.string());
+const NullableText = z.string().nullable();
+
+/*
+ * A memory's `details` by type (the interface's section 2.2, and DECISIONS). Every field is
+ * optional and other fields pass (a mem0 import's `source`, an episode's `gist`): the declared
+ * ones have their declared types. Responses carry them; `admin import` checks each memory line's
+ * details against its type's (src/admin/import.ts), so a file cannot store what the API would
+ * then serve against its own schema.
+ */
+export const FactDetailsSchema = z
+  .looseObject({
+    fact_type: z.enum(FACT_TYPES).nullable(),
+    status: z.enum(FACT_STATUSES).nullable(),
+    supersedes: NullableText,
+    source_role: NullableText,
+    episode_id: NullableText,
+    artifact_id: NullableText,
+    artifact_ids: Ids,
+    source_event_ids: Ids,
+  })
+  .partial()
+  .openapi("FactDetails");
+
+export const ArtifactDetailsSchema = z
+  .looseObject({
+    title: NullableText,
+    rationale: NullableText,
+    version: z.number().int().nullable(),
+    root_id: NullableText,
+    source_fact_ids: Ids,
+    episode_ids: Ids,
+    full_content: NullableText,
+  })
+  .partial()
+  .openapi("ArtifactDetails");
+
+export const EpisodeDetailsSchema = z
+  .looseObject({
+    title: NullableText,
+    // The conversation's own date strings when they were not read as dates: not always ISO 8601.
+    started_at: NullableText,
+    ended_at: NullableText,
+    fact_ids: Ids,
+    artifact_ids: Ids,
+  })
+  .partial()
+  .openapi("EpisodeDetails");
+
+/** Lessons and procedures. */
+export const DirectiveDetailsSchema = z
+  .looseObject({
+    fact_type: z.enum(DIRECTIVE_TYPES),
+    trigger_entities: Ids,
+    matched_on: Ids,
+    because: NullableText,
+    confidence: z.number().min(0).max(1).nullable(),
+    observation_count: z.number().int().nullable(),
+    last_confirmed_at: DateTime.nullable(),
+    steps: Ids.nullable(),
+    source_outcome: z.enum(["resolved", "failed"]).nullable(),
+    namespace: NullableText,
+  })
+  .partial()
+  .openapi("DirectiveDetails");
+
+/** Each memory type's details schema. */
+export const DETAILS_BY_TYPE = {
+  fact: FactDetailsSchema,
+  artifact: ArtifactDetailsSchema,
+  episode: EpisodeDetailsSchema,
+  lesson: DirectiveDetailsSchema,
+  procedure: DirectiveDetailsSchema,
+} as const satisfies Record<MemoryType, z.ZodType>;
 
 /** A memory as every surface sends it (list, get, search, trigger, ingest results, MCP). */
 export const MemorySchema = z
@@ -24,9 +100,13 @@ export const MemorySchema = z
     metadata: z.record(z.string(), z.unknown()).openapi({
       description: "Free-form metadata sent with the ingest that wrote the memory; `{}` when none.",
     }),
+    // Typed as a plain object for the verbs, which build it field by field (src/memories/model.ts).
     details: z
-      .record(z.string(), z.unknown())
-      .openapi({ description: "Always an object; its shape depends on `type`." }),
+      .union([FactDetailsSchema, ArtifactDetailsSchema, EpisodeDetailsSchema, DirectiveDetailsSchema])
+      .openapi({
+        description:
+          "Always an object; its shape depends on `type`: FactDetails, ArtifactDetails, EpisodeDetails, or DirectiveDetails (lesson, procedure).",
+      }) as unknown as z.ZodType<Record<string, unknown>>,
   })
   .openapi("Memory");
 export type Memory = z.infer<typeof MemorySchema>;
