@@ -236,3 +236,35 @@ describe("a port another process holds", { timeout: 180_000 }, () => {
     },
   );
 });
+
+describe("the first-start key", { timeout: 180_000 }, () => {
+  it("an admin command that made another organisation first does not take it: the start that creates `default` prints its key, once", async () => {
+    const dataDir = migratedDataDir("mn-first-key-");
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
+    if (serverDb) cleanups.push(() => serverDb.drop());
+    const env = { MNEMO_DATA_DIR: dataDir, ...(serverDb ? { DATABASE_URL: serverDb.url } : {}) };
+    const acme = await runMnemo(["admin", "create-org", "--name", "acme", "--json"], env);
+    expect(acme.code, acme.stderr).toBe(0);
+
+    // Before, the start created `org_default` without a key and printed none (the database
+    // already held an organisation).
+    const port = await freePort();
+    const first = spawnMnemo(["serve"], { ...env, PORT: String(port) });
+    cleanups.push(() => first.kill("SIGKILL"));
+    const m = await first.waitFor(/API key \(shown once, keep it\):\s+(mnemo_\S+)/, 90_000);
+    const usage = await fetch(`http://127.0.0.1:${port}/v1/usage`, { headers: { "x-api-key": m[1]! } });
+    expect(usage.status).toBe(200);
+    expect(JSON.stringify(await usage.json())).toContain('"org_default"');
+    expect(await first.kill("SIGTERM")).toBe(0);
+
+    // The next start finds `default` and prints nothing.
+    const again = spawnMnemo(["serve"], { ...env, PORT: String(await freePort()) });
+    cleanups.push(() => again.kill("SIGKILL"));
+    await again.waitFor(/"msg":"ready"/, 90_000);
+    expect(again.stdout()).not.toMatch(/First start/);
+    expect(await again.kill("SIGTERM")).toBe(0);
+    const keys = await runMnemo(["admin", "list-keys", "--org", "org_default", "--json"], env);
+    expect(JSON.parse(keys.stdout).map((k: { name: string }) => k.name)).toEqual(["first-start"]);
+  });
+});

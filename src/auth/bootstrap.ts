@@ -1,14 +1,15 @@
 import { findKeyByHash } from "../db/api-keys.js";
 import type { Db } from "../db/db.js";
 import { lockBootstrap } from "../db/locks.js";
-import { countOrgs, deleteOrgWithOnlyKey, insertOrgIfMissing } from "../db/orgs.js";
+import { deleteOrgWithOnlyKey, insertOrgIfMissing } from "../db/orgs.js";
 import { createApiKey, hashApiKey } from "./keys.js";
 
 export const DEFAULT_ORG_ID = "org_default";
 
 /**
- * First start on an empty database creates the `default` organisation and a key, returned so the
- * caller can print it once. `bootstrapKey`, when set, is created for the default organisation if
+ * The start that creates the `default` organisation (a first start, also on a database where an
+ * admin command made another organisation first) creates its key too, returned so the caller can
+ * print it once; one that finds it (a restart, or an import made it) creates none. `bootstrapKey`, when set, is created for the default organisation if
  * no key has its hash (scripted deployments, tests). A revoked one stays revoked (an operator
  * revoked it, perhaps because it leaked): `bootstrapKeyRevoked` says so, for a warning.
  */
@@ -19,14 +20,15 @@ export async function bootstrap(
   return db.tx(async (tx) => {
     // Serialise concurrent first starts so only one prints a key.
     await lockBootstrap(tx);
-    const empty = (await countOrgs(tx)) === 0;
-    await insertOrgIfMissing(tx, { id: DEFAULT_ORG_ID, name: "default" });
+    // Not "no organisation at all": `admin create-org` before the first start left the `default`
+    // organisation to this start, keyless, with no key printed.
+    const created = await insertOrgIfMissing(tx, { id: DEFAULT_ORG_ID, name: "default" });
     if (bootstrapKey) {
       const existing = await findKeyByHash(tx, hashApiKey(bootstrapKey));
       if (!existing) await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "bootstrap", key: bootstrapKey });
       return existing?.revoked_at ? { bootstrapKeyRevoked: true } : {};
     }
-    if (!empty) return {};
+    if (!created) return {};
     const { key } = await createApiKey(tx, { orgId: DEFAULT_ORG_ID, name: "first-start" });
     return { createdKey: key };
   });

@@ -55,11 +55,6 @@ export async function getOrg(db: Queryable, id: string): Promise<OrgRow | undefi
   return rows[0];
 }
 
-export async function countOrgs(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM organisations");
-  return rows[0]!.n;
-}
-
 /** Lets identity-provider tokens into an organisation (or, with `linked` false, no longer). */
 export async function setOrgIdpLink(db: Queryable, id: string, linked: boolean): Promise<OrgRow | undefined> {
   const { rows } = await db.query<OrgRow>(
