@@ -1508,8 +1508,16 @@ describe("a changed attribute, said the ways people say it", () => {
   it("takes an age or a diet said in a few words, and an age in the words of an age", () => {
     const one = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
     expect(one("I'm 34.")).toEqual(["The user is 34 years old."]);
-    expect(one("I just turned 35.")).toEqual(["The user just turned 35."]);
+    expect(one("I just turned 35.")).toEqual(["The user just turned 35 years old."]);
+    expect(one("My son turned 7 last week.")[0]).toMatch(/^The user's son turned 7 years old last week/);
+    // Said now, or as a correction "X, not Y" (its label and opener left out).
+    expect(one("I am 30 now.")).toEqual(["The user is 30 years old now."]);
+    expect(one("Correction: I am 30, not 29.")).toEqual(["The user is 30 years old, not 29."]);
+    expect(one("Sorry, I live in York, not Leeds.")).toEqual(["The user lives in York, not Leeds."]);
+    expect(one("Wait no, sorry, I live in York.")).toEqual(["The user lives in York."]);
     expect(one("I'm vegetarian.")).toEqual(["The user is vegetarian."]);
+    // Not an age: a turn of a thing.
+    expect(one("The car turned 180 degrees on the ice.")).toEqual(["The car turned 180 degrees on the ice."]);
     // Not an age: a number of a thing.
     expect(one("My flight number is 714.")).toEqual(["The user's flight number is 714."]);
   });

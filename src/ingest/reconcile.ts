@@ -12,7 +12,13 @@ import {
 } from "../db/ingest-lookups.js";
 import { embeddingText } from "../memories/write.js";
 import { contentWords, normaliseText } from "../providers/local/english.js";
-import { bareClaim, type SlotSearch, sameSlot, slotSearches } from "../providers/local/extractor.js";
+import {
+  bareClaim,
+  earlierStatements,
+  type SlotSearch,
+  sameSlot,
+  slotSearches,
+} from "../providers/local/extractor.js";
 import type { Embedder, Extractor, JudgeCase } from "../providers/types.js";
 import { directiveHash, type Plan, type PlannedRow } from "./assemble.js";
 import { otherHalf, restates, reverses, statesRule } from "./reversal.js";
@@ -53,8 +59,9 @@ export interface Reconciled {
 }
 
 /**
- * Stage 4, dedup and supersede, against the same user's active facts (never another user's): candidates
- * by vector and exact hash, verdicts by the extractor's judge. Artifacts with a known title become
+ * Stage 4, dedup and supersede, against the same user's active facts (never another user's) and
+ * the job's own earlier facts: candidates by vector and exact hash, by the attribute stated, and
+ * verdicts by the extractor's judge. Artifacts with a known title become
  * a new version of that artifact; a directive seen before is counted again instead of duplicated.
  * Reads only: the store stage re-checks exact duplicates under its lock.
  */
@@ -90,29 +97,76 @@ export async function reconcile(
   for (const s of slotted.values())
     stated.push(...(await activeFactsMatching(db, scope, s, SLOT_CANDIDATES, plan.episode.job_id)));
   for (const c of stated) out.slotSeen.add(c.id);
+  // The job's own facts are judged against each other too, in message order, as against stored
+  // ones: "my favourite colour is blue" ... "actually, it's orange" in one conversation leaves
+  // orange alone active. Each fact meets the earlier facts of other turns stating the same
+  // attribute (latest first, before the stored ones).
+  const planned = new Map(plan.facts.map((f, i) => [f.id, i]));
+  const sources = plan.facts.map((f) => (f.details?.source_event_ids as string[] | undefined) ?? []);
+  const apart = (i: number, j: number) => !sources[i]!.some((e) => sources[j]!.includes(e));
+  const earlier = earlierStatements(
+    plan.facts.map((f) => f.text),
+    SAME_SLOT_CANDIDATES,
+    apart,
+  );
   const cases: JudgeCase[] = plan.facts.map((f, i) => {
-    const candidates = similar[i]!.filter((c) => c.similarity >= 0.5);
+    const candidates = earlier[i]!.map((j) => ({
+      id: plan.facts[j]!.id,
+      text: plan.facts[j]!.text,
+      similarity: 0.5,
+    }));
+    candidates.push(...similar[i]!.filter((c) => c.similarity >= 0.5));
     for (const c of stated.filter((c) => sameSlot(f.text, c.text)).slice(0, SAME_SLOT_CANDIDATES))
       if (!candidates.some((x) => x.id === c.id)) candidates.push(c);
     return { text: f.text, candidates };
   });
   const verdicts = await extractor.judge(cases);
-  const replaced = new Map<string, string>(); // planned fact id -> existing id
+  const replaced = new Map<string, string>(); // planned fact id -> the row that holds it
+  // Where what the judge named stands now: restated (replaced), then changed by this job's
+  // facts (superseded), to the end of that chain.
+  const restatedBy = (id: string) => {
+    let at = id;
+    while (replaced.has(at)) at = replaced.get(at)!;
+    return at;
+  };
+  const latest = (id: string) => {
+    let at = restatedBy(id);
+    while (out.supersedes.has(at)) at = restatedBy(out.supersedes.get(at)!);
+    return at;
+  };
   plan.facts.forEach((f, i) => {
     const v = verdicts[i] ?? { verdict: "new" };
-    if (v.verdict === "duplicate") {
-      const eventIds = (f.details?.source_event_ids as string[]) ?? [];
-      out.duplicates.push({ row: f, existingId: v.id, eventIds });
-      replaced.set(f.id, v.id);
+    const at = v.verdict === "new" ? null : latest(v.id);
+    // Never against a fact of its own turn (the sentence and the clause cut from it).
+    const j = at === null ? undefined : planned.get(at);
+    if (at === null || (j !== undefined && !apart(i, j))) {
+      out.insert.push(f);
       return;
     }
-    if (v.verdict === "supersedes" && !out.supersedes.has(v.id)) {
-      f.supersedes = v.id;
-      out.supersedes.set(v.id, f.id);
+    const eventIds = (f.details?.source_event_ids as string[]) ?? [];
+    // A restatement of a value this conversation changed since is a change back: it supersedes.
+    if (v.verdict === "duplicate" && at === restatedBy(v.id)) {
+      replaced.set(f.id, at);
+      if (j === undefined) {
+        out.duplicates.push({ row: f, existingId: at, eventIds });
+        return;
+      }
+      // Said again later in the same conversation: one fact, told by both turns.
+      const first = plan.facts[j]!;
+      const told = (first.details!.source_event_ids as string[] | undefined) ?? [];
+      first.details = { ...first.details, source_event_ids: [...new Set([...told, ...eventIds])] };
+      return;
     }
+    f.supersedes = at;
+    out.supersedes.set(at, f.id);
     out.insert.push(f);
   });
-  await wholeSentencesToo(db, scope, out.supersedes);
+  await wholeSentencesToo(
+    db,
+    scope,
+    out.supersedes,
+    out.insert.filter((r) => r.type === "fact"),
+  );
 
   for (const a of plan.artifacts) {
     const prev = await latestArtifactVersion(db, scope, a.details!.title as string);
@@ -239,8 +293,22 @@ async function wholeSentencesToo(
   db: Queryable,
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
+  planned: PlannedRow[],
 ): Promise<void> {
-  const siblings = await sameTurnFacts(db, scope, [...supersedes.keys()]);
+  // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
+  const turnOf = (f: PlannedRow) => JSON.stringify(f.details?.source_event_ids ?? []);
+  const own = new Map(planned.map((f) => [f.id, f]));
+  const siblings = await sameTurnFacts(
+    db,
+    scope,
+    [...supersedes.keys()].filter((id) => !own.has(id)),
+  );
+  for (const old of supersedes.keys()) {
+    const f = own.get(old);
+    if (f)
+      for (const g of planned)
+        if (turnOf(g) === turnOf(f)) siblings.push({ of: old, id: g.id, text: g.text });
+  }
   for (const old of new Set(siblings.map((s) => s.of))) {
     const turn = siblings.filter((s) => s.of === old);
     const clause = claimWords(turn.find((s) => s.id === old)?.text ?? "");

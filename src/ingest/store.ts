@@ -124,6 +124,10 @@ export async function storeResult({
       late.push(f);
       if (f.supersedes) replaces(f, null);
     }
+    // A later fact of this job replacing one of its own that another job stored meanwhile
+    // replaces that stored copy.
+    for (const f of todo)
+      if (f.supersedes && moved.has(f.supersedes) && !written.has(f)) replaces(f, moved.get(f.supersedes)!);
     await replaceStatedMeanwhile(tx, fresh);
     await replaceNewest(tx, fresh);
   };
@@ -419,7 +423,9 @@ export async function storeResult({
       if (r) updated.set(r.id, r);
     }
     const superseded = await markSuperseded(tx, orgId, [...rec.supersedes.keys()]);
-    for (const r of superseded) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
+    // A fact of this job changed later in it is reported created (and superseded), not updated.
+    for (const r of superseded)
+      if (!stored.has(r.id)) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
     reworked = await unsayInEpisodes(
       tx,
       orgId,

@@ -197,7 +197,7 @@ const PLEASANTRY =
  * what,"): no part of the claim, and never a speaker's name before a colon (src/ingest/route.ts).
  */
 const INTERJECTION_WORDS =
-  "hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw|sorry|(?:oh |no )?wait(?:,?\\s+no)?|you know what";
+  "hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw|sorry|my bad|(?:oh |no )?wait(?:,?\\s+no)?|you know what";
 const INTERJECTION = new RegExp(`^(?:${INTERJECTION_WORDS})$`, "i");
 export const isInterjection = (word: string) => INTERJECTION.test(word);
 const LEADING_INTERJECTION = new RegExp(`^((${INTERJECTION_WORDS})(\\s+[A-Z][a-z]+)?[,!.:]+\\s*)+`, "i");
@@ -286,7 +286,8 @@ export function isSubstantive(sentence: string): boolean {
   const n = s.split(/\s+/).length;
   // Short, and about the speaker all the same: an age or a diet ("I'm 34.", "I just turned 35.",
   // "I'm vegetarian.").
-  if (n <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
+  // A correction after it is no more words of the claim ("I am 30, not 29.").
+  if (s.replace(/,\s*not\s+\S+$/i, "").split(/\s+/).length <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
   // ... a life event ("I just got married!", "Just got engaged 💍", "I'm pregnant!") or where the
   // speaker is from or what they believe ("I'm French.", "I'm Buddhist.").
   if (n <= 6 && LIFE_EVENT.test(s)) return true;

@@ -221,10 +221,17 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       text = nameOnce(text);
       // "The user is 34." says an age: in the words every statement of an age has, also as the
       // first of several claims ("The user is 29 and the user works as a nurse", "Dana is 34, from
-      // Chicago"), so a later age supersedes it.
+      // Chicago"), said now or as a correction ("is 30 now", "is 30, not 29"), so a later age
+      // supersedes it.
       text = text.replace(
-        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})([.!]?$|,? and (?=the user\b|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)? \p{Ll})|, (?=from\b|originally from\b|based in\b))/u,
+        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})((?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?=the user\b|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)? \p{Ll})|, (?=from\b|originally from\b|based in\b))/u,
         (_m, claim: string, end: string) => `${claim} years old${end}`,
+      );
+      // "The user turned 30 on Monday": an age too, said in the words a question of age uses
+      // ("how old ...?"); not "turned 180 degrees".
+      text = text.replace(
+        /^((?:[Tt]he user(?:'s [a-z]+)?|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) (?:just )?turned \d{1,3})(?=[ ,.!]|$)(?! (?:years|yrs|degrees|percent|times)\b)/u,
+        "$1 years old",
       );
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
@@ -656,6 +663,24 @@ export const INTRODUCED_RESIDENCE = new RegExp(
 /** Adverbs between a subject and its verb ("the user just moved to Seattle"): no part of either. */
 const ADV = `(?:(?:now|currently|recently|just|finally|also|still|actually|officially) )*`;
 /**
+ * Retirement ends working: at the employer it names ("retired from Boeing"), else at any (an empty
+ * value: "the user retired last year", "the user is retired"); not "retired the old laptop".
+ */
+const RETIRED =
+  /^(?<s>.+?) (?:(?:has|have|had|just|recently|finally|officially|is|am|was|got|now) )*(?<neg>retired)(?: from (?<v>.+?))?(?: (?:last|this|in|on|at|after|because|early|yesterday|today|since|when|now)\b.*)?$/i;
+/** The diets that eating a food again ends (the "diet" slot's negation by a food). */
+const FOOD_ENDS: Record<string, string[]> = {
+  meat: ["vegetarian", "vegan", "pescatarian", "pescetarian"],
+  chicken: ["vegetarian", "vegan", "pescatarian", "pescetarian"],
+  beef: ["vegetarian", "vegan", "pescatarian", "pescetarian"],
+  pork: ["vegetarian", "vegan", "pescatarian", "pescetarian"],
+  fish: ["vegetarian", "vegan"],
+  seafood: ["vegetarian", "vegan"],
+  dairy: ["vegan"],
+  eggs: ["vegan"],
+  cheese: ["vegan"],
+};
+/**
  * For the slot patterns that need one, a word a sentence must hold for the pattern to match,
  * tested first (gated): a pattern with a lazy subject tries every split of the sentence.
  */
@@ -668,7 +693,7 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
     "residence",
     new RegExp(
-      String.raw`^(?<s>.+?) ${NEG}${ADV}(?:lives|live|is living|moved|has moved|relocated) (?:from (?:\S+ ){0,2}?)?(?:in|to) (?<v>.+)$`,
+      String.raw`^(?<s>.+?) ${NEG}${ADV}(?:lives|live|is living|moved|has moved|relocated) (?:from (?<f>(?:\S+ ){0,2}?))?(?:in|to) (?<v>.+)$`,
       "i",
     ),
   ],
@@ -679,10 +704,12 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   ],
   [
     "employer",
-    // "quit the user's job at Google last week": the employer is Google.
-    /^(?<s>.+?) (?:(?:just|recently|finally|officially) )*(?<neg>left|quit|has left|resigned from|stopped working at|stopped working for) (?:(?:(?:the )?[\w-]+'s|his|her|their|the|a) (?:job|position|role|post) (?:at|with) )?(?<v>.+?)(?: (?:last|this|yesterday|today|on|in|after|because|to|for)\b.*)?$/i,
+    // "quit the user's job at Google last week": the employer is Google; "got laid off from Amazon".
+    /^(?<s>.+?) (?:(?:just|recently|finally|officially) )*(?<neg>left|quit|has left|resigned from|stopped working at|stopped working for|(?:got |was |has been |have been |had been )?(?:laid off|let go|fired|sacked|made redundant) (?:from|by|at)) (?:(?:(?:the )?[\w-]+'s|his|her|their|the|a) (?:job|position|role|post) (?:at|with) )?(?<v>.+?)(?: (?:last|this|yesterday|today|on|in|after|because|to|for)\b.*)?$/i,
     "negation",
   ],
+  // Retired: from the employer named, or from any ("I retired last year", "I'm retired").
+  ["employer", gated(/\bretired\b/i, RETIRED), "negation"],
   // A new employer said as a start: "started at Alan", "joined Cloudflare as ...", "was hired by
   // Stripe", "got a job at Stripe" (an employer that joins is a name: "joined a gym" is none).
   [
@@ -726,10 +753,24 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
     ),
   ],
   ["job", new RegExp(`^(?<s>.+?) ${NEG}${ADV}(?:works|work) (?:at|for) .+? as (?<v>.+)$`, "i")],
-  ["favourite", /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?) is (?:now )?(?<v>.+)$/i],
+  ["job", gated(/\bretired\b/i, RETIRED), "negation"],
+  // "The user's favorite book these days is ...": when, between the kind and its value.
+  [
+    "favourite",
+    /^(?<s>.+?)'s (?:new )?favou?rite (?<k>[\w ]+?)(?: (?:these days|nowadays|now|right now|at the moment|lately|currently))? is (?:now |currently )?(?<v>.+)$/i,
+  ],
+  // "Blue used to be the user's favorite color but now it's green."
+  [
+    "favourite",
+    gated(
+      /\bused to be\b/i,
+      /^.+? used to be (?<s>.+?)'s favou?rite (?<k>[\w ]+?),? but (?:now |these days )?(?:it's|it is) (?:now )?(?<v>.+)$/i,
+    ),
+  ],
+  // "The user's new number is ...", "The user's email changed to ...".
   [
     "contact",
-    /^(?<s>.+?)'s (?:new )?(?<k>email|email address|phone number|phone|address) is (?:now )?(?<v>.+)$/i,
+    /^(?<s>.+?)'s (?:new |current )?(?<k>email address|email|e-mail|phone number|phone|cell phone number|cell phone|cell number|cell|mobile number|mobile|number|home address|address) (?:is (?:now )?|(?:has )?changed to |is changing to )(?<v>.+)$/i,
   ],
   ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
   ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
@@ -739,6 +780,16 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
     /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?(?:,? (?:today|yesterday|this (?:week|month)|last (?:week|month)|on [^,]+|\([^)]*\)))*$/i,
   ],
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
+  // Eating again what a diet leaves out ends it ("started eating meat again": no longer vegetarian;
+  // FOOD_ENDS). Before the statements of a diet: "..., so the user is pescatarian now" is this one's.
+  [
+    "diet",
+    gated(
+      /\beat/i,
+      /^(?<s>.+?) (?:has |have |just |recently |finally |now )*(?:started|starts|began|is|am|went back to) (?:eating|to eat) (?<neg>)(?<v>meat|fish|seafood|chicken|beef|pork|dairy|eggs|cheese)\b/i,
+    ),
+    "negation",
+  ],
   [
     "diet",
     /^(?<s>.+?) (?:is|are) (?<neg>no longer |not |not a |no longer a )?(?:now |still |actually )?(?:a |an )?(?<v>vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore)\b/i,
@@ -757,7 +808,7 @@ const SLOT_WORDS: Record<string, string> = {
     "works | work | working | started | starting | start | job | position | role | offer | hired | recruited | employed | joined | joining | join",
   job: "works | work | joined | joining | join | started | starting | start | hired | recruited",
   favourite: "favourite | favorite",
-  contact: "email | phone | address",
+  contact: "email | phone | address | number | mobile | cell",
   name: "name",
   age: "old | turned",
   preference: "prefers",
@@ -766,6 +817,8 @@ const SLOT_WORDS: Record<string, string> = {
 
 /** A slot's value ends where the next claim about it starts ("Acme as a designer": the employer is Acme). */
 const VALUE_END: Record<string, RegExp> = {
+  // "Denver with two kids", "Denver near Wash Park": the city is Denver.
+  residence: / (?:with|near|close to|next to|since|for|because|but|where|when|while|until|after|before)\b.*$/,
   employer: / (?:as|in|since|from|on|last|this|next|yesterday|today|tomorrow)\b.*$/,
   job: / (?:at|for|in|since|from) .*$/,
 };
@@ -818,6 +871,46 @@ export function sameSlot(a: string, b: string): boolean {
 }
 
 /**
+ * For each of one job's facts, in message order, the earlier ones (indexes, latest first, at most
+ * `limit`) that state the same attribute of the same subject, or what it says ended (sameSlot):
+ * a change said within one conversation is judged as one said in a later one. Only facts that
+ * `apart` allows (another turn's: one turn naming two employers names two, it changes none).
+ * Each fact is read once, its statements indexed by attribute and subject.
+ */
+export function earlierStatements(
+  texts: string[],
+  limit: number,
+  apart: (i: number, j: number) => boolean,
+): number[][] {
+  const byKey = new Map<string, number[]>();
+  const key = (x: Statement) => `${x.slot}\u0000${x.subject}`;
+  const lower = texts.map((t) => t.toLowerCase());
+  return texts.map((text, i) => {
+    const mine = slotsOf(text);
+    const found = new Set<number>();
+    for (const x of mine) for (const j of byKey.get(key(x)) ?? []) found.add(j);
+    const ending = endingOf(text);
+    if (ending) {
+      // Its words first (a substring test), as the full-text query does for stored facts.
+      const verbs = [...(ending.verbs ?? [])];
+      const mentions = (t: string) =>
+        ending.object.length ? ending.object.every((w) => t.includes(w)) : verbs.some((w) => t.includes(w));
+      for (let j = i - 1; j >= 0; j--) if (mentions(lower[j]!) && endedBy(ending, texts[j]!)) found.add(j);
+    }
+    for (const x of mine)
+      if (!x.denial && !x.negated) {
+        const list = byKey.get(key(x)) ?? [];
+        if (!list.includes(i)) list.push(i);
+        byKey.set(key(x), list);
+      }
+    return [...found]
+      .filter((j) => apart(i, j))
+      .sort((a, b) => b - a)
+      .slice(0, limit);
+  });
+}
+
+/**
  * A fact without its context, the leading "On 8 May 2023, " and the trailing "(answering: ...)":
  * the same claim restated another day or in reply to another question is the same claim.
  */
@@ -827,6 +920,22 @@ export const bareClaim = (text: string) =>
 /** Words that lead a claim and change nothing of it ("Now the user works at Initech"). */
 const LEAD_ADVERB =
   /^(?:now|currently|these days|nowadays|actually|also|so|well|anyway|today|recently)\b,?\s+/i;
+/**
+ * A recent time leading a claim, with the date it resolved to ("last month (March 2024) the user
+ * and others moved to Austin"): when, not who. Not a year or a month ("In 2015 the user moved to
+ * Berlin for two years"), which tells of the past more than of now.
+ */
+const LEAD_TIME =
+  /^(?:(?:last|this|earlier this) (?:week|weekend|month|year|summer|winter|spring|fall|autumn|morning|afternoon|evening|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|tonight|lately|(?:a|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:days?|weeks?|months?) ago|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))(?: \([^)]*\))?,?\s+/i;
+/** A claim without what leads it and changes nothing of it (LEAD_ADVERB, LEAD_TIME). */
+function withoutLead(claim: string): string {
+  let t = claim;
+  for (let prev = ""; prev !== t; ) {
+    prev = t;
+    t = t.replace(LEAD_ADVERB, "").replace(LEAD_TIME, "");
+  }
+  return t;
+}
 
 /** The verbs that open a second claim of a sentence's subject ("... and works as ..."). */
 const CLAIM_VERB = String.raw`(?:now |currently |also |still |no longer )?(?:lives|moved|works|work|is|was|has|left|quit|prefers|(?!(?:others|always|sometimes|perhaps|this|his|its|thanks|yes)\b)[a-z]+s)\b`;
@@ -918,30 +1027,54 @@ const NAMED_SUBJECT =
 const PRONOUN_SUBJECT =
   /^(?:he|she|they|it|him|her|them|this|that|these|those|someone|somebody|everyone|everybody|one|who)$/;
 
+/** A statement of an attribute (slotsOf). */
+interface Statement {
+  slot: string;
+  subject: string;
+  value: string;
+  /** What the statement says is no longer so: its value, any value when empty ("retired"). */
+  negated: boolean;
+  /** A pattern of the denial only ("left Google", "isn't vegan"). */
+  denial: boolean;
+  /** Where a move says it came from ("moved from Paris to Berlin"): the residence it ends. */
+  from?: string;
+}
+
+/** A contact detail's kind, one name for each ("number", "cell phone": phone). */
+const contactKind = (k: string) => (/mail/.test(k) ? "email" : /address/.test(k) ? "address" : "phone");
+
+/**
+ * A correction after a value ("York, not Leeds", "30, not 29"): no part of it. A value that is
+ * itself denied ("is not blue, it is still green") is none.
+ */
+const CORRECTION_TAIL = /,?\s+(?:not|rather than|instead of)\s.*$/i;
+
 /** The attributes a one-claim fact states (none for a whole turn, or a sentence of several claims). */
-function slotsOf(
-  text: string,
-): Array<{ slot: string; subject: string; value: string; negated: boolean; denial: boolean }> {
+function slotsOf(text: string): Statement[] {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes. So is a sentence
   // joining several claims (attributeClauses).
-  let t = oneSentence(text)?.replace(LEAD_ADVERB, "");
-  if (t === undefined) return [];
+  const claim = oneSentence(text);
+  if (claim === null) return [];
+  let t = withoutLead(claim);
   // A text written in the first person (a PATCH, an import, an agent's add_memory: "My favourite
   // colour is green") states the user's attribute as an extracted fact does: read the same way, a
   // later change supersedes it (they stayed active side by side).
   if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
   if (clausesOf(t).length > 1) return [];
-  const out: Array<{ slot: string; subject: string; value: string; negated: boolean; denial: boolean }> = [];
+  const out: Statement[] = [];
   for (const [slot, re, negation] of SLOTS) {
     const gate = SLOT_GATES.get(re);
     if (gate && !gate.test(t)) continue;
     const m = re.exec(t);
     if (!m?.groups) continue;
-    const name = `${slot}:${(m.groups.k ?? "").toLowerCase().replace(/colour/g, "color")}`;
+    const kind = (m.groups.k ?? "").toLowerCase().replace(/colour/g, "color");
+    const name = `${slot}:${slot === "contact" ? contactKind(kind) : kind}`;
     if (out.some((o) => o.slot === name)) continue;
+    const said = m.groups.v ?? "";
+    if (/^not\s/i.test(said)) continue;
     // A resolved date ("last month (October 2026)") and a time word say when, not what.
-    let value = normaliseText(m.groups.v!.replace(/\s*\([^)]*\)/g, "")).replace(
+    let value = normaliseText(said.replace(CORRECTION_TAIL, "").replace(/\s*\([^)]*\)/g, "")).replace(
       / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
       "",
     );
@@ -951,13 +1084,14 @@ function slotsOf(
     // A pronoun names no one alone ("He now works at NASA." after "My brother ..."): as its own
     // fact it would be anyone's, and one "he" would supersede another's.
     if (PRONOUN_SUBJECT.test(subject)) continue;
+    const from = m.groups.f ? normaliseText(m.groups.f) : "";
     out.push({
       slot: name,
       subject,
       value,
-      negated: !!m.groups.neg,
-      // A pattern of the denial only ("left Google", "isn't vegan").
+      negated: m.groups.neg !== undefined,
       denial: negation === "negation",
+      ...(from ? { from } : {}),
     });
   }
   return out;
@@ -980,7 +1114,9 @@ interface Ending {
 /** Verbs of liking: "doesn't like sushi anymore" ends "loves sushi" too. */
 const LIKING = ["like", "love", "enjoy", "adore"];
 const ENDING_LEAD = String.raw`(?:(?:has|had|just|recently|finally|eventually|already) )*`;
-const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object"]> = [
+/** The verbs of using a thing, what "moved from Vim to Emacs" ends (not "loves Paris"). */
+const USING = ["use", "run", "prefer"];
+const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using"]> = [
   [
     new RegExp(
       String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:stopped|quit|quitted|gave up|given up) (?<v>[a-z]+ing)\b(?<o>.*)$`,
@@ -994,7 +1130,30 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object"]> = [
     "object",
   ],
   [/^(?<s>.+?) (?:no longer|doesn't|does not|don't|do not) (?<v>[a-z]+) (?<o>.+)$/i, "verb"],
-  [new RegExp(String.raw`^(?<s>.+?) ${ENDING_LEAD}switched from (?<o>.+?) to .+$`, "i"), "object"],
+  [
+    new RegExp(
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:switched|migrated|converted)(?: over| back)? from (?<o>.+?) to .+$`,
+      "i",
+    ),
+    "object",
+  ],
+  // "Moved from Vim to Emacs": a move from a city is a residence's (slotsOf), this one a tool's.
+  [
+    new RegExp(
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:moved|went|changed)(?: over| back)? from (?<o>.+?) to .+$`,
+      "i",
+    ),
+    "using",
+  ],
+  // "Ditched Vim for Neovim", "ditched Vim, the user is all in on Neovim", "replaced Vim with Helix".
+  [
+    new RegExp(
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:ditched|dumped) (?<o>.+?)(?: (?:for|in favou?r of) .*|,.*| and .*)?$`,
+      "i",
+    ),
+    "object",
+  ],
+  [new RegExp(String.raw`^(?<s>.+?) ${ENDING_LEAD}replaced (?<o>.+?) with .+$`, "i"), "object"],
   [
     new RegExp(
       String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:sold|got rid of|gave away) (?<o>.+?)(?:,? and .*)?$`,
@@ -1030,15 +1189,16 @@ function presentForms(word: string, gerund: boolean): Set<string> {
 
 /** A claim as endings and their statements are read: no date, no lead adverb, in the third person. */
 function claimOf(text: string): string | null {
-  let t = oneSentence(text)?.replace(LEAD_ADVERB, "");
-  if (t === undefined) return null;
+  const claim = oneSentence(text);
+  if (claim === null) return null;
+  let t = withoutLead(claim);
   if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
   return t;
 }
 
 /** Words every ending holds, tested before the patterns (whose lazy subject tries every split). */
 const ENDING_WORD =
-  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|switched from|sold|got rid of|gave away)\b/i;
+  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away)\b/i;
 
 function endingOf(text: string): Ending | null {
   if (!ENDING_WORD.test(text)) return null;
@@ -1054,9 +1214,14 @@ function endingOf(text: string): Ending | null {
     }
     rest = rest.trim().replace(OWNER, "");
     const object = contentWords(rest).slice(0, 4);
-    const verbs = kind === "object" ? null : presentForms(m.groups.v!, kind === "gerund");
+    const verbs =
+      kind === "object"
+        ? null
+        : kind === "using"
+          ? new Set(USING.flatMap((v) => [...presentForms(v, false)]))
+          : presentForms(m.groups.v!, kind === "gerund");
     // "stopped playing" alone ends the habit only ("plays every week"), see endedBy.
-    if (kind === "object" && object.length === 0) continue;
+    if ((kind === "object" || kind === "using") && object.length === 0) continue;
     const subject = normaliseText(m.groups.s!);
     if (PRONOUN_SUBJECT.test(subject)) return null;
     return { subject, verbs, object };
@@ -1112,14 +1277,45 @@ const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].
 /** The same value, or one a word-wise start of the other ("acme" and "acme corp"). */
 const sameValue = (a: string, b: string) => a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);
 
+/**
+ * Words that say when or that nothing changed, not what: "still", "now", "last month", "nothing
+ * changed" (a restatement with them adds no detail).
+ */
+const NO_DETAIL =
+  /\b(?:still|now|currently|nowadays|these days|at the moment|right now|anymore|any more|again|yet|already|actually|really|definitely|recently|lately|finally|just|also|today|tonight|yesterday|(?:last|this|next|earlier this) [a-z]+|[a-z]+ (?:days?|weeks?|months?|years?) ago|nothing(?:'s| has)? changed|as (?:always|usual|before|ever))\b/g;
+const PEOPLE_WORDS = new Set(["user", "assistant", "others"]);
+
+/**
+ * A claim's words of detail: its content words, a possessive's "'s" off, without the people
+ * words, the words of when (NO_DETAIL) and the verbs that state the attribute (SLOT_WORDS: "lives"
+ * and "moved" say the same of a city).
+ */
+function detailWords(text: string, slots: Statement[]): Set<string> {
+  const verbs = new Set(slots.flatMap((x) => SLOT_WORDS[x.slot.slice(0, x.slot.indexOf(":"))]!.split(" | ")));
+  const claim = bareClaim(text)
+    .replace(/\([^)]*\)/g, " ")
+    .toLowerCase()
+    .replace(NO_DETAIL, " ")
+    .replace(/colour/g, "color");
+  return new Set(
+    contentWords(claim)
+      .map((w) => w.replace(/'s$/, ""))
+      .filter((w) => !PEOPLE_WORDS.has(w) && !verbs.has(w)),
+  );
+}
+
+/** Whether a negation ends a value: the same value, any (an empty value), a diet a food ends. */
+const negates = (negation: Statement, value: string) =>
+  !negation.value || sameValue(value, negation.value) || !!FOOD_ENDS[negation.value]?.includes(value);
+
 export function judgeLocally(c: JudgeCase): JudgeVerdict {
   const norm = normaliseText(bareClaim(c.text));
   for (const cand of c.candidates) {
     if (normaliseText(bareClaim(cand.text)) === norm) return { verdict: "duplicate", id: cand.id };
   }
   // Each attribute the fact states, against the candidates' statements of it: a new value
-  // supersedes (a negation: the same value); only when every attribute holds its value already is
-  // the fact a duplicate by attribute.
+  // supersedes (a negation: the value it ends; a move from a place: that place); when every
+  // attribute holds its value already the fact restates one, a duplicate unless it adds to it.
   const slots = slotsOf(c.text);
   const stated = slots.length ? c.candidates.map((cand) => ({ id: cand.id, slots: slotsOf(cand.text) })) : [];
   const held: string[] = [];
@@ -1129,13 +1325,33 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
         .filter((t) => t.slot === mine.slot && t.subject === mine.subject && !t.negated)
         .map((t) => ({ id, value: t.value })),
     );
-    const holding = same.find((x) => sameValue(x.value, mine.value));
     if (mine.negated) {
-      if (holding) return { verdict: "supersedes", id: holding.id };
-    } else if (!holding && same[0]) return { verdict: "supersedes", id: same[0].id };
-    else if (holding) held.push(holding.id);
+      const ended = same.find((x) => negates(mine, x.value));
+      if (ended) return { verdict: "supersedes", id: ended.id };
+      continue;
+    }
+    const holding = same.find((x) => sameValue(x.value, mine.value));
+    if (holding) {
+      held.push(holding.id);
+      continue;
+    }
+    // "Moved from Vim to Emacs" ends no residence but Vim's (and a tool is none).
+    const changed = mine.from ? same.find((x) => sameValue(x.value, mine.from!)) : same[0];
+    if (changed) return { verdict: "supersedes", id: changed.id };
   }
-  if (slots.length && held.length === slots.length) return { verdict: "duplicate", id: held[0]! };
+  if (slots.length && held.length === slots.length) {
+    // A restatement that adds detail ("lives in Denver with two kids" after "lives in Denver")
+    // replaces the one it restates, so lists and searches of facts see the detail; one that says
+    // less, or the same, is a duplicate; each saying something the other does not, both stay.
+    const id = held[0]!;
+    const old = c.candidates.find((x) => x.id === id)!;
+    if (held.some((h) => h !== id)) return { verdict: "duplicate", id };
+    const mine = detailWords(c.text, slots);
+    const theirs = detailWords(old.text, slots);
+    const adds = [...mine].some((w) => !theirs.has(w));
+    if (!adds) return { verdict: "duplicate", id };
+    return [...theirs].every((w) => mine.has(w)) ? { verdict: "supersedes", id } : { verdict: "new" };
+  }
   // Something the user stopped doing, liking or having ends the statements of it.
   const ending = endingOf(c.text);
   const ended = ending && c.candidates.find((cand) => endedBy(ending, cand.text));
