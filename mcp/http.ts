@@ -1,9 +1,10 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { admitRequest } from "../src/auth/admit.js";
 import { createJwtVerifier, type JwtVerifier } from "../src/auth/jwt.js";
+import type { Config } from "../src/config.js";
 import type { Ctx, Deps } from "../src/context.js";
 import { inProcessService } from "./in-process.js";
+import { BoundedJsonTransport } from "./json-transport.js";
 import { connectChecked } from "./params.js";
 import { type DefaultScope, defaultScopeFor, HeaderNotUtf8 } from "./scope.js";
 import { createMcpServer } from "./server.js";
@@ -51,13 +52,10 @@ export function mcpHttpHandler(deps: Deps) {
     if (refusal) return invalidRequest(`Invalid Request: ${refusal.problem}`, refusal.id);
     const service = inProcessService(eachCallCounted(deps, request, ctx, jwt));
     const server = createMcpServer({ service, scope, log: ctx.log });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
+    const transport = new BoundedJsonTransport();
     await connectChecked(server, transport);
     try {
-      const res = await transport.handleRequest(request, raw === undefined ? undefined : { parsedBody: raw });
+      const res = await transport.handleWithin(request, withoutCancelled(raw), callBoundMs(deps.config));
       return withDetail(Array.isArray(raw) ? await asBatch(res) : res);
     } finally {
       // With JSON responses the answer is complete here; release the per-request server.
@@ -87,6 +85,34 @@ function batchRefusal(raw: unknown): { id: string | number | null; problem: stri
   }
   return undefined;
 }
+
+/**
+ * A batch without the requests it cancels itself (a `notifications/cancelled` naming their id):
+ * they are not run, and the rest of the batch is answered (202 and no body when nothing is left
+ * to answer). MCP gives a cancelled request no reply, and the transport, answering in JSON, waited
+ * for a reply to each request of the POST: the POST hung. A cancellation of a request in another
+ * POST names none here (each POST has its own server) and is ignored, as the protocol does.
+ */
+function withoutCancelled(raw: unknown): unknown {
+  if (!Array.isArray(raw)) return raw;
+  const cancelled = new Set<unknown>();
+  for (const m of raw) {
+    if (m?.method === "notifications/cancelled" && !("id" in m)) cancelled.add(m.params?.requestId);
+  }
+  if (cancelled.size === 0) return raw;
+  return raw.filter((m) => !("method" in m && "id" in m && cancelled.has(m.id)));
+}
+
+/**
+ * How long one POST may take before its unanswered requests are answered -32001 (the transport's
+ * bound, BoundedJsonTransport): the longest a tool call is meant to hold (an add_memory's wait
+ * window, MNEMO_WAIT_SECONDS; a search's two model calls, each bounded by
+ * MNEMO_LLM_REQUEST_TIMEOUT_MS), plus MNEMO_HTTP_REQUEST_TIMEOUT_MS for the database work around them.
+ */
+export const callBoundMs = (config: Config) =>
+  config.MNEMO_WAIT_SECONDS * 1000 +
+  2 * config.MNEMO_LLM_REQUEST_TIMEOUT_MS +
+  config.MNEMO_HTTP_REQUEST_TIMEOUT_MS;
 
 /**
  * A batch is answered with an array (JSON-RPC 2.0 §6), even when one reply is owed (a batch of one,

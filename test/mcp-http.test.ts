@@ -1,4 +1,7 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callBoundMs } from "../mcp/http.js";
+import { BoundedJsonTransport } from "../mcp/json-transport.js";
 import { createApiKey } from "../src/auth/keys.js";
 import { systemCtx } from "../src/context.js";
 import { writeMemories } from "../src/memories/write.js";
@@ -14,6 +17,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
 });
+
+/** `promise`, or a failure after `ms`: a request that hangs fails its test instead of the run. */
+function within<T>(ms: number, promise: PromiseLike<T> | T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
 
 async function connect(key: string, headers: Record<string, string> = {}) {
   const client = await httpClient({ url: URL_, app: svc.app, headers: { "x-api-key": key, ...headers } });
@@ -514,6 +526,86 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(await mixed.json()).toEqual([{ jsonrpc: "2.0", id: 7, result: {} }]);
     const single = await post('{"jsonrpc":"2.0","id":2,"method":"ping"}');
     expect(await single.json()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+  });
+
+  it("answers a batch that cancels one of its requests with the other replies, or 202, never hanging", async () => {
+    const { key } = await svc.newOrg();
+    const post = (body: unknown) =>
+      within(
+        10_000,
+        svc.app.request("/mcp", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "x-api-key": key,
+            "x-mnemo-user-id": "u-cancel",
+            "mcp-protocol-version": "2025-03-26",
+          },
+          body: JSON.stringify(body),
+        }),
+      );
+    const cancel = (requestId: number) => ({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId, reason: "the user stopped" },
+    });
+    const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+    // Nothing left to answer: 202, no body (the POST hung, no reply ever came).
+    const alone = await post([ping(1), cancel(1)]);
+    expect(alone.status).toBe(202);
+    expect(await alone.text()).toBe("");
+    // The other requests are answered; the cancelled one gets no reply, whatever its place.
+    const rest = await post([cancel(3), ping(3), ping(4), ping(5)]);
+    expect(rest.status).toBe(200);
+    expect(await rest.json()).toEqual([
+      { jsonrpc: "2.0", id: 4, result: {} },
+      { jsonrpc: "2.0", id: 5, result: {} },
+    ]);
+    // A tool call cancelled in its own batch is not run; one the batch does not cancel is.
+    const add = (id: number, text: string) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "add_memory", arguments: { text } },
+    });
+    const added = await post([add(7, "I sail on Sundays."), add(8, "I knit on Mondays."), cancel(7)]);
+    expect(added.status).toBe(200);
+    const [reply] = await added.json();
+    expect([reply.id, reply.result.isError]).toEqual([8, undefined]);
+    const listed = await svc.request("GET", "/v1/memories?user_id=u-cancel", { key });
+    expect(JSON.stringify(listed.body.data)).toContain("knit");
+    expect(JSON.stringify(listed.body.data)).not.toContain("sail");
+    // A cancellation naming no request of its POST (each POST has its own server) is ignored.
+    const other = await post([ping(9), cancel(42)]);
+    expect(await other.json()).toEqual([{ jsonrpc: "2.0", id: 9, result: {} }]);
+  });
+
+  it("answers a request whose handler never returns with -32001 after the bound, beside the others' replies", async () => {
+    // The SDK's own server with a tool that never finishes, behind the transport /mcp uses.
+    const server = new McpServer({ name: "hang", version: "0.0.0" });
+    server.registerTool("hang", { description: "never answers" }, () => new Promise<never>(() => {}));
+    const transport = new BoundedJsonTransport();
+    await server.connect(transport);
+    const body = [
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {} } },
+      { jsonrpc: "2.0", id: 2, method: "ping" },
+    ];
+    const request = new Request("http://mnemo.test/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(body),
+    });
+    const started = Date.now();
+    const res = await within(10_000, transport.handleWithin(request, body, 300));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(await res.json()).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32001, message: expect.stringMatching(/No answer within/) } },
+      { jsonrpc: "2.0", id: 2, result: {} },
+    ]);
+    await server.close();
+    // /mcp's bound is the longest a tool call is meant to hold, plus slack.
+    expect(callBoundMs(svc.deps.config)).toBe(30_000 + 2 * 10_000 + 20_000);
   });
 
   it("keeps 20 concurrent clients' answers apart", async () => {
