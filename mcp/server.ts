@@ -67,7 +67,7 @@ export function createMcpServer(
       (async (args: unknown): Promise<CallToolResult> => {
         try {
           const scope = typeof env.scope === "function" ? await env.scope() : env.scope;
-          const out = await tool.run(withoutNulls(args) as never, { ...env, scope });
+          const out = await tool.run(withoutNulls(args, tool.input) as never, { ...env, scope });
           return { content: [{ type: "text", text: out.text }], structuredContent: out.structured };
         } catch (err) {
           return toolError(err, env.log, args as Record<string, unknown>);
@@ -82,19 +82,32 @@ export function createMcpServer(
  * A tool's input with every optional field also taking null, as the spec types them ("string or
  * null") and REST takes them: models send null for "none", and strict function calling writes
  * every optional field as nullable. Such calls were refused ("expected string, received null").
+ * A field with a default (`wait`, `mode`, `limit`, `include_archived`) is optional too: null
+ * there reads as left out, so the default applies (`withoutNulls`).
  */
 function nullableInput(shape: z.ZodRawShape): z.ZodRawShape {
   return Object.fromEntries(
     Object.entries(shape).map(([key, field]) => {
-      if (!(field instanceof z.ZodOptional) || field.unwrap() instanceof z.ZodNullable) return [key, field];
-      const nullable = z.nullable(field.unwrap() as z.ZodType).optional();
+      let nullable: z.ZodType;
+      if (field instanceof z.ZodDefault) {
+        nullable = z.nullable(field.unwrap() as z.ZodType).default(field.def.defaultValue as never);
+      } else if (field instanceof z.ZodOptional && !(field.unwrap() instanceof z.ZodNullable)) {
+        nullable = z.nullable(field.unwrap() as z.ZodType).optional();
+      } else return [key, field];
       return [key, field.description ? nullable.describe(field.description) : nullable];
     }),
   );
 }
 
-/** A tool's arguments with null read as the field left out (a null prompt: a catch-all group). */
-function withoutNulls(args: unknown): unknown {
+/**
+ * A tool's arguments with null read as the field left out (a null prompt: a catch-all group), and
+ * a field with a default that was null given its default, as when it is left out.
+ */
+function withoutNulls(args: unknown, shape: z.ZodRawShape): unknown {
   if (!args || typeof args !== "object" || Array.isArray(args)) return args;
-  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
+  for (const [key, field] of Object.entries(shape)) {
+    if (out[key] === undefined && field instanceof z.ZodDefault) out[key] = field.parse(undefined);
+  }
+  return out;
 }

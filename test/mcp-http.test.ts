@@ -811,11 +811,42 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       await callOk(client, tools, "update_group", { group_id: group.id, name: null, prompt: "p" })
     ).structured;
     expect([renamed.name, renamed.prompt]).toEqual(["All", "p"]);
+    // A field with a default takes null too, and the default applies (each was -32602).
+    const waited = await callOk(client, tools, "add_memory", {
+      text: "I keep goats as well.",
+      user_id: "u-null",
+      wait: null,
+    });
+    expect(waited.structured.status).toBe("succeeded");
+    const composed = await callOk(client, tools, "search_memory", {
+      query: "bees",
+      user_id: "u-null",
+      mode: null,
+    });
+    expect(composed.structured.mode).toBe("compose");
+    const recalled = await callOk(client, tools, "recall_directives", {
+      user_id: "u-null",
+      entities: ["npm"],
+      mode: null,
+    });
+    expect(recalled.structured.mode).toBe("compose");
+    const page = await callOk(client, tools, "list_memories", { user_id: "u-null", limit: null });
+    expect(page.structured.data.length).toBeGreaterThan(1);
+    await callOk(client, tools, "archive_group", { group_id: group.id });
+    const groups = await callOk(client, tools, "list_groups", { include_archived: null });
+    expect(groups.structured.data).toEqual([]);
     // Every optional field says so in the schema a strict client reads.
+    for (const t of tools) {
+      const schema = t.inputSchema as { properties: Record<string, any>; required?: string[] };
+      for (const [field, property] of Object.entries(schema.properties)) {
+        if (schema.required?.includes(field)) continue;
+        expect(JSON.stringify(property), `${t.name}.${field}`).toMatch(/"type":"null"|"null"\]/);
+      }
+    }
     const add = tools.find((t) => t.name === "add_memory")!.inputSchema as {
       properties: Record<string, any>;
     };
-    expect(JSON.stringify(add.properties.agent_id)).toContain("null");
+    expect(add.properties.wait.default).toBe(true);
     await client.close();
   });
 
