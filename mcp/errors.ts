@@ -2,6 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CoreError, isDatabaseUnavailable, quotedId } from "../src/errors.js";
 import { providerFailure } from "../src/providers/openai.js";
 import { UnreachableError } from "./port.js";
+import type { DefaultScope } from "./scope.js";
 
 /**
  * The one place where failures become MCP tool results. A core error keeps its code and message
@@ -13,6 +14,7 @@ export function toolError(
   err: unknown,
   log?: { error: (o: object, m: string) => void },
   args?: Record<string, unknown>,
+  scope?: DefaultScope,
 ): CallToolResult {
   // The service out of reach (remote stdio) first: its refused connection would also read as a
   // database's below, and send the operator to the database instead of MNEMO_URL.
@@ -28,7 +30,7 @@ export function toolError(
   if (err instanceof CoreError) {
     if (err.status >= 500) return result(err.code, err.message);
     const retryAfter = Number(err.headers?.["Retry-After"]);
-    const hint = retryAfter > 0 ? `Retry after ${retryAfter} s.` : HINTS[err.code];
+    const hint = retryAfter > 0 ? `Retry after ${retryAfter} s.` : hintFor(err.code, scope);
     return result(err.code, `${namingTheId(err, args)}${hint ? ` ${hint}` : ""}`);
   }
   if (err instanceof ToolFailure) return result(err.code, err.message);
@@ -78,6 +80,21 @@ const HINTS: Record<string, string> = {
   invalid_messages: "Send at least one message with non-blank content (or `text`).",
   too_many_messages: "Split the conversation into several add_memory calls.",
 };
+
+/**
+ * What to do next. With a default scope axis pinned, a missing scope means the call named an axis
+ * of its own (in its arguments or filters), so the default did not apply: "pin a default" would
+ * send the agent to what it already has.
+ */
+function hintFor(code: string, scope: DefaultScope | undefined): string | undefined {
+  if (code === "missing_scope" && (scope?.user_id || scope?.agent_id || scope?.app_id)) {
+    return (
+      "The pinned default applies only when neither the call nor its filters name a scope axis: pass " +
+      "user_id, agent_id, app_id or group_ids (in filters: an equality or $in on one of them)."
+    );
+  }
+  return HINTS[code];
+}
 
 const ID_ARGS = {
   memory_not_found: "memory_id",

@@ -34,6 +34,9 @@ type Axes = { user_id?: string | undefined; agent_id?: string | undefined; app_i
 /**
  * The call's scope axes as filter conditions ANDed with its filters. Axes named in the call are
  * used as given; the configured defaults fill in only when the filters name no scope axis themselves.
+ * A conversation (list_memories' `conv_id`) is a condition here, as `conv_id` in the filters is,
+ * not an axis: the variant list needs a user, agent, app or group besides it, so with it the
+ * defaults fill in too (it made every such call `missing_scope`, a default pinned or not).
  */
 export function scopedFilters(
   args: Axes & { group_ids?: string[] | undefined },
@@ -41,7 +44,13 @@ export function scopedFilters(
   scope: DefaultScope,
 ): Record<string, unknown> {
   const keys = filterKeys(filters);
-  const axes = AXES.some((a) => keys.has(a)) ? readScope(args, {}) : readScope(args, scope);
+  const named = {
+    user_id: args.user_id,
+    agent_id: args.agent_id,
+    app_id: args.app_id,
+    group_ids: args.group_ids,
+  };
+  const axes = AXES.some((a) => keys.has(a)) ? readScope(named, {}) : readScope(named, scope);
   const parts: Record<string, unknown>[] = [];
   if (axes.user_id) parts.push({ user_id: axes.user_id });
   if (axes.agent_id) parts.push({ agent_id: axes.agent_id });

@@ -65,12 +65,13 @@ export function createMcpServer(
         annotations: { title: tool.title, ...tool.annotations },
       },
       (async (args: unknown): Promise<CallToolResult> => {
+        let scope: DefaultScope | undefined;
         try {
-          const scope = typeof env.scope === "function" ? await env.scope() : env.scope;
+          scope = typeof env.scope === "function" ? await env.scope() : env.scope;
           const out = await tool.run(withoutNulls(args, tool.input) as never, { ...env, scope });
           return { content: [{ type: "text", text: out.text }], structuredContent: out.structured };
         } catch (err) {
-          return toolError(err, env.log, args as Record<string, unknown>);
+          return toolError(err, env.log, args as Record<string, unknown>, scope);
         }
       }) as never,
     );

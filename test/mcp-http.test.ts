@@ -632,6 +632,44 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     });
   });
 
+  it("list_memories with conv_id and filters reads the pinned default user, as with conv_id in the filters", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const seed = (user: string, conv: string, project: string, text: string) => ({
+      type: "fact" as const,
+      text,
+      user_id: user,
+      conv_id: conv,
+      metadata: { project },
+    });
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      seed("carol", "convA", "apollo", "Carol books the launch venue."),
+      seed("carol", "convB", "apollo", "Carol orders the banners."),
+      seed("dave", "convA", "apollo", "Dave writes the press release."),
+    ]);
+    const { client, tools } = await connect(key, { "x-mnemo-user-id": "carol" });
+    const texts = async (args: Record<string, unknown>) =>
+      (await callOk(client, tools, "list_memories", args)).structured.data.map(
+        (m: { text: string }) => m.text,
+      );
+    const inFilters = await texts({ filters: { "metadata.project": "apollo", conv_id: "convA" } });
+    expect(inFilters).toEqual(["Carol books the launch venue."]);
+    // It was missing_scope ("... or pin a default"), with the default pinned.
+    expect(await texts({ conv_id: "convA", filters: { "metadata.project": "apollo" } })).toEqual(inFilters);
+    // Filters naming a user only under NOT pin no scope: the default does not apply, and the hint
+    // says why instead of asking for the default that is pinned.
+    const unpinned = await callErr(client, "list_memories", { filters: { NOT: { user_id: "dave" } } });
+    expect(unpinned).toMatch(/^Error missing_scope: .*The pinned default applies only when/);
+    expect(unpinned).not.toMatch(/pin a default/);
+    await client.close();
+    // Without a default, pinning one is the advice.
+    const bare = await connect(key);
+    const refused = await callErr(bare.client, "list_memories", {
+      filters: { "metadata.project": "apollo" },
+    });
+    expect(refused).toMatch(/^Error missing_scope: .*pin a default \(MNEMO_DEFAULT_USER_ID/);
+    await bare.client.close();
+  });
+
   it("keeps a __proto__ key in metadata and filters, as REST does", async () => {
     const { key } = await svc.newOrg();
     const { client, tools } = await connect(key);

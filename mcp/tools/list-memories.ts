@@ -13,7 +13,8 @@ export const listMemoriesTool = defineTool({
   description:
     "List stored memories, newest first, one page at a time (pass `cursor` = the previous next_cursor for more). " +
     "Filters are exact matches; when no user_id, agent_id, app_id, conv_id or group_id is given the configured " +
-    "defaults apply.",
+    "defaults apply (with `filters`, conv_id does not count: the defaults apply unless a user, agent, app or " +
+    "group is named).",
   input: {
     user_id: userId,
     agent_id: agentId,
