@@ -6,8 +6,10 @@ import {
   type JSONRPCMessage,
   ListToolsRequestSchema,
   PingRequestSchema,
+  type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { valueAt } from "../src/wire/common.js";
+import { TOOLS } from "./server.js";
 
 /** The requests this server answers, with the SDK's own schema of each. */
 const REQUESTS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: Issue[] } } }> =
@@ -57,6 +59,7 @@ export function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefin
   if (!("method" in message) || !("id" in message)) return undefined;
   const schema = REQUESTS[message.method];
   const checked = schema?.safeParse({ method: message.method, params: message.params });
+  if (checked?.success && message.method === "tools/call") return unknownTool(message);
   if (!checked || checked.success) return undefined;
   const issues = (checked.error?.issues ?? []).map((i) => describe(i, message));
   return {
@@ -65,6 +68,26 @@ export function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefin
     error: {
       code: ErrorCode.InvalidParams,
       message: `Invalid params for ${message.method}: ${issues.join("; ") || "malformed params"}.`,
+    },
+  };
+}
+
+const TOOL_NAMES = new Set(TOOLS.map((t) => t.name));
+
+/**
+ * A `tools/call` of a tool this server does not have is a protocol error, -32602 Invalid params
+ * (MCP's error handling for tools lists unknown tools so): the SDK's McpServer answered it as an
+ * `isError` result ("MCP error -32602: Tool x not found"), which reads as a tool that ran and failed.
+ */
+function unknownTool(message: JSONRPCMessage & { id: RequestId }): JSONRPCMessage | undefined {
+  const name = (message as { params?: { name?: unknown } }).params?.name;
+  if (typeof name !== "string" || TOOL_NAMES.has(name)) return undefined;
+  return {
+    jsonrpc: "2.0",
+    id: message.id,
+    error: {
+      code: ErrorCode.InvalidParams,
+      message: `Unknown tool: ${JSON.stringify(name.slice(0, 200))}; tools/list names the tools.`,
     },
   };
 }

@@ -221,6 +221,18 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     const badCursor = await post({ jsonrpc: "2.0", id: 9, method: "tools/list", params: { cursor: 5 } });
     expect(badCursor.error.code).toBe(-32602);
     expect(badCursor.error.message).toMatch(/`params.cursor` must be a string, not a number/);
+    // A tool the server does not have is a protocol error too (it was an isError result).
+    const unknown = await post({
+      jsonrpc: "2.0",
+      id: 12,
+      method: "tools/call",
+      params: { name: "nonexistent_tool", arguments: {} },
+    });
+    expect(unknown).toEqual({
+      jsonrpc: "2.0",
+      id: 12,
+      error: { code: -32602, message: 'Unknown tool: "nonexistent_tool"; tools/list names the tools.' },
+    });
     // Omitted arguments and bad argument values are still the tool's own answer (an isError result).
     const omitted = await post({
       jsonrpc: "2.0",
