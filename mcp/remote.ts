@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { CoreError, ERROR_STATUS, type ErrorCode } from "../src/errors.js";
 import { groupNotFound } from "../src/groups/model.js";
+import { jobNotFound } from "../src/ingest/get-job.js";
 import { memoryNotFound } from "../src/memories/get.js";
-import { type FieldIssue, issuesMessage } from "../src/wire/common.js";
+import { type FieldIssue, isStorable, issuesMessage, parseWire } from "../src/wire/common.js";
 import { GroupListSchema, GroupSchema } from "../src/wire/groups.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
-import { MemoryListSchema, MemorySchema } from "../src/wire/memories.js";
+import { ListMemoriesQuery, MemoryListSchema, MemorySchema } from "../src/wire/memories.js";
 import { SearchResultSchema } from "../src/wire/search.js";
 import { ServiceKeyListSchema } from "../src/wire/service-keys.js";
 import { VariantListSchema, VariantMemorySchema, VariantSearchResultSchema } from "../src/wire/variant.js";
@@ -75,7 +76,7 @@ export function remoteService(options: {
   };
 
   const memory = (id: string) => segment(id, memoryNotFound);
-  const job = (id: string) => segment(id, (j) => new CoreError("job_not_found", `No ingest job ${j}.`));
+  const job = (id: string) => segment(id, jobNotFound);
   const group = (id: string) => segment(id, groupNotFound);
   return {
     ingest: (request, { wait }) =>
@@ -83,7 +84,13 @@ export function remoteService(options: {
     getIngestJob: async (id) => call("GET", `/v1/memories/jobs/${job(id)}`, IngestJobSchema),
     search: (request) => call("POST", "/v1/memories/search", SearchResultSchema, { body: request }),
     trigger: (request) => call("POST", "/v1/memories/trigger", SearchResultSchema, { body: request }),
-    listMemories: (query) => call("GET", "/v1/memories", MemoryListSchema, { query: { ...query } }),
+    // Checked here with the schema the server and the in-process port check it with: a query
+    // string cannot carry a lone surrogate (URLSearchParams sent U+FFFD, another user's id, or a
+    // cursor the server then read as cursor_mismatch), so such a value is refused as they refuse it.
+    listMemories: async (query) => {
+      parseWire(ListMemoriesQuery, query, "query");
+      return call("GET", "/v1/memories", MemoryListSchema, { query: { ...query } });
+    },
     getMemory: async (id) => call("GET", `/v1/memories/${memory(id)}`, MemorySchema),
     deleteMemory: async (id) => {
       await call("DELETE", `/v1/memories/${memory(id)}`, null);
@@ -125,11 +132,13 @@ export function remoteService(options: {
  * another route; their percent-encoded forms are dot segments too, so escaping them is no way out.
  * No stored id is one, so they are answered here as the unknown id they are, never sent; nor is
  * one longer than any id the service makes (a 100,000-character id made the URL too long for the
- * server, answered `invalid_request` where in-process and HTTP answer not found).
+ * server, answered `invalid_request` where in-process and HTTP answer not found), nor one the
+ * database cannot hold (a NUL, refused by the server as a URL character; a lone surrogate, which
+ * `encodeURIComponent` throws on, answered as an internal error).
  */
 const MAX_ID_LENGTH = 256;
 function segment(id: string, notFound: (id: string) => CoreError): string {
-  if (id === "." || id === ".." || id.length > MAX_ID_LENGTH) throw notFound(id);
+  if (id === "." || id === ".." || id.length > MAX_ID_LENGTH || !isStorable(id)) throw notFound(id);
   return encodeURIComponent(id);
 }
 

@@ -173,6 +173,32 @@ describe("the MCP tools' port: in-process and remote answer alike", () => {
     }
   });
 
+  it("answers ids with a lone surrogate or NUL, and such query values, as in-process does", async () => {
+    const { ports } = await adapters();
+    const group = "grp_0123456789abcdef0123456789abcdef";
+    const calls: [string, (port: MemoryService) => Promise<unknown>][] = [
+      ["memory_not_found", (p) => p.getMemory("\ud800")],
+      ["memory_not_found", (p) => p.getMemory("a\u0000b")],
+      ["memory_not_found", (p) => p.deleteMemory("a\u0000b")],
+      ["memory_not_found", (p) => p.memoryRevisions("x\udfffy")],
+      ["job_not_found", (p) => p.getIngestJob("\ud800")],
+      ["group_not_found", (p) => p.updateGroup("\ud800", { name: "renamed" })],
+      ["group_not_found", (p) => p.archiveGroup(`${group}\u0000`)],
+      ["invalid_request", (p) => p.listMemories({ user_id: "\ud800" })],
+      ["invalid_request", (p) => p.listMemories({ user_id: "u", agent_id: "a\udc00" })],
+      ["invalid_request", (p) => p.listMemories({ group_id: "g\u0000" })],
+      ["invalid_request", (p) => p.listMemories({ user_id: "u", cursor: "\ud800" })],
+    ];
+    for (const [code, call] of calls) {
+      // The same code and message from both (remote: server_error, a U+FFFD id read as another
+      // user's with no rows, cursor_mismatch, or "NUL characters (%00) are not allowed in the URL").
+      const [local, remote] = await Promise.all(ports.map(([, port]) => failure(call(port))));
+      if (!local || !remote) throw new Error("two ports");
+      expect([call.toString(), remote.code, remote.message]).toEqual([call.toString(), code, local.message]);
+      expect(local.code).toBe(code);
+    }
+  });
+
   it("a service it cannot reach is named as such, not as the database", async () => {
     // A port that was just free: nothing listens there.
     const probe = serve({ fetch: () => new Response(), port: 0, hostname: "127.0.0.1" });

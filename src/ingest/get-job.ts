@@ -5,6 +5,8 @@ import { CoreError, quotedId } from "../errors.js";
 import { JOB_ID_RE } from "../ids.js";
 import { type IngestJob, toJobWire } from "./job-wire.js";
 
+export const jobNotFound = (id: string) => new CoreError("job_not_found", `No ingest job ${quotedId(id)}.`);
+
 /** One ingest job of the caller's organisation; unknown, swept and foreign ids are all 404. */
 export async function getIngestJob({
   ctx,
@@ -19,7 +21,7 @@ export async function getIngestJob({
   // A credential confined to a user sees only that user's jobs; others read as unknown.
   const user = confinedUser(ctx.principal);
   if (!row || (user !== null && row.request.user_id !== user)) {
-    throw new CoreError("job_not_found", `No ingest job ${quotedId(input.jobId)}.`);
+    throw jobNotFound(input.jobId);
   }
   return toJobWire(row);
 }
