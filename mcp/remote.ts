@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
+import { unverifiedUser } from "../src/auth/jwt.js";
 import { CoreError, ERROR_STATUS, type ErrorCode } from "../src/errors.js";
 import { groupNotFound } from "../src/groups/model.js";
 import { jobNotFound } from "../src/ingest/get-job.js";
@@ -24,6 +25,8 @@ export function remoteService(options: {
   baseUrl: string;
   headers: Record<string, string>;
   timeoutMs?: number;
+  /** The claim naming a JWT's user (MNEMO_JWT_USER_CLAIM, as the server reads it); default `sub`. */
+  userClaim?: string;
 }): MemoryService & { credentialUser(key: string): Promise<string | null> } {
   const base = options.baseUrl.replace(/\/+$/, "");
   /**
@@ -111,12 +114,15 @@ export function remoteService(options: {
     updateGroup: async (id, patch) => call("PATCH", `/v1/groups/${group(id)}`, GroupSchema, { body: patch }),
     archiveGroup: async (id) => call("DELETE", `/v1/groups/${group(id)}`, GroupSchema),
     /**
-     * The user `key` (the credential sent) is confined to, null for an organisation-wide key: its
-     * own entry in the key list (matched by prefix and last four) names it. A key confined to a
-     * user lists only that user's keys, so every match names the same user; an organisation-wide
-     * key matches itself (no user). A credential that is not a listed key (a JWT) reads as null.
+     * The user `key` (the credential sent) is confined to, null for an organisation-wide key. A
+     * JWT names its user itself (the claim the server reads; the server verifies the token on
+     * every call). A key's own entry in the key list (matched by prefix and last four) names it:
+     * a key confined to a user lists only that user's keys, so every match names the same user;
+     * an organisation-wide key matches itself (no user).
      */
     credentialUser: async (key) => {
+      const tokenUser = unverifiedUser(key, options.userClaim ?? "sub");
+      if (tokenUser !== null) return tokenUser;
       const keys = await call("GET", "/v1/auth/service-keys", ServiceKeyListSchema);
       const users = new Set(
         keys.data.filter((k) => key.startsWith(k.prefix) && key.endsWith(k.last_four)).map((k) => k.user_id),

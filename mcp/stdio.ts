@@ -73,7 +73,11 @@ function keyScope(config: Config, keyUser: () => Promise<string | null>): () => 
 function remote(config: Config): Backend {
   const key = config.MNEMO_API_KEY;
   if (!key) throw new ConfigError("MNEMO_URL is set but MNEMO_API_KEY is not: set the key to use.");
-  const service = remoteService({ baseUrl: config.MNEMO_URL!, headers: { authorization: `Bearer ${key}` } });
+  const service = remoteService({
+    baseUrl: config.MNEMO_URL!,
+    headers: { authorization: `Bearer ${key}` },
+    userClaim: config.MNEMO_JWT_USER_CLAIM,
+  });
   return {
     service,
     keyUser: () => service.credentialUser(key),

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { linkOrg } from "../src/admin/orgs.js";
 import { authenticate } from "../src/auth/authenticate.js";
 import { createApiKey } from "../src/auth/keys.js";
 import { loadConfig } from "../src/config.js";
@@ -13,6 +14,7 @@ import { silentLogger } from "../src/logger.js";
 import { writeMemories } from "../src/memories/write.js";
 import { createProviders } from "../src/providers/index.js";
 import { waitFor } from "./helpers/harness.js";
+import { JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, signToken } from "./helpers/jwks-server.js";
 import { freePort, ROOT, type ServerProcess, startServerProcess } from "./helpers/process.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
@@ -23,7 +25,11 @@ let server: ServerProcess;
 let tmp: string;
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startServerProcess({
+    MNEMO_JWT_SECRET: JWT_SECRET,
+    MNEMO_JWT_ISSUER: JWT_ISSUER,
+    MNEMO_JWT_AUDIENCE: JWT_AUDIENCE,
+  });
   tmp = mkdtempSync(path.join(os.tmpdir(), "mnemo-hooks-"));
 });
 afterAll(async () => {
@@ -150,6 +156,48 @@ describe("Claude Code hooks against a real server", () => {
       return body.data?.length ? body.data : undefined;
     });
     expect(rows.every((m) => m.user_id === user)).toBe(true);
+  });
+
+  it("both hooks act as a JWT's user, and as a user's key's, ahead of MNEMO_DEFAULT_USER_ID", async () => {
+    const db = createDb(server.databaseUrl, 2);
+    let orgId: string;
+    let bobKey: string;
+    try {
+      ({ orgId } = await authenticate(db, { apiKey: server.key }));
+      await linkOrg(db, { orgId, linked: true });
+      bobKey = (await createApiKey(db, { orgId, userId: "hook-bob", kind: "service" })).key;
+    } finally {
+      await db.close();
+    }
+    const token = await signToken("secret", { org: orgId, sub: "hook-erin" });
+    // The JWT was sent as "me" (403 user_mismatch), and the key list named no key of hers: the
+    // turn was silently not stored. A user's key with a default user set was refused the same way.
+    for (const [user, key] of [
+      ["hook-erin", token],
+      ["hook-bob", bobKey],
+    ] as const) {
+      await seedDirective(user, `Tag the release with tag_release.sh, ${user}.`, ["tag_release.sh"]);
+      const env = { MNEMO_URL: server.url, MNEMO_API_KEY: key, MNEMO_DEFAULT_USER_ID: "me" };
+      const hit = await runHook(PRE, preEvent("Bash", { command: "bash tag_release.sh v2" }), env);
+      expect([user, hit.code]).toEqual([user, 0]);
+      expect(JSON.parse(hit.stdout).hookSpecificOutput.additionalContext).toContain(`${user}.`);
+      const turn = [
+        {
+          type: "user",
+          message: { role: "user", content: `I am ${user} and I review pull requests on Mondays.` },
+        },
+        { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Noted." }] } },
+      ];
+      expect(await runStop(`sess-${user}`, turn, env)).toMatchObject({ code: 0, stdout: "" });
+      const rows = await waitFor(async () => {
+        const r = await fetch(`${server.url}/v1/memories?conv_id=sess-${user}&user_id=${user}`, {
+          headers: { "x-api-key": server.key },
+        });
+        const body = (await r.json()) as { data?: { user_id: string }[] };
+        return body.data?.length ? body.data : undefined;
+      });
+      expect(rows.every((m) => m.user_id === user)).toBe(true);
+    }
   });
 
   it("PreToolUse takes the user's last prompt as the task, not a slash command's entries", async () => {

@@ -8,6 +8,7 @@ import { authenticate } from "../src/auth/authenticate.js";
 import { createApiKey } from "../src/auth/keys.js";
 import { createDb } from "../src/db/db.js";
 import { waitFor } from "./helpers/harness.js";
+import { JWT_AUDIENCE, JWT_ISSUER, JWT_SECRET, signToken } from "./helpers/jwks-server.js";
 import { callErr, callOk, httpClient, stdioClient, TOOL_NAMES } from "./helpers/mcp-client.js";
 import {
   childEnv,
@@ -23,7 +24,11 @@ import { createTestDatabase, onServer } from "./helpers/test-db.js";
 let server: ServerProcess;
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startServerProcess({
+    MNEMO_JWT_SECRET: JWT_SECRET,
+    MNEMO_JWT_ISSUER: JWT_ISSUER,
+    MNEMO_JWT_AUDIENCE: JWT_AUDIENCE,
+  });
 });
 afterAll(async () => {
   await server?.stop();
@@ -164,7 +169,7 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     await client.close();
   });
 
-  it("acts as the user of a key made for one user, ahead of MNEMO_DEFAULT_USER_ID (remote and local)", async () => {
+  it("acts as the user of a key made for one user or a JWT's, ahead of MNEMO_DEFAULT_USER_ID (remote and local)", async () => {
     const db = createDb(server.databaseUrl, 2);
     let alice: string;
     let dave: string;
@@ -175,9 +180,13 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     } finally {
       await db.close();
     }
+    // A JWT of the identity provider's user erin: every call was user_mismatch (with a default
+    // user) or missing_scope (without), the key list naming no key of hers.
+    const token = await signToken("secret", { org: `idp_org_${Date.now()}`, sub: "stdio-erin" });
     const modes: [string, string, Record<string, string>][] = [
       ["remote", "stdio-alice", { MNEMO_URL: server.url, MNEMO_API_KEY: alice }],
       ["local", "stdio-dave", { DATABASE_URL: server.databaseUrl, MNEMO_API_KEY: dave }],
+      ["remote JWT", "stdio-erin", { MNEMO_URL: server.url, MNEMO_API_KEY: token }],
     ];
     for (const [mode, user, env] of modes) {
       // No user_id anywhere: the key's user writes.

@@ -7,9 +7,9 @@
 // or slows the agent down for long.
 //
 // Environment: MNEMO_URL (default http://127.0.0.1:8080), MNEMO_API_KEY, MNEMO_DEFAULT_USER_ID
-// (default "me", as in the MCP configs next to it; a key made for one user acts as that user),
-// MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID, MNEMO_DEFAULT_NAMESPACE, MNEMO_HOOK_TIMEOUT_MS
-// (default 1500).
+// (default "me", as in the MCP configs next to it; a key made for one user, or a JWT, acts as that
+// user), MNEMO_DEFAULT_AGENT_ID, MNEMO_DEFAULT_APP_ID, MNEMO_DEFAULT_NAMESPACE, MNEMO_HOOK_TIMEOUT_MS
+// (default 1500), MNEMO_JWT_USER_CLAIM (the claim naming a JWT's user, as on the server; default sub).
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 
 const env = process.env;
@@ -44,9 +44,12 @@ async function main() {
 }
 
 /**
- * POSTs `body` to Mnemo. A key made for one user refuses the default user ("me", without
- * MNEMO_DEFAULT_USER_ID) with 403 user_mismatch; the call is then made again as the key's own
- * user, which its entry in `GET /v1/auth/service-keys` names (such a key lists only its user's).
+ * POSTs `body` to Mnemo as the credential's user when it has one: a credential made for one user
+ * refuses any other (403 user_mismatch), the default user ("me", or MNEMO_DEFAULT_USER_ID) too. A
+ * JWT names its user itself (the claim MNEMO_JWT_USER_CLAIM names, as on the server; default
+ * sub), read without verifying it (the server verifies). A key made for a user: after the 403,
+ * the call is made again as the user its entry in `GET /v1/auth/service-keys` names (such a key
+ * lists only its user's).
  */
 async function post(path, body, timeoutMs) {
   const signal = AbortSignal.timeout(timeoutMs);
@@ -54,12 +57,27 @@ async function post(path, body, timeoutMs) {
   const key = env.MNEMO_API_KEY;
   const headers = { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) };
   const send = (b) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(b), signal });
+  const tokenUser = key ? jwtUser(key) : undefined;
+  if (tokenUser) return send({ ...body, user_id: tokenUser });
   const res = await send(body);
-  if (res.status !== 403 || env.MNEMO_DEFAULT_USER_ID || !key) return res;
+  if (res.status !== 403 || !key) return res;
   if ((await res.json().catch(() => null))?.detail?.code !== "user_mismatch") return res;
   const keys = await fetch(`${base}/v1/auth/service-keys`, { headers, signal }).then((r) => r.json());
   const own = (keys.data ?? []).find((k) => key.startsWith(k.prefix) && key.endsWith(k.last_four));
   return own?.user_id ? send({ ...body, user_id: own.user_id }) : res;
+}
+
+/** The user a JWT names (a dotted claim name reaches into a nested claim); undefined for an API key. */
+function jwtUser(key) {
+  const parts = key.split(".");
+  if (parts.length !== 3) return undefined;
+  try {
+    let v = JSON.parse(Buffer.from(parts[1], "base64url").toString("utf8"));
+    for (const name of (env.MNEMO_JWT_USER_CLAIM || "sub").split(".")) v = v?.[name];
+    return (typeof v === "string" && v) || (typeof v === "number" ? String(v) : undefined);
+  } catch {
+    return undefined;
+  }
 }
 
 const list = (rows) => rows.map((r) => `- ${r.text}`).join("\n");

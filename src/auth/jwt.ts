@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, errors, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { type Config, ConfigError } from "../config.js";
 import { CoreError } from "../errors.js";
 import { isStorable } from "../wire/common.js";
@@ -69,6 +69,20 @@ export function createJwtVerifier(config: Config): JwtVerifier | undefined {
       return { orgId: identity(payload, orgClaim), userId: identity(payload, userClaim) };
     },
   };
+}
+
+/**
+ * The user a token names by `claim` (MNEMO_JWT_USER_CLAIM), read without verifying it: for a
+ * client that sends the token on to the server (stdio with MNEMO_URL), which verifies it on every
+ * call. Null for a credential that is no JWT, or a token naming no user the server would take.
+ */
+export function unverifiedUser(token: string, claim: string): string | null {
+  if (!looksLikeJwt(token)) return null;
+  try {
+    return identity(decodeJwt(token), claim);
+  } catch {
+    return null;
+  }
 }
 
 /**
