@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { Agent, fetch } from "undici";
 import type { z } from "zod";
 import { unverifiedUser } from "../src/auth/jwt.js";
+import { MAX_WAIT_SECONDS } from "../src/config.js";
 import { CoreError, ERROR_STATUS, type ErrorCode } from "../src/errors.js";
 import { groupNotFound } from "../src/groups/model.js";
 import { jobNotFound } from "../src/ingest/get-job.js";
@@ -24,11 +26,22 @@ type Query = Record<string, unknown>;
 export function remoteService(options: {
   baseUrl: string;
   headers: Record<string, string>;
+  /** How long a call may take before it is given up; default 60 s. */
   timeoutMs?: number;
+  /**
+   * The same for an ingest with `wait`, which the server holds up to its MNEMO_WAIT_SECONDS (up to
+   * 10 minutes; this side cannot know it): default the longest window a server takes plus `timeoutMs`.
+   */
+  waitTimeoutMs?: number;
   /** The claim naming a JWT's user (MNEMO_JWT_USER_CLAIM, as the server reads it); default `sub`. */
   userClaim?: string;
 }): MemoryService & { credentialUser(key: string): Promise<string | null> } {
   const base = options.baseUrl.replace(/\/+$/, "");
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const waitTimeoutMs = options.waitTimeoutMs ?? MAX_WAIT_SECONDS * 1000 + timeoutMs;
+  // undici's own limits (300 s for the answer's headers) would cut a wait short of the bound; the
+  // time-outs above are the bounds, one per call. Made on the first call: nothing at import.
+  let dispatcher: Agent | undefined;
   /**
    * One REST call. A 2xx body is read through its wire schema (`answer`): a field a newer server
    * adds is dropped rather than breaking the tool's output schema.
@@ -37,7 +50,7 @@ export function remoteService(options: {
     method: string,
     path: string,
     answer: S | null,
-    opts: { query?: Query; body?: unknown } = {},
+    opts: { query?: Query; body?: unknown; timeoutMs?: number; accepts?: boolean } = {},
   ): Promise<z.output<S>> => {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(opts.query ?? {})) {
@@ -54,18 +67,31 @@ export function remoteService(options: {
       body = JSON.stringify(opts.body);
       headers["content-type"] = "application/json";
     }
-    let res: Response;
+    let res: Awaited<ReturnType<typeof fetch>>;
+    const limit = opts.timeoutMs ?? timeoutMs;
+    dispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0 });
     try {
       res = await fetch(`${base}${path}${qs.size ? `?${qs}` : ""}`, {
         method,
         headers,
         ...(body !== undefined ? { body } : {}),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+        signal: AbortSignal.timeout(limit),
+        dispatcher,
       });
     } catch (err) {
-      throw new UnreachableError(`Could not reach the Mnemo service: ${(err as Error).message}`, {
-        cause: err,
-      });
+      const late = (err as Error).name === "TimeoutError";
+      // Sent and not answered: an ingest may have been accepted (its job runs), so saying the
+      // service was out of reach (and a retry ingesting twice) would be wrong.
+      if (late && opts.accepts) {
+        throw new CoreError(
+          "service_unavailable",
+          `The Mnemo service did not answer within ${Math.round(limit / 1000)} s; the ingest may have been ` +
+            "accepted and still run: check list_memories (or GET /v1/memories/jobs) before sending it again.",
+          { cause: err },
+        );
+      }
+      const why = late ? `no answer within ${Math.round(limit / 1000)} s` : (err as Error).message;
+      throw new UnreachableError(`Could not reach the Mnemo service: ${why}`, { cause: err });
     }
     // An empty or non-JSON body reads as no body.
     const parsed: unknown = await res.json().catch(() => undefined);
@@ -83,7 +109,12 @@ export function remoteService(options: {
   const group = (id: string) => segment(id, groupNotFound);
   return {
     ingest: (request, { wait }) =>
-      call("POST", "/v1/memories", IngestJobSchema, { body: request, query: { wait: wait || undefined } }),
+      call("POST", "/v1/memories", IngestJobSchema, {
+        body: request,
+        query: { wait: wait || undefined },
+        accepts: true,
+        ...(wait ? { timeoutMs: waitTimeoutMs } : {}),
+      }),
     getIngestJob: async (id) => call("GET", `/v1/memories/jobs/${job(id)}`, IngestJobSchema),
     search: (request) => call("POST", "/v1/memories/search", SearchResultSchema, { body: request }),
     trigger: (request) => call("POST", "/v1/memories/trigger", SearchResultSchema, { body: request }),
@@ -151,7 +182,11 @@ function segment(id: string, notFound: (id: string) => CoreError): string {
 const isCode = (code: unknown): code is ErrorCode => typeof code === "string" && code in ERROR_STATUS;
 
 /** A REST error answer as the `CoreError` the server raised (field failures as `invalid_request`). */
-function fromEnvelope(res: Response, body: unknown, requestId: string): CoreError {
+function fromEnvelope(
+  res: { status: number; headers: { get(name: string): string | null } },
+  body: unknown,
+  requestId: string,
+): CoreError {
   const fallback: ErrorCode =
     res.status >= 500 ? "server_error" : res.status === 404 ? "not_found" : "invalid_request";
   if (res.status >= 500) {

@@ -10,6 +10,12 @@ const bool = (def: boolean) =>
 /** A whole number written in decimal digits ("0x1F90", "1e3" and "8080.0" are not), else NaN. */
 const decimal = (v: string) => (/^\s*-?\d+\s*$/.test(v) ? Number(v) : Number.NaN);
 
+/**
+ * The longest wait window (MNEMO_WAIT_SECONDS) a server takes: a client that cannot know a
+ * server's own (stdio with MNEMO_URL) waits this long, and more, for an ingest with `wait`.
+ */
+export const MAX_WAIT_SECONDS = 600;
+
 const int = (def: number, min: number, max: number) =>
   z
     .string()
@@ -205,7 +211,7 @@ export const EnvSchema = z.object({
    */
   MNEMO_MAX_GROUP_IDS_PER_QUERY: int(100, 1, GROUP_IDS_PER_QUERY_CEILING),
   MNEMO_BATCH_THRESHOLD: int(20, 1, 100_000),
-  MNEMO_WAIT_SECONDS: int(30, 0, 600),
+  MNEMO_WAIT_SECONDS: int(30, 0, MAX_WAIT_SECONDS),
   MNEMO_JOB_RETENTION_HOURS: int(24, 0, 24 * 365),
   MNEMO_WORKER_CONCURRENCY: int(2, 1, 64),
   /** A running ingest attempt not finished in this time is taken as stuck and retried. */

@@ -8,7 +8,9 @@ import { remoteService } from "../mcp/remote.js";
 import { systemCtx } from "../src/context.js";
 import { CoreError } from "../src/errors.js";
 import { writeMemories } from "../src/memories/write.js";
+import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
+import { startStubOpenAI } from "./helpers/stub-openai.js";
 
 let svc: TestService;
 let http: ServerType;
@@ -198,6 +200,58 @@ describe("the MCP tools' port: in-process and remote answer alike", () => {
       expect(local.code).toBe(code);
     }
   });
+
+  it("an ingest with wait gets the server's answer after its window; one given up on is not called unreachable", async () => {
+    // A slow model: extraction outlasts the server's 3 s window, which outlasts 1 s, the time-out
+    // of other calls (the probe's: MNEMO_WAIT_SECONDS=120 against the fixed 60 s).
+    const stub = await startStubOpenAI({ dim: TEST_EMBEDDING_DIM });
+    stub.enqueue("extract", { delayMs: 8000 }, { delayMs: 8000 });
+    const slow = await startTestService({
+      env: {
+        MNEMO_LLM_BASE_URL: stub.url,
+        OPENAI_API_KEY: "sk-test",
+        MNEMO_WAIT_SECONDS: "3",
+        MNEMO_SHUTDOWN_TIMEOUT_MS: "1000",
+      },
+    });
+    const served = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: slow.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
+    try {
+      const { key } = await slow.newOrg();
+      const body = (conv: string) => ({
+        user_id: "u-wait",
+        conv_id: conv,
+        messages: [{ role: "user", content: "I moved to Berlin in March." }],
+      });
+      const started = Date.now();
+      const remote = remoteService({ baseUrl: url, headers: { "x-api-key": key }, timeoutMs: 1000 });
+      // It was "Could not reach the Mnemo service: The operation was aborted due to timeout" at 1 s.
+      const job = await remote.ingest(body("c-wait"), { wait: true });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+      expect(job.status).not.toMatch(/succeeded|failed/);
+      // A client that gives up first says the ingest may have been accepted, and it was.
+      const impatient = remoteService({
+        baseUrl: url,
+        headers: { "x-api-key": key },
+        timeoutMs: 200,
+        waitTimeoutMs: 1000,
+      });
+      const err = await failure(impatient.ingest(body("c-wait-2"), { wait: true }));
+      const text = (toolError(err).content[0] as { text: string }).text;
+      expect(text).toMatch(
+        /^Error service_unavailable: The Mnemo service did not answer within 1 s; the ingest may have been accepted/,
+      );
+      expect(text).not.toMatch(/Could not reach|MNEMO_URL/);
+      const jobs = await slow.request("GET", "/v1/memories/jobs", { key });
+      expect(jobs.body.data).toHaveLength(2);
+    } finally {
+      await new Promise<void>((resolve) => served.close(() => resolve()));
+      await slow.stop();
+      await stub.close();
+    }
+  }, 60_000);
 
   it("a service it cannot reach is named as such, not as the database", async () => {
     // A port that was just free: nothing listens there.
