@@ -327,7 +327,7 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     );
 
     const added = await callOk(client, tools, "add_memory", {
-      text: "I always use tabs for indentation in Python projects.",
+      text: "I always use tabs for indentation in my projects.",
       user_id: user,
       group_ids: [g.structured.id],
     });
