@@ -964,9 +964,26 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(text("Moving to Denver was the best decision.")).toBe(
       "On 10 April 2024, moving to Denver was the best decision.",
     );
-    expect(text("Blue used to be my favorite color but now it's green.")).toBe(
-      "On 10 April 2024, blue used to be the user's favorite color but now it's green.",
+    expect(text("Finally signed the lease on the flat.")).toBe(
+      "On 10 April 2024, the user finally signed the lease on the flat.",
     );
+    // A common noun or adjective may be a name, a brand or a month: it keeps its capital.
+    expect(text("Blue used to be my favorite color but now it's green.")).toBe(
+      "On 10 April 2024, Blue used to be the user's favorite color but now it's green.",
+    );
+    for (const [said, kept] of [
+      ["Mark called me about the lease.", "Mark called the user about the lease."],
+      ["Ruby should never eat grapes.", "Ruby should never eat grapes."],
+      ["Earl Grey is my favorite tea.", "Earl Grey is the user's favorite tea."],
+      ["Amber and Sunny came over for dinner.", "Amber and Sunny came over for dinner."],
+      ["Apple replaced my laptop battery.", "Apple replaced the user's laptop battery."],
+      ["March was a busy month for me.", "March was a busy month for the user."],
+      ["May is when my sister gets married.", "May is when the user's sister gets married."],
+      ...["Bill", "Jack", "Daisy", "Ivy", "Grace", "Hunter", "Penny", "Mom", "Target", "Chase", "August"].map(
+        (name) => [`${name} sent me a card.`, `${name} sent the user a card.`],
+      ),
+    ])
+      expect(text(said!)).toBe(`On 10 April 2024, ${kept}`);
     // A name WordNet has, one it lacks, one the input writes inside a sentence, capitals
     expect(text("Paris was amazing in the spring.")).toBe(
       "On 10 April 2024, Paris was amazing in the spring.",
@@ -1046,7 +1063,7 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     );
     // An event named on a day without a verb, or a thing that is on a day, is ahead too.
     expect(text("Dentist on Tuesday, and my daughter's recital is Thursday at 6.")).toBe(
-      "On 5 March 2025, dentist on Tuesday (11 March 2025), and the user's daughter's recital is Thursday (6 March 2025) at 6.",
+      "On 5 March 2025, Dentist on Tuesday (11 March 2025), and the user's daughter's recital is Thursday (6 March 2025) at 6.",
     );
     expect(text("My birthday is Saturday!")).toBe(
       "On 5 March 2025, the user's birthday is Saturday (8 March 2025)!",

@@ -578,6 +578,23 @@ export function isCommonWord(word: string): boolean {
   return /ly$/.test(w) && d.adjectives.has(w.slice(0, -2));
 }
 
+/**
+ * Whether a word opening a sentence is one no one is named: a verb form or an adverb WordNet has
+ * no noun or adjective for ("went", "finally"), an -ing form ("moving") or a plural noun
+ * ("allergies"). A common noun or an adjective in the singular may be a name ("Mark", "Amber",
+ * "Sunny", "Apple", "March", "Hunter", "Mom"): it keeps its capital.
+ */
+export function isNeverName(word: string): boolean {
+  const d = load();
+  const w = word.toLowerCase();
+  if (!isCommonWord(w)) return false;
+  if (/ing$/.test(w)) return true;
+  // A noun in the plural ("Allergies") names no one.
+  const noun = lemmaOf(d, w);
+  if (noun) return noun[0] !== w;
+  return !d.adjectives.has(w);
+}
+
 export function isCommonProperNoun(word: string): boolean {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());

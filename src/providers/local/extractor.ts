@@ -12,7 +12,7 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
-import { isCommonWord, isVerb } from "./concepts.js";
+import { isNeverName, isVerb } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   asRequest,
@@ -516,10 +516,12 @@ function unquotedSecondToThird(s: string, name: string): string {
 }
 
 /**
- * A fact's text after its day ("On 8 May 2023, the user ..."): its first word in lower case,
- * unless it is written so on purpose: "I", a name (a speaker, a word the input capitalises inside a
- * sentence, a name WordNet has: "Paris", "Tuesday"; or a word it lacks: "Caroline"), a word in
- * capitals or mixed case ("NASA", "iPhone").
+ * A fact's text after its day ("On 8 May 2023, the user ..."): its first word in lower case when
+ * it is a function word ("if", "the") or a word no one is named (a verb form or adverb with no noun
+ * or adjective sense, an -ing form: isNeverName). Any other capitalised word may be a name and keeps
+ * its capital: "Mark", "Amber", "Apple", "March", "Will", a speaker, a word the input capitalises
+ * inside a sentence, a word WordNet lacks ("Caroline"); and so do "I" and words in capitals or
+ * mixed case ("NASA", "iPhone").
  */
 function leadLowered(text: string, names: () => Set<string>): string {
   const first = /^(\p{Lu}[\p{Ll}]*)(?='s\b|[^\p{L}\p{N}'_-]|$)/u.exec(text)?.[1];
@@ -527,8 +529,12 @@ function leadLowered(text: string, names: () => Set<string>): string {
   const lower = () => text.charAt(0).toLowerCase() + text.slice(1);
   if (LEADING_FUNCTION_WORD.test(text)) return lower();
   if (names().has(first)) return text;
-  return STOPWORDS.has(first.toLowerCase()) || isCommonWord(first) ? lower() : text;
+  const word = first.toLowerCase();
+  return (STOPWORDS.has(word) && !NAME_STOPWORDS.has(word)) || isNeverName(word) ? lower() : text;
 }
+
+/** Stop words that are names and months too ("Will and I", "May is when ..."). */
+const NAME_STOPWORDS = new Set(["will", "may"]);
 
 /** The speakers' names and the words written capitalised inside a sentence of the input ("... with Rose"). */
 function namesOf(turns: Turn[], speakers: Set<string>): Set<string> {
