@@ -3,12 +3,11 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { deleteCookie, getCookie } from "hono/cookie";
 import { admitPrincipal } from "../src/auth/admit.js";
 import type { Deps } from "../src/context.js";
 import { CoreError, isCoreError } from "../src/errors.js";
 import { csrfMatches, openSession } from "../src/sessions/sessions.js";
-import { SESSION_COOKIE } from "./cookies.js";
+import { clearSessionCookies, sessionCookies, TWO_SESSIONS } from "./cookies.js";
 import { renderError } from "./pages/errors.js";
 import { registerGroupPages } from "./pages/groups.js";
 import { registerIngestPages } from "./pages/ingest.js";
@@ -116,7 +115,12 @@ export function createConsole(deps: Deps): ConsoleApp {
 
   // Everything below needs a live session.
   app.use("*", async (c, next) => {
-    const session = await openSession(deps, getCookie(c, SESSION_COOKIE));
+    const sent = sessionCookies(c, deps);
+    // Two session cookies: one was planted by a sibling site (another port or subdomain sharing
+    // the host's cookies), and nothing says which. Taking either would let that site choose the
+    // organisation the visitor's next action lands in, so the browser is signed out instead.
+    if (sent.length > 1) throw new CoreError("unauthorized", TWO_SESSIONS);
+    const session = await openSession(deps, sent[0]);
     c.set("csrf", session.csrf);
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       // A browser states where a request came from; refuse anything not from these pages.
@@ -161,14 +165,16 @@ export function createConsole(deps: Deps): ConsoleApp {
   });
   app.onError((err, c) => {
     if (isCoreError(err) && err.code === "unauthorized") {
-      deleteCookie(c, SESSION_COOKIE, { path: "/console" });
+      const two = sessionCookies(c, deps).length > 1;
+      clearSessionCookies(c, deps);
+      const signin = two ? "/console/signin?two_sessions=1" : "/console/signin";
       // An htmx request (a row polling its job, a tag toggled) would swap the sign-in page into
       // the fragment it asked for: htmx is told to load the sign-in page as a whole page instead.
       if (c.req.header("hx-request") === "true") {
-        c.header("HX-Redirect", "/console/signin");
+        c.header("HX-Redirect", signin);
         return c.body(null, 401);
       }
-      if (c.req.method === "GET") return c.redirect("/console/signin", 303);
+      if (c.req.method === "GET") return c.redirect(signin, 303);
     }
     return renderError(c, err);
   });

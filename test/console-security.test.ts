@@ -64,18 +64,95 @@ describe("console security", () => {
     expect(form.text).not.toMatch(/<script(?![^>]*\bsrc=)/);
     const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
     const res = await client.post("/console/signin", { key: org.key }, { csrf: token });
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith("mnemo_session="))!;
+    const cookie = res.headers.getSetCookie().find((c) => /^mnemo_session=[^;]/.test(c))!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
-    expect(cookie).toMatch(/Path=\/console/);
+    expect(cookie.split("; ")).toContain("Path=/");
     expect(cookie).toMatch(/Expires=/);
     expect(cookie).not.toMatch(/Secure/);
     expect(cookie).not.toContain(org.key);
 
+    // Over HTTPS the name is `__Host-` prefixed (Secure, Path=/, no Domain): no other site can set it.
     const tls = new ConsoleClient(svc.app, "https://localhost");
-    expect((await tls.signIn(org.key)).headers.getSetCookie().join("\n")).toMatch(
-      /mnemo_session=[^;]+;.*Secure/,
-    );
+    const secure = (await tls.signIn(org.key)).headers.getSetCookie();
+    const host = secure.find((c) => c.startsWith("__Host-mnemo_session="))!;
+    expect(host.split("; ")).toEqual(expect.arrayContaining(["Path=/", "Secure"]));
+    expect(host).not.toMatch(/Domain=/);
+    expect(secure.filter((c) => /^mnemo_session=[^;]/.test(c))).toEqual([]);
+    expect((await tls.get("/console/memories")).status).toBe(200);
+  });
+
+  it("refuses a request carrying two session cookies (one planted by a sibling site), over HTTP and HTTPS", async () => {
+    const attacker = await signedIn();
+    const victim = await signedIn();
+    const jobs = async (key: string) =>
+      (await svc.request("GET", "/v1/memories/jobs", { key })).body.data.length as number;
+    const planted = attacker.client.cookies.get("mnemo_session")!;
+    const own = victim.client.cookies.get("mnemo_session")!;
+    // A cookie set for a longer path (/console/ingest) is sent first.
+    const both = `mnemo_session=${planted}; mnemo_session=${own}`;
+    const page = await svc.app.request("http://localhost/console/ingest", {
+      headers: { cookie: both },
+      redirect: "manual",
+    });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/console/signin?two_sessions=1");
+    const cleared = page.headers.getSetCookie();
+    for (const path of ["/", "/console", "/console/ingest"]) {
+      expect(
+        cleared.some((c) => c.startsWith("mnemo_session=;") && c.split("; ").includes(`Path=${path}`)),
+        path,
+      ).toBe(true);
+    }
+    const signin = await new ConsoleClient(svc.app).get("/console/signin?two_sessions=1");
+    expect(signin.text).toContain("two console session cookies");
+    // A form posted with either session's token acts in neither organisation.
+    for (const csrf of [attacker.client.csrf, victim.client.csrf]) {
+      const body = new URLSearchParams({
+        _csrf: csrf,
+        user_id: "u",
+        conv_id: "c",
+        transcript: "User: my bank PIN is 4321",
+      });
+      const post = await svc.app.request("http://localhost/console/ingest", {
+        method: "POST",
+        headers: { cookie: both, "content-type": "application/x-www-form-urlencoded" },
+        body: body.toString(),
+        redirect: "manual",
+      });
+      expect(post.status).toBe(401);
+      expect(await post.text()).toContain("two console session cookies");
+    }
+    expect(await jobs(attacker.key)).toBe(0);
+    expect(await jobs(victim.key)).toBe(0);
+    // Each session alone still works: the refusal is of the pair.
+    expect((await victim.client.get("/console/ingest")).status).toBe(200);
+
+    // Over HTTPS only the `__Host-` cookie is read: a plain one (which a sibling site can set, as
+    // can an earlier version's Path=/console cookie) neither selects an organisation nor conflicts.
+    const tls = new ConsoleClient(svc.app, "https://localhost");
+    expect((await tls.signIn(victim.key)).status).toBe(303);
+    const hosted = tls.cookies.get("__Host-mnemo_session")!;
+    const get = (cookie: string) =>
+      svc.app.request("https://localhost/console/usage", { headers: { cookie }, redirect: "manual" });
+    const mixed = await get(`mnemo_session=${planted}; __Host-mnemo_session=${hosted}`);
+    expect(mixed.status).toBe(200);
+    expect(await mixed.text()).toContain(victim.orgId);
+    const old = await get(`mnemo_session=${own}`);
+    expect(old.status).toBe(303);
+    expect(old.headers.get("location")).toBe("/console/signin");
+    const twice = await get(`__Host-mnemo_session=${hosted}; __Host-mnemo_session=${hosted}`);
+    expect(twice.status).toBe(303);
+    expect(twice.headers.get("location")).toBe("/console/signin?two_sessions=1");
+  });
+
+  it("signs out by clearing the cookie where it was set, and an earlier version's Path=/console one", async () => {
+    const { client } = await signedIn();
+    const out = await client.post("/console/signout");
+    expect(out.status).toBe(303);
+    const cleared = out.headers.getSetCookie().filter((c) => c.startsWith("mnemo_session=;"));
+    expect(cleared.some((c) => c.split("; ").includes("Path=/"))).toBe(true);
+    expect(cleared.some((c) => c.split("; ").includes("Path=/console"))).toBe(true);
   });
 
   it("refuses a state-changing post without the form token, with a wrong one, or from another site", async () => {
@@ -115,7 +192,7 @@ describe("console security", () => {
         { csrf: forged, headers: { cookie: `mnemo_signin=${forged}`, ...headers } },
       );
       expect(res.status, JSON.stringify(headers)).toBe(403);
-      expect(res.headers.getSetCookie().some((c) => c.startsWith("mnemo_session="))).toBe(false);
+      expect(res.headers.getSetCookie().some((c) => /^mnemo_session=[^;]/.test(c))).toBe(false);
     }
     // The console's own form, as a browser posts it, still signs in.
     const client = new ConsoleClient(svc.app);

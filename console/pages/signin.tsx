@@ -4,7 +4,7 @@ import type { Deps } from "../../src/context.js";
 import { isCoreError } from "../../src/errors.js";
 import { csrfMatches, signIn, signOut } from "../../src/sessions/sessions.js";
 import { Notice } from "../components.js";
-import { isHttps, SESSION_COOKIE, setSessionCookie } from "../cookies.js";
+import { clearSessionCookies, isHttps, sessionCookies, setSessionCookie, TWO_SESSIONS } from "../cookies.js";
 import { Layout } from "../layout.js";
 import { type Ctx, page, parseForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
@@ -107,6 +107,7 @@ export function registerSignInPages(app: ConsoleApp, deps: Deps) {
         css={c.get("assets").css}
         token={preToken(c, deps)}
         notice={c.req.query("signed_out") ? "You are signed out." : undefined}
+        error={c.req.query("two_sessions") ? TWO_SESSIONS : undefined}
       />,
     ),
   );
@@ -146,8 +147,8 @@ export function registerSignInPages(app: ConsoleApp, deps: Deps) {
 /** Registered behind the session check, so signing out needs the session's form token. */
 export function registerSignOut(app: ConsoleApp, deps: Deps) {
   app.post("/signout", async (c) => {
-    await signOut(deps, getCookie(c, SESSION_COOKIE));
-    deleteCookie(c, SESSION_COOKIE, { path: "/console" });
+    await signOut(deps, sessionCookies(c, deps)[0]);
+    clearSessionCookies(c, deps);
     return c.redirect("/console/signin?signed_out=1", 303);
   });
 }
