@@ -148,6 +148,46 @@ describe("console pages", () => {
     }
   });
 
+  it("lists a job's created and updated memories apart, each under its own count", async () => {
+    const { orgId, key, client } = await signedIn();
+    const [berlin, munich] = await seed(svc, orgId, [
+      fact("The user lives in Berlin.", { user_id: "u1" }),
+      fact("The user lives in Munich.", { user_id: "u1" }),
+    ]);
+    const job = await svc.request("POST", "/v1/memories", {
+      key,
+      body: { user_id: "u1", conv_id: "c1", messages: [{ role: "user", content: "I now live in Munich." }] },
+    });
+    await claimJob(svc.deps.db, job.body.id);
+    await finishJob(svc.deps.db, job.body.id, {
+      status: "succeeded",
+      result: {
+        object: "ingest_result",
+        memories_created: [{ id: munich!.id, type: "fact", text: "The user lives in Munich." }],
+        memories_updated: [{ id: berlin!.id, type: "fact", text: "The user lives in Berlin." }],
+        memories_superseded_by: { [berlin!.id]: munich!.id },
+        stage_timings: { total: 0.01 },
+        ignored_group_ids: [],
+      },
+    });
+    const page = (await client.get(`/console/ingest/jobs/${job.body.id}`)).text;
+    const created = page.indexOf("Memories created (1)");
+    const updated = page.indexOf("Memories updated (1)");
+    expect(created).toBeGreaterThan(-1);
+    expect(updated).toBeGreaterThan(created);
+    const munichAt = page.indexOf(`href="/console/memories/${munich!.id}"`);
+    const berlinAt = page.indexOf(`href="/console/memories/${berlin!.id}"`);
+    expect(munichAt).toBeGreaterThan(created);
+    expect(munichAt).toBeLessThan(updated);
+    expect(berlinAt).toBeGreaterThan(updated);
+    expect(page.slice(berlinAt, berlinAt + 200)).toContain("(superseded)");
+    expect(page.slice(munichAt, munichAt + 200)).not.toContain("(superseded)");
+    // The recent-jobs table heads its count as a count of memories, not a time.
+    const list = await client.get("/console/ingest");
+    expect(list.text).toContain('<th scope="col">Memories created</th>');
+    expect(list.text).not.toContain('<th scope="col">Created</th>');
+  });
+
   it("answers the ingest page of an unknown job with a 404 as the job's own page does, its id cut", async () => {
     const { client } = await signedIn();
     const long = `job_${"z".repeat(5000)}`;

@@ -55,7 +55,7 @@ const JobTable: FC<{ jobs: IngestJob[] }> = ({ jobs }) => (
           <th scope="col">Job</th>
           <th scope="col">Status</th>
           <th scope="col">Submitted</th>
-          <th scope="col">Created</th>
+          <th scope="col">Memories created</th>
           <th scope="col">Total</th>
           <th scope="col">Error</th>
         </tr>
@@ -69,10 +69,26 @@ const JobTable: FC<{ jobs: IngestJob[] }> = ({ jobs }) => (
   </div>
 );
 
+/** A job's memories, each linked to its page; one this job replaced says so. */
+const MemoryLinks: FC<{
+  memories: { id: string; text: string }[];
+  supersededBy?: Record<string, string>;
+}> = ({ memories, supersededBy = {} }) => (
+  <ul class="list">
+    {memories.map((m) => (
+      <li>
+        <a href={`/console/memories/${m.id}`}>{excerpt(m.text)}</a>
+        {supersededBy[m.id] ? <span class="muted small"> (superseded)</span> : null}
+      </li>
+    ))}
+  </ul>
+);
+
 const JobDetail: FC<{ job: IngestJob }> = ({ job }) => {
   const created = refs(job.result, "memories_created");
   const updated = refs(job.result, "memories_updated");
   const ignored = (job.result?.ignored_group_ids as string[] | undefined) ?? [];
+  const supersededBy = (job.result?.memories_superseded_by as Record<string, string> | undefined) ?? {};
   return (
     <div class="stack" id="job">
       <Card title="Job">
@@ -120,14 +136,16 @@ const JobDetail: FC<{ job: IngestJob }> = ({ job }) => {
             {created.length === 0 && updated.length === 0 ? (
               <p class="muted">Nothing new was learned from this transcript.</p>
             ) : null}
-            <ul class="list">
-              {[...created, ...updated].map((m) => (
-                <li>
-                  <a href={`/console/memories/${m.id}`}>{excerpt(m.text)}</a>
-                </li>
-              ))}
-            </ul>
+            <MemoryLinks memories={created} />
           </Card>
+          {updated.length ? (
+            <Card title={`Memories updated (${updated.length})`}>
+              <p class="muted small">
+                Memories stored before this job that it restated, revised or replaced.
+              </p>
+              <MemoryLinks memories={updated} supersededBy={supersededBy} />
+            </Card>
+          ) : null}
           <Card title="Stage timings">
             <Timings timings={job.result.stage_timings as Record<string, number>} />
           </Card>
