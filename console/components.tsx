@@ -51,7 +51,7 @@ export const Time: FC<{ iso: string | null | undefined }> = ({ iso }) => {
   if (!iso) return <span class="muted">—</span>;
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return <span>{iso}</span>;
-  const text = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
+  const text = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
   return (
     <time datetime={iso} title={iso}>
       {text}

@@ -1,5 +1,7 @@
 import type { z } from "@hono/zod-openapi";
-import { CoreError } from "../src/errors.js";
+import { confinedUser } from "../src/auth/user-scope.js";
+import type { Principal } from "../src/context.js";
+import { CoreError, type ErrorCode, isCoreError } from "../src/errors.js";
 import { codedIssue, valueAt } from "../src/wire/common.js";
 
 type Issue = z.core.$ZodIssue;
@@ -44,11 +46,12 @@ function labelOf(path: PropertyKey[], labels: FieldLabels): string {
 function phraseOf(issue: Issue, data: unknown): string {
   const key = String(issue.path[0] ?? "");
   const whole = issue.path.length === 1;
+  if (issue.code === "invalid_type" && valueAt(data, issue.path) == null) return "is required";
+  // A rule the schema words itself (`must be an integer from 1 to 100`) is said as REST says it.
+  if (/^must /.test(issue.message)) return issue.message;
   switch (issue.code) {
     case "invalid_type":
-      return valueAt(data, issue.path) == null
-        ? "is required"
-        : `must be ${TYPES[issue.expected] ?? issue.expected}`;
+      return `must be ${TYPES[issue.expected] ?? issue.expected}`;
     case "too_big":
       if (issue.origin === "string") return `must be at most ${issue.maximum} characters`;
       if (issue.origin === "array")
@@ -93,4 +96,45 @@ export function checkFields<S extends z.ZodType>(schema: S, data: unknown, label
   throw new CoreError(coded?.code ?? "invalid_request", sentences.join(" "), {
     ...(coded ? { field: coded.field } : {}),
   });
+}
+
+/** Sentences a form says in place of a core error's, by error code. */
+export type CodeWords = Partial<Record<ErrorCode, string>>;
+
+/**
+ * A core error from a form's verb, in the form's words (code, status and field kept): a code the
+ * form words itself gets its sentence (`missing_trigger`: fill in a tool call or entities), and a
+ * field error that opens with the API's field name opens with the field's label instead
+ * (`messages must not be empty.` is `Transcript must not be empty.`). Anything else is returned
+ * as it is.
+ */
+export function inFormWords(err: unknown, labels: FieldLabels, codes: CodeWords = {}): unknown {
+  if (!isCoreError(err) || err.status >= 500) return err;
+  let message = codes[err.code];
+  if (message === undefined && err.field) {
+    const name = err.field.replace(/^(body|query)\./, "");
+    const label = labels[name];
+    if (label && err.message.startsWith(`${name} `)) message = `${label}${err.message.slice(name.length)}`;
+  }
+  if (message === undefined || message === err.message) return err;
+  return new CoreError(err.code, message, {
+    cause: err,
+    ...(err.headers ? { headers: err.headers } : {}),
+    ...(err.field ? { field: err.field } : {}),
+  });
+}
+
+/**
+ * What a key confined to a user is told when a form names another user (403 `user_mismatch`),
+ * without the API's advice to omit `user_id` where the form needs the field.
+ */
+export function otherUserWords(principal: Principal, label: string, required: boolean): CodeWords {
+  const user = confinedUser(principal);
+  if (user === null) return {};
+  const own = JSON.stringify(user);
+  return {
+    user_mismatch: `This key can act only for user ${own}: ${
+      required ? `enter ${own} as the ${label}` : `leave ${label} blank or enter ${own}`
+    }.`,
+  };
 }

@@ -202,7 +202,7 @@ describe("console pages", () => {
   });
 
   it("says what is wrong with a form in the form's words, and refuses a webhook event it does not offer", async () => {
-    const { key, client } = await signedIn();
+    const { orgId, key, client } = await signedIn();
     const none = await client.post("/console/webhook", { url: "https://hooks.example.com/in" });
     expect(none.status).toBe(422);
     expect(none.text).toContain("Events: tick at least one event");
@@ -216,7 +216,8 @@ describe("console pages", () => {
     expect(bogus.text).not.toContain("Webhook saved.");
     expect((await svc.request("GET", "/v1/webhooks", { key })).status).toBe(404);
 
-    const cases: [string, Promise<{ status: number; text: string }>, string][] = [
+    const [m] = await seed(svc, orgId, [fact("A fact.")]);
+    const cases: [string, Promise<{ status: number; text: string }>, string, number?][] = [
       [
         "ingest",
         client.post("/console/ingest", {
@@ -251,14 +252,111 @@ describe("console pages", () => {
         client.post("/console/trigger", { user_id: "u", entities: "e".repeat(300) }),
         "Entities (item 1) must be at most 256 characters.",
       ],
+      // Errors of the core verbs, not of the schema, are said in the form's words too.
+      [
+        "trigger",
+        client.post("/console/trigger", { user_id: "u" }),
+        "Fill in a tool call (Tool, Arguments or Output) or Entities.",
+      ],
+      [
+        "ingest",
+        client.post("/console/ingest", { user_id: "u1", conv_id: "c1", transcript: "[]" }),
+        "Transcript must not be empty.",
+        400,
+      ],
+      [
+        "groups",
+        client.post("/console/groups", { name: "n".repeat(121) }),
+        "Name must be 1 to 120 characters (not blank).",
+      ],
+      ["tags", client.post(`/console/memories/${m!.id}/tags`, {}), "Choose a group to add or one to remove."],
+      // The limit's rule as REST states it, whatever the number typed.
+      ...["9999999", "-1", "2.5", "abc"].map(
+        (limit) =>
+          [
+            "search",
+            client.post("/console/search", { user_id: "u", query: "tea", limit }),
+            "Limit must be an integer from 1 to 100.",
+          ] as [string, Promise<{ status: number; text: string }>, string],
+      ),
+      // A filter or month the page does not offer is refused as REST refuses it, not ignored.
+      ["memories", client.get("/console/memories?type=bogus"), "Type must be one of fact,"],
+      ["memories", client.get("/console/memories?status=bogus"), "Status must be one of active, superseded."],
+      [
+        "memories",
+        client.get("/console/memories?order=xx"),
+        "Order must be one of created_at_desc, created_at_asc.",
+      ],
+      ["usage", client.get("/console/usage?month=abc"), "Month must be YYYY-MM, year 0001 to 9999."],
+      ["usage", client.get("/console/usage?month=2026-13"), "Month must be YYYY-MM, year 0001 to 9999."],
     ];
-    for (const [page, answer, says] of cases) {
+    for (const [page, answer, says, status] of cases) {
       const res = await answer;
-      expect([page, res.status]).toEqual([page, 422]);
+      expect([page, says, res.status]).toEqual([page, says, status ?? 422]);
       const notice = /<div class="notice error"[^>]*>([\s\S]*?)<\/div>/.exec(res.text)?.[1];
       expect(notice).toContain(says);
       expect(notice).not.toMatch(/(body|query)\.\w+|_id|Too big|Invalid input/);
     }
+  });
+
+  it("refuses a user's key naming another user with a 403 on every form, in the form's words", async () => {
+    const { orgId, key } = await signedIn();
+    const alice = new ConsoleClient(svc.app);
+    const aliceKey = (await createApiKey(svc.deps.db, { orgId, userId: "alice", kind: "service" })).key;
+    expect((await alice.signIn(aliceKey)).status).toBe(303);
+    const cases: [string, Promise<{ status: number; text: string }>, string][] = [
+      [
+        "ingest",
+        alice.post("/console/ingest", {
+          user_id: "bob",
+          conv_id: "c1",
+          transcript: "User: my bank PIN is 4321",
+        }),
+        "This key can act only for user &quot;alice&quot;: enter &quot;alice&quot; as the User id.",
+      ],
+      [
+        "search",
+        alice.post("/console/search", { user_id: "bob", query: "pin" }),
+        "This key can act only for user &quot;alice&quot;: leave User blank or enter &quot;alice&quot;.",
+      ],
+      [
+        "trigger",
+        alice.post("/console/trigger", { user_id: "bob", entities: "deploy.sh" }),
+        "This key can act only for user &quot;alice&quot;: leave User blank or enter &quot;alice&quot;.",
+      ],
+      [
+        "memories",
+        alice.get("/console/memories?user_id=bob"),
+        "This key can act only for user &quot;alice&quot;: leave User blank or enter &quot;alice&quot;.",
+      ],
+    ];
+    for (const [page, answer, says] of cases) {
+      const res = await answer;
+      expect([page, res.status]).toEqual([page, 403]);
+      const notice = /<div class="notice error"[^>]*>([\s\S]*?)<\/div>/.exec(res.text)?.[1];
+      expect(notice, page).toBe(says);
+    }
+    expect((await svc.request("GET", "/v1/memories/jobs", { key })).body.data).toEqual([]);
+    // Her own user still ingests.
+    const own = await alice.post("/console/ingest", {
+      user_id: "alice",
+      conv_id: "c1",
+      transcript: "User: hi",
+    });
+    expect(own.status).toBe(303);
+  });
+
+  it("shows times as UTC, and the usage page's storage as counts read at a time", async () => {
+    const { orgId, client } = await signedIn();
+    await seed(svc, orgId, [fact("I like tea.")]);
+    const list = await client.get("/console/memories");
+    expect(list.text).toMatch(/<time datetime="[^"]+Z" title="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/);
+    const usage = await client.get("/console/usage");
+    expect(usage.status).toBe(200);
+    const storage = /<h2>Storage<\/h2>([\s\S]*?)<\/section>/.exec(usage.text)?.[1] ?? "";
+    expect(storage).toContain("<dt>Active facts</dt><dd>1</dd>");
+    expect(storage).not.toMatch(/<dt>as of<\/dt>/i);
+    expect(storage).toMatch(/as of <time datetime="[^"]+"[^>]*>[^<]+ UTC<\/time>/);
   });
 
   it("isolates ids and group names shown inline, so a right-to-left override in one reverses nothing after it", async () => {

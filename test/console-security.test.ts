@@ -419,13 +419,13 @@ describe("console security", () => {
       prompt: "the billing service",
     });
     expect(blankName.text).not.toContain("saved");
-    expect(blankName.text).toContain("name must be 1 to 120 characters");
+    expect(blankName.text).toContain("Name must be 1 to 120 characters");
     const blankPrompt = await client.post(`/console/groups/${prompted.body.id}`, {
       name: "Billing",
       prompt: "",
     });
     expect(blankPrompt.text).not.toContain("saved");
-    expect(blankPrompt.text).toContain("prompt must be 1 to 2000 characters");
+    expect(blankPrompt.text).toContain("Prompt must be 1 to 2000 characters");
     const renamed = await client.post(`/console/groups/${catchAll.body.id}`, {
       name: "All of it",
       prompt: "",

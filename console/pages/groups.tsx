@@ -7,13 +7,14 @@ import { listGroups } from "../../src/groups/list.js";
 import { GROUP_NAME_MAX, GROUP_PROMPT_MAX } from "../../src/groups/model.js";
 import { updateGroup } from "../../src/groups/update.js";
 import { Card, Empty, Notice, PageHead, Status, Time } from "../components.js";
+import { inFormWords } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, formOf, one, page, readForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
 
 async function groupsPage(
   c: Ctx,
-  notice?: { kind: "ok" | "error"; text: Child },
+  notice?: { kind: "ok" | "error"; text: Child; status?: number },
   draft?: Record<string, string>,
 ) {
   const groups = await listGroups({ ctx: c.get("ctx"), input: { includeArchived: true } });
@@ -105,7 +106,7 @@ async function groupsPage(
         </div>
       )}
     </Layout>,
-    notice?.kind === "error" ? 422 : 200,
+    notice?.kind === "error" ? (notice.status ?? 422) : 200,
   );
 }
 
@@ -113,10 +114,11 @@ async function attempt(c: Ctx, run: () => Promise<Child>, draft?: Record<string,
   try {
     return groupsPage(c, { kind: "ok", text: await run() });
   } catch (err) {
-    if (isCoreError(err) && err.status < 500 && err.status !== 404) {
-      return groupsPage(c, { kind: "error", text: err.message }, draft);
+    const said = inFormWords(err, { name: "Name", prompt: "Prompt" });
+    if (isCoreError(said) && said.status < 500 && said.status !== 404) {
+      return groupsPage(c, { kind: "error", text: said.message, status: said.status }, draft);
     }
-    throw err;
+    throw said;
   }
 }
 

@@ -6,7 +6,7 @@ import { listIngestJobs } from "../../src/ingest/list-jobs.js";
 import { submitIngest } from "../../src/ingest/submit.js";
 import { type IngestJob, IngestRequestSchema } from "../../src/wire/ingest.js";
 import { Card, Empty, excerpt, Notice, PageHead, Status, Time, Timings } from "../components.js";
-import { checkFields } from "../fields.js";
+import { checkFields, inFormWords, otherUserWords } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, type Form, many, one, page, readForm } from "../render.js";
 import { parseTranscript } from "../transcript.js";
@@ -155,11 +155,7 @@ const JobDetail: FC<{ job: IngestJob }> = ({ job }) => {
   );
 };
 
-async function ingestPage(
-  c: Ctx,
-  f: Form,
-  outcome?: { job?: IngestJob; error?: string; status?: 404 | 422 },
-) {
+async function ingestPage(c: Ctx, f: Form, outcome?: { job?: IngestJob; error?: string; status?: number }) {
   const ctx = c.get("ctx");
   const [groups, jobs] = await Promise.all([
     listGroups({ ctx, input: {} }),
@@ -256,6 +252,17 @@ async function ingestPage(
   );
 }
 
+/** The form's fields by their request names. */
+const INGEST_LABELS = {
+  messages: "Transcript",
+  user_id: "User id",
+  conv_id: "Conversation id",
+  agent_id: "Agent id",
+  app_id: "App id",
+  outcome: "Outcome",
+  group_ids: "Groups",
+};
+
 /** The fields a submission hands back to the next form (not the transcript). */
 const KEPT_FIELDS = ["user_id", "conv_id", "agent_id", "app_id", "outcome"] as const;
 
@@ -297,15 +304,7 @@ export function registerIngestPages(app: ConsoleApp) {
           outcome: one(f, "outcome") ?? null,
           group_ids: many(f, "group_ids"),
         },
-        {
-          messages: "Transcript",
-          user_id: "User id",
-          conv_id: "Conversation id",
-          agent_id: "Agent id",
-          app_id: "App id",
-          outcome: "Outcome",
-          group_ids: "Groups",
-        },
+        INGEST_LABELS,
       );
       const out = await submitIngest({
         ctx: c.get("ctx"),
@@ -318,8 +317,11 @@ export function registerIngestPages(app: ConsoleApp) {
       }
       return c.redirect(`/console/ingest?${query}`, 303);
     } catch (err) {
-      if (isCoreError(err) && err.status < 500) return ingestPage(c, f, { error: err.message });
-      throw err;
+      // A user's key naming another user is refused as REST refuses it (403), in the form's words.
+      const said = inFormWords(err, INGEST_LABELS, otherUserWords(c.get("ctx").principal, "User id", true));
+      if (isCoreError(said) && said.status < 500)
+        return ingestPage(c, f, { error: said.message, status: said.status });
+      throw said;
     }
   });
 

@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import type { FC } from "hono/jsx";
 import { mayWriteRow } from "../../src/auth/user-scope.js";
 import { isCoreError } from "../../src/errors.js";
@@ -7,7 +8,7 @@ import { deleteMemory } from "../../src/memories/delete.js";
 import { memoryNotFound } from "../../src/memories/get.js";
 import { inspectMemory } from "../../src/memories/inspect.js";
 import { type ListMemoriesInput, listMemories } from "../../src/memories/list.js";
-import { MEMORY_TYPES, type Memory, type MemoryType } from "../../src/memories/model.js";
+import { MEMORY_TYPES, type Memory } from "../../src/memories/model.js";
 import { patchMemoryGroups } from "../../src/memories/patch.js";
 import { listRevisions } from "../../src/memories/revisions.js";
 import { ListMemoriesQuery } from "../../src/wire/memories.js";
@@ -23,7 +24,7 @@ import {
   Status,
   Time,
 } from "../components.js";
-import { checkFields } from "../fields.js";
+import { checkFields, inFormWords, otherUserWords } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, formOf, isHtmx, page, queryOf } from "../render.js";
 import type { ConsoleApp } from "../types.js";
@@ -31,17 +32,35 @@ import type { ConsoleApp } from "../types.js";
 const PAGE_SIZE = 25;
 const FILTERS = ["type", "status", "user_id", "agent_id", "conv_id", "app_id", "group_id", "order"] as const;
 
-const CONSOLE_LIST_IDS = ListMemoriesQuery.pick({
+/**
+ * The list's query as GET /v1/memories checks it (a 5,000-character user_id is 422 there, not "no
+ * memory matches"), and the page's own choices (type, status, order) among what its filters offer:
+ * another value is 422 too, as REST answers one, never a list silently unfiltered.
+ */
+const CONSOLE_LIST_QUERY = ListMemoriesQuery.pick({
   user_id: true,
   agent_id: true,
   conv_id: true,
   app_id: true,
   group_id: true,
   cursor: true,
+}).extend({
+  type: z.enum(MEMORY_TYPES).optional(),
+  status: z.enum(["active", "superseded"]).optional(),
+  order: z.enum(["created_at_desc", "created_at_asc"]).optional(),
 });
 
-const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[]): T | undefined =>
-  v !== undefined && (allowed as readonly string[]).includes(v) ? (v as T) : undefined;
+const LIST_LABELS = {
+  user_id: "User",
+  agent_id: "Agent",
+  conv_id: "Conversation",
+  app_id: "App",
+  group_id: "Group",
+  cursor: "The page link",
+  type: "Type",
+  status: "Status",
+  order: "Order",
+};
 
 const href = (params: Record<string, string | undefined>) => {
   const q = new URLSearchParams();
@@ -251,7 +270,7 @@ const MemoryRows: FC<{ rows: Memory[]; groups: Group[] }> = ({ rows, groups }) =
   </div>
 );
 
-async function memoryPage(c: Ctx, id: string, tagError?: string) {
+async function memoryPage(c: Ctx, id: string, tagError?: { message: string; status: number }) {
   const ctx = c.get("ctx");
   const [found, revisions, groups] = await Promise.all([
     inspectMemory({ ctx, input: { id } }),
@@ -356,11 +375,17 @@ async function memoryPage(c: Ctx, id: string, tagError?: string) {
               </dd>
             </dl>
           </Card>
-          <Tags memory={m} groups={groups.data} csrf={c.get("csrf")} error={tagError} readOnly={!writable} />
+          <Tags
+            memory={m}
+            groups={groups.data}
+            csrf={c.get("csrf")}
+            error={tagError?.message}
+            readOnly={!writable}
+          />
         </div>
       </div>
     </Layout>,
-    tagError ? 422 : 200,
+    tagError ? tagError.status : 200,
   );
 }
 
@@ -368,25 +393,11 @@ export function registerMemoryPages(app: ConsoleApp) {
   app.get("/memories", async (c) => {
     const q = queryOf(c);
     const ctx = c.get("ctx");
-    // The ids and the cursor are checked as GET /v1/memories checks them (a 5,000-character
-    // user_id is 422 there, not "no memory matches"); the page's own filters pick from lists.
-    const ids = checkFields(CONSOLE_LIST_IDS, q, {
-      user_id: "User",
-      agent_id: "Agent",
-      conv_id: "Conversation",
-      app_id: "App",
-      group_id: "Group",
-      cursor: "The page link",
-    });
-    const input: ListMemoriesInput = {
-      ...ids,
-      type: oneOf(q.type, MEMORY_TYPES) as MemoryType | undefined,
-      status: oneOf(q.status, ["active", "superseded"] as const),
-      order: oneOf(q.order, ["created_at_desc", "created_at_asc"] as const),
-      limit: PAGE_SIZE,
-    };
+    const input: ListMemoriesInput = { ...checkFields(CONSOLE_LIST_QUERY, q, LIST_LABELS), limit: PAGE_SIZE };
     const [list, groups] = await Promise.all([
-      listMemories({ ctx, input }),
+      listMemories({ ctx, input }).catch((err) => {
+        throw inFormWords(err, LIST_LABELS, otherUserWords(ctx.principal, "User", false));
+      }),
       listGroups({ ctx, input: { includeArchived: true } }),
     ]);
     const filters = Object.fromEntries(FILTERS.map((k) => [k, q[k]]));
@@ -438,7 +449,7 @@ export function registerMemoryPages(app: ConsoleApp) {
     const id = c.req.param("id");
     const form = await formOf(c);
     const ctx = c.get("ctx");
-    let error: string | undefined;
+    let failed: { message: string; status: number } | undefined;
     try {
       await patchMemoryGroups({
         ctx,
@@ -449,10 +460,12 @@ export function registerMemoryPages(app: ConsoleApp) {
         },
       });
     } catch (err) {
-      if (!isCoreError(err) || err.status >= 500 || err.status === 404) throw err;
-      error = err.message;
+      const said = inFormWords(err, {}, { empty_patch: "Choose a group to add or one to remove." });
+      if (!isCoreError(said) || said.status >= 500 || said.status === 404) throw said;
+      failed = { message: said.message, status: said.status };
     }
-    if (!isHtmx(c)) return error ? memoryPage(c, id, error) : c.redirect(`/console/memories/${id}#tags`, 303);
+    if (!isHtmx(c))
+      return failed ? memoryPage(c, id, failed) : c.redirect(`/console/memories/${id}#tags`, 303);
     const [found, groups] = await Promise.all([
       inspectMemory({ ctx, input: { id } }),
       listGroups({ ctx, input: { includeArchived: true } }),
@@ -463,7 +476,7 @@ export function registerMemoryPages(app: ConsoleApp) {
         memory={found.memory}
         groups={groups.data}
         csrf={c.get("csrf")}
-        error={error}
+        error={failed?.message}
         readOnly={!mayChange(c, found.memory)}
       />,
       200,

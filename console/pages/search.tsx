@@ -6,7 +6,7 @@ import { type SearchInclude, type SearchResult, searchMemories } from "../../src
 import { triggerDirectives } from "../../src/trigger/trigger.js";
 import { SearchRequestSchema, TriggerRequestSchema } from "../../src/wire/search.js";
 import { AXIS_LABELS, Badge, Card, Empty, excerpt, Notice, PageHead, Time, Timings } from "../components.js";
-import { checkFields } from "../fields.js";
+import { type CodeWords, checkFields, type FieldLabels, inFormWords, otherUserWords } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { Markdown } from "../markdown.js";
 import { type Ctx, chrome, type Form, many, one, page, readForm } from "../render.js";
@@ -150,7 +150,13 @@ const Results: FC<{ result: SearchResult; kind: "search" | "trigger" }> = ({ res
   </div>
 );
 
-async function searchPage(c: Ctx, f: Form, result?: SearchResult, error?: string) {
+/** What a form's run came to: a result, or a refusal to show beside the form with its status. */
+interface Outcome {
+  value?: SearchResult;
+  error?: { message: string; status: number };
+}
+
+async function searchPage(c: Ctx, f: Form, { value: result, error }: Outcome = {}) {
   const groups = await listGroups({ ctx: c.get("ctx"), input: {} });
   const includes = many(f, "include");
   return page(
@@ -193,14 +199,14 @@ async function searchPage(c: Ctx, f: Form, result?: SearchResult, error?: string
           </button>
         </div>
       </form>
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      {error ? <Notice kind="error">{error.message}</Notice> : null}
       {result ? <Results result={result} kind="search" /> : null}
     </Layout>,
-    error ? 422 : 200,
+    error ? error.status : 200,
   );
 }
 
-async function triggerPage(c: Ctx, f: Form, result?: SearchResult, error?: string) {
+async function triggerPage(c: Ctx, f: Form, { value: result, error }: Outcome = {}) {
   const groups = await listGroups({ ctx: c.get("ctx"), input: {} });
   return page(
     c,
@@ -250,27 +256,50 @@ async function triggerPage(c: Ctx, f: Form, result?: SearchResult, error?: strin
           </button>
         </div>
       </form>
-      {error ? <Notice kind="error">{error}</Notice> : null}
+      {error ? <Notice kind="error">{error.message}</Notice> : null}
       {result ? <Results result={result} kind="trigger" /> : null}
     </Layout>,
-    error ? 422 : 200,
+    error ? error.status : 200,
   );
 }
 
-/** Core errors a user can fix are shown beside the form; anything else goes to the error page. */
-async function attempt<T>(run: () => Promise<T>): Promise<{ value?: T; error?: string }> {
+/**
+ * Core errors a user can fix are shown beside the form, in its words and with the status REST
+ * gives them (a user's key naming another user is 403); anything else goes to the error page.
+ */
+async function attempt(
+  c: Ctx,
+  labels: FieldLabels,
+  codes: CodeWords,
+  run: () => Promise<SearchResult>,
+): Promise<Outcome> {
   try {
     return { value: await run() };
   } catch (err) {
-    if (isCoreError(err) && err.code === "missing_scope")
-      return {
-        error:
-          "Fill in at least one of User, Agent or App, or tick a group: a read of the whole organisation is not allowed.",
-      };
-    if (isCoreError(err) && err.status < 500) return { error: err.message };
-    throw err;
+    const said = inFormWords(err, labels, {
+      missing_scope:
+        "Fill in at least one of User, Agent or App, or tick a group: a read of the whole organisation is not allowed.",
+      ...otherUserWords(c.get("ctx").principal, "User", false),
+      ...codes,
+    });
+    if (isCoreError(said) && said.status < 500)
+      return { error: { message: said.message, status: said.status } };
+    throw said;
   }
 }
+
+const SEARCH_LABELS = { ...SCOPE_LABELS, query: "Query", mode: "Mode", include: "Include", limit: "Limit" };
+
+const TRIGGER_LABELS = {
+  ...SCOPE_LABELS,
+  action: "Tool call",
+  "action.tool": "Tool",
+  "action.args": "Arguments",
+  "action.output": "Output",
+  entities: "Entities",
+  task: "Task",
+  mode: "Mode",
+};
 
 const mode = (f: Form) => (one(f, "mode") === "retrieve" ? "retrieve" : "compose");
 
@@ -278,10 +307,11 @@ export function registerSearchPages(app: ConsoleApp) {
   app.get("/search", (c) => searchPage(c, {}));
   app.post("/search", async (c) => {
     const f = await readForm(c);
-    // The limit as typed: a decimal number is its value, anything else is refused as REST refuses it.
-    const typed = one(f, "limit")?.trim();
-    const limit = !typed ? undefined : /^\d{1,6}$/.test(typed) ? Number(typed) : typed;
-    const out = await attempt(() =>
+    // The limit as typed: a decimal number is its value (-1, 2.5 and 9999999 are refused by the
+    // schema's rule, as REST refuses them); anything else is refused by the same rule.
+    const typed = one(f, "limit");
+    const limit = !typed ? undefined : /^-?\d{1,20}(\.\d{1,20})?$/.test(typed) ? Number(typed) : typed;
+    const out = await attempt(c, SEARCH_LABELS, {}, () =>
       searchMemories({
         ctx: c.get("ctx"),
         // The wire schema checks the console's search exactly as REST checks the API's.
@@ -296,17 +326,18 @@ export function registerSearchPages(app: ConsoleApp) {
             ) as SearchInclude[],
             limit,
           },
-          { ...SCOPE_LABELS, query: "Query", mode: "Mode", include: "Include", limit: "Limit" },
+          SEARCH_LABELS,
         ),
       }),
     );
-    return searchPage(c, f, out.value, out.error);
+    return searchPage(c, f, out);
   });
 
   app.get("/trigger", (c) => triggerPage(c, { mode: ["retrieve"] }));
   app.post("/trigger", async (c) => {
     const f = await readForm(c);
-    const out = await attempt(async () => {
+    const missing = { missing_trigger: "Fill in a tool call (Tool, Arguments or Output) or Entities." };
+    const out = await attempt(c, TRIGGER_LABELS, missing, async () => {
       let args: Record<string, unknown> | null = null;
       const rawArgs = one(f, "args");
       if (rawArgs) {
@@ -338,19 +369,10 @@ export function registerSearchPages(app: ConsoleApp) {
             task: one(f, "task") ?? null,
             mode: mode(f),
           },
-          {
-            ...SCOPE_LABELS,
-            action: "Tool call",
-            "action.tool": "Tool",
-            "action.args": "Arguments",
-            "action.output": "Output",
-            entities: "Entities",
-            task: "Task",
-            mode: "Mode",
-          },
+          TRIGGER_LABELS,
         ),
       });
     });
-    return triggerPage(c, f, out.value, out.error);
+    return triggerPage(c, f, out);
   });
 }

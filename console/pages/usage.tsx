@@ -1,15 +1,18 @@
 import { getUsage } from "../../src/usage/get.js";
-import { BarChart, Card, PageHead } from "../components.js";
+import { BarChart, Card, PageHead, Time } from "../components.js";
+import { inFormWords } from "../fields.js";
 import { Layout } from "../layout.js";
-import { chrome, page } from "../render.js";
+import { chrome, page, queryOf } from "../render.js";
 import type { ConsoleApp } from "../types.js";
 
-const STORAGE_LABELS: Record<string, string> = {
+/** The storage counts, in the order shown (the storage object also holds when it was read). */
+const STORAGE_LABELS = {
   memories_active: "Active facts",
   episodes_active: "Episodes",
   artifacts_active: "Artifacts",
   directives_active: "Lessons and procedures",
-};
+} as const;
+const STORAGE_KEYS = Object.keys(STORAGE_LABELS) as (keyof typeof STORAGE_LABELS)[];
 
 const fmt = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en"));
 
@@ -24,17 +27,19 @@ function daysOf(start: string, end: string): string[] {
 
 export function registerUsagePages(app: ConsoleApp) {
   app.get("/usage", async (c) => {
-    const month = c.req.query("month");
+    // A month that is none (`abc`, `2026-13`) is 422 as GET /v1/usage answers it, never the current month.
     const usage = await getUsage({
       ctx: c.get("ctx"),
-      input: { month: month && /^\d{4}-\d{2}$/.test(month) ? month : undefined, daily: true },
+      input: { month: queryOf(c).month, daily: true },
+    }).catch((err) => {
+      throw inFormWords(err, { month: "Month" });
     });
     const period = usage.period as { start: string; end: string };
     const labels = daysOf(period.start, period.end);
     const byDay = new Map((usage.daily ?? []).map((d) => [d.date, d]));
     const values = (k: "requests" | "searches" | "messages_ingested") =>
       labels.map((l) => byDay.get(l)?.[k] ?? 0);
-    const storage = usage.storage as unknown as Record<string, number>;
+    const storage = usage.storage;
     return page(
       c,
       <Layout title="Usage" chrome={chrome(c)} section="usage">
@@ -85,13 +90,16 @@ export function registerUsagePages(app: ConsoleApp) {
         </Card>
         <Card title="Storage">
           <dl class="kv">
-            {Object.entries(storage).map(([k, v]) => (
+            {STORAGE_KEYS.map((k) => (
               <>
-                <dt>{STORAGE_LABELS[k] ?? k.replaceAll("_", " ")}</dt>
-                <dd>{typeof v === "number" ? v.toLocaleString("en") : String(v)}</dd>
+                <dt>{STORAGE_LABELS[k]}</dt>
+                <dd>{storage[k].toLocaleString("en")}</dd>
               </>
             ))}
           </dl>
+          <p class="muted small">
+            Held now, whatever the month shown: as of <Time iso={storage.as_of} />.
+          </p>
         </Card>
       </Layout>,
     );

@@ -7,6 +7,7 @@ import { listWebhookDeliveries } from "../../src/webhooks/list-deliveries.js";
 import { WEBHOOK_EVENTS, type WebhookWire } from "../../src/webhooks/model.js";
 import { putWebhook } from "../../src/webhooks/put.js";
 import { BarChart, Card, Empty, excerpt, Notice, PageHead, Status, Time } from "../components.js";
+import { inFormWords } from "../fields.js";
 import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, many, one, page, readForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
@@ -24,7 +25,7 @@ async function current(c: Ctx): Promise<WebhookWire | null> {
 
 interface Shown {
   secret?: string;
-  notice?: { kind: "ok" | "error"; text: string };
+  notice?: { kind: "ok" | "error"; text: string; status?: number };
   draft?: { url: string; events: string[]; enabled: boolean };
 }
 
@@ -197,7 +198,7 @@ async function webhookPage(c: Ctx, shown: Shown = {}) {
         )}
       </Card>
     </Layout>,
-    shown.notice?.kind === "error" ? 422 : 200,
+    shown.notice?.kind === "error" ? (shown.notice.status ?? 422) : 200,
   );
 }
 
@@ -245,9 +246,10 @@ export function registerWebhookPages(app: ConsoleApp) {
         ...(fresh ? { secret: fresh } : {}),
       });
     } catch (err) {
-      if (isCoreError(err) && err.status < 500)
-        return webhookPage(c, { notice: { kind: "error", text: err.message }, draft });
-      throw err;
+      const said = inFormWords(err, { url: "Endpoint URL", events: "Events" });
+      if (isCoreError(said) && said.status < 500)
+        return webhookPage(c, { notice: { kind: "error", text: said.message, status: said.status }, draft });
+      throw said;
     }
   });
 
