@@ -5,7 +5,7 @@ import type { StoredRequest } from "../src/ingest/submit.js";
 import { extractArtifacts } from "../src/providers/local/artifacts.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
-import { extractLocally, judgeLocally } from "../src/providers/local/extractor.js";
+import { extractLocally, judgeLocally, sameSlot } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
 import { composeDeterministic } from "../src/search/compose.js";
@@ -1513,6 +1513,39 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(near("The user adopted a cat named Tom.", "The user has adopted a cat named Tom.", 0.95)).toBe(
       "duplicate",
     );
+  });
+
+  it("a value said beside another changes none; a new value ends the one held, a negation either; a place is named", () => {
+    const acme = { id: "acme", text: "The user works at Acme.", similarity: 0.5 };
+    const bakery = { id: "bakery", text: "The user also works at a bakery on weekends.", similarity: 0.5 };
+    expect(judge(acme.text, bakery.text)).toBe("new");
+    expect(
+      judge("The user works as a nurse.", "The user works as a volunteer firefighter on weekends."),
+    ).toBe("new");
+    expect(judge("The user is vegetarian.", "The user is vegan on weekdays.")).toBe("new");
+    // "Works at Acme, which is closed on weekends": said of Acme, not of the job.
+    expect(judge(acme.text, "The user works at Globex, which is closed on weekends.")).toBe("supersedes");
+    expect(judgeLocally({ text: "The user works at Globex now.", candidates: [bakery, acme] })).toEqual({
+      verdict: "supersedes",
+      id: "acme",
+    });
+    expect(judge(bakery.text, "The user quit the bakery.")).toBe("supersedes");
+    expect(sameSlot(bakery.text, acme.text)).toBe(false);
+    expect(sameSlot("The user works at Globex now.", bakery.text)).toBe(false);
+    expect(sameSlot("The user works at Globex now.", acme.text)).toBe(true);
+    // Where someone lives: a place named, at the start or in the home's description; not a home,
+    // a shift, a drink or a month.
+    expect(judge("The user lives in Denver.", "The user moved to a new house in Tacoma.")).toBe("supersedes");
+    expect(judge("The user moved to a new house in Tacoma.", "The user lives in Tacoma.")).toBe("duplicate");
+    expect(judge("The user lives in denver.", "The user moved to austin.")).toBe("supersedes");
+    expect(judge("The user lives in Paris.", "The user lives in the Bay Area now.")).toBe("supersedes");
+    for (const text of [
+      "The user lives in a small apartment near the park.",
+      "The user moved to a bigger apartment downtown.",
+      "The user moved to the night shift last week (the week before 15 March 2024).",
+      "The user moved to decaf in January.",
+    ])
+      expect(judge("The user lives in Denver.", text), text).toBe("new");
   });
 
   it("leaves what did not change: more said, a restatement, another subject, another value negated", () => {

@@ -183,6 +183,9 @@ describe("supersede and dedup", () => {
   it.each([
     ["I live in Paris.", "I moved to Berlin.", "The user moved to Berlin."],
     ["I live in Paris.", "I moved from Paris to Berlin.", "The user moved from Paris to Berlin."],
+    // A home in a named place is a move to that place; a city written in lower case is one too.
+    ["I live in Denver.", "I moved to a new house in Tacoma.", "The user moved to a new house in Tacoma."],
+    ["i live in denver.", "i moved to austin.", "The user moved to austin."],
     ["I work at Acme as an engineer.", "I work at Globex now.", "The user works at Globex now."],
     ["I work at Acme.", "I no longer work at Acme.", "The user no longer works at Acme."],
     [
@@ -276,13 +279,39 @@ describe("supersede and dedup", () => {
     ["I use VS Code.", "My coworker switched from VS Code to Zed."],
     ["I have a phone with a cracked screen.", "I ditched the meeting for a walk."],
     ["My phone number is 555-0142.", "My sister's new number is 555-0199."],
+    // A value said beside the one held ("also", "too", "on weekends", "on the side", "part-time",
+    // a second job) adds one; a qualified diet keeps the diet.
+    ["I work at Acme as an engineer.", "I also work at a bakery on weekends."],
+    ["I work as a nurse.", "I work as a volunteer firefighter on weekends."],
+    ["I work at Acme.", "I work at Globex too."],
+    ["I work at Acme.", "I work at Globex as well."],
+    ["I work at Acme.", "I work at a cafe on the side."],
+    ["I work as a nurse.", "I work part-time as a barista."],
+    ["I work at Acme.", "I have a second job at Globex."],
+    ["I'm vegetarian.", "I'm vegan on weekdays."],
+    ["I live in Denver.", "I also live in Boston."],
+    // Where someone lives is a place: not a home, a shift, a drink, a month.
+    ["I live in Denver.", "I live in a small apartment near the park."],
+    ["I live in Denver.", "I moved to a bigger apartment downtown."],
+    ["I live in Denver.", "I moved to the night shift last week."],
+    ["I live in Denver.", "Last month I moved to the night shift."],
+    ["I live in Denver.", "I moved to decaf in January."],
   ])(
-    "another's change, a past or a supposed one, another thing supersede nothing: %s -> %s",
+    "another's change, a past or a supposed one, another thing, a value beside the one held supersede nothing, across two ingests and within one: %s -> %s",
     async (before, after) => {
-      const { key } = await svc.newOrg();
-      await ingestOk(key, { user_id: "u8", messages: [user(before)] });
+      const { key, orgId } = await svc.newOrg();
+      const first = await ingestOk(key, { user_id: "u8", messages: [user(before)] });
+      const [old] = first.memories_created.filter((m: any) => m.type === "fact");
       const second = await ingestOk(key, { user_id: "u8", conv_id: "c2", messages: [user(after)] });
       expect(second.memories_superseded_by).toEqual({});
+      expect(await activeFacts(key, "u8")).toContain(old.text);
+      // The same two messages in one conversation: the first claim stays active and in the
+      // episode's text.
+      const one = await ingestOk(key, { user_id: "u10", messages: [user(before), user(after)] });
+      expect(one.memories_superseded_by).toEqual({});
+      expect(await activeFacts(key, "u10")).toContain(old.text);
+      const episode = one.memories_created.find((m: any) => m.type === "episode");
+      expect((await findMemory(svc.deps.db, orgId, episode.id))!.text).toContain(old.text.replace(/\.$/, ""));
     },
   );
 
@@ -296,6 +325,7 @@ describe("supersede and dedup", () => {
       "The user lives in York, Leeds is where the user works.",
     ],
     [["I live in Paris.", "I moved to Berlin."], "The user moved to Berlin."],
+    [["I live in Denver.", "I moved to a new house in Tacoma."], "The user moved to a new house in Tacoma."],
     [["I'm 29.", "Correction: I am 30, not 29."], "The user is 30 years old, not 29."],
     [
       ["I use Vim for everything.", "I finally ditched Vim, I'm all in on Neovim now."],

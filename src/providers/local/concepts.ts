@@ -357,6 +357,19 @@ export function placeKinds(name: string): string[] {
   return out;
 }
 
+/** WordNet's class of times (months, days of the week, holidays, periods). */
+const TIME_CLASS = 28;
+
+/**
+ * Whether a capitalised word names a time, not a place: its first noun sense is a month, a day
+ * or a holiday ("January", "Monday", "Christmas"). "Moved to decaf in January" moves nowhere.
+ */
+export function isTimeName(word: string): boolean {
+  const d = load();
+  const info = d.nouns.get(word.toLowerCase());
+  return !!info && synset(d, info.first).lexFile === TIME_CLASS;
+}
+
 /** A quoted title: a capitalised phrase in double quotes ("The Name of the Wind", “Inception”). */
 const QUOTED_TITLE = /["\u201c]\s*[\p{Lu}\p{N}][^"\u201c\u201d\n]{0,80}["\u201d]/u;
 

@@ -12,7 +12,7 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
-import { isNeverName, isVerb } from "./concepts.js";
+import { isNeverName, isTimeName, isVerb, placeKinds } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   asRequest,
@@ -868,12 +868,18 @@ export function slotSearches(text: string): SlotSearch[] {
 
 const FIRST_PERSON_START = /^(?:I|I'm|I've|I am|My)\b/;
 
-/** Whether two facts state the same attribute of the same subject (the judge decides the rest). */
+/**
+ * Whether `a` may change what `b` states: the same attribute of the same subject (the judge decides
+ * the rest), not a value said beside another ("also works at a bakery on weekends" changes no
+ * job, nor does a new job end that one; a negation still ends it: "quit the bakery").
+ */
 export function sameSlot(a: string, b: string): boolean {
   const ending = endingOf(a);
   if (ending && endedBy(ending, b)) return true;
   const ys = slotsOf(b);
-  return slotsOf(a).some((x) => ys.some((y) => x.slot === y.slot && x.subject === y.subject));
+  return slotsOf(a).some((x) =>
+    ys.some((y) => x.slot === y.slot && x.subject === y.subject && (x.negated || (!x.adds && !y.adds))),
+  );
 }
 
 /**
@@ -1044,6 +1050,11 @@ interface Statement {
   denial: boolean;
   /** Where a move says it came from ("moved from Paris to Berlin"): the residence it ends. */
   from?: string;
+  /**
+   * A value said beside the one held, not instead of it ("also works at a bakery on weekends",
+   * "is vegan on weekdays"): it changes none (ADDED).
+   */
+  adds: boolean;
 }
 
 /** A contact detail's kind, one name for each ("number", "cell phone": phone). */
@@ -1054,6 +1065,43 @@ const contactKind = (k: string) => (/mail/.test(k) ? "email" : /address/.test(k)
  * itself denied ("is not blue, it is still green") is none.
  */
 const CORRECTION_TAIL = /,?\s+(?:not|rather than|instead of)\s.*$/i;
+
+/**
+ * Words that add a value to the one held rather than change it: "also", "too", "as well", a
+ * second or side job, part of the time ("part-time", "on weekends", "on Tuesdays", "sometimes").
+ * "I also work at a bakery on weekends" keeps the job at Acme; "I'm vegan on weekdays" keeps
+ * "vegetarian". Said of the claim, not of a relative clause after it ("Acme, which is closed on
+ * weekends").
+ */
+const ADDED =
+  /\b(?:also|as well|in addition|besides|on the side|part[- ]time|second job|side (?:job|gig|hustle)|(?:on|at) (?:the )?weekends|on weekdays|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|sometimes|occasionally)\b|,? too(?=[,.!?]|$)/i;
+const RELATIVE_TAIL = /,\s*(?:which|who|where)\b.*$/i;
+
+const titleCase = (w: string) => `${w.charAt(0).toUpperCase()}${w.slice(1)}`;
+const DETERMINER = /^(?:a|an|my|our|his|her|their|its|this|that|some|the user's)\b/i;
+
+/**
+ * Where a residence's value names a place, or null when it names none: at its start ("Denver",
+ * "New York", "the Bay Area", "denver" written in lower case and known to WordNet as a place) or
+ * after "in", "near", "outside" ("a new house in Tacoma"). A home, a shift, a drink is no place
+ * ("a small apartment near the park", "the night shift", "decaf in January": a month is a time).
+ */
+function placeAt(said: string): number | null {
+  const names = (i: number) => {
+    const rest = said.slice(i);
+    const cap = /^(?:the )?(\p{Lu}[\p{L}'.-]*)/u.exec(rest);
+    if (cap) return !isTimeName(cap[1]!);
+    if (DETERMINER.test(rest)) return false;
+    const words = (/^(?:the )?([a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2})/.exec(rest)?.[1] ?? "").split(" ");
+    for (let n = words.length; n > 0; n--)
+      if (words[0] && placeKinds(words.slice(0, n).map(titleCase).join(" ")).length) return true;
+    return false;
+  };
+  if (names(0)) return 0;
+  for (const m of said.matchAll(/ (?:in|near|outside(?: of)?|close to|next to) /gi))
+    if (names(m.index + m[0].length)) return m.index + m[0].length;
+  return null;
+}
 
 /** The attributes a one-claim fact states (none for a whole turn, or a sentence of several claims). */
 function slotsOf(text: string): Statement[] {
@@ -1068,6 +1116,7 @@ function slotsOf(text: string): Statement[] {
   // later change supersedes it (they stayed active side by side).
   if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
   if (clausesOf(t).length > 1) return [];
+  const adds = ADDED.test(t.replace(RELATIVE_TAIL, ""));
   const out: Statement[] = [];
   for (const [slot, re, negation] of SLOTS) {
     const gate = SLOT_GATES.get(re);
@@ -1077,8 +1126,15 @@ function slotsOf(text: string): Statement[] {
     const kind = (m.groups.k ?? "").toLowerCase().replace(/colour/g, "color");
     const name = `${slot}:${slot === "contact" ? contactKind(kind) : kind}`;
     if (out.some((o) => o.slot === name)) continue;
-    const said = m.groups.v ?? "";
+    let said = m.groups.v ?? "";
     if (/^not\s/i.test(said)) continue;
+    // Where a person lives is a place: "lives in a small apartment" states none, "moved to a new
+    // house in Tacoma" states Tacoma.
+    if (slot === "residence") {
+      const at = placeAt(said.replace(CORRECTION_TAIL, ""));
+      if (at === null) continue;
+      said = said.slice(at);
+    }
     // A resolved date ("last month (October 2026)") and a time word say when, not what.
     let value = normaliseText(said.replace(CORRECTION_TAIL, "").replace(/\s*\([^)]*\)/g, "")).replace(
       / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
@@ -1097,6 +1153,7 @@ function slotsOf(text: string): Statement[] {
       value,
       negated: m.groups.neg !== undefined,
       denial: negation === "negation",
+      adds,
       ...(from ? { from } : {}),
     });
   }
@@ -1322,6 +1379,8 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
   // Each attribute the fact states, against the candidates' statements of it: a new value
   // supersedes (a negation: the value it ends; a move from a place: that place); when every
   // attribute holds its value already the fact restates one, a duplicate unless it adds to it.
+  // A value said beside another ("also", "on weekends": Statement.adds) changes none, and no new
+  // value ends one said so; a negation ends either.
   const slots = slotsOf(c.text);
   const stated = slots.length ? c.candidates.map((cand) => ({ id: cand.id, slots: slotsOf(cand.text) })) : [];
   const held: string[] = [];
@@ -1329,7 +1388,7 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
     const same = stated.flatMap(({ id, slots: theirs }) =>
       theirs
         .filter((t) => t.slot === mine.slot && t.subject === mine.subject && !t.negated)
-        .map((t) => ({ id, value: t.value })),
+        .map((t) => ({ id, value: t.value, adds: t.adds })),
     );
     if (mine.negated) {
       const ended = same.find((x) => negates(mine, x.value));
@@ -1341,8 +1400,9 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
       held.push(holding.id);
       continue;
     }
+    if (mine.adds) continue;
     // "Moved from Vim to Emacs" ends no residence but Vim's (and a tool is none).
-    const changed = mine.from ? same.find((x) => sameValue(x.value, mine.from!)) : same[0];
+    const changed = mine.from ? same.find((x) => sameValue(x.value, mine.from!)) : same.find((x) => !x.adds);
     if (changed) return { verdict: "supersedes", id: changed.id };
   }
   if (slots.length && held.length === slots.length) {
