@@ -246,6 +246,10 @@ describe("third-person facts of tricky turns", () => {
     ["I am an accountant.", "The user is an accountant."],
     ["I am a widow.", "The user is a widow."],
     ["I'm unemployed.", "The user is unemployed."],
+    // a two-letter name in capitals is content ("UK", "LA"), "OK" is not
+    ["I moved to the UK.", "The user moved to the UK."],
+    ["We live in LA.", "The user and others live in LA."],
+    ["I'm OK.", null],
     ["I'm gay.", "The user is gay."],
     // a labelled line is the user's attribute
     [

@@ -281,7 +281,8 @@ export function isSubstantive(sentence: string): boolean {
   // Korean puts spaces between words of several syllables, particles attached: few words say
   // much ("제 남편은 요리사예요.", "my husband is a chef", is three).
   if ((s.match(HANGUL)?.length ?? 0) >= 6) return true;
-  const words = contentWords(s);
+  // A two-letter name in capitals is a word of content too ("I moved to the UK.", "We live in LA.").
+  const words = [...contentWords(s), ...(s.match(/\b(?!OK\b)\p{Lu}{2}\b/gu) ?? [])];
   if (PLEASANTRY.test(s) && words.length < 4) return false;
   const n = s.split(/\s+/).length;
   // Short, and about the speaker all the same: an age or a diet ("I'm 34.", "I just turned 35.",
