@@ -1511,6 +1511,27 @@ describe("directives", () => {
     ]);
   });
 
+  it("a rule prescribing a flag is served (compose) for the call that lacks it", async () => {
+    const { key } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      messages: [user("Always run `npx vitest run --coverage` in CI, never plain vitest.")],
+    });
+    expect(result.memories_created.filter((m: any) => m.type === "lesson").map((m: any) => m.text)).toEqual([
+      "Always run `npx vitest run --coverage` in CI, never plain vitest.",
+    ]);
+    const served = await svc.request("POST", "/v1/memories/trigger", {
+      key,
+      body: {
+        user_id: "u1",
+        action: { tool: "Bash", args: { command: "npx vitest run" } },
+        task: "run tests",
+      },
+    });
+    expect(served.body.data.map((d: any) => d.text)).toEqual([
+      "Always run `npx vitest run --coverage` in CI, never plain vitest.",
+    ]);
+  });
+
   it("narration, doubt, a hypothetical and the assistant's own advice are no rules: nothing recalls them", async () => {
     const { key } = await svc.newOrg();
     const result = await ingestOk(key, {

@@ -980,6 +980,38 @@ describe("trigger relevance gate", () => {
     ]);
   });
 
+  it("serves a rule prescribing flags to a call that lacks them (`npx vitest run --coverage` before `npx vitest run`)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      lesson(
+        "Always run `npx vitest run --coverage` in CI, never plain vitest.",
+        ["npx", "vitest", "--coverage"],
+        {
+          user_id: "a",
+        },
+      ),
+      lesson("Always run npx vitest run --coverage, never plain vitest.", ["npx", "vitest", "--coverage"], {
+        user_id: "b",
+      }),
+    ]);
+    const served = async (user_id: string, command: string) => {
+      const res = await trigger(key, {
+        user_id,
+        action: { tool: "Bash", args: { command } },
+        task: "run tests",
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.map((r: any) => r.text.replace(/`/g, "").split(" ").slice(0, 3).join(" "));
+    };
+    for (const user of ["a", "b"]) {
+      // The call breaks the rule for lacking the flag: the flag is no use of vitest of its own.
+      for (const command of ["npx vitest run", "npx vitest run src/cart.test.ts"])
+        expect([user, command, await served(user, command)]).toEqual([user, command, ["Always run npx"]]);
+    }
+    // `run` is the use the rule names: another use of vitest is not what it is about.
+    expect(await served("a", "npx vitest bench")).toEqual([]);
+  });
+
   it("reads no use of the command in prose after it ('yarn, not pnpm'): such a rule bears on every call of it", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [lesson("Go back to yarn, not pnpm.", ["yarn", "pnpm"])]);

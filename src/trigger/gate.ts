@@ -122,27 +122,38 @@ function wordsOf(text: string): Word[] {
 
 /**
  * The uses of `command` a rule's text names: the word after the command (past its flags, and past
- * "run" or "exec"), as in "never run rm -rf build/", "git pull --rebase", "npm run lint" (build,
- * pull, lint). None when it names the command alone ("don't use yarn here", "Git: always rebase")
- * or as the subject of a verb ("yarn breaks the workspace lockfile").
+ * "run" or "exec" and the flags after it), as in "never run rm -rf build/", "git pull --rebase",
+ * "npm run lint" (build, pull, lint); "run" itself when nothing follows it but flags
+ * (`vitest run --coverage`: a flag the rule prescribes is no use of its own, so a call that lacks
+ * it is still the use the rule is about). None when it names the command alone ("don't use yarn
+ * here", "Git: always rebase") or as the subject of a verb ("yarn breaks the workspace lockfile").
  */
 function namedUses(text: string, command: string): Set<string> {
   const words = wordsOf(text);
   const out = new Set<string>();
+  const isUse = (w: Word, use: string) =>
+    use.length >= 2 &&
+    /^[\w@+~./:-]+$/.test(use) &&
+    !/^-/.test(use) &&
+    !PROSE_AFTER_COMMAND.has(use) &&
+    !STOPWORDS.has(use) &&
+    !isVerbOf(w, use);
   words.forEach((w, i) => {
     if (bare(w.text) !== command || w.endsClause) return;
-    let j = i + 1;
-    while (j < words.length && /^-/.test(words[j]!.text)) j++;
-    if (VERB_OF_COMMAND.has(bare(words[j]?.text ?? ""))) j++;
+    // Past the flags (to the end of the clause: "vitest --coverage, never ..." names no use).
+    const pastFlags = (from: number) => {
+      let j = from;
+      while (j < words.length && /^-/.test(words[j]!.text) && !words[j]!.endsClause) j++;
+      return j < words.length && /^-/.test(words[j]!.text) ? words.length : j;
+    };
+    let j = pastFlags(i + 1);
+    const verb = words[j];
+    const afterVerb = verb && VERB_OF_COMMAND.has(bare(verb.text)) ? j : -1;
+    if (afterVerb >= 0) j = verb!.endsClause ? words.length : pastFlags(j + 1);
     const use = bare(words[j]?.text ?? "");
-    if (
-      use.length >= 2 &&
-      /^[\w@+~./:-]+$/.test(use) &&
-      !PROSE_AFTER_COMMAND.has(use) &&
-      !STOPWORDS.has(use) &&
-      !isVerbOf(w, use)
-    )
-      out.add(use);
+    if (isUse(w, use)) out.add(use);
+    // `vitest run --coverage`: the flags are what the rule asks of `run`, itself the use.
+    else if (afterVerb >= 0 && (verb!.code || j > afterVerb + 1)) out.add(bare(verb!.text));
   });
   return out;
 }
