@@ -1511,6 +1511,50 @@ describe("directives", () => {
     ]);
   });
 
+  it("a tool's name as a person, a place or a topic, and another person's habit, make no rule; a command in a code span does", async () => {
+    const { key } = await svc.newOrg();
+    const said = [
+      "I met Gem at the conference, she always brings cookies.",
+      "My grandma always calls me a silly Git when I forget her birthday.",
+      "Python is great, I always use it for data analysis at work.",
+      "We always visit Java island in August, never in the rainy season.",
+      "I always take the dog to the Docker Street park on Saturdays.",
+      "My dad always said never trust a python script you didn't write.",
+      "My wife always buys yarn at the farmers market on Saturdays.",
+    ];
+    const none = await ingestOk(key, { messages: said.map((m) => user(m)) });
+    expect(none.memories_created.filter((m: any) => m.type === "lesson")).toEqual([]);
+    for (const command of [
+      "gem install rails",
+      "git status",
+      "python script.py",
+      "java -jar app.jar",
+      "docker ps",
+      "yarn add lodash",
+    ])
+      expect([command, await recalledBy(key, command)]).toEqual([command, []]);
+
+    const agreed = await ingestOk(key, {
+      messages: [
+        user("How should I format the code?"),
+        { role: "assistant", content: "You should always run `make lint` before committing." },
+        user("Yes, do that."),
+      ],
+    });
+    expect(agreed.memories_created.filter((m: any) => m.type === "lesson").map((m: any) => m.text)).toEqual([
+      "You should always run `make lint` before committing.",
+    ]);
+    const served = async (command: string) =>
+      (
+        await svc.request("POST", "/v1/memories/trigger", {
+          key,
+          body: { user_id: "u1", action: { tool: "Bash", args: { command } }, task: "commit the fix" },
+        })
+      ).body.data.map((d: any) => d.text);
+    expect(await served("make lint")).toEqual(["You should always run `make lint` before committing."]);
+    expect(await served("make build")).toEqual([]);
+  });
+
   it("a rule prescribing a flag is served (compose) for the call that lacks it", async () => {
     const { key } = await svc.newOrg();
     const result = await ingestOk(key, {

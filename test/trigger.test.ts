@@ -217,6 +217,60 @@ describe("identifier extraction", () => {
     expect(identifiersFromText("Kind regards, Maria. Sales asked what kind of Report it is.")).toEqual([]);
   });
 
+  it("reads a capitalised command name as the command only where it is used as a tool, not as a name, a place or a topic", () => {
+    for (const [said, ids] of [
+      ["Never use Docker or Podman here, and avoid Yarn.", ["docker", "podman", "yarn"]],
+      ["We switched to Yarn last year, stop using Npm.", ["yarn", "npm"]],
+      ["- Git: never rebase a shared branch.", ["git"]],
+      ["Always build the image with `Docker build .` first.", ["docker"]],
+      // A person, an insult, a place, a topic of opinion: no tool.
+      ["I met Gem at the conference, she always brings cookies.", []],
+      ["My grandma always calls me a silly Git when I forget her birthday.", []],
+      ["We always visit Java island in August, never in the rainy season.", []],
+      ["I always take the dog to the Docker Street park on Saturdays.", []],
+      ["Python is great, I always use it for data analysis at work.", []],
+    ] as const) {
+      expect([said, identifiersFromText(said).filter((id) => id === id.toLowerCase())]).toEqual([
+        said,
+        [...ids],
+      ]);
+      if (ids.length === 0) expect([said, extractDirectives([turn(0, "user", said)])]).toEqual([said, []]);
+    }
+  });
+
+  it("takes no rule from another person's habit or words ('my wife always buys yarn', 'my dad always said never ...')", () => {
+    const rules = (said: string) => extractDirectives([turn(0, "user", said)]).map((d) => d.trigger_entities);
+    for (const said of [
+      "My wife always buys yarn at the farmers market on Saturdays.",
+      "My dad always said never trust a python script you didn't write.",
+      "Alice always uses yarn for her knitting, she never runs out.",
+      "My roommate should never use git, he breaks everything.",
+    ])
+      expect([said, rules(said)]).toEqual([said, []]);
+    // The speakers' own rule, said in passing or as their own words, still is one.
+    expect(rules("I always say never use yarn in this repo.")).toEqual([["yarn"]]);
+    expect(rules("In this repo we should always use pnpm.")).toEqual([["pnpm"]]);
+    expect(rules("The deploys are slow, so you must never run npm audit fix on CI.")).toEqual([["npm"]]);
+  });
+
+  it("reads the first word of a command line in a code span as its command, even an English word (`make lint`, `go test`)", () => {
+    expect(identifiersFromText("You should always run `make lint` before committing.")).toEqual(["make"]);
+    expect(identifiersFromText("Always run `go test ./...` before pushing.")).toContain("go");
+    expect(identifiersFromAction({ tool: "Bash", args: { command: "make lint" } })).toContain("make");
+    // In prose, or a code span that is no command line, "make" and "go" stay English words.
+    expect(identifiersFromText("Make sure to always water the plants, then go for a walk.")).toEqual([]);
+    expect(identifiersFromText("Type `make sure` in the box.")).toEqual([]);
+    expect(
+      identifiersFromAction({ tool: "Bash", args: { command: "ls", description: "make the list" } }),
+    ).not.toContain("make");
+    // The assistant's advice the user agrees to is the rule, triggered by `make`.
+    const [rule] = extractDirectives([
+      turn(0, "assistant", "You should always run `make lint` before committing."),
+      turn(1, "user", "Yes, do that."),
+    ]);
+    expect(rule?.trigger_entities).toEqual(["make"]);
+  });
+
   it("finds nothing in plain prose", () => {
     expect(identifiersFromAction({ args: { text: "Please fix the error in this file now." } })).toEqual([]);
   });

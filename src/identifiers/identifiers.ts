@@ -127,6 +127,24 @@ function fromToken(raw: string, out: Set<string>) {
 /** A command's name as it may count: a word, no common one. */
 const isCommandName = (w: string) => /^[A-Za-z][\w.+-]*$/.test(w) && !COMMON_WORDS.has(w.toLowerCase());
 
+/** Words after a verb in lower-case prose ("run the tests", "make sure", "go to"): no subcommand. */
+const PROSE_AFTER_VERB = new Set(
+  "a an the to of in on at by for with from and or but so it its this that these those is are be not no me my our your you we us them him her sure up out over into ahead back away".split(
+    " ",
+  ),
+);
+
+/**
+ * Whether the words of a command line name their command though it is a common word (`make lint`,
+ * `go test ./...`): in lower case, followed by a subcommand, a flag or a path, as prose is not
+ * ("run the tests", "make sure it builds").
+ */
+const commandLine = (words: string[]) =>
+  /^[a-z][a-z0-9]*$/.test(words[0] ?? "") &&
+  words.length >= 2 &&
+  /^(?:--?[A-Za-z][\w-]*|\.{0,2}\/\S*|[a-z][\w.:@/+-]*)$/.test(words[1]!) &&
+  !PROSE_AFTER_VERB.has(words[1]!);
+
 /** Identifiers in free text; `commandLike` also takes each command's first word (`npm`, `pytest`). */
 function identifiersInText(text: string, out: Set<string>, commandLike = false) {
   const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
@@ -134,7 +152,7 @@ function identifiersInText(text: string, out: Set<string>, commandLike = false) 
     for (const segment of scanned.split(/&&|\|\||[|;\n]/)) {
       const words = segment.trim().split(/\s+/);
       const cmd = baseName(words[0] ?? "");
-      if (isCommandName(cmd)) out.add(cmd);
+      if (isCommandName(cmd) || commandLine(words)) out.add(cmd);
       // A package runner runs the command it names: `npx yarn@1 add x` runs yarn.
       if (RUNNERS.has(cmd)) {
         const ran = words
@@ -235,17 +253,54 @@ function withPathTails(ids: Set<string>): string[] {
  */
 export function identifiersFromText(text: string): string[] {
   const found = new Set<string>();
-  for (const m of text.matchAll(/`([^`\n]+)`/g)) identifiersInText(m[1]!, found, true);
+  const code: Array<[number, number]> = [];
+  for (const m of text.matchAll(/`([^`\n]+)`/g)) {
+    identifiersInText(m[1]!, found, true);
+    code.push([m.index, m.index + m[0].length]);
+  }
   identifiersInText(text, found);
   const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
-  // A command is named in lower case, or capitalised as a name in a sentence or a label ("Never
-  // run Docker here", "Git: always rebase"): either way a call runs it as `docker`, `git`. Only a
-  // word whose lower case is a known command counts, not every capitalised one.
-  for (const word of scanned.match(/(?<![\w./-])[A-Za-z][a-z0-9-]*[a-z0-9](?![\w/-])/g) ?? []) {
-    const command = word.toLowerCase();
-    if (KNOWN_COMMANDS.has(command) && found.size < MAX_IDENTIFIERS) found.add(command);
+  // A command named in lower case counts anywhere. Capitalised, it counts only where it is used as
+  // a tool ("Never run Docker here", "Git: always rebase", see usedAsTool): a call runs it as
+  // `docker`, `git`, but "I met Gem", "a silly Git", "Java island" and "Python is great" name a
+  // person, a place, a topic. Only a word whose lower case is a known command counts.
+  let lastTool = -1;
+  for (const m of scanned.matchAll(/(?<![\w./-])[A-Za-z][a-z0-9-]*[a-z0-9](?![\w/-])/g)) {
+    const command = m[0].toLowerCase();
+    if (!KNOWN_COMMANDS.has(command) || found.size >= MAX_IDENTIFIERS) continue;
+    const at = m.index;
+    const inCode = code.some(([from, to]) => at > from && at < to);
+    const tool =
+      m[0] === command ||
+      inCode ||
+      usedAsTool(scanned.slice(scanned.lastIndexOf("\n", at) + 1, at), scanned.slice(at + m[0].length)) ||
+      // Listed with a tool just named: "use Docker or Podman", "install Node, Yarn and Git".
+      (lastTool >= 0 && /^\s*(?:,|\/|,?\s*(?:and|or|nor))\s*$/.test(scanned.slice(lastTool, at)));
+    if (!tool) continue;
+    found.add(command);
+    lastTool = at + m[0].length;
   }
   return [...found];
+}
+
+/**
+ * The verbs and phrases after which a capitalised word names a tool in use: "run Docker", "use
+ * the Docker CLI", "switch to Yarn", "instead of Npm".
+ */
+const TOOL_OBJECT =
+  /\b(?:use|uses|using|used|run|runs|running|install|installs|installing|reinstall|uninstall|upgrade|update|try|trying|prefer|avoid|avoiding|invoke|launch|restart|(?:switch|switched|switching|migrate|migrating)(?: back)? (?:to|from)|go(?:ing)? back to|stop using|instead of|rather than)\s+(?:the\s+)?$/i;
+
+/**
+ * Whether a capitalised word, after `before` on its line and before `after`, names a tool in use:
+ * the object of use/run/install/switch to/prefer/avoid ..., a label opening a line ("Git: always
+ * rebase"), or a command before a flag ("Docker --version").
+ */
+function usedAsTool(before: string, after: string): boolean {
+  return (
+    TOOL_OBJECT.test(before.slice(-40)) ||
+    (/^\s*(?:[-*\u2022]\s*)?$/.test(before) && /^:\s/.test(after)) ||
+    /^\s+--?[A-Za-z]/.test(after)
+  );
 }
 
 /**

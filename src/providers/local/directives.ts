@@ -2,6 +2,7 @@ import { identifiersFromText, isKnownCommand } from "../../identifiers/identifie
 import type { ExtractedDirective, Turn } from "../types.js";
 import { splitSentences, stripInterjections } from "./english.js";
 import { irregularBase } from "./irregular.js";
+import { speakersRule } from "./rule-subject.js";
 import { allSteps, STEP_MS, stepClock } from "./steps.js";
 
 /**
@@ -277,13 +278,18 @@ export function* directivesInSteps(
         // "No, ..." to a question answers it: it sets nothing right.
         !(/^(?:no|nope|nah)\b/i.test(opened) && prev.content.trim().endsWith("?"));
       // Said in passing ("never", "should", "must" inside a sentence), a rule is the user's (or
-      // advice the user agrees to next), asks for something (no doubt, no hypothetical), and does
-      // not tell the past.
+      // advice the user agrees to next), asks for something (no doubt, no hypothetical), does not
+      // tell the past, and has the speakers or no one (an imperative) as its subject, not another
+      // person ("my wife always buys yarn") or another's words ("my dad always said never ...").
       const considered = !DOUBT.test(sentence) && !HYPOTHETICAL.test(sentence);
       const isRule =
         RULE.test(sentence) ||
         STANDING_RULE.test(sentence) ||
-        (RULE_ANYWHERE.test(sentence) && considered && heard && !narratesPast(sentence)) ||
+        (RULE_ANYWHERE.test(sentence) &&
+          considered &&
+          heard &&
+          !narratesPast(sentence) &&
+          speakersRule(sentence, RULE_ANYWHERE)) ||
         (CONDITIONAL_RULE.test(sentence) && considered) ||
         (WEAK_RULE.test(sentence) && considered && ids.some(technical));
       if (ids.length > 0 && (isCorrection || isRule)) {
