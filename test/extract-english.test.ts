@@ -1368,6 +1368,76 @@ describe("what a turn says is kept", () => {
   });
 });
 
+describe("a form's fields in the user's message", () => {
+  const routed = (content: string) =>
+    routeTurns({ messages: [{ role: "user", content }] } as StoredRequest, 30).turns[0]!;
+  const fromRoute = (content: string) => facts([routed(content)]).map((f) => f.text);
+  it.each([
+    "Name",
+    "Age",
+    "City",
+    "Address",
+    "Location",
+    "Birthday",
+    "Job",
+    "Diet",
+    "Budget",
+    "Email",
+    "Phone",
+    "Password",
+    "Time",
+    "Place",
+    "Date",
+  ])("reads %s: as a field, never as a speaker's name", (label) => {
+    expect(routed(`${label}: something to say here.`).speaker).toBeNull();
+  });
+  it.each([
+    ["Budget: $2,000 for the whole trip.", ["The user's budget is $2,000 for the whole trip."]],
+    ["Job: nurse at St. Mary's.", ["The user's job is nurse at St. Mary's."]],
+    ["Address: 12 Pine St, Boulder, CO", ["The user's address is 12 Pine St, Boulder, CO"]],
+    ["Location: Lisbon, Portugal.", ["The user's location is Lisbon, Portugal."]],
+    ["Birthday: June 4.", ["The user's birthday is June 4."]],
+    ["Diet: vegetarian.", ["The user's diet is vegetarian."]],
+    // An event's fields are said as they are, each a sentence of its own.
+    ["Time: 3pm. Place: the old library.", ["Time: 3pm. Place: the old library."]],
+    ["Time: 3pm\nPlace: the old library", ["Time: 3pm. Place: the old library"]],
+    // Fields on lines of their own end their sentences.
+    [
+      "Allergies: penicillin\nBlood type: O-",
+      ["The user's allergies are penicillin. The user's blood type is O-"],
+    ],
+  ])("%s", (content, want) => {
+    expect(fromRoute(content)).toEqual(want);
+  });
+  it("ends a sentence at a heading, a paragraph's end and a label's line", () => {
+    expect(
+      fromRoute(
+        "Subject: Quarterly budget review\n\nHi team, the budget review is on Thursday and I will present the numbers.",
+      ),
+    ).toEqual([
+      "Subject: Quarterly budget review. The budget review is on Thursday and the user will present the numbers.",
+    ]);
+    expect(fromRoute("# Packing list\n\nClothes: three shirts and a jacket.")).toEqual([
+      "The user's clothes are three shirts and a jacket.",
+    ]);
+    expect(fromRoute("We moved to Leeds in May\n\nThe kids love their new school")).toEqual([
+      "The user and others moved to Leeds in May. The kids love their new school",
+      "The user and others moved to Leeds in May.",
+    ]);
+  });
+  it("records a form's name and age as a self-introduction does, and its city", () => {
+    for (const form of [
+      "Name: Dana Ruiz. Age: 34. City: Chicago.",
+      "Name: Dana Ruiz\nAge: 34\nCity: Chicago.",
+    ])
+      expect(extraction([routed(form)]).facts.map((f) => f.text)).toEqual([
+        "The user's name is Dana Ruiz.",
+        "Dana Ruiz is 34 years old. Dana Ruiz's city is Chicago.",
+        "Dana Ruiz is 34 years old.",
+      ]);
+  });
+});
+
 describe("an episode's summary", () => {
   it("says each sentence once, though an attribute also stands alone as a fact", () => {
     const { facts: out, episode } = extraction([

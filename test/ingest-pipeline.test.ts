@@ -1917,6 +1917,30 @@ describe("a deleted fact leaves its episodes", () => {
   });
 });
 
+describe("a form the user fills in", () => {
+  it("stores its fields as the user's, its name as an introduction's, its password masked", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      user_id: "u9",
+      messages: [user("Name: Dana Ruiz\nAge: 34\nCity: Chicago\nPassword: hunter2 for the guest wifi")],
+    });
+    const texts = (await rowsOf(orgId, first.memories_created))
+      .filter((r) => r.type === "fact")
+      .map((r) => r.text);
+    expect(texts).toEqual([
+      "The user's name is Dana Ruiz.",
+      "Dana Ruiz is 34 years old. Dana Ruiz's city is Chicago. Dana Ruiz's password is [redacted secret] for the guest wifi",
+      "Dana Ruiz is 34 years old.",
+    ]);
+    // A later form's age supersedes it, as a later "I'm 35" does.
+    const second = await ingestOk(key, { user_id: "u9", conv_id: "c2", messages: [user("Age: 35.")] });
+    const age = (await rowsOf(orgId, second.memories_created)).find((r) => r.type === "fact");
+    expect(age!.text).toBe("Dana Ruiz is 35 years old.");
+    const old = first.memories_created.find((m: { text: string }) => m.text === "Dana Ruiz is 34 years old.");
+    expect(second.memories_superseded_by).toEqual({ [old.id]: age!.id });
+  });
+});
+
 describe("a health question without the ailment's name", () => {
   it("reaches the ailment through its concept terms", async () => {
     const { key } = await svc.newOrg();

@@ -85,6 +85,34 @@ export const MESSAGE_LABELS = new Set([
   fact source subject title quote re tldr disclaimer spoiler aside fixed done solved resolved`.split(/\s+/),
 ]);
 
+/**
+ * The labels of a form's or a profile's fields ("Name: Dana Ruiz.", "Budget: $2,000.", "Time:
+ * 3pm."): a closed list. Never a speaker's name before a colon (src/ingest/route.ts: "Job" and
+ * "Date" are nouns WordNet has of another kind, so they "may be" names), and in the user's message
+ * a line of one is the user's attribute (attributeLine). The fields of an event (EVENT_FIELDS)
+ * describe the event, not the user: their lines are kept as said.
+ */
+const PROFILE_FIELDS =
+  `name, full name, first name, last name, surname, nickname, age, birthday, birthdate, date of
+  birth, dob, gender, pronouns, height, weight, nationality, religion, city, town, hometown, country,
+  address, home address, location, zip, zip code, postcode, job, job title, occupation, profession,
+  role, position, employer, company, workplace, school, university, college, major, degree, salary,
+  income, budget, diet, allergies, blood type, email, email address, phone, phone number, mobile,
+  cell, website, username, password, pin, relationship status, marital status, languages, hobbies`
+    .split(/,\s*/)
+    .map((f) => f.replace(/\s+/g, " "));
+export const EVENT_FIELDS = new Set([
+  "time",
+  "date",
+  "place",
+  "venue",
+  "when",
+  "where",
+  "deadline",
+  "duration",
+]);
+export const FIELD_LABELS = new Set([...PROFILE_FIELDS, ...EVENT_FIELDS]);
+
 /** "Here's", "Here are", "Below is" opening the line that introduces a list (its last sentence). */
 const LIST_LEAD_IN = /(^|[.!?]\s+)(?:here(?: is|'s| are)|below (?:is|are))\s+(?=[^:]{1,80}:$)(\p{L})/iu;
 const upperNext = (_m: string, before: string, letter: string) => `${before}${letter.toUpperCase()}`;
@@ -128,8 +156,39 @@ const ABBREVIATION =
 /** Abbreviations that stay inside a sentence only before a number ("Jan. 5", "No. 7"): "No. I ..." ends one. */
 const BEFORE_NUMBER = /\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|No|Nos|Vol|pp?)\.$/;
 
+/** A "Label: value" line: a capitalised noun with at most two words after it, a colon, a value. */
+const LABELLED_LINE = /^\s*(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u;
+const knownLabel = (line: string) => {
+  const label = LABELLED_LINE.exec(line)?.[1]?.toLowerCase();
+  return !!label && (FIELD_LABELS.has(label) || MESSAGE_LABELS.has(label));
+};
+
+/**
+ * Lines that end their sentence though they lack its stop: a markdown heading ("# Packing list",
+ * its marks left out), a form's field or a message's label with its value before another line
+ * ("Age: 34", "Subject: Quarterly budget review"), or any "Label: value" line before another, and a
+ * line before a blank one (a paragraph never goes on after it). Flattened with the rest, each ran
+ * into the next line's sentence ("Subject: Quarterly budget review Hi team, ...").
+ */
+function linesEnded(text: string): string {
+  const lines = text.split("\n");
+  return lines
+    .map((line, i) => {
+      const heading = /^\s{0,3}#{1,6}\s+(.*?)[\s#]*$/.exec(line);
+      const l = heading ? heading[1]! : line;
+      if (!l.trim() || /[.!?:;,]["')\]]*\s*$/.test(l) || LIST_ITEM.test(l)) return l;
+      const next = lines[i + 1];
+      const ends =
+        !!heading ||
+        (next !== undefined &&
+          (!next.trim() || (LABELLED_LINE.test(l) && (knownLabel(l) || LABELLED_LINE.test(next)))));
+      return ends ? `${l.trimEnd()}.` : l;
+    })
+    .join("\n");
+}
+
 export function splitSentences(text: string): string[] {
-  const flat = listsAsSentences(text.replace(/```[\s\S]*?```/g, " "))
+  const flat = listsAsSentences(linesEnded(text.replace(/```[\s\S]*?```/g, " ")))
     .replace(/\s+/g, " ")
     .trim();
   if (!flat) return [];
@@ -275,6 +334,9 @@ export function isSubstantive(sentence: string): boolean {
     .replace(/^I am\b/, "I'm")
     .replace(/^We are\b/, "We're");
   if (/[?？؟]$/.test(s)) return false;
+  // A form's field and its value, however short ("Time: 3pm.", "Age: 34.").
+  const field = /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u.exec(s);
+  if (field && FIELD_LABELS.has(field[1]!.toLowerCase())) return true;
   // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
   if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
   if ((s.match(UNSPACED)?.length ?? 0) >= 6) return true;
@@ -496,7 +558,9 @@ export function withDroppedSubject(sentence: string): string {
  * month."): said as the speaker's claim ("My allergies are penicillin, cats.", "My mom turns 70
  * next month."; "My weekend: went hiking" where the value is no noun phrase). The label is a noun
  * with at most two words before it, none a function word or a message's label ("Question:",
- * "Summary:"), and the value no clause of the speaker's own ("Goal: I want to ...").
+ * "Summary:"), and the value no clause of the speaker's own ("Goal: I want to ..."); a form's field
+ * (FIELD_LABELS) is one always, its value a noun phrase ("Job: nurse at St. Mary's." reads "My job is
+ * nurse at St. Mary's."; "Age: 34." "I'm 34."), an event's field left as said ("Time: 3pm.").
  */
 const ATTRIBUTE_LINE =
   /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+(?!(?:I|I'm|I've|I'll|I'd|me|my|we|we're|our|you|your)\b)(\S.{0,100})$/u;
@@ -504,10 +568,18 @@ export function attributeLine(sentence: string): string {
   const m = ATTRIBUTE_LINE.exec(sentence.trim());
   if (!m) return sentence;
   const words = m[1]!.toLowerCase().split(/\s/);
-  if (words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w))) return sentence;
-  if (!isCommonNoun(words.at(-1)!)) return sentence;
+  // A form's field (FIELD_LABELS) is one whatever WordNet says of its word ("Job: nurse" is no verb).
+  const field = FIELD_LABELS.has(words.join(" "));
+  if (!field && words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w)))
+    return sentence;
+  if (!field && !isCommonNoun(words.at(-1)!)) return sentence;
+  // "Time: 3pm.", "Place: the old library.": the event's, said as it is (isSubstantive keeps it).
+  if (EVENT_FIELDS.has(words.join(" "))) return sentence;
   const label = m[1]!.charAt(0).toLowerCase() + m[1]!.slice(1);
   const value = m[2]!;
+  // "Age: 34." says an age in the words of one ("I'm 34."), so a later age supersedes it.
+  if (words.join(" ") === "age" && /^\d{1,3}(?:\s+(?:years old|yrs old|yo))?[.!]?$/.test(value))
+    return `I'm ${value}`;
   const plural = /[^su]s$/.test(words.at(-1)!);
   // "Mom: she turns 70": the pronoun is the labelled one.
   const pronoun = /^(?:he|she|it|they)(?:('s|'re)\b)?\s+(?=\S)/i.exec(value);
@@ -515,7 +587,8 @@ export function attributeLine(sentence: string): string {
     return `My ${label}${pronoun[1] ? (pronoun[1] === "'s" ? " is" : " are") : ""} ${value.slice(pronoun[0].length)}`;
   const first = value.split(/\s/)[0]!.toLowerCase();
   const verbLike =
-    IRREGULAR_PAST.has(first) || !!regularPastBase(first) || /ing$/.test(first) || isMostlyVerb(first);
+    !field &&
+    (IRREGULAR_PAST.has(first) || !!regularPastBase(first) || /ing$/.test(first) || isMostlyVerb(first));
   return verbLike ? `My ${label}: ${value}` : `My ${label} ${plural ? "are" : "is"} ${value}`;
 }
 

@@ -6,10 +6,11 @@ import {
   isNationalityOrBelief,
   isPlainAdjective,
 } from "./concepts.js";
-import { isInterjection, MESSAGE_LABELS, STOPWORDS } from "./english.js";
+import { FIELD_LABELS, isInterjection, MESSAGE_LABELS, STOPWORDS } from "./english.js";
 
 /**
- * Self-introductions: "my name is Priya", "call me Priya", "I go by Rob", "Hi, I'm Priya Shah." A name is one to
+ * Self-introductions: "my name is Priya", "call me Priya", "I go by Rob", "Hi, I'm Priya Shah.", a
+ * form's "Name: Priya Shah." opening the message. A name is one to
  * three capitalised words, each with a lower-case letter ("ASAP" is none). "Call me X" counts where
  * it opens a clause or follows "you can", "just", "everyone"... ("could you call me Monday" asks for
  * a call; "my mom used to call me Bunny" is a nickname). "This is X" introduces someone else when a
@@ -44,9 +45,14 @@ const HERE = new RegExp(
   "u",
 );
 const WEEKDAY = /^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b/;
+/** A form filled in, its name field opening the message: "Name: Dana Ruiz. Age: 34." */
+const NAME_FIELD = new RegExp(
+  String.raw`^\s*(?:Full )?Name:[ \t]+${TITLE}(${NAME})(?=[ \t]*(?:[.,;]|\n|$))`,
+  "u",
+);
 
 export function introducedName(content: string): string | null {
-  const named = NAMED.exec(content);
+  const named = NAMED.exec(content) ?? NAME_FIELD.exec(content);
   if (named) return named[1]!;
   const called = CALLED.exec(content);
   const callName = called?.[1] ?? called?.[2] ?? called?.[3];
@@ -105,10 +111,12 @@ export function nameFromFact(text: string): string | null {
  * of a message ("Note:", "Update:"), a function word or an interjection ("Yes:", "Also:", "Sure:",
  * "Wait:"), an adverb of an adjective ("Honestly:") or an adjective alone ("Sorry:"), nor a common
  * noun that is plural or a kind of person ("Allergies:", "Mom:", "Doctor:"): in the user's own
- * message, "Mom: she turns 70" is about their mother. A noun of another kind may be a name
- * ("Rose:", "Will:"), and so may any word WordNet lacks.
+ * message, "Mom: she turns 70" is about their mother; nor a form's field ("Name:", "Job:", "Time:",
+ * FIELD_LABELS). A noun of another kind may be a name ("Rose:", "Will:"), and so may any word
+ * WordNet lacks.
  */
 export function couldBeName(label: string): boolean {
+  if (FIELD_LABELS.has(label.toLowerCase())) return false;
   return label.split(/\s+/).every((word) => {
     const w = word.toLowerCase();
     if (STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w)) return false;
