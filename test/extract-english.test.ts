@@ -465,6 +465,17 @@ describe("what the assistant did for the user", () => {
     "I understand how you feel.",
     "I'll let you know.",
     "I've noted your preference.",
+    // A courtesy in the past is no action.
+    "I've enjoyed helping you today. I'll be here whenever you need me.",
+    // Supposing, illustrating, speaking in general, offering: nothing done in the user's affairs.
+    "For example, if you flew into Osaka, you could take the train to Kyoto.",
+    "If you'd like, I'll book a table at Nopa for Friday at 7pm under your name. Just confirm.",
+    "I'll book a table at Nopa for Friday at 7pm under your name if you want.",
+    "Generally, customers who restart their router see better speeds.",
+    "Suppose you worked nights: you'd need a different schedule.",
+    "Say you fly into Osaka: the train to Kyoto takes 15 minutes.",
+    "Imagine you had a week in Kyoto with your wife.",
+    "E.g. the Shinkansen from Osaka to Kyoto costs about 15 dollars.",
   ])("drops %s", (reply) => {
     expect(said(reply)).toEqual([]);
   });

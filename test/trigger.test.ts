@@ -589,6 +589,32 @@ describe("a rule is asked for by the user", () => {
     ).toHaveLength(1);
   });
 
+  it("takes no rule from the assistant's example, offer or experience unless the user agrees next", () => {
+    const user = turn(0, "user", "How should I split my budget?");
+    expect(
+      extractDirectives([
+        user,
+        turn(
+          1,
+          "assistant",
+          "I've found that the 50/30/20 rule works for most people: 50% needs, 30% wants, 20% savings.",
+        ),
+      ]),
+    ).toEqual([]);
+    const conditional = "If the build fails again, run `npm ci` first.";
+    for (const said of [
+      conditional,
+      "If you'd like, I'll run `npm ci --prefer-offline` for you next time.",
+      "For example, you could run `npm ci` instead of npm install.",
+    ])
+      expect(extractDirectives([user, turn(1, "assistant", said)]), said).toEqual([]);
+    expect(
+      extractDirectives([turn(0, "assistant", conditional), turn(1, "user", "Yes, do that.")]).map(
+        (d) => d.text,
+      ),
+    ).toEqual([conditional]);
+  });
+
   it.each([
     ["From now on, run cargo clippy before cargo test.", ["cargo"]],
     ["If the deploy ever hangs, restart it with `systemctl restart api`.", ["systemctl"]],

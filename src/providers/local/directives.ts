@@ -1,6 +1,6 @@
 import { identifiersFromText, isKnownCommand } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
-import { splitSentences, stripInterjections } from "./english.js";
+import { ASSISTANT_OFFER, ASSISTANT_SUPPOSING, splitSentences, stripInterjections } from "./english.js";
 import { irregularBase } from "./irregular.js";
 import { speakersRule } from "./rule-subject.js";
 import { allSteps, STEP_MS, stepClock } from "./steps.js";
@@ -281,7 +281,12 @@ export function* directivesInSteps(
       // advice the user agrees to next), asks for something (no doubt, no hypothetical), does not
       // tell the past, and has the speakers or no one (an imperative) as its subject, not another
       // person ("my wife always buys yarn") or another's words ("my dad always said never ...").
-      const considered = !DOUBT.test(sentence) && !HYPOTHETICAL.test(sentence);
+      // The assistant supposing, illustrating, speaking in general or offering ("For example, if
+      // ...", "If you'd like, I'll ...") and its weaker cues ("I've found the 50/30/20 rule works:
+      // 50% needs, ...") are the user's rule only when the user agrees next, as its "should" is.
+      const offered =
+        turn.role === "assistant" && (ASSISTANT_SUPPOSING.test(sentence) || ASSISTANT_OFFER.test(sentence));
+      const considered = !DOUBT.test(sentence) && !HYPOTHETICAL.test(sentence) && (!offered || heard);
       const isRule =
         RULE.test(sentence) ||
         STANDING_RULE.test(sentence) ||
@@ -291,7 +296,7 @@ export function* directivesInSteps(
           !narratesPast(sentence) &&
           speakersRule(sentence, RULE_ANYWHERE)) ||
         (CONDITIONAL_RULE.test(sentence) && considered) ||
-        (WEAK_RULE.test(sentence) && considered && ids.some(technical));
+        (WEAK_RULE.test(sentence) && considered && heard && ids.some(technical));
       if (ids.length > 0 && (isCorrection || isRule)) {
         const text = isCorrection ? stripInterjections(opened.replace(CORRECTION, "")) : sentence;
         push({

@@ -156,6 +156,21 @@ const ABBREVIATION =
 /** Abbreviations that stay inside a sentence only before a number ("Jan. 5", "No. 7"): "No. I ..." ends one. */
 const BEFORE_NUMBER = /\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|No|Nos|Vol|pp?)\.$/;
 
+/**
+ * An assistant's sentence that supposes, illustrates or speaks in general ("For example, if you
+ * flew into Osaka, ...", "Suppose you worked nights: ...", "Say you ...", "Imagine ...",
+ * "Generally, customers who ..."): nothing that happened or holds in the user's affairs, no fact
+ * and no rule (directives.ts).
+ */
+export const ASSISTANT_SUPPOSING =
+  /^(?:(?:if|suppose|supposing|imagine|say|let's say|hypothetically|for example|for instance|generally|in general|typically)\b|e\.g\.)/i;
+/**
+ * An offer waiting on the user's word ("If you'd like, I'll book ...", "I'll book it if you want",
+ * "Want me to ...?", "Just say the word"): nothing done yet, nor the user's rule.
+ */
+export const ASSISTANT_OFFER =
+  /\b(?:if you(?:'d| would)? (?:like|want|prefer|wish)|if that works|want me to|would you like me to|shall I|should I|just (?:say the word|let me know|confirm))\b/i;
+
 /** A "Label: value" line: a capitalised noun with at most two words after it, a colon, a value. */
 const LABELLED_LINE = /^\s*(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u;
 const knownLabel = (line: string) => {

@@ -15,6 +15,8 @@ import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
 import { isNeverName, isTimeName, isVerb, placeKinds } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
+  ASSISTANT_OFFER,
+  ASSISTANT_SUPPOSING,
   asRequest,
   attributeLine,
   CLAIM_LABEL,
@@ -84,8 +86,9 @@ const NO_ACTION = new Set(
   guess guessed wish wished love loved like liked bet agree agreed mean meant appreciate appreciated
   apologize apologized apologise apologised imagine imagined note noted keep kept remember remembered get
   got gotten hear heard want wanted need needed miss missed try tried help helped do did done let say said
-  tell told`.split(/\s+/),
+  tell told enjoy enjoyed`.split(/\s+/),
 );
+
 /**
  * A hedged suggestion that names nothing ("Maybe try cutting back a little.", "Perhaps consider a
  * break."): a reaction, where advice that names a thing, a place or a number ("Maybe try the Thai
@@ -94,6 +97,7 @@ const NO_ACTION = new Set(
 const VAGUE_ADVICE = /^(?:[Mm]aybe|[Pp]erhaps)\s+(?:try|consider)\b(?!.*(?:\s\p{Lu}|\d))/u;
 
 function isAssistantAction(sentence: string): boolean {
+  if (ASSISTANT_OFFER.test(sentence)) return false;
   const m = ASSISTANT_ACTION.exec(sentence);
   const verb = m?.groups?.verb?.toLowerCase();
   if (!verb || NO_ACTION.has(verb)) return false;
@@ -210,6 +214,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         !turn.speaker &&
         turn.role === "assistant" &&
         ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) ||
+          ASSISTANT_SUPPOSING.test(sentence) ||
           ASSISTANT_VERDICT.test(sentence) ||
           VAGUE_ADVICE.test(sentence))
       )
