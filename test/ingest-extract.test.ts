@@ -138,6 +138,14 @@ describe("relative dates", () => {
     ["We went to Lisbon last February.", "last February (February 2024)", fri],
     ["We fly to Oslo next March.", "next March (March 2025)", fri],
     ["My lease ends in two months.", "in two months (May 2024)", fri],
+    // a compound number is read whole, never its last word alone; the tens up to ninety
+    ["We got married twenty-five years ago.", "twenty-five years ago (1999)", fri],
+    ["My parents divorced twenty-one years ago.", "twenty-one years ago (2003)", fri],
+    ["I graduated thirty-two years ago.", "thirty-two years ago (1992)", fri],
+    ["We bought the house twenty two years ago.", "twenty two years ago (2002)", fri],
+    ["My grandpa emigrated forty years ago.", "forty years ago (1984)", fri],
+    ["The mill closed ninety-nine years ago.", "ninety-nine years ago (1925)", fri],
+    ["I quit smoking seventeen days ago.", "seventeen days ago (27 February 2024)", fri],
   ])("%s", (text, want, at) => {
     expect(resolveRelativeDates(text, at)).toContain(want);
   });

@@ -129,31 +129,42 @@ const formatMonth = (d: Date) => `${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFull
 
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
 const addMonths = (d: Date, n: number) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
+const UNITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+const TEENS = [
+  "ten",
+  "eleven",
+  "twelve",
+  "thirteen",
+  "fourteen",
+  "fifteen",
+  "sixteen",
+  "seventeen",
+  "eighteen",
+  "nineteen",
+];
+const TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
 const NUMBERS: Record<string, number> = {
   a: 1,
   an: 1,
-  one: 1,
   "a couple of": 2,
   "a couple": 2,
   "couple of": 2,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  fifteen: 15,
-  twenty: 20,
-  thirty: 30,
+  ...Object.fromEntries(UNITS.map((w, i) => [w, i + 1])),
+  ...Object.fromEntries(TEENS.map((w, i) => [w, i + 10])),
+  ...Object.fromEntries(TENS.map((w, i) => [w, (i + 2) * 10])),
 };
-/** A count of days, weeks, months or years: a number word ("ten", "a couple of") or digits. */
-const COUNT = String.raw`(a couple of|a couple|couple of|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|\d+)`;
-const countOf = (word: string) => NUMBERS[word.toLowerCase()] ?? Number(word);
+/**
+ * A count of days, weeks, months or years: a number word up to ninety-nine ("ten", "twenty-five",
+ * "thirty two", "a couple of") or digits. A compound is read whole, never its last word alone
+ * ("twenty-five years ago" is not "five years ago"), and nothing is read from inside a word.
+ */
+const COUNT = String.raw`(?<![\w-])((?:${TENS.join("|")})(?:[- ](?:${UNITS.join("|")}))?|${TEENS.join("|")}|a couple of|a couple|couple of|an|a|${UNITS.join("|")}|\d+)`;
+const countOf = (word: string) => {
+  const [tens, unit] = word.toLowerCase().split(/[- ](?=\w+$)/);
+  if (unit && NUMBERS[tens!] && NUMBERS[unit] && TENS.includes(tens!))
+    return NUMBERS[tens!]! + NUMBERS[unit]!;
+  return NUMBERS[word.toLowerCase()] ?? Number(word);
+};
 const MONTH_INDEX = new Map(MONTH_NAMES.map((m, i) => [m.toLowerCase(), i]));
 
 /**
