@@ -118,6 +118,8 @@ describe("a message sent without a date", () => {
 
 describe("relative dates", () => {
   const fri = new Date("2024-03-15T10:00:00Z"); // a Friday
+  const sat = new Date("2024-03-16T10:00:00Z");
+  const mon = new Date("2024-03-18T10:00:00Z");
   it.each([
     // "this <weekday>" told in the past is that day of the message's week; ahead otherwise
     ["I went to the doctor this Tuesday and got my results.", "this Tuesday (12 March 2024)", fri],
@@ -146,8 +148,29 @@ describe("relative dates", () => {
     ["My grandpa emigrated forty years ago.", "forty years ago (1984)", fri],
     ["The mill closed ninety-nine years ago.", "ninety-nine years ago (1925)", fri],
     ["I quit smoking seventeen days ago.", "seventeen days ago (27 February 2024)", fri],
+    // "this weekend" told in the past is the weekend just gone; ahead otherwise
+    ["We had a blast at the lake this weekend.", "this weekend (the weekend of 16 March 2024)", mon],
+    ["We had a blast at the lake this weekend.", "this weekend (the weekend of 16 March 2024)", sat],
+    ["We're going to the lake this weekend.", "this weekend (the weekend of 23 March 2024)", mon],
+    // "until Friday" told in the past is the Friday before; ahead otherwise
+    ["I worked there until Friday.", "until Friday (15 March 2024)", mon],
+    ["I'm off work until Friday.", "until Friday (22 March 2024)", mon],
+    [
+      "I worked at Acme, or rather I did until Friday.",
+      "until Friday (5 April 2024)",
+      new Date("2024-04-10T10:00:00Z"),
+    ],
   ])("%s", (text, want, at) => {
     expect(resolveRelativeDates(text, at)).toContain(want);
+  });
+  it.each([
+    // as the extractor words the user's request
+    "The user asked the assistant to make sure to always water the plants on Sunday.",
+    "I usually call my mom on Sunday.",
+    "Growing up, we regularly visited my grandma on Sunday.",
+    "We often go hiking on Saturday.",
+  ])("leaves a habit's weekday as said: %s", (text) => {
+    expect(resolveRelativeDates(text, mon)).toBe(text);
   });
 });
 

@@ -195,6 +195,23 @@ const OBTAINED =
 const APPOINTMENT =
   /\b(?:appointment|interview|meeting|exam|call|surgery|presentation|deadline|dentist|doctor|check-?up|recital|concert|game|match|party|wedding|flight|trip|dinner|lunch|brunch|date|class|lesson|practice|rehearsal|shift|therapy|session)\b/i;
 
+/** The sentence of `text` around `index`. */
+function sentenceAt(text: string, index: number): string {
+  const from = Math.max(0, ...[...text.slice(0, index).matchAll(/[.!?]\s/g)].map((e) => e.index + 2));
+  const to = /[.!?](?:\s|$)/.exec(text.slice(index))?.index;
+  return text.slice(from, to === undefined ? undefined : index + to + 1);
+}
+
+/** A sentence telling what happened, and nothing ahead: a past tense, no future or scheduled verb. */
+const toldAsPast = (sentence: string) =>
+  PAST.test(sentence) && !FUTURE.test(sentence) && !SCHEDULED.test(sentence);
+
+/**
+ * A habit ("Make sure to always water the plants on Sunday", "I usually call my mom on Sunday"):
+ * its weekday is any week's, no date.
+ */
+const HABIT = /\b(?:always|usually|normally|typically|generally|regularly|often|every)\b/i;
+
 /**
  * Appends the absolute date after relative expressions ("yesterday" becomes
  * "yesterday (7 May 2023)"), computed from the message date, so a fact keeps its meaning when
@@ -222,10 +239,17 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
     [/\blast month\b/i, () => formatMonth(addMonths(at, -1))],
     [/\bnext month\b/i, () => formatMonth(addMonths(at, 1))],
     [/\bthis month\b/i, () => formatMonth(at)],
-    // This weekend: the Saturday and Sunday of the message's week (on a Sunday, that day's).
+    // This weekend: the Saturday and Sunday of the message's week (on a Sunday, that day's); told
+    // in the past ("We had a blast at the lake this weekend", said on a Monday), the weekend just
+    // gone (said on a weekend day, that one).
     [
       /\bthis weekend\b/i,
-      () => `the weekend of ${formatDay(addDays(at, at.getUTCDay() === 0 ? -1 : 6 - at.getUTCDay()))}`,
+      (m) => {
+        const day = at.getUTCDay();
+        const gone = toldAsPast(sentenceAt(m.input, m.index));
+        const saturday = day === 0 ? -1 : gone && day !== 6 ? -(day + 1) : 6 - day;
+        return `the weekend of ${formatDay(addDays(at, saturday))}`;
+      },
     ],
     // "last June": the latest June before the message's month; "next June" the first after it.
     [
@@ -320,9 +344,8 @@ function withWeekdays(text: string, at: Date): string {
   const found = [...text.matchAll(WEEKDAY_ALONE)];
   let out = text;
   for (const m of found.reverse()) {
-    const from = Math.max(0, ...[...text.slice(0, m.index).matchAll(/[.!?]\s/g)].map((e) => e.index + 2));
-    const to = /[.!?](?:\s|$)/.exec(text.slice(m.index))?.index;
-    const sentence = text.slice(from, to === undefined ? undefined : m.index + to + 1);
+    const sentence = sentenceAt(text, m.index);
+    if (HABIT.test(sentence)) continue;
     // A list of days ("Monday, Wednesday and Friday mornings") is a schedule, not three dates.
     const around = `${text.slice(Math.max(0, m.index - 14), m.index)}|${text.slice(m.index + m[0].length, m.index + m[0].length + 14)}`;
     if (
@@ -346,9 +369,11 @@ function withWeekdays(text: string, at: Date): string {
       SCHEDULED.test(sentence) ||
       FUTURE.test(sentence) ||
       new RegExp(
-        String.raw`\b(?:(?:to|until|till|for)(?: this)?|(?<!\btoday )(?:is|are|'s)(?: on| for)?(?: this)?)\s+${day}\b`,
+        String.raw`\b(?:(?:to|for)(?: this)?|(?<!\btoday )(?:is|are|'s)(?: on| for)?(?: this)?)\s+${day}\b`,
         "i",
       ).test(sentence) ||
+      // "until Friday" is ahead, unless the sentence tells it as past: "I worked there until Friday".
+      (new RegExp(String.raw`\b(?:until|till)(?: this)?\s+${day}\b`, "i").test(sentence) && !past) ||
       OBTAINED.test(sentence) ||
       (!past && (thisDay || APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
     if (ahead) {
