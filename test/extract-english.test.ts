@@ -1449,6 +1449,38 @@ describe("a form's fields in the user's message", () => {
   });
 });
 
+describe("a conversation pasted into one message", () => {
+  const fromRoute = (content: string) =>
+    facts(routeTurns({ messages: [{ role: "user", content }] } as StoredRequest, 30).turns).map(
+      (f) => f.text,
+    );
+  it("gives each line to the speaker it names, not to the user nor to the first name", () => {
+    expect(fromRoute("Alice: I live in Berlin.\nBob: I live in Rome.")).toEqual([
+      "Alice lives in Berlin.",
+      "Bob lives in Rome.",
+    ]);
+    // An introduction is the sender's; a line without a name goes on with the speaker before it.
+    expect(
+      fromRoute(
+        "Here is what my roommates told me.\nAlice: I live in Berlin.\nBob: I live in Rome.\nI work at the zoo there.",
+      ),
+    ).toEqual([
+      "Here is what the user's roommates told the user.",
+      "Alice lives in Berlin.",
+      "Bob lives in Rome. Bob works at the zoo there.",
+      "Bob lives in Rome.",
+      "Bob works at the zoo there.",
+    ]);
+    // One named line is a message's speaker, as before; a form's fields name no one.
+    expect(fromRoute("Caroline: I went to the support group.\nIt helped a lot with my anxiety.")).toEqual([
+      "Caroline went to the support group. It helped a lot with Caroline's anxiety.",
+    ]);
+    expect(fromRoute("Job: nurse at St. Mary's.\nCity: Boston.")).toEqual([
+      "The user's job is nurse at St. Mary's. The user's city is Boston.",
+    ]);
+  });
+});
+
 describe("an episode's summary", () => {
   it("says each sentence once, though an attribute also stands alone as a fact", () => {
     const { facts: out, episode } = extraction([

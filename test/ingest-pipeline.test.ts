@@ -1941,6 +1941,28 @@ describe("a form the user fills in", () => {
   });
 });
 
+describe("a conversation pasted into one message", () => {
+  it("stores each line as its speaker's, from the message's one event", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      user_id: "u10",
+      messages: [
+        user("Here is what my roommates told me.\nAlice: I live in Berlin.\nBob: I live in Rome.", {
+          dia_id: "D1:1",
+        }),
+      ],
+    });
+    const rows = (await rowsOf(orgId, result.memories_created)).filter((r) => r.type === "fact");
+    expect(rows.map((r) => [r.text, r.details.source_event_ids])).toEqual([
+      ["Here is what the user's roommates told the user.", ["D1:1"]],
+      ["Alice lives in Berlin.", ["D1:1"]],
+      ["Bob lives in Rome.", ["D1:1"]],
+    ]);
+    // Two people's homes: neither supersedes the other.
+    expect(result.memories_superseded_by).toEqual({});
+  });
+});
+
 describe("a health question without the ailment's name", () => {
   it("reaches the ailment through its concept terms", async () => {
     const { key } = await svc.newOrg();

@@ -32,16 +32,16 @@ export function routeTurns(
   const path = request.messages.length > threshold ? "batch" : "live";
   const format = path === "batch" ? (request.timestamp_format ?? null) : null;
   let lastDated: Date | null = null;
-  const turns = request.messages.map((m, index): Turn => {
+  const turns = request.messages.flatMap((m, index): Turn[] => {
     let content = m.content;
     let speaker = m.name ?? null;
     if (!speaker && !STANDARD_ROLES.has(m.role.toLowerCase())) speaker = m.role;
+    // An assistant's message names no other speaker this way ("Fixed: the error was ...").
+    const named = !speaker && m.role !== "tool" && m.role.toLowerCase() !== "assistant";
     // "Caroline: I went ..." names its speaker in the content; "Remember: ...", "Yes: ..." or "Mom:
     // ..." is a label, an interjection or the one the message is about, not a name (couldBeName).
-    const prefixed = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/.exec(content);
-    // An assistant's message names no other speaker this way ("Fixed: the error was ...").
-    const named = prefixed && m.role !== "tool" && m.role.toLowerCase() !== "assistant";
-    if (!speaker && named && couldBeName(prefixed[1]!)) {
+    const prefixed = named ? SPEAKER_PREFIX.exec(content) : null;
+    if (prefixed && couldBeName(prefixed[1]!)) {
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }
@@ -49,7 +49,7 @@ export function routeTurns(
     const at = format && m.date ? strptime(m.date, format) : null;
     const own = m.date ? withWallClock(at ?? parseLooseDate(m.date), m.date) : null;
     if (own) lastDated = own;
-    return {
+    const turn = {
       index,
       role: m.role,
       speaker,
@@ -59,8 +59,36 @@ export function routeTurns(
       refDate: m.date ? own : (lastDated ?? (path === "live" ? receivedAt : null)),
       eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
     };
+    const lines = named ? transcriptLines(m.content) : null;
+    return lines ? lines.map((l) => ({ ...turn, ...l })) : [turn];
   });
-  return { path, turns };
+  // A transcript's lines are turns of their own: each turn's index is its place in the list.
+  return { path, turns: turns.map((t, index) => ({ ...t, index })) };
+}
+
+/** "Caroline: ..." opening a message or a line: a speaker's name (when it can be one) and what follows. */
+const SPEAKER_PREFIX = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/;
+
+/**
+ * A conversation pasted into one message, two of its lines or more naming their speaker ("Alice: I
+ * live in Berlin.\nBob: I live in Rome."), after an introduction of the sender's or not ("Here is
+ * what my roommates told me."): each speaker's words, a line without a name going on with the line
+ * before, so each line is its speaker's and not the sender's, nor the first name's. Null for
+ * anything else.
+ */
+function transcriptLines(content: string): Array<{ speaker: string | null; content: string }> | null {
+  const out: Array<{ speaker: string | null; content: string }> = [];
+  let named = 0;
+  for (const line of content.split("\n")) {
+    const m = SPEAKER_PREFIX.exec(line.trim());
+    if (m && couldBeName(m[1]!)) {
+      named++;
+      out.push({ speaker: m[1]!, content: m[2]! });
+    } else if (out.length) out[out.length - 1]!.content += `\n${line}`;
+    else out.push({ speaker: null, content: line });
+  }
+  if (named < 2) return null;
+  return out.filter((l) => l.content.trim());
 }
 
 const withWallClock = (d: Date | null, raw: string) => (d ? wallClock(d, raw) : null);
