@@ -280,6 +280,17 @@ describe("third-person facts of tricky turns", () => {
     ["TL;DR: I got the job at Stripe.", "The user got the job at Stripe."],
     ["Also: my wife is a dentist.", "The user's wife is a dentist."],
     ["🎉🎉 Just got engaged to Chris!!! 💍", "The user just got engaged to Chris!!! 💍"],
+    // openers that say nothing; a yes or no alone is no claim, where one lives said as "home" is
+    ["No, I don't think so. Denver is home.", "Denver is home."],
+    ["I guess so.", null],
+    ["No thanks, I already booked a hotel in Kyoto.", "The user already booked a hotel in Kyoto."],
+    [
+      "No worries, my sister can pick me up at the airport.",
+      "The user's sister can pick the user up at the airport.",
+    ],
+    ["Never mind, I found the charger in my car.", "The user found the charger in the user's car."],
+    ["oh and my wife is pregnant!", "The user's wife is pregnant!"],
+    ["Jesus, my landlord raised the rent again.", "The user's landlord raised the rent again."],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);

@@ -271,7 +271,7 @@ const PLEASANTRY =
  * what,"): no part of the claim, and never a speaker's name before a colon (src/ingest/route.ts).
  */
 const INTERJECTION_WORDS =
-  "hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw|sorry|my bad|(?:oh |no )?wait(?:,?\\s+no)?|you know what";
+  "no thanks|no thank you|no worries|never ?mind|jesus|(?:oh )?(?:my )?god|man|dude|hey|hi|hello|oh|wow|yeah|yes|yep|well|ok|okay|so|um|hmm|aw+|omg|ha|hah|heh|haha|hehe|lol|lmao|gosh|thanks|thank you|sure|honestly|alright|correction|update|ugh|argh|ah+|phew|meh|whoa|woah|oops|uh|oof|yikes|geez|jeez|yay|woohoo|ngl|tbh|imo|imho|fwiw|sorry|my bad|(?:oh |no )?wait(?:,?\\s+no)?|you know what";
 const INTERJECTION = new RegExp(`^(?:${INTERJECTION_WORDS})$`, "i");
 export const isInterjection = (word: string) => INTERJECTION.test(word);
 const LEADING_INTERJECTION = new RegExp(`^((${INTERJECTION_WORDS})(\\s+[A-Z][a-z]+)?[,!.:]+\\s*)+`, "i");
@@ -290,6 +290,11 @@ const CHAT_REPLY = new Set(
 /** A reaction to what was just said: "I didn't know that (at all)", "I never knew that before". */
 const NEWS_TO_ME =
   /^(?:I|we) (?:didn't|did not|never|had no idea|don't|do not) ?(?:know|knew|reali[sz]e|think of)? (?:that|this|it)(?: (?:at all|before|either|yet|until now))?\s*[.!]*$/i;
+/** An answer that only says yes or no: "I don't think so.", "I guess so.", "I hope not." */
+const SO_OR_NOT =
+  /^(?:I|we) (?:(?:don't|do not|really|kind of|kinda) )?(?:think|guess|hope|suppose|believe|reckon|expect) (?:so|not)\s*[.!]*$/i;
+/** Where one lives, said as "home": "Denver is home.", "Lisbon is my home now." */
+const HOME = /^\p{Lu}[\p{L}' -]*? (?:is|was|has been|will be|became) (?:my |our )?home(?: now)?[.!]*$/u;
 /** Scripts written without spaces between words (Chinese, Japanese). */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 const HANGUL = /\p{Script=Hangul}/gu;
@@ -379,7 +384,8 @@ export function isSubstantive(sentence: string): boolean {
   // Talk about the talk ("I see what you mean.", "Let me think about it.", "I didn't know that at
   // all!") says nothing either.
   if (words.length && words.every((w) => CHAT_REPLY.has(w))) return false;
-  if (s.length < 60 && NEWS_TO_ME.test(s)) return false;
+  if (s.length < 60 && (NEWS_TO_ME.test(s) || SO_OR_NOT.test(s))) return false;
+  if (HOME.test(s)) return true;
   // A lead-in to what follows ("Here is my backup script backup.sh:") is no claim of its own.
   if (/^(?:here(?: is|'s| are)|below is|this is|see)\b.*:$/i.test(s)) return false;
   // "I really like tea", "We like jazz a lot": "like" is chat filler elsewhere ("it's like, fine"),
@@ -399,7 +405,7 @@ const MONTH_DAY = new RegExp(
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =
-  /^(?:(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
+  /^(?:(?:(?:oh|ah|um|so)\s+)?(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
 
 export const stripInterjections = (s: string) =>
   s
