@@ -291,6 +291,10 @@ describe("third-person facts of tricky turns", () => {
     ["Never mind, I found the charger in my car.", "The user found the charger in the user's car."],
     ["oh and my wife is pregnant!", "The user's wife is pregnant!"],
     ["Jesus, my landlord raised the rent again.", "The user's landlord raised the rent again."],
+    // a log's or a code marker's line is a program's words
+    ["ERROR: connection refused to the database at 10.0.0.4 port 5432.", null],
+    ["[WARN] disk usage above 90 percent on the build server", null],
+    ["TODO: refactor the billing module before the release.", null],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);

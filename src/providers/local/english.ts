@@ -290,6 +290,9 @@ const CHAT_REPLY = new Set(
 /** A reaction to what was just said: "I didn't know that (at all)", "I never knew that before". */
 const NEWS_TO_ME =
   /^(?:I|we) (?:didn't|did not|never|had no idea|don't|do not) ?(?:know|knew|reali[sz]e|think of)? (?:that|this|it)(?: (?:at all|before|either|yet|until now))?\s*[.!]*$/i;
+/** A line of a log or a code marker: its level or marker in capitals, then a colon or in brackets. */
+const LOG_LINE =
+  /^\[?(?:ERROR|ERR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL|PANIC|TODO|FIXME|HACK|XXX)(?:\]|:|\s+\d)/;
 /** An answer that only says yes or no: "I don't think so.", "I guess so.", "I hope not." */
 const SO_OR_NOT =
   /^(?:I|we) (?:(?:don't|do not|really|kind of|kinda) )?(?:think|guess|hope|suppose|believe|reckon|expect) (?:so|not)\s*[.!]*$/i;
@@ -354,6 +357,9 @@ export function isSubstantive(sentence: string): boolean {
     .replace(/^I am\b/, "I'm")
     .replace(/^We are\b/, "We're");
   if (/[?？؟]$/.test(s)) return false;
+  // A log's or a code comment's line pasted in ("ERROR: connection refused", "[WARN] ...", "TODO:
+  // ..."): written in capitals, a program's words, not the speaker's.
+  if (LOG_LINE.test(s)) return false;
   // A form's field and its value, however short ("Time: 3pm.", "Age: 34.").
   const field = /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u.exec(s);
   if (field && FIELD_LABELS.has(field[1]!.toLowerCase())) return true;
