@@ -3,11 +3,10 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, embedMany, InvalidResponseDataError, NoObjectGeneratedError, RetryError } from "ai";
 import { z } from "zod";
 import type { Config } from "../config.js";
-import { identifiersFromText } from "../identifiers/identifiers.js";
 import { redactSecrets } from "../ingest/redact.js";
+import { ExtractionSchema, extractSystem, normaliseExtraction, renderTurns } from "./openai-extraction.js";
 import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
-import { FACT_TYPES } from "./types.js";
 
 /** A model failure with a message fit for the job's error (never secrets or prompts). */
 export class ProviderError extends Error {
@@ -315,44 +314,6 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
   return new ProviderError(`${The} call failed.`, { cause, transient: err instanceof TypeError });
 }
 
-const ExtractionSchema = z.object({
-  facts: z.array(
-    z.object({
-      text: z.string(),
-      fact_type: z.enum(FACT_TYPES),
-      categories: z.array(z.string()),
-      source_event_ids: z.array(z.string()),
-    }),
-  ),
-  episode: z.object({ title: z.string(), summary: z.string() }),
-  artifacts: z.array(
-    z.object({
-      title: z.string(),
-      summary: z.string(),
-      rationale: z.string().nullable(),
-      content: z.string(),
-      source_event_ids: z.array(z.string()),
-    }),
-  ),
-  directives: z.array(
-    z.object({
-      type: z.enum(["lesson", "procedure"]),
-      text: z.string(),
-      trigger_entities: z.array(z.string()),
-      steps: z.array(z.string()).nullable(),
-      source_event_ids: z.array(z.string()),
-    }),
-  ),
-  gist: z
-    .object({
-      goal: z.string().nullable(),
-      actions: z.array(z.string()),
-      outcome: z.string().nullable(),
-      open_issues: z.array(z.string()),
-    })
-    .nullable(),
-});
-
 const JudgeSchema = z.object({
   verdicts: z.array(
     z.object({
@@ -372,96 +333,6 @@ const ClassifySchema = z.object({
     }),
   ),
 });
-
-function extractSystem(input: { extractArtifacts: boolean; agentic: boolean }): string {
-  return [
-    "You extract long-term memories from a conversation. Reply with JSON matching the schema.",
-    "facts: one or more self-contained claims per substantive turn, from every speaker, in the third person with the speaker's name when known. Keep specific names, dates, places and objects; resolve relative dates against the turn's date. source_event_ids lists the ids in square brackets of the turns the fact came from.",
-    "episode: a short title and a two or three sentence summary of the session.",
-    input.extractArtifacts
-      ? "artifacts: code blocks, documents and structured objects worth keeping, with their full content verbatim, a stable title (a file name when known), a one-line summary and the reason they were produced."
-      : "artifacts: always an empty list.",
-    "directives: lessons (rules, corrections, fixes for errors) and procedures (numbered steps) an agent should follow later; trigger_entities are exact identifiers from the text (tool names, file paths, qualified names, error classes, commands, flags).",
-    input.agentic
-      ? "This is a tool-using agent transcript: ignore tool-output noise, treat files written by tools as artifacts, and fill gist with the goal, the actions taken, the outcome and open issues. Do not repeat facts listed as already known."
-      : "gist: null.",
-  ].join("\n");
-}
-
-function renderTurns(turns: Turn[], known: string[]): string {
-  const lines = turns.map(
-    (t) =>
-      `[${t.eventId}] (${t.role}${t.speaker ? `, ${t.speaker}` : ""}${t.date ? `, ${t.date}` : ""}) ${t.content}`,
-  );
-  return known.length
-    ? `Already known:\n- ${known.join("\n- ")}\n\nConversation:\n${lines.join("\n")}`
-    : lines.join("\n");
-}
-
-/** The longest episode title a model may give. */
-const TITLE_MAX = 300;
-
-function normaliseExtraction(
-  out: z.infer<typeof ExtractionSchema>,
-  turns: Turn[],
-  withArtifacts: boolean,
-): Extraction {
-  const byId = new Map(turns.map((t) => [t.eventId, t]));
-  const ids = (list: string[]) => list.filter((id) => byId.has(id));
-  const transcript = turns.map((t) => t.content).join("\n");
-  // Nothing the model writes from this window is longer than the window itself (an artifact's
-  // content is quoted from it): a runaway reply of megabytes is cut there, not stored and served.
-  const most = Math.max(2_000, transcript.length);
-  const clip = (s: string, max = most) => (s.length > max ? s.slice(0, max) : s);
-  return {
-    facts: out.facts
-      .filter((f) => f.text.trim())
-      .map((f) => {
-        const src = ids(f.source_event_ids);
-        return {
-          text: clip(f.text.trim()),
-          fact_type: f.fact_type,
-          categories: f.categories.map((c) => clip(c, TITLE_MAX)),
-          source_role: byId.get(src[0] ?? "")?.role ?? "user",
-          source_event_ids: src,
-        };
-      }),
-    episode: {
-      title: clip(out.episode.title, TITLE_MAX),
-      summary: clip(out.episode.summary),
-      gist: out.gist && {
-        goal: out.gist.goal === null ? null : clip(out.gist.goal),
-        actions: out.gist.actions.map((x) => clip(x)),
-        outcome: out.gist.outcome === null ? null : clip(out.gist.outcome),
-        open_issues: out.gist.open_issues.map((x) => clip(x)),
-      },
-    },
-    artifacts: withArtifacts
-      ? out.artifacts.map((a) => ({
-          ...a,
-          title: clip(a.title, TITLE_MAX),
-          summary: clip(a.summary),
-          rationale: a.rationale === null ? null : clip(a.rationale),
-          content: clip(a.content),
-          source_event_ids: ids(a.source_event_ids),
-        }))
-      : [],
-    directives: out.directives.map((d) => {
-      // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
-      const text = clip(d.text);
-      const steps = d.steps?.map((x) => clip(x)) ?? null;
-      const own = identifiersFromText([text, ...(steps ?? [])].join("\n"));
-      const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || text.includes(e));
-      return {
-        type: d.type,
-        text,
-        steps: d.type === "procedure" ? (steps ?? []) : null,
-        trigger_entities: [...new Set([...proposed, ...own])],
-        source_event_ids: ids(d.source_event_ids),
-      };
-    }),
-  };
-}
 
 const JUDGE_SYSTEM =
   "For each case decide whether the NEW fact is new information, a duplicate (restates an EXISTING fact), or supersedes an EXISTING fact (same subject and attribute, a changed value). Give existing_id for duplicate and supersedes, else null. Reply with JSON matching the schema.";
