@@ -236,6 +236,75 @@ describe("openai-compatible provider", () => {
     expect(Math.max(...lengths)).toBeLessThanOrEqual(2_000);
   });
 
+  it("stores a fact or directive the model repeats once, told by every turn that said it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const fact = (text: string, ids: string[]) => ({
+      text,
+      fact_type: "attribute",
+      categories: ["profile"],
+      source_event_ids: ids,
+    });
+    const lesson = (ids: string[], entities: string[]) => ({
+      type: "lesson",
+      text: "Always run npm ci before npm test",
+      trigger_entities: entities,
+      steps: null,
+      source_event_ids: ids,
+    });
+    const reply = (facts: object[], directives: object[]) => ({
+      json: { facts, episode: { title: "T", summary: "S." }, artifacts: [], directives, gist: null },
+    });
+    // 80 messages: two windows of 40, each repeating the name and the lesson; the first says the
+    // bicycle five times (a reply that repeats itself), with different letter case and a stop.
+    const messages = Array.from({ length: 80 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: `Message ${i}: I'm Alex Morgan, always run npm ci before npm test.`,
+      dia_id: `D1:${i}`,
+    }));
+    stub.enqueue(
+      "extract",
+      reply(
+        [
+          fact("The user's name is Alex Morgan.", ["D1:0"]),
+          ...["D1:2", "D1:2", "D1:4", "D1:6", "D1:8"].map((id, i) =>
+            fact(
+              i % 2 ? "the user owns a red bicycle named Bolt." : "The user owns a red bicycle named Bolt",
+              [id],
+            ),
+          ),
+        ],
+        [lesson(["D1:10"], ["npm"])],
+      ),
+      reply([fact("The user's name is Alex Morgan.", ["D1:40"])], [lesson(["D1:42"], ["npm ci"])]),
+    );
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "repeats", messages },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const { rows } = await svc.deps.db.query<{
+      type: string;
+      text: string;
+      details: any;
+      trigger_entities: string[];
+    }>(
+      "SELECT type, text, details, trigger_entities FROM memories WHERE org_id = $1 AND type <> 'episode' ORDER BY text",
+      [orgId],
+    );
+    expect(rows.map((r) => [r.type, r.text, r.details.source_event_ids])).toEqual([
+      ["lesson", "Always run npm ci before npm test", ["D1:10", "D1:42"]],
+      ["fact", "The user owns a red bicycle named Bolt", ["D1:2", "D1:4", "D1:6", "D1:8"]],
+      ["fact", "The user's name is Alex Morgan.", ["D1:0", "D1:40"]],
+    ]);
+    expect(rows[0]!.trigger_entities).toEqual(expect.arrayContaining(["npm", "npm ci"]));
+    // The hook serves the lesson once.
+    const hook = await svc.request("POST", "/v1/memories/trigger", {
+      key,
+      body: { user_id: "u1", entities: ["npm"], mode: "retrieve" },
+    });
+    expect(hook.body.data.map((r: any) => r.text)).toEqual(["Always run npm ci before npm test"]);
+  });
+
   it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {
     const { key, orgId } = await svc.newOrg();
     stub.enqueue("embeddings", { embeddings: "reversed" });

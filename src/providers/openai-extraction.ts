@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { identifiersFromText } from "../identifiers/identifiers.js";
+import { normaliseText } from "./local/english.js";
 import type { Extraction, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
 
@@ -119,19 +120,72 @@ export function normaliseExtraction(
           source_event_ids: ids(a.source_event_ids),
         }))
       : [],
-    directives: out.directives.map((d) => {
-      // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
-      const text = clip(d.text);
-      const steps = d.steps?.map((x) => clip(x)) ?? null;
-      const own = identifiersFromText([text, ...(steps ?? [])].join("\n"));
-      const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || text.includes(e));
-      return {
-        type: d.type,
-        text,
-        steps: d.type === "procedure" ? (steps ?? []) : null,
-        trigger_entities: [...new Set([...proposed, ...own])],
-        source_event_ids: ids(d.source_event_ids),
-      };
-    }),
+    directives: out.directives
+      .filter((d) => d.text.trim())
+      .map((d) => {
+        // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
+        const text = clip(d.text);
+        const steps = d.steps?.map((x) => clip(x)) ?? null;
+        const own = identifiersFromText([text, ...(steps ?? [])].join("\n"));
+        const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || text.includes(e));
+        return {
+          type: d.type,
+          text,
+          steps: d.type === "procedure" ? (steps ?? []) : null,
+          trigger_entities: [...new Set([...proposed, ...own])],
+          source_event_ids: ids(d.source_event_ids),
+        };
+      }),
   };
+}
+
+/**
+ * The windows' extractions as one. A fact said more than once (in two windows, or five times in
+ * one reply) is one fact, and so is a directive of the same type and words (what the store's
+ * content hash compares): kept where it was said last, so a value the conversation changed and
+ * changed back is judged in that order, with the source turns of every mention, in order.
+ */
+export function joinWindows(parts: Extraction[], agentic: boolean): Extraction {
+  const first = parts[0]!;
+  const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
+  return {
+    facts: onceEach(
+      parts.flatMap((p) => p.facts),
+      (f) => normaliseText(f.text),
+      (earlier, later) => ({
+        ...later,
+        categories: union(earlier.categories, later.categories),
+        source_role: earlier.source_role,
+        source_event_ids: union(earlier.source_event_ids, later.source_event_ids),
+      }),
+    ),
+    artifacts: parts.flatMap((p) => p.artifacts),
+    directives: onceEach(
+      parts.flatMap((p) => p.directives),
+      (d) => `${d.type}:${normaliseText(d.text)}`,
+      (earlier, later) => ({
+        ...later,
+        trigger_entities: union(earlier.trigger_entities, later.trigger_entities),
+        source_event_ids: union(earlier.source_event_ids, later.source_event_ids),
+      }),
+    ),
+    episode: {
+      title: first.episode.title,
+      summary: parts.map((p) => p.episode.summary).join(" "),
+      gist: agentic ? first.episode.gist : null,
+    },
+  };
+}
+
+/** Items with the same key as one (`merge`d), at the place of the last of them. */
+function onceEach<T>(items: T[], key: (item: T) => string, merge: (earlier: T, later: T) => T): T[] {
+  const out = new Map<string, T>();
+  items.forEach((item, i) => {
+    // A text with no word to compare is no repeat of another.
+    const k = key(item).replace(/^\w+:$/, "") || `#${i}`;
+    const earlier = out.get(k);
+    out.delete(k);
+    out.set(k, earlier === undefined ? item : merge(earlier, item));
+  });
+  return [...out.values()];
 }

@@ -4,7 +4,13 @@ import { APICallError, embedMany, InvalidResponseDataError, NoObjectGeneratedErr
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { redactSecrets } from "../ingest/redact.js";
-import { ExtractionSchema, extractSystem, normaliseExtraction, renderTurns } from "./openai-extraction.js";
+import {
+  ExtractionSchema,
+  extractSystem,
+  joinWindows,
+  normaliseExtraction,
+  renderTurns,
+} from "./openai-extraction.js";
 import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
 
@@ -207,17 +213,7 @@ export function createOpenAIProviders(config: Config) {
         const out = await structured(ExtractionSchema, extractSystem(input), renderTurns(w, input.known));
         parts.push(normaliseExtraction(out, w, input.extractArtifacts));
       }
-      const first = parts[0]!;
-      return {
-        facts: parts.flatMap((p) => p.facts),
-        artifacts: parts.flatMap((p) => p.artifacts),
-        directives: parts.flatMap((p) => p.directives),
-        episode: {
-          title: first.episode.title,
-          summary: parts.map((p) => p.episode.summary).join(" "),
-          gist: input.agentic ? first.episode.gist : null,
-        },
-      };
+      return joinWindows(parts, input.agentic);
     },
     async judge(cases) {
       const open = cases.map((c, i) => ({ c, i })).filter(({ c }) => c.candidates.length > 0);
