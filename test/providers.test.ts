@@ -220,7 +220,7 @@ describe("openai-compatible provider", () => {
             text: `Stub fact: ${"z".repeat(1_000_000)}`,
             fact_type: "other",
             categories: [],
-            source_event_ids: [],
+            source_event_ids: ["D1:1"],
           },
         ],
         episode: { title: "t".repeat(5_000), summary: "s".repeat(1_000_000) },
@@ -303,6 +303,86 @@ describe("openai-compatible provider", () => {
       body: { user_id: "u1", entities: ["npm"], mode: "retrieve" },
     });
     expect(hook.body.data.map((r: any) => r.text)).toEqual(["Always run npm ci before npm test"]);
+  });
+
+  it("drops what a reply holds beyond its caps, saying so in the log", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const files = Array.from({ length: 100 }, (_, i) => `src/mod${i}.ts`);
+    stub.enqueue("extract", {
+      json: {
+        facts: Array.from({ length: 3_000 }, (_, i) => ({
+          text: `Distinct stub fact number ${i} about topic${i}`,
+          fact_type: "other",
+          categories: Array.from({ length: 30 }, (_, j) => `category${j}`),
+          source_event_ids: ["D1:1"],
+        })),
+        episode: { title: "T", summary: "S." },
+        artifacts: [],
+        directives: Array.from({ length: 100 }, (_, i) => ({
+          type: "lesson",
+          text: `Rule ${i}: format ${files.join(" ")} before committing`,
+          trigger_entities: files,
+          steps: null,
+          source_event_ids: ["D1:1"],
+        })),
+        gist: null,
+      },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body({ conv_id: "caps" }) });
+    expect(res.body.status).toBe("succeeded");
+    const { rows } = await svc.deps.db.query<{ type: string; n: number; cats: number; ents: number }>(
+      `SELECT type, count(*)::int AS n, max(cardinality(categories))::int AS cats,
+              max(cardinality(trigger_entities))::int AS ents
+         FROM memories WHERE org_id = $1 GROUP BY type ORDER BY type`,
+      [orgId],
+    );
+    expect(rows).toEqual([
+      { type: "episode", n: 1, cats: 0, ents: 0 },
+      { type: "fact", n: 200, cats: 10, ents: 0 },
+      { type: "lesson", n: 40, cats: 0, ents: 30 },
+    ]);
+    const line = logged.find((l) => l.includes(res.body.id) && l.includes("over the caps"));
+    const { dropped } = JSON.parse(line!);
+    expect(dropped).toMatchObject({ facts: 2_800, categories: 200 * 20, directives: 60 });
+    // At least the 70 proposed files beyond 30 in each directive kept (its own text names more).
+    expect(dropped.trigger_entities).toBeGreaterThanOrEqual(40 * 70);
+  });
+
+  it("drops a fact that cites no turn of the conversation; reads an id cited as the prompt shows it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const fact = (text: string, ids: string[]) => ({
+      text,
+      fact_type: "other",
+      categories: [],
+      source_event_ids: ids,
+    });
+    stub.enqueue("extract", {
+      json: {
+        facts: [
+          fact("An invented fact about Mars.", ["evt_fake_999", "../../x"]),
+          fact("A fact citing nothing.", []),
+          fact("The assistant finds the cello wonderful.", ["[D1:2]"]),
+        ],
+        episode: { title: "T", summary: "S." },
+        artifacts: [],
+        directives: [],
+        gist: null,
+      },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "cited" }),
+    });
+    expect(res.body.status).toBe("succeeded");
+    const { rows } = await svc.deps.db.query<{ text: string; details: any }>(
+      "SELECT text, details FROM memories WHERE org_id = $1 AND type = 'fact'",
+      [orgId],
+    );
+    expect(rows.map((r) => [r.text, r.details.source_event_ids, r.details.source_role])).toEqual([
+      ["The assistant finds the cello wonderful.", ["D1:2"], "assistant"],
+    ]);
+    const line = logged.find((l) => l.includes(res.body.id) && l.includes("tied to no turn"));
+    expect(JSON.parse(line!).dropped).toEqual({ unsourced_facts: 2 });
   });
 
   it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {

@@ -123,6 +123,7 @@ export async function runIngestJob({
         agentic: request.agentic === true,
         known,
         userName: nameFact ? nameFromFact(nameFact) : null,
+        log: ctx.log,
       });
     });
     const plan = assemblePlan(job.id, scope.orgId, request, turns, extraction, job.created_at);

@@ -75,43 +75,73 @@ export function renderTurns(turns: Turn[], known: string[]): string {
 /** The longest episode title a model may give. */
 const TITLE_MAX = 300;
 
+/**
+ * The most a model's reply for one window may hold: generous for 40 turns (five facts a turn, a
+ * directive or artifact a turn), and what is beyond is dropped (and logged), not stored and
+ * embedded: a runaway reply of 3,000 facts for two turns was stored whole.
+ */
+export const REPLY_CAPS = {
+  facts: 200,
+  directives: 40,
+  artifacts: 40,
+  categories: 10,
+  trigger_entities: 30,
+  steps: 50,
+  gist_items: 40,
+} as const;
+
+/** What normalising a reply left out, by kind: over REPLY_CAPS, or tied to no turn of the window. */
+export type Dropped = Record<string, number>;
+
 export function normaliseExtraction(
   out: z.infer<typeof ExtractionSchema>,
   turns: Turn[],
   withArtifacts: boolean,
+  dropped: Dropped,
 ): Extraction {
   const byId = new Map(turns.map((t) => [t.eventId, t]));
-  const ids = (list: string[]) => list.filter((id) => byId.has(id));
+  // The ids as the prompt shows them ("[D1:3]") are the turns' ids too.
+  const ids = (list: string[]) =>
+    list.map((id) => id.trim().replace(/^\[(.*)\]$/, "$1")).filter((id) => byId.has(id));
   const transcript = turns.map((t) => t.content).join("\n");
   // Nothing the model writes from this window is longer than the window itself (an artifact's
   // content is quoted from it): a runaway reply of megabytes is cut there, not stored and served.
   const most = Math.max(2_000, transcript.length);
   const clip = (s: string, max = most) => (s.length > max ? s.slice(0, max) : s);
+  const cap = <T>(list: T[], kind: keyof typeof REPLY_CAPS): T[] => {
+    const max = REPLY_CAPS[kind];
+    if (list.length <= max) return list;
+    dropped[kind] = (dropped[kind] ?? 0) + list.length - max;
+    return list.slice(0, max);
+  };
+  // A fact cites the turns it came from; one citing none of this window's is a claim of no one's
+  // (it was stored as the user's), and is dropped.
+  const sourced = out.facts
+    .filter((f) => f.text.trim())
+    .map((f) => ({ f, src: ids(f.source_event_ids) }))
+    .filter(({ src }) => src.length > 0);
+  const unsourced = out.facts.filter((f) => f.text.trim()).length - sourced.length;
+  if (unsourced) dropped.unsourced_facts = (dropped.unsourced_facts ?? 0) + unsourced;
   return {
-    facts: out.facts
-      .filter((f) => f.text.trim())
-      .map((f) => {
-        const src = ids(f.source_event_ids);
-        return {
-          text: clip(f.text.trim()),
-          fact_type: f.fact_type,
-          categories: f.categories.map((c) => clip(c, TITLE_MAX)),
-          source_role: byId.get(src[0] ?? "")?.role ?? "user",
-          source_event_ids: src,
-        };
-      }),
+    facts: cap(sourced, "facts").map(({ f, src }) => ({
+      text: clip(f.text.trim()),
+      fact_type: f.fact_type,
+      categories: cap(f.categories, "categories").map((c) => clip(c, TITLE_MAX)),
+      source_role: byId.get(src[0]!)!.role,
+      source_event_ids: src,
+    })),
     episode: {
       title: clip(out.episode.title, TITLE_MAX),
       summary: clip(out.episode.summary),
       gist: out.gist && {
         goal: out.gist.goal === null ? null : clip(out.gist.goal),
-        actions: out.gist.actions.map((x) => clip(x)),
+        actions: cap(out.gist.actions, "gist_items").map((x) => clip(x)),
         outcome: out.gist.outcome === null ? null : clip(out.gist.outcome),
-        open_issues: out.gist.open_issues.map((x) => clip(x)),
+        open_issues: cap(out.gist.open_issues, "gist_items").map((x) => clip(x)),
       },
     },
     artifacts: withArtifacts
-      ? out.artifacts.map((a) => ({
+      ? cap(out.artifacts, "artifacts").map((a) => ({
           ...a,
           title: clip(a.title, TITLE_MAX),
           summary: clip(a.summary),
@@ -120,22 +150,23 @@ export function normaliseExtraction(
           source_event_ids: ids(a.source_event_ids),
         }))
       : [],
-    directives: out.directives
-      .filter((d) => d.text.trim())
-      .map((d) => {
-        // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
-        const text = clip(d.text);
-        const steps = d.steps?.map((x) => clip(x)) ?? null;
-        const own = identifiersFromText([text, ...(steps ?? [])].join("\n"));
-        const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || text.includes(e));
-        return {
-          type: d.type,
-          text,
-          steps: d.type === "procedure" ? (steps ?? []) : null,
-          trigger_entities: [...new Set([...proposed, ...own])],
-          source_event_ids: ids(d.source_event_ids),
-        };
-      }),
+    directives: cap(
+      out.directives.filter((d) => d.text.trim()),
+      "directives",
+    ).map((d) => {
+      // Trigger entities must be exact strings: keep the model's only when they occur verbatim.
+      const text = clip(d.text);
+      const steps = d.steps ? cap(d.steps, "steps").map((x) => clip(x)) : null;
+      const own = identifiersFromText([text, ...(steps ?? [])].join("\n"));
+      const proposed = d.trigger_entities.filter((e) => transcript.includes(e) || text.includes(e));
+      return {
+        type: d.type,
+        text,
+        steps: d.type === "procedure" ? (steps ?? []) : null,
+        trigger_entities: cap([...new Set([...proposed, ...own])], "trigger_entities"),
+        source_event_ids: ids(d.source_event_ids),
+      };
+    }),
   };
 }
 
@@ -154,7 +185,7 @@ export function joinWindows(parts: Extraction[], agentic: boolean): Extraction {
       (f) => normaliseText(f.text),
       (earlier, later) => ({
         ...later,
-        categories: union(earlier.categories, later.categories),
+        categories: union(earlier.categories, later.categories).slice(0, REPLY_CAPS.categories),
         source_role: earlier.source_role,
         source_event_ids: union(earlier.source_event_ids, later.source_event_ids),
       }),
@@ -165,7 +196,10 @@ export function joinWindows(parts: Extraction[], agentic: boolean): Extraction {
       (d) => `${d.type}:${normaliseText(d.text)}`,
       (earlier, later) => ({
         ...later,
-        trigger_entities: union(earlier.trigger_entities, later.trigger_entities),
+        trigger_entities: union(earlier.trigger_entities, later.trigger_entities).slice(
+          0,
+          REPLY_CAPS.trigger_entities,
+        ),
         source_event_ids: union(earlier.source_event_ids, later.source_event_ids),
       }),
     ),

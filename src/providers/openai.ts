@@ -5,10 +5,12 @@ import { z } from "zod";
 import type { Config } from "../config.js";
 import { redactSecrets } from "../ingest/redact.js";
 import {
+  type Dropped,
   ExtractionSchema,
   extractSystem,
   joinWindows,
   normaliseExtraction,
+  REPLY_CAPS,
   renderTurns,
 } from "./openai-extraction.js";
 import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
@@ -209,10 +211,16 @@ export function createOpenAIProviders(config: Config) {
       const windows: Turn[][] = [];
       for (let i = 0; i < input.turns.length; i += 40) windows.push(input.turns.slice(i, i + 40));
       const parts: Extraction[] = [];
+      const dropped: Dropped = {};
       for (const w of windows) {
         const out = await structured(ExtractionSchema, extractSystem(input), renderTurns(w, input.known));
-        parts.push(normaliseExtraction(out, w, input.extractArtifacts));
+        parts.push(normaliseExtraction(out, w, input.extractArtifacts, dropped));
       }
+      if (Object.keys(dropped).length)
+        input.log?.warn(
+          { dropped, caps: REPLY_CAPS },
+          "model reply: items over the caps or tied to no turn dropped",
+        );
       return joinWindows(parts, input.agentic);
     },
     async judge(cases) {

@@ -68,6 +68,8 @@ export interface ExtractInput {
   known: string[];
   /** The user's name from an earlier self-introduction, when one is on record. */
   userName?: string | null;
+  /** The job's log: a model extractor says there what it left out of a reply. */
+  log?: { warn(obj: object, msg: string): void };
 }
 
 export interface ExtractedFact {
