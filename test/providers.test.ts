@@ -385,6 +385,36 @@ describe("openai-compatible provider", () => {
     expect(JSON.parse(line!).dropped).toEqual({ unsourced_facts: 2 });
   });
 
+  it.each([
+    [{ title: "", summary: "" }, "Conversation", "I started learning the cello."],
+    [{ title: " ", summary: "\n" }, "Conversation", "I started learning the cello."],
+    [{ title: "Cello lessons", summary: "" }, "Cello lessons", "Cello lessons"],
+    [{ title: "", summary: "The user took up the cello." }, "Conversation", "The user took up the cello."],
+  ])("an episode the model gave %j is stored with a title and words", async (episode, title, text) => {
+    const { key } = await svc.newOrg();
+    stub.enqueue("extract", {
+      json: {
+        facts: [
+          {
+            text: "The user plays the cello.",
+            fact_type: "skill",
+            categories: [],
+            source_event_ids: ["D1:1"],
+          },
+        ],
+        episode,
+        artifacts: [],
+        directives: [],
+        gist: null,
+      },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", { key, body: body({ conv_id: "ep" }) });
+    expect(res.body.status).toBe("succeeded");
+    const stored = res.body.result.memories_created.find((m: any) => m.type === "episode");
+    const got = await svc.request("GET", `/v1/memories/${stored.id}/`, { key });
+    expect([got.body.memory, got.body.details.title]).toEqual([text, title]);
+  });
+
   it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {
     const { key, orgId } = await svc.newOrg();
     stub.enqueue("embeddings", { embeddings: "reversed" });

@@ -176,8 +176,21 @@ export function normaliseExtraction(
  * content hash compares): kept where it was said last, so a value the conversation changed and
  * changed back is judged in that order, with the source turns of every mention, in order.
  */
-export function joinWindows(parts: Extraction[], agentic: boolean): Extraction {
+export function joinWindows(
+  parts: Extraction[],
+  { turns, agentic }: { turns: Turn[]; agentic: boolean },
+): Extraction {
   const first = parts[0]!;
+  const title = parts.map((p) => p.episode.title.trim()).find(Boolean) ?? "";
+  const summary = parts
+    .map((p) => p.episode.summary.trim())
+    .filter(Boolean)
+    .join(" ");
+  const firstWords =
+    turns
+      .find((t) => t.content.trim())
+      ?.content.trim()
+      .slice(0, 300) ?? "";
   const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
   return {
     facts: onceEach(
@@ -204,8 +217,11 @@ export function joinWindows(parts: Extraction[], agentic: boolean): Extraction {
       }),
     ),
     episode: {
-      title: first.episode.title,
-      summary: parts.map((p) => p.episode.summary).join(" "),
+      // An episode always says something, as the local extractor's does: without a title from the
+      // model it is "Conversation", and without a title or summary its text is the first turn's
+      // (an episode of "" was stored, which no client can write).
+      title: title || "Conversation",
+      summary: summary || (title ? "" : firstWords),
       gist: agentic ? first.episode.gist : null,
     },
   };

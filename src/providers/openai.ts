@@ -221,7 +221,7 @@ export function createOpenAIProviders(config: Config) {
           { dropped, caps: REPLY_CAPS },
           "model reply: items over the caps or tied to no turn dropped",
         );
-      return joinWindows(parts, input.agentic);
+      return joinWindows(parts, input);
     },
     async judge(cases) {
       const open = cases.map((c, i) => ({ c, i })).filter(({ c }) => c.candidates.length > 0);
