@@ -415,6 +415,61 @@ describe("openai-compatible provider", () => {
     expect([got.body.memory, got.body.details.title]).toEqual([text, title]);
   });
 
+  it("judges and classifies a long conversation in bounded batches, each under a server's context limit", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    const messages = Array.from({ length: 200 }, (_, i) => ({
+      role: "user",
+      content: `Note ${i}: ${"I keep a long diary entry about my week. ".repeat(7)}`,
+      dia_id: `D1:${i}`,
+    }));
+    const send = (conv: string) =>
+      svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "u1", conv_id: conv, messages, group_ids: [all] },
+      });
+    expect((await send("long1")).body.status).toBe("succeeded");
+    // The same 200 turns again: each fact meets its stored copy, 200 cases for the judge, who
+    // calls each a duplicate; with the episode, 201 memories to classify. Sent at once, the
+    // judge's prompt was 134 KB and the classifier's 64 KB: a 32k server refused both.
+    const seen = stub.requests.length;
+    stub.maxPromptChars = 40_000;
+    stub.answers.judge = (prompt) => ({
+      verdicts: [...prompt.matchAll(/^Case (\d+): NEW: .*\n {2}EXISTING (\S+):/gm)].map((m) => ({
+        case: Number(m[1]),
+        verdict: "duplicate",
+        existing_id: m[2],
+      })),
+    });
+    const again = await send("long2").finally(() => {
+      stub.maxPromptChars = null;
+      stub.answers = {};
+    });
+    expect(again.body.status, JSON.stringify(again.body.error)).toBe("succeeded");
+    const calls = stub.requests.slice(seen);
+    const length = (c: (typeof calls)[number]) =>
+      c.body.messages.reduce((n: number, m: any) => n + String(m.content).length, 0);
+    const judged = calls.filter((c) => c.kind === "judge");
+    const classified = calls.filter((c) => c.kind === "classify");
+    expect(judged.length).toBeGreaterThan(1);
+    expect(classified.length).toBeGreaterThan(1);
+    for (const c of [...judged, ...classified]) expect(length(c)).toBeLessThanOrEqual(40_000);
+    // Every case asked once, in order, and every verdict kept: no fact stored twice.
+    const cases = judged.flatMap((c) =>
+      [...JSON.stringify(c.body.messages).matchAll(/Case (\d+): NEW/g)].map((m) => Number(m[1])),
+    );
+    expect(cases).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    const { rows } = await svc.deps.db.query<{ n: number; tagged: number }>(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE $2 = ANY(group_ids))::int AS tagged
+         FROM memories WHERE org_id = $1 AND type = 'fact' AND status = 'active'`,
+      [orgId, all],
+    );
+    expect(rows[0]).toEqual({ n: 200, tagged: 200 });
+    // The episode's verdict came from its batch too: shareable, tagged.
+    const episode = again.body.result.memories_created.find((m: any) => m.type === "episode");
+    expect((await findMemory(svc.deps.db, orgId, episode.id))!.group_ids).toEqual([all]);
+  });
+
   it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {
     const { key, orgId } = await svc.newOrg();
     stub.enqueue("embeddings", { embeddings: "reversed" });

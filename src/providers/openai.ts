@@ -140,6 +140,38 @@ function retryAfterOf(err: unknown): number | undefined {
 export const requestModelCall = <T>(config: Config, call: () => Promise<T>): Promise<T> =>
   modelCall(config, "language model", call);
 
+/** Turns in an extraction window, and cases (or memories) in one judge (or classify) call. */
+export const BATCH_ITEMS = 40;
+/**
+ * The most characters of cases (or memories) one judge or classify call is sent, its instructions
+ * aside: about 8,000 tokens, a quarter of a 32k context, with room for the reply. A single
+ * conversation of 200 turns made one judge prompt of 168 KB, which a server with a 32k context
+ * refused, and the job failed though each extraction window fitted.
+ */
+export const BATCH_CHARS = 32_000;
+
+/**
+ * `items` in order, in batches of at most BATCH_ITEMS whose sizes (with `fixed`, what each call
+ * repeats) total at most BATCH_CHARS; an item larger than that alone is a batch of its own.
+ */
+function inBatches<T>(items: T[], size: (item: T) => number, fixed = 0): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
+  let chars = fixed;
+  for (const item of items) {
+    const n = size(item) + 2;
+    if (batch.length && (batch.length >= BATCH_ITEMS || chars + n > BATCH_CHARS)) {
+      out.push(batch);
+      batch = [];
+      chars = fixed;
+    }
+    batch.push(item);
+    chars += n;
+  }
+  if (batch.length) out.push(batch);
+  return out;
+}
+
 export function createOpenAIProviders(config: Config) {
   const provider = createOpenAICompatible({
     name: PROVIDER_NAME,
@@ -209,7 +241,8 @@ export function createOpenAIProviders(config: Config) {
     async extract(input) {
       // Long conversations go in windows so each call stays well inside the context.
       const windows: Turn[][] = [];
-      for (let i = 0; i < input.turns.length; i += 40) windows.push(input.turns.slice(i, i + 40));
+      for (let i = 0; i < input.turns.length; i += BATCH_ITEMS)
+        windows.push(input.turns.slice(i, i + BATCH_ITEMS));
       const parts: Extraction[] = [];
       const dropped: Dropped = {};
       for (const w of windows) {
@@ -224,21 +257,24 @@ export function createOpenAIProviders(config: Config) {
       return joinWindows(parts, input);
     },
     async judge(cases) {
-      const open = cases.map((c, i) => ({ c, i })).filter(({ c }) => c.candidates.length > 0);
       const verdicts: JudgeVerdict[] = cases.map(() => ({ verdict: "new" }));
-      if (open.length === 0) return verdicts;
-      const prompt = open
-        .map(
-          ({ c, i }) =>
-            `Case ${i}: NEW: ${c.text}\n${c.candidates.map((x) => `  EXISTING ${x.id}: ${x.text}`).join("\n")}`,
-        )
-        .join("\n\n");
-      const out = await structured(JudgeSchema, JUDGE_SYSTEM, prompt);
-      for (const v of out.verdicts) {
-        const c = cases[v.case];
-        if (!c || v.verdict === "new" || !v.existing_id) continue;
-        if (!c.candidates.some((x) => x.id === v.existing_id)) continue;
-        verdicts[v.case] = { verdict: v.verdict, id: v.existing_id };
+      const open = cases
+        .map((c, i) => ({
+          c,
+          i,
+          line: `Case ${i}: NEW: ${c.text}\n${c.candidates.map((x) => `  EXISTING ${x.id}: ${x.text}`).join("\n")}`,
+        }))
+        .filter(({ c }) => c.candidates.length > 0);
+      for (const batch of inBatches(open, (o) => o.line.length)) {
+        const prompt = batch.map((o) => o.line).join("\n\n");
+        const out = await structured(JudgeSchema, JUDGE_SYSTEM, prompt);
+        const asked = new Set(batch.map((o) => o.i));
+        for (const v of out.verdicts) {
+          const c = cases[v.case];
+          if (!c || !asked.has(v.case) || v.verdict === "new" || !v.existing_id) continue;
+          if (!c.candidates.some((x) => x.id === v.existing_id)) continue;
+          verdicts[v.case] = { verdict: v.verdict, id: v.existing_id };
+        }
       }
       return verdicts;
     },
@@ -247,14 +283,18 @@ export function createOpenAIProviders(config: Config) {
   const classifier: Classifier = {
     name: `openai:${config.MNEMO_LLM_MODEL}`,
     async classify(items, groups) {
-      if (items.length === 0) return [];
-      const prompt =
-        `Groups:\n${groups.map((g) => `- ${g.id}: ${g.prompt}`).join("\n") || "(none)"}\n\nMemories:\n` +
-        items.map((m, i) => `${i}. [${m.type}] ${m.text}`).join("\n");
-      const out = await structured(ClassifySchema, CLASSIFY_SYSTEM, prompt);
+      const header = `Groups:\n${groups.map((g) => `- ${g.id}: ${g.prompt}`).join("\n") || "(none)"}\n\nMemories:\n`;
+      const lines = items.map((m, i) => ({ i, line: `${i}. [${m.type}] ${m.text}` }));
+      const results = new Map<number, z.infer<typeof ClassifySchema>["results"][number]>();
+      for (const batch of inBatches(lines, (l) => l.line.length, header.length)) {
+        const prompt = header + batch.map((l) => l.line).join("\n");
+        const out = await structured(ClassifySchema, CLASSIFY_SYSTEM, prompt);
+        const asked = new Set(batch.map((l) => l.i));
+        for (const r of out.results) if (asked.has(r.index) && !results.has(r.index)) results.set(r.index, r);
+      }
       const valid = new Set(groups.map((g) => g.id));
       return items.map((_m, i) => {
-        const r = out.results.find((x) => x.index === i);
+        const r = results.get(i);
         if (!r) return { verdict: null, matched_group_ids: [] };
         return { verdict: r.verdict, matched_group_ids: r.matched_group_ids.filter((id) => valid.has(id)) };
       });

@@ -25,6 +25,13 @@ export interface StubOpenAI {
   requests: Array<{ path: string; body: any; kind: SchemaKind | "embeddings" }>;
   /** Replies for the next calls of this kind, used in order before the defaults. */
   enqueue(kind: SchemaKind | "embeddings", ...replies: StubReply[]): void;
+  /**
+   * A chat call whose messages hold more characters than this is refused with a 400, as a server
+   * refuses a prompt over its context length (vLLM's words); null: no limit.
+   */
+  maxPromptChars: number | null;
+  /** The answer to a call of this kind when nothing is queued, from its prompt, instead of the default. */
+  answers: Partial<Record<SchemaKind, (prompt: string) => unknown>>;
   close(): Promise<void>;
 }
 
@@ -104,6 +111,16 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
       }
       if (reply && "status" in reply)
         return send(reply.status, reply.body ?? { error: { message: "stub error" } }, reply.headers);
+      const chars = embeddings
+        ? 0
+        : (body.messages ?? []).reduce((n: number, m: any) => n + String(m.content ?? "").length, 0);
+      if (stub.maxPromptChars !== null && chars > stub.maxPromptChars)
+        return send(400, {
+          object: "error",
+          message: `This model's maximum context length is 32768 tokens. However, you requested ${Math.ceil(chars / 3.5)} tokens in the messages.`,
+          type: "BadRequestError",
+          code: 400,
+        });
       if (embeddings) {
         const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
         const dim = body.dimensions ?? options.dim;
@@ -121,10 +138,18 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
           usage: { prompt_tokens: input.length, total_tokens: input.length },
         });
       }
+      const answerOf = stub.answers[kindOf(body)];
+      const prompt = body.messages?.find((m: any) => m.role === "user")?.content ?? "";
       const content =
         reply && "content" in reply
           ? reply.content
-          : JSON.stringify(reply && "json" in reply ? reply.json : defaultReply(kindOf(body), body));
+          : JSON.stringify(
+              reply && "json" in reply
+                ? reply.json
+                : answerOf
+                  ? answerOf(typeof prompt === "string" ? prompt : JSON.stringify(prompt))
+                  : defaultReply(kindOf(body), body),
+            );
       send(200, {
         id: "chatcmpl-stub",
         object: "chat.completion",
@@ -137,9 +162,11 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const stub: StubOpenAI = {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    maxPromptChars: null,
+    answers: {},
     enqueue(kind, ...replies) {
       queues.set(kind, [...(queues.get(kind) ?? []), ...replies]);
     },
@@ -149,4 +176,5 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
         server.close(() => resolve());
       }),
   };
+  return stub;
 }
