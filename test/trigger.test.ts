@@ -4,6 +4,7 @@ import { identifiersFromAction, identifiersFromText } from "../src/identifiers/i
 import { otherHalf, restates, reverses } from "../src/ingest/reversal.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { directivesInSteps, extractDirectives } from "../src/providers/local/directives.js";
+import { BECAUSE_MAX } from "../src/trigger/gate.js";
 import { renderDirectives } from "../src/trigger/render.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
@@ -1198,6 +1199,52 @@ describe("trigger relevance gate", () => {
         expect(slow.body.context_selection_applied).toBe(false);
         expect(slow.body.data.map((r: any) => r.id)).toContain(keep!.id);
       });
+    } finally {
+      svc.deps.providers.llm = saved;
+    }
+  });
+
+  it("serves the model's `because` cut to a sentence's length, and no verdict on a directive not asked about", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [rule] = await seed(orgId, [lesson("Always run npm ci before npm test", ["npm"])]);
+    const saved = svc.deps.providers.llm;
+    svc.deps.providers.llm = stub.model;
+    try {
+      stub.reply = () => ({
+        verdicts: [
+          {
+            id: rule!.id,
+            relevant: true,
+            because: `${"B".repeat(2_000_000 - 2)}\ud83d\ude00`,
+            confidence: 0.9,
+          },
+          { id: "mem_invented", relevant: true, because: "Made up.", confidence: 1 },
+        ],
+      });
+      const res = await trigger(key, {
+        user_id: "u",
+        action: { tool: "Bash", args: { command: "npm test" } },
+        task: "run the tests",
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.context_selection_applied).toBe(true);
+      expect(res.body.data.map((r: any) => [r.id, r.details.because.length])).toEqual([
+        [rule!.id, BECAUSE_MAX],
+      ]);
+      expect(res.text.length).toBeLessThan(10_000);
+      // Cut where a character would be split: the emoji's first half is not served alone.
+      stub.reply = () => ({
+        verdicts: [
+          {
+            id: rule!.id,
+            relevant: true,
+            because: `${"B".repeat(BECAUSE_MAX - 1)}\ud83d\ude00`,
+            confidence: 0.9,
+          },
+        ],
+      });
+      const cut = await trigger(key, { user_id: "u", entities: ["npm"], task: "run the tests" });
+      expect(cut.body.data[0].details.because).toBe("B".repeat(BECAUSE_MAX - 1));
     } finally {
       svc.deps.providers.llm = saved;
     }

@@ -272,6 +272,9 @@ export function lexicalVerdict(
   };
 }
 
+/** The longest `because` the model's gate may give: one short sentence, as long as a title. */
+export const BECAUSE_MAX = 300;
+
 const GateReply = z.object({
   verdicts: z.array(
     z.object({
@@ -311,9 +314,18 @@ export async function modelVerdicts(
         prompt: `Task: ${task?.trim() || "(not stated)"}\nTool call: ${action}\n\nRecalled directives:\n${list.join("\n")}`,
       }),
     );
+    // Verdicts on the directives asked about only, and a `because` of at most BECAUSE_MAX
+    // characters: a runaway reply (2 MB of it) was served whole in the hook's answer.
+    const asked = new Set(items.map((i) => i.row.id));
     const out = new Map<string, Verdict>();
     for (const v of output.verdicts) {
-      out.set(v.id, { keep: v.relevant, because: v.because, confidence: round2(v.confidence) });
+      if (!asked.has(v.id)) continue;
+      // Not cut inside a character (a lone surrogate).
+      const because = v.because
+        .trim()
+        .slice(0, BECAUSE_MAX)
+        .replace(/[\ud800-\udbff]$/, "");
+      out.set(v.id, { keep: v.relevant, because, confidence: round2(v.confidence) });
     }
     return out;
   } catch (err) {
