@@ -180,21 +180,30 @@ export function instrumentProviders(providers: Providers, metrics: Metrics): Pro
     }
   };
   const { embedder, extractor, classifier, llm } = providers;
+  // An operation with nothing to send (no texts; no case with an existing fact to judge against)
+  // asks the server nothing, and is not counted as a call to it.
   return {
     ...providers,
     embedder: {
       name: embedder.name,
       dim: embedder.dim,
-      embed: (texts, options) => timed("embed", () => embedder.embed(texts, options)),
+      embed: (texts, options) =>
+        texts.length ? timed("embed", () => embedder.embed(texts, options)) : embedder.embed(texts, options),
     },
     extractor: {
       name: extractor.name,
       extract: (input) => timed("extract", () => extractor.extract(input)),
-      judge: (cases) => timed("judge", () => extractor.judge(cases)),
+      judge: (cases) =>
+        cases.some((c) => c.candidates.length)
+          ? timed("judge", () => extractor.judge(cases))
+          : extractor.judge(cases),
     },
     classifier: {
       name: classifier.name,
-      classify: (items, groups) => timed("classify", () => classifier.classify(items, groups)),
+      classify: (items, groups) =>
+        items.length
+          ? timed("classify", () => classifier.classify(items, groups))
+          : classifier.classify(items, groups),
     },
     // Search's context selection and the trigger gate call the chat model directly.
     llm:

@@ -201,6 +201,20 @@ describe("model call series", () => {
         body: { user_id: "u", conv_id: "c", messages: [{ role: "user", content: "I play the cello." }] },
       });
       expect(ok.body.status).toBe("succeeded");
+      // No stored fact to judge the new one against: no judge call, and none counted.
+      const judgeCalls = () => stub.requests.filter((r) => r.kind === "judge").length;
+      const judged = async () =>
+        parse(await llm.deps.metrics.registry.metrics()).get(
+          'mnemo_model_calls_total{kind="judge",outcome="ok"}',
+        );
+      expect([judgeCalls(), await judged()]).toEqual([0, undefined]);
+      // The same fact again meets the stored one: one call, counted once.
+      const again = await llm.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "u", conv_id: "c1", messages: [{ role: "user", content: "I play the cello." }] },
+      });
+      expect(again.body.status).toBe("succeeded");
+      expect([judgeCalls(), await judged()]).toEqual([1, 1]);
       // A 400 (the model refuses the request) fails the job at once; a 5xx would be retried.
       stub.enqueue("extract", { status: 400, body: { error: { message: "bad request" } } });
       const failed = await llm.request("POST", "/v1/memories?wait=true", {
