@@ -204,14 +204,8 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       // A short answer to the question before it ("At Lake Tahoe.", "She's 7.", "It's Canberra,
       // actually.") says enough with that question beside it: a name or a number. The user's or
       // the assistant's: between named speakers (LoCoMo) it lowered open-domain R@5 0.400 -> 0.392.
-      // So does a word or two answering what, which, who or where ("Green." to "What's your
-      // husband's favorite color?").
       const answer =
-        first &&
-        (!turn.speaker || chatUser) &&
-        (SHORT_ANSWER.test(sentence) || wordAnswer(sentence)) &&
-        askedOf() !== null &&
-        (SHORT_ANSWER.test(sentence) || /\b(?:what|which|who|whom|whose|where)\b/i.test(askedOf()!));
+        first && (!turn.speaker || chatUser) && SHORT_ANSWER.test(sentence) && askedOf() !== null;
       first = false;
       if (!isSubstantive(sentence) && !answer) continue;
       // The assistant's own offers ("I can help with that") and courtesies ("Congratulations on
@@ -1043,14 +1037,6 @@ const DIFF_LINE = /^[+-](?![+-]{2}\s)\s/;
 
 /** A short answer's content: a name (a capitalised word after the first, not "I") or a number. */
 const SHORT_ANSWER = /^(?!.*[?？؟]$)\S+.*?(?:\s(?!I\b|I'[a-z]+\b)\p{Lu}\p{Ll}|\d)/u;
-/** Words that answer nothing ("Nothing.", "Dunno.", "Whatever!"). */
-const NO_ANSWER =
-  /^(?:nothing|nobody|none|nowhere|everything|anything|something|whatever|dunno|idk|maybe|nope|nah)$/i;
-/** An answer of a word or two with content ("Green.", "Pad thai!"), not a word that answers nothing. */
-const wordAnswer = (sentence: string) => {
-  const words = /^(\p{L}[\p{L}'-]*(?:\s+\p{L}[\p{L}'-]*)?)[.!]*$/u.exec(sentence.trim())?.[1];
-  return !!words && contentWords(words).some((w) => !NO_ANSWER.test(w));
-};
 
 /** A sentence's subject that names one other person: "The user's best friend", "Priya's brother Tom". */
 const NAMED_SUBJECT =
