@@ -294,7 +294,8 @@ describe("third-person facts of tricky turns", () => {
     // a log's or a code marker's line is a program's words
     ["ERROR: connection refused to the database at 10.0.0.4 port 5432.", null],
     ["[WARN] disk usage above 90 percent on the build server", null],
-    ["TODO: refactor the billing module before the release.", null],
+    // ... but a to-do is the speaker's own
+    ["TODO: book the vet for Rex on Monday.", "TODO: book the vet for Rex on Monday."],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);
@@ -468,6 +469,15 @@ describe("what the assistant did for the user", () => {
     [
       "I checked your account: you're on the Family plan at $22.99/month, renewing on May 4.",
       "The assistant checked the user's account: the user is on the Family plan at $22.99/month, renewing on May 4.",
+    ],
+    // What holds in the user's affairs or the code, said in general or on a condition.
+    [
+      "Generally, your Premium plan includes 2 TB of storage and renews on May 4 at $9.99/month.",
+      "The assistant said: Generally, the user's Premium plan includes 2 TB of storage and renews on May 4 at $9.99/month.",
+    ],
+    [
+      "If you run `make test`, it loads docker-compose.test.yml with the test database on port 5433.",
+      "The assistant said: If the user runs `make test`, it loads docker-compose.test.yml with the test database on port 5433.",
     ],
   ])("keeps %s", (reply, want) => {
     expect(said(reply)).toEqual([want]);

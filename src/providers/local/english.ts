@@ -170,6 +170,20 @@ export const ASSISTANT_SUPPOSING =
  */
 export const ASSISTANT_OFFER =
   /\b(?:if you(?:'d| would)? (?:like|want|prefer|wish)|if that works|want me to|would you like me to|shall I|should I|just (?:say the word|let me know|confirm))\b/i;
+/**
+ * Such a sentence that says nothing of the user's own affairs. One speaking in general or of a
+ * condition about "your" plan or account ("Generally, your Premium plan includes 2 TB ...",
+ * "Typically, accounts like yours get ...") or naming code ("If you run `make test`, it loads
+ * ...") tells what holds, and is kept; one supposing or illustrating ("Imagine you had a week in
+ * Kyoto with your wife") is not.
+ */
+export const isAssistantSupposing = (sentence: string) =>
+  ASSISTANT_SUPPOSING.test(sentence) &&
+  !(
+    /^(?:if|generally|in general|typically)\b/i.test(sentence) &&
+    /\byours?\b|`/i.test(sentence) &&
+    !ASSISTANT_OFFER.test(sentence)
+  );
 
 /** A "Label: value" line: a capitalised noun with at most two words after it, a colon, a value. */
 const LABELLED_LINE = /^\s*(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u;
@@ -291,8 +305,7 @@ const CHAT_REPLY = new Set(
 const NEWS_TO_ME =
   /^(?:I|we) (?:didn't|did not|never|had no idea|don't|do not) ?(?:know|knew|reali[sz]e|think of)? (?:that|this|it)(?: (?:at all|before|either|yet|until now))?\s*[.!]*$/i;
 /** A line of a log or a code marker: its level or marker in capitals, then a colon or in brackets. */
-const LOG_LINE =
-  /^\[?(?:ERROR|ERR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL|PANIC|TODO|FIXME|HACK|XXX)(?:\]|:|\s+\d)/;
+const LOG_LINE = /^\[?(?:ERROR|ERR|WARN|WARNING|INFO|DEBUG|TRACE|FATAL|CRITICAL|PANIC)(?:\]|:|\s+\d)/;
 /** An answer that only says yes or no: "I don't think so.", "I guess so.", "I hope not." */
 const SO_OR_NOT =
   /^(?:I|we) (?:(?:don't|do not|really|kind of|kinda) )?(?:think|guess|hope|suppose|believe|reckon|expect) (?:so|not)\s*[.!]*$/i;
@@ -357,8 +370,8 @@ export function isSubstantive(sentence: string): boolean {
     .replace(/^I am\b/, "I'm")
     .replace(/^We are\b/, "We're");
   if (/[?？؟]$/.test(s)) return false;
-  // A log's or a code comment's line pasted in ("ERROR: connection refused", "[WARN] ...", "TODO:
-  // ..."): written in capitals, a program's words, not the speaker's.
+  // A log's line pasted in ("ERROR: connection refused", "[WARN] ..."): written in capitals, a
+  // program's words, not the speaker's. ("TODO: book the vet" is the speaker's own to-do.)
   if (LOG_LINE.test(s)) return false;
   // A form's field and its value, however short ("Time: 3pm.", "Age: 34.").
   const field = /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u.exec(s);

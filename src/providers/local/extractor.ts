@@ -16,13 +16,13 @@ import { isNeverName, isTimeName, isVerb, placeKinds } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   ASSISTANT_OFFER,
-  ASSISTANT_SUPPOSING,
   asRequest,
   attributeLine,
   CLAIM_LABEL,
   categoriesOf,
   contentWords,
   factTypeOf,
+  isAssistantSupposing,
   isPastForm,
   isSubstantive,
   normaliseText,
@@ -214,7 +214,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         !turn.speaker &&
         turn.role === "assistant" &&
         ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) ||
-          ASSISTANT_SUPPOSING.test(sentence) ||
+          isAssistantSupposing(sentence) ||
           ASSISTANT_VERDICT.test(sentence) ||
           VAGUE_ADVICE.test(sentence))
       )
