@@ -261,6 +261,14 @@ describe("third-person facts of tricky turns", () => {
     ["Weekend: went hiking with the kids.", "The user's weekend: went hiking with the kids."],
     ["Mom: she turns 70 next month.", "The user's mom turns 70 next month."],
     ["Dad: he's 72 and still runs every day.", "The user's dad is 72 and still runs every day."],
+    // ... but no utterance, imperative or command's rule: said as it is
+    [
+      "Mom: don't forget grandpa's birthday is on June 9.",
+      "Mom: don't forget grandpa's birthday is on June 9.",
+    ],
+    ["Woman: The bus is always late on Sundays.", "Woman: The bus is always late on Sundays."],
+    ["Mom: call her about the party.", "Mom: call her about the party."],
+    ["Git: always rebase, never merge when pulling.", "Git: always rebase, never merge when pulling."],
     ["Question: what should I pack?", null],
     // ... and a state said by an adjective, its subject dropped
     ["Allergic to penicillin.", "The user is allergic to penicillin."],
@@ -845,6 +853,12 @@ describe("named speakers, dates and categories", () => {
     expect(facts([turn(0, "Dave", said, "Dave")]).map((f) => f.text)).toEqual([
       "Dave just adopted a cat called Miso.",
     ]);
+    // A form's name field giving the speaker's full name: the full name speaks, said once.
+    expect(
+      facts([turn(0, "Jordan", "Name: Jordan Lee. I just started at Stripe as a PM.", "Jordan")]).map(
+        (f) => f.text,
+      ),
+    ).toEqual(["Jordan Lee just started at Stripe as a PM."]);
   });
 
   it("resolves a thing due in a while and this weekend, and writes a leading relative date lower case", () => {
@@ -1503,6 +1517,70 @@ describe("a conversation pasted into one message", () => {
     expect(fromRoute("Job: nurse at St. Mary's.\nCity: Boston.")).toEqual([
       "The user's job is nurse at St. Mary's. The user's city is Boston.",
     ]);
+  });
+  it.each([
+    // A person's kind, an interjection or a modal is a speaker's label among utterances.
+    [
+      "Man: I've been waiting here for an hour.\nWoman: The bus is always late on Sundays.",
+      ["Man has been waiting here for an hour.", "Woman said: The bus is always late on Sundays."],
+    ],
+    [
+      "Mom: don't forget grandpa's birthday is on June 9.\nDad: and he wants a fishing rod.",
+      ["Mom said: Don't forget grandpa's birthday is on June 9.", "Dad said: He wants a fishing rod."],
+    ],
+    // The first line after an introduction is split too; "Me:" is the sender.
+    [
+      "Here's what my coworkers said in standup.\nWill: I finished the login page.\nGrace: I'm blocked on the API keys.\nMark: I'm out on Friday.",
+      [
+        "Here's what the user's coworkers said in standup.",
+        "Will finished the login page.",
+        "Grace is blocked on the API keys.",
+        "Mark is out on Friday.",
+      ],
+    ],
+    [
+      "Here's my text thread with my sister about Thanksgiving.\nMe: I'll host this year, we have the bigger table.\nSarah: Great, I'm bringing the pie and my new boyfriend Tom.",
+      [
+        "Here's the user's text thread with the user's sister about Thanksgiving.",
+        "The user will host this year, the user and others have the bigger table.",
+        "Great, Sarah is bringing the pie and Sarah's new boyfriend Tom.",
+      ],
+    ],
+    // Lines about the one their label names are the sender's.
+    [
+      "Mom: she turns 70 next month.\nDad: he's 72 and still runs every day.",
+      ["The user's mom turns 70 next month. The user's dad is 72 and still runs every day."],
+    ],
+  ])("splits %j by its speakers", (content, want) => {
+    expect(fromRoute(content)).toEqual(want);
+  });
+  it.each([
+    [
+      "Can you remember my shopping list for Saturday?\nMilk: 2 litres\nEggs: 12\nBread: sourdough from the bakery",
+      ["2 litres", "12", "sourdough from the bakery"],
+    ],
+    [
+      "Here's my grandma's pancake recipe.\nFlour: 2 cups\nSugar: 1 tbsp\nMilk: 1.5 cups",
+      ["2 cups", "1 tbsp", "1.5 cups"],
+    ],
+    ["Flour: 2 cups\nSugar: 1 tbsp\nMilk: 1.5 cups", ["2 cups", "1 tbsp", "1.5 cups"]],
+    [
+      "Packing list for the Iceland trip:\nClothes: thermal layers and a rain jacket\nGear: headlamp, crampons\nDocs: passport and travel insurance",
+      ["thermal layers and a rain jacket", "headlamp, crampons", "passport and travel insurance"],
+    ],
+    [
+      "Agenda for Monday's team meeting:\nBudget: review Q3 spend\nHiring: two backend roles\nRoadmap: payments launch in June",
+      ["review Q3 spend", "two backend roles", "payments launch in June"],
+    ],
+    [
+      "My trip details:\nFlight: UA 837 on April 2\nHotel: Park Hyatt Tokyo\nBudget: $3,000",
+      ["UA 837 on April 2", "Park Hyatt Tokyo", "$3,000"],
+    ],
+  ])("keeps the list %j the user's, in one fact with every line", (content, items) => {
+    const out = fromRoute(content);
+    expect(out).toHaveLength(1);
+    expect(out[0]).not.toMatch(/ said:/);
+    for (const item of items) expect(out[0]).toContain(item);
   });
 });
 

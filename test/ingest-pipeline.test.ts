@@ -2189,3 +2189,33 @@ describe("DELETE of a fact an episode said", () => {
     expect(await vectorAgrees(orgId, episode.id)).toBe(true);
   });
 });
+
+describe("a list of 'Label: value' lines in the user's message", () => {
+  it("stays the user's, one fact with every item, each found by search; no line read as a speaker's", async () => {
+    const { key } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      messages: [
+        user(
+          "Can you remember my shopping list for Saturday?\nMilk: 2 litres\nEggs: 12\nBread: sourdough from the bakery",
+        ),
+      ],
+    });
+    const texts = result.memories_created.map((m: { text: string }) => m.text);
+    expect(texts.some((t: string) => / said:/.test(t))).toBe(false);
+    for (const [query, item] of [
+      ["milk", "2 litres"],
+      ["eggs", "12"],
+      ["bread from the bakery", "sourdough from the bakery"],
+    ] as const) {
+      const res = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id: "u1", query, mode: "retrieve", limit: 5 },
+      });
+      expect(res.status).toBe(200);
+      const found = res.body.data.filter((m: { type: string }) => m.type === "fact");
+      expect(found.length, query).toBeGreaterThan(0);
+      expect(found[0].text, query).toContain(item);
+      expect(found[0].text, query).toContain("shopping list");
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { parseLooseDate, wallClock } from "../dates/dates.js";
 import { strptime } from "../dates/strptime.js";
-import { couldBeName } from "../providers/local/names.js";
+import { isUtterance } from "../providers/local/english.js";
+import { couldBeName, couldBeSpeaker } from "../providers/local/names.js";
 import type { Turn } from "../providers/types.js";
 import type { StoredRequest } from "./submit.js";
 
@@ -41,7 +42,7 @@ export function routeTurns(
     // "Caroline: I went ..." names its speaker in the content; "Remember: ...", "Yes: ..." or "Mom:
     // ..." is a label, an interjection or the one the message is about, not a name (couldBeName).
     const prefixed = named ? SPEAKER_PREFIX.exec(content) : null;
-    if (prefixed && couldBeName(prefixed[1]!)) {
+    if (prefixed && couldBeName(prefixed[1]!) && isUtterance(prefixed[2]!.split("\n")[0]!)) {
       speaker = prefixed[1]!;
       content = prefixed[2]!;
     }
@@ -70,25 +71,34 @@ export function routeTurns(
 const SPEAKER_PREFIX = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]*)$/;
 
 /**
- * A conversation pasted into one message, two of its lines or more naming their speaker ("Alice: I
- * live in Berlin.\nBob: I live in Rome."), after an introduction of the sender's or not ("Here is
- * what my roommates told me."): each speaker's words, a line without a name going on with the line
- * before, so each line is its speaker's and not the sender's, nor the first name's. Null for
+ * A conversation pasted into one message, two of its lines or more naming their speaker and reading
+ * as someone's words ("Alice: I live in Berlin.\nBob: I live in Rome.", isUtterance), after an
+ * introduction of the sender's or not ("Here is what my roommates told me."): each speaker's words,
+ * "Me:" the sender's, a line without a name going on with the line before, so each line is its
+ * speaker's and not the sender's, nor the first name's. A list of "Label: value" lines ("Milk: 2
+ * litres\nEggs: 12") is none, nor are lines about the one they name ("Mom: she turns 70"). Null for
  * anything else.
  */
 function transcriptLines(content: string): Array<{ speaker: string | null; content: string }> | null {
-  const out: Array<{ speaker: string | null; content: string }> = [];
-  let named = 0;
-  for (const line of content.split("\n")) {
+  const lines = content.split("\n").map((line) => {
     const m = SPEAKER_PREFIX.exec(line.trim());
-    if (m && couldBeName(m[1]!)) {
-      named++;
-      out.push({ speaker: m[1]!, content: m[2]! });
-    } else if (out.length) out[out.length - 1]!.content += `\n${line}`;
-    else out.push({ speaker: null, content: line });
+    return m && couldBeSpeaker(m[1]!)
+      ? { line, label: m[1]!, text: m[2]! }
+      : { line, label: null, text: line };
+  });
+  const spoken = lines.filter(
+    (l) => l.label && isUtterance(l.text) && (couldBeName(l.label) || !ABOUT_LABEL.test(l.text)),
+  );
+  if (spoken.length < 2) return null;
+  const out: Array<{ speaker: string | null; content: string }> = [];
+  for (const l of lines) {
+    if (l.label) out.push({ speaker: /^me$/i.test(l.label) ? null : l.label, content: l.text });
+    else if (out.length) out[out.length - 1]!.content += `\n${l.line}`;
+    else out.push({ speaker: null, content: l.line });
   }
-  if (named < 2) return null;
   return out.filter((l) => l.content.trim());
 }
+/** "Mom: she turns 70": a line about the one its label names, said by the sender. */
+const ABOUT_LABEL = /^(?:he|she|they)\b/i;
 
 const withWallClock = (d: Date | null, raw: string) => (d ? wallClock(d, raw) : null);

@@ -602,6 +602,22 @@ export function withDroppedSubject(sentence: string): string {
  * (FIELD_LABELS) is one always, its value a noun phrase ("Job: nurse at St. Mary's." reads "My job is
  * nurse at St. Mary's."; "Age: 34." "I'm 34."), an event's field left as said ("Time: 3pm.").
  */
+/** First- or second-person words: a line with one is someone speaking ("I live in Berlin", "see you"). */
+const SPEAKING =
+  /(?:^|[^\p{L}'])(?:I|I'm|I've|I'll|I'd|[Mm]e|[Mm]y|[Mm]ine|[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|us|[Oo]ur|[Yy]ou|[Yy]ou're|[Yy]ou've|[Yy]ou'll|[Yy]our)(?![\p{L}'])/u;
+/** A finite verb a clause turns on, or a third-person subject before its verb ("she's", "they left"). */
+const FINITE =
+  /\b(?:is|are|was|were|am|isn't|aren't|wasn't|weren't|has|have|had|hasn't|haven't|does|did|do|don't|doesn't|didn't|can|can't|could|couldn't|will|won't|would|wouldn't|should|shouldn't|must|shall|gonna)\b|\b(?:he|she|they)(?:'s|'re|'ll|'d|'ve)?\s+\p{L}|\b(?:it|that|there|this)(?:'s|'ll)\b/iu;
+/**
+ * Whether a line's text reads as someone's words: a clause (a finite verb, a subject before its
+ * verb) or first- or second-person words ("I live in Berlin", "Great, I'm bringing the pie", "The
+ * bus is always late"), not a list's item ("2 litres", "sourdough from the bakery", "review Q3
+ * spend", "UA 837 on April 2").
+ */
+export const isUtterance = (text: string) => SPEAKING.test(text) || FINITE.test(text);
+/** What opens no noun phrase: a negation or a conjunction ("don't forget ...", "and he wants ..."). */
+const NOT_A_NOUN_PHRASE = /^(?:don't|do not|never|not|and|but|or|so|because|then|also|please)\b/i;
+
 const ATTRIBUTE_LINE =
   /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+(?!(?:I|I'm|I've|I'll|I'd|me|my|we|we're|our|you|your)\b)(\S.{0,100})$/u;
 export function attributeLine(sentence: string): string {
@@ -613,6 +629,8 @@ export function attributeLine(sentence: string): string {
   if (!field && words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w)))
     return sentence;
   if (!field && !isCommonNoun(words.at(-1)!)) return sentence;
+  // "Git: always rebase, ...": a command's rule (directives.ts), not an attribute of the user's.
+  if (words.length === 1 && isKnownCommand(words[0]!)) return sentence;
   // "Time: 3pm.", "Place: the old library.": the event's, said as it is (isSubstantive keeps it).
   if (EVENT_FIELDS.has(words.join(" "))) return sentence;
   const label = m[1]!.charAt(0).toLowerCase() + m[1]!.slice(1);
@@ -625,7 +643,11 @@ export function attributeLine(sentence: string): string {
   const pronoun = /^(?:he|she|it|they)(?:('s|'re)\b)?\s+(?=\S)/i.exec(value);
   if (pronoun)
     return `My ${label}${pronoun[1] ? (pronoun[1] === "'s" ? " is" : " are") : ""} ${value.slice(pronoun[0].length)}`;
+  // Only a noun phrase is the label's value: a clause, an imperative or what opens with a negation
+  // or a conjunction is someone's words ("Mom: don't forget ...", "Woman: The bus is late").
   const first = value.split(/\s/)[0]!.toLowerCase();
+  if (NOT_A_NOUN_PHRASE.test(value) || FINITE.test(value)) return sentence;
+  if (!field && isMostlyVerb(first) && !IRREGULAR_PAST.has(first) && !regularPastBase(first)) return sentence;
   const verbLike =
     !field &&
     (IRREGULAR_PAST.has(first) || !!regularPastBase(first) || /ing$/.test(first) || isMostlyVerb(first));

@@ -381,8 +381,11 @@ function withUserName(input: ExtractInput): {
       return { ...t, speaker: name, content: withoutIntroduction(t.content, name) };
     // A named speaker introducing themself ("Hey! I am Dave, I just adopted a cat") says nothing
     // the speaker's name does not: "Dave is Dave just adopted ..." otherwise.
-    if (t.speaker && introducedName(t.content) === t.speaker)
-      return { ...t, content: withoutIntroduction(t.content, t.speaker) };
+    const own = t.speaker ? introducedName(t.content) : null;
+    if (own && own === t.speaker) return { ...t, content: withoutIntroduction(t.content, t.speaker) };
+    // "Name: Jordan Lee. I just started at Stripe" from Jordan: the full name speaks this turn.
+    if (own && t.speaker && own.startsWith(`${t.speaker} `))
+      return { ...t, speaker: own, content: withoutIntroduction(t.content, own) };
     return t;
   });
   return { input: { ...input, turns }, introduced };

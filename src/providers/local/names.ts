@@ -124,3 +124,13 @@ export function couldBeName(label: string): boolean {
     return !isAdjectiveOnly(w) && !isCommonNounNotName(word);
   });
 }
+
+/**
+ * Whether a label before a colon names a line's speaker in a conversation pasted into a message
+ * (src/ingest/route.ts), where its lines read as someone's words: any capitalised word but a form's
+ * field or a message's label, kinds of person and interjections too ("Mom:", "Man:", "Will:").
+ */
+export function couldBeSpeaker(label: string): boolean {
+  if (FIELD_LABELS.has(label.toLowerCase())) return false;
+  return !label.split(/\s+/).some((word) => MESSAGE_LABELS.has(word.toLowerCase()));
+}
