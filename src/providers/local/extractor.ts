@@ -707,7 +707,7 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
     "residence",
     new RegExp(
-      String.raw`^(?<s>.+?) ${NEG}${ADV}(?:lives|live|is living|moved|has moved|relocated) (?:from (?<f>(?:\S+ ){0,2}?))?(?:in|to) (?<v>.+)$`,
+      String.raw`^(?<s>.+?) ${NEG}${ADV}(?:lives|live|is living|(?<move>moved|has moved|relocated)) (?:back )?(?:from (?<f>(?:\S+ ){0,2}?))?(?:in|to) (?<v>.+)$`,
       "i",
     ),
   ],
@@ -1078,36 +1078,88 @@ const CORRECTION_TAIL = /,?\s+(?:not|rather than|instead of)\s.*$/i;
  * Words that add a value to the one held rather than change it: "also", "too", "as well", a
  * second or side job, part of the time ("part-time", "on weekends", "on Tuesdays", "sometimes").
  * "I also work at a bakery on weekends" keeps the job at Acme; "I'm vegan on weekdays" keeps
- * "vegetarian". Said of the claim, not of a relative clause after it ("Acme, which is closed on
- * weekends").
+ * "vegetarian". Said of the value's own clause (valueClause), not of another clause beside it
+ * ("My favorite food is ramen now, I got tired of sushi too"), nor of a relative clause after it
+ * ("Acme, which is closed on weekends").
  */
 const ADDED =
   /\b(?:also|as well|in addition|besides|on the side|part[- ]time|second job|side (?:job|gig|hustle)|(?:on|at) (?:the )?weekends|on weekdays|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|sometimes|occasionally)\b|,? too(?=[,.!?]|$)/i;
-const RELATIVE_TAIL = /,\s*(?:which|who|where)\b.*$/i;
+/** Words that say a value is a change, whatever else it adds ("I'm vegan now", "I also work at Google now"). */
+const CHANGED = /\b(?:now|nowadays|these days|anymore|any more)\b/i;
+/**
+ * Where another clause starts: a comma or a conjunction followed, within a few words, by a
+ * subject ("..., the user got tired of sushi too", "..., and on weekends the user goes hiking",
+ * "..., which is closed on weekends"); not a phrase of the same clause (", too", ", part-time",
+ * "and at a bakery on weekends").
+ */
+const NEXT_CLAUSE =
+  /(?:,\s*(?:(?:and|but|so|because|though|although|while|whereas|since|then|or)\s+)?|\s(?:and|but|so|because|though|although|while|whereas)\s+)(?:[\p{L}'-]+\s+){0,3}?(?:the user|he|she|they|it|it's|we|you|there|which|who|where)\b/iu;
+
+/**
+ * The clause of a sentence that states the value found at `at`: from its subject (`from`) to
+ * where the next clause starts (NEXT_CLAUSE).
+ */
+function valueClause(t: string, from: number, at: number): string {
+  const next = NEXT_CLAUSE.exec(t.slice(at));
+  return t.slice(from, next ? at + next.index : t.length);
+}
 
 const titleCase = (w: string) => `${w.charAt(0).toUpperCase()}${w.slice(1)}`;
 const DETERMINER = /^(?:a|an|my|our|his|her|their|its|this|that|some|the user's)\b/i;
 
+/** Lower-case words that place a name within a place ("downtown Chicago", "upstate New York"). */
+const PLACE_MODIFIER =
+  /^(?:downtown|uptown|midtown|suburban|rural|central|greater|upstate|downstate|inner|outer|coastal|north|south|east|west|northern|southern|eastern|western|northeast|northwest|southeast|southwest|northeastern|northwestern|southeastern|southwestern)$/;
+/** Nouns of a place a name may be set beside ("the user's hometown, Tulsa"). */
+const PLACE_NOUN =
+  /^(?:hometown|town|city|village|state|country|county|province|region|island|suburb|neighbou?rhood|borough|district|area)$/;
+/** Words that join a phrase to another rather than modify a name ("the suburbs of", "decaf in"). */
+const JOINING = /^(?:of|in|on|at|to|for|from|by|with|near|and|or|but|outside|inside|into|onto)$/;
+
 /**
  * Where a residence's value names a place, or null when it names none: at its start ("Denver",
- * "New York", "the Bay Area", "denver" written in lower case and known to WordNet as a place) or
- * after "in", "near", "outside" ("a new house in Tacoma"). A home, a shift, a drink is no place
- * ("a small apartment near the park", "the night shift", "decaf in January": a month is a time).
+ * "New York", "the Bay Area", "denver" written in lower case and known to WordNet as a place), past
+ * lower-case modifiers of a name WordNet knows as a place or of a place's part ("downtown Chicago",
+ * "the beautiful Tulsa"), after "in", "near", "outside", "of" ("a new house in Tacoma", "the suburbs
+ * of Chicago"), or set beside a noun ("the user's hometown, Tulsa"). A home, a shift, a drink is no
+ * place ("a small apartment near the park", "the night shift", "decaf in January": a month is a
+ * time; "the new Google office": a name that is no place).
  */
 function placeAt(said: string): number | null {
-  const names = (i: number) => {
+  const nameAt = (i: number): number | null => {
     const rest = said.slice(i);
     const cap = /^(?:the )?(\p{Lu}[\p{L}'.-]*)/u.exec(rest);
-    if (cap) return !isTimeName(cap[1]!);
-    if (DETERMINER.test(rest)) return false;
+    if (cap) return isTimeName(cap[1]!) ? null : i;
+    if (DETERMINER.test(rest)) return null;
+    const modified = /^(?:the )?((?:[a-z][a-z'-]* ){1,2})(\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*)/u.exec(
+      rest,
+    );
+    if (modified) {
+      const modifiers = modified[1]!.trim().split(" ");
+      const name = modified[2]!;
+      const known = modifiers.some((w) => PLACE_MODIFIER.test(w)) || placeKinds(name).length > 0;
+      if (known && !isTimeName(name) && !modifiers.some((w) => JOINING.test(w)))
+        return i + modified[0].length - name.length;
+    }
     const words = (/^(?:the )?([a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2})/.exec(rest)?.[1] ?? "").split(" ");
     for (let n = words.length; n > 0; n--)
-      if (words[0] && placeKinds(words.slice(0, n).map(titleCase).join(" ")).length) return true;
-    return false;
+      if (words[0] && placeKinds(words.slice(0, n).map(titleCase).join(" ")).length) return i;
+    return null;
   };
-  if (names(0)) return 0;
-  for (const m of said.matchAll(/ (?:in|near|outside(?: of)?|close to|next to) /gi))
-    if (names(m.index + m[0].length)) return m.index + m[0].length;
+  const first = nameAt(0);
+  if (first !== null) return first;
+  // A name set beside a noun is a place when the noun is one or WordNet knows the name as one
+  // ("the user's hometown, Tulsa"; not "a new team, Payments").
+  const beside =
+    /^(?:(?:a|an|the|my|our|his|her|their|the user's) )?(?:[a-z'-]+ ){0,2}([a-z'-]+), (\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*)/u.exec(
+      said,
+    );
+  if (beside && !isTimeName(beside[2]!) && (PLACE_NOUN.test(beside[1]!) || placeKinds(beside[2]!).length))
+    return beside[0].length - beside[2]!.length;
+  for (const m of said.matchAll(/ (?:in|near|outside(?: of)?|close to|next to|of) /gi)) {
+    const at = nameAt(m.index + m[0].length);
+    if (at !== null) return at;
+  }
   return null;
 }
 
@@ -1124,7 +1176,6 @@ function slotsOf(text: string): Statement[] {
   // later change supersedes it (they stayed active side by side).
   if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
   if (clausesOf(t).length > 1) return [];
-  const adds = ADDED.test(t.replace(RELATIVE_TAIL, ""));
   const out: Statement[] = [];
   for (const [slot, re, negation] of SLOTS) {
     const gate = SLOT_GATES.get(re);
@@ -1136,12 +1187,24 @@ function slotsOf(text: string): Statement[] {
     if (out.some((o) => o.slot === name)) continue;
     let said = m.groups.v ?? "";
     if (/^not\s/i.test(said)) continue;
+    // "The user also changed jobs last month, the user works at Google now": the subject is the
+    // value's clause's, the clause before it another claim of that subject.
+    let subjectText = m.groups.s!;
+    const comma = subjectText.lastIndexOf(", ");
+    const own = subjectText.slice(comma + 2);
+    const from = comma > 0 && subjectText.toLowerCase().startsWith(`${own.toLowerCase()} `) ? comma + 2 : 0;
+    subjectText = subjectText.slice(from);
+    // A value said beside the one held (ADDED, in the value's clause) adds one, unless that
+    // clause says it is a change ("now"); a move is never said beside another home.
+    const clause = valueClause(t, from, t.indexOf(said, m.groups.s!.length));
+    const adds = !m.groups.move && ADDED.test(clause) && !CHANGED.test(clause);
     // Where a person lives is a place: "lives in a small apartment" states none, "moved to a new
     // house in Tacoma" states Tacoma.
     if (slot === "residence") {
       const at = placeAt(said.replace(CORRECTION_TAIL, ""));
       if (at === null) continue;
-      said = said.slice(at);
+      // "Tulsa, in January": the place, not the time said after it ("Austin, Texas" is one).
+      said = said.slice(at).replace(/,\s+(?=\p{Ll}).*$/u, "");
     }
     // A resolved date ("last month (October 2026)") and a time word say when, not what.
     let value = normaliseText(said.replace(CORRECTION_TAIL, "").replace(/\s*\([^)]*\)/g, "")).replace(
@@ -1150,11 +1213,11 @@ function slotsOf(text: string): Statement[] {
     );
     value = value.replace(VALUE_END[slot] ?? /$^/, "");
     // "The user and others moved ...": the user moved.
-    const subject = normaliseText(m.groups.s!).replace(/ and .*$/, "");
+    const subject = normaliseText(subjectText).replace(/ and .*$/, "");
     // A pronoun names no one alone ("He now works at NASA." after "My brother ..."): as its own
     // fact it would be anyone's, and one "he" would supersede another's.
     if (PRONOUN_SUBJECT.test(subject)) continue;
-    const from = m.groups.f ? normaliseText(m.groups.f) : "";
+    const origin = m.groups.f ? normaliseText(m.groups.f) : "";
     out.push({
       slot: name,
       subject,
@@ -1162,7 +1225,7 @@ function slotsOf(text: string): Statement[] {
       negated: m.groups.neg !== undefined,
       denial: negation === "negation",
       adds,
-      ...(from ? { from } : {}),
+      ...(origin ? { from: origin } : {}),
     });
   }
   return out;
