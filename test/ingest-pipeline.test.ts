@@ -41,6 +41,16 @@ async function recalledBy(key: string, command: string): Promise<Array<{ id: str
   expect(res.status).toBe(200);
   return res.body.data;
 }
+/** The texts of the directives user u1's trigger serves (compose: the gate judges) for a tool call and task. */
+async function servedFor(key: string, action: object, task: string): Promise<string[]> {
+  const res = await svc.request("POST", "/v1/memories/trigger", {
+    key,
+    body: { user_id: "u1", action, task },
+  });
+  expect(res.status).toBe(200);
+  return res.body.data.map((d: { text: string }) => d.text);
+}
+const bash = (command: string) => ({ tool: "Bash", args: { command } });
 
 describe("group tagging", () => {
   it("tags shareable memories with catch-all and matching prompted groups; personal ones never", async () => {
@@ -1538,30 +1548,15 @@ describe("directives", () => {
     await ingestOk(key, {
       messages: [user("When you add a migration, put it in db/migrations/ and never edit an applied one.")],
     });
-    const edit = await svc.request("POST", "/v1/memories/trigger", {
-      key,
-      body: {
-        user_id: "u1",
-        action: { tool: "Write", args: { file_path: "/home/dev/shop/db/migrations/0042_add_orders.sql" } },
-        task: "add an orders table",
-      },
-    });
-    expect(edit.body.data.map((d: any) => d.text)).toEqual([
+    const edit = { tool: "Write", args: { file_path: "/home/dev/shop/db/migrations/0042_add_orders.sql" } };
+    expect(await servedFor(key, edit, "add an orders table")).toEqual([
       "When you add a migration, put it in db/migrations/ and never edit an applied one.",
     ]);
     // The gate (compose) reads "yarn breaks" as a verb, not as a use of yarn other than `yarn add`.
     await ingestOk(key, {
       messages: [user("Don't use yarn in this repo, yarn breaks the workspace lockfile.")],
     });
-    const yarn = await svc.request("POST", "/v1/memories/trigger", {
-      key,
-      body: {
-        user_id: "u1",
-        action: { tool: "Bash", args: { command: "yarn add lodash" } },
-        task: "add lodash to the dashboard",
-      },
-    });
-    expect(yarn.body.data.map((d: any) => d.text)).toEqual([
+    expect(await servedFor(key, bash("yarn add lodash"), "add lodash to the dashboard")).toEqual([
       "Don't use yarn in this repo, yarn breaks the workspace lockfile.",
     ]);
   });
@@ -1599,13 +1594,7 @@ describe("directives", () => {
     expect(agreed.memories_created.filter((m: any) => m.type === "lesson").map((m: any) => m.text)).toEqual([
       "You should always run `make lint` before committing.",
     ]);
-    const served = async (command: string) =>
-      (
-        await svc.request("POST", "/v1/memories/trigger", {
-          key,
-          body: { user_id: "u1", action: { tool: "Bash", args: { command } }, task: "commit the fix" },
-        })
-      ).body.data.map((d: any) => d.text);
+    const served = (command: string) => servedFor(key, bash(command), "commit the fix");
     expect(await served("make lint")).toEqual(["You should always run `make lint` before committing."]);
     expect(await served("make build")).toEqual([]);
   });
@@ -1618,15 +1607,7 @@ describe("directives", () => {
     expect(result.memories_created.filter((m: any) => m.type === "lesson").map((m: any) => m.text)).toEqual([
       "Always run `npx vitest run --coverage` in CI, never plain vitest.",
     ]);
-    const served = await svc.request("POST", "/v1/memories/trigger", {
-      key,
-      body: {
-        user_id: "u1",
-        action: { tool: "Bash", args: { command: "npx vitest run" } },
-        task: "run tests",
-      },
-    });
-    expect(served.body.data.map((d: any) => d.text)).toEqual([
+    expect(await servedFor(key, bash("npx vitest run"), "run tests")).toEqual([
       "Always run `npx vitest run --coverage` in CI, never plain vitest.",
     ]);
   });
