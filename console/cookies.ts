@@ -15,15 +15,14 @@ export const TWO_SESSIONS =
   "console's cookie cannot be set by another site.";
 
 /** Whether the browser reached us over HTTPS (directly, or through a trusted TLS proxy). */
-export function isHttps(deps: Deps, url: string, forwardedProto: string | undefined): boolean {
-  if (new URL(url).protocol === "https:") return true;
+export function isHttps(c: Context, deps: Deps): boolean {
+  if (new URL(c.req.url).protocol === "https:") return true;
+  const forwardedProto = c.req.header("x-forwarded-proto");
   return deps.config.MNEMO_TRUST_PROXY && forwardedProto?.split(",")[0]?.trim().toLowerCase() === "https";
 }
 
-const httpsOf = (c: Context, deps: Deps) => isHttps(deps, c.req.url, c.req.header("x-forwarded-proto"));
-
 /** The session cookie's name for this request: `__Host-mnemo_session` over HTTPS, else `mnemo_session`. */
-export const sessionCookieName = (c: Context, deps: Deps) => (httpsOf(c, deps) ? HOST_SESSION : SESSION);
+const sessionCookieName = (c: Context, deps: Deps) => (isHttps(c, deps) ? HOST_SESSION : SESSION);
 
 /**
  * Every value the request carries under the session cookie's name, in the order sent. A browser
@@ -43,7 +42,7 @@ export function sessionCookies(c: Context, deps: Deps): string[] {
 
 /** HttpOnly, SameSite=Strict, Path=/; `__Host-` prefixed and Secure whenever the browser came over HTTPS. */
 export function setSessionCookie(c: Context, deps: Deps, value: string, expiresAt: Date): void {
-  const secure = httpsOf(c, deps);
+  const secure = isHttps(c, deps);
   // The cookie of an earlier version (Path=/console) would otherwise be sent beside this one.
   deleteCookie(c, SESSION, { path: OLD_PATH, secure });
   setCookie(c, secure ? HOST_SESSION : SESSION, value, {
@@ -61,7 +60,7 @@ export function setSessionCookie(c: Context, deps: Deps, value: string, expiresA
  * one a sibling site set for a longer path, when it set it for this host.
  */
 export function clearSessionCookies(c: Context, deps: Deps): void {
-  const secure = httpsOf(c, deps);
+  const secure = isHttps(c, deps);
   const parts: string[] = [];
   for (const part of new URL(c.req.url).pathname.split("/").filter(Boolean)) {
     // A cookie's Path is written into the header as is: plain segments only, and not many.

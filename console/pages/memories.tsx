@@ -44,11 +44,9 @@ const CONSOLE_LIST_QUERY = ListMemoriesQuery.pick({
   app_id: true,
   group_id: true,
   cursor: true,
-}).extend({
-  type: z.enum(MEMORY_TYPES).optional(),
-  status: z.enum(["active", "superseded"]).optional(),
-  order: z.enum(["created_at_desc", "created_at_asc"]).optional(),
-});
+  status: true,
+  order: true,
+}).extend({ type: z.enum(MEMORY_TYPES).optional() });
 
 const LIST_LABELS = {
   user_id: "User",

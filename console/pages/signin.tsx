@@ -70,7 +70,7 @@ function preToken(c: Ctx, deps: Deps): string {
     path: "/console",
     httpOnly: true,
     sameSite: "Strict",
-    secure: isHttps(deps, c.req.url, c.req.header("x-forwarded-proto")),
+    secure: isHttps(c, deps),
     maxAge: 3600,
   });
   return token;

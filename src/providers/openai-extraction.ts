@@ -116,11 +116,9 @@ export function normaliseExtraction(
   };
   // A fact cites the turns it came from; one citing none of this window's is a claim of no one's
   // (it was stored as the user's), and is dropped.
-  const sourced = out.facts
-    .filter((f) => f.text.trim())
-    .map((f) => ({ f, src: ids(f.source_event_ids) }))
-    .filter(({ src }) => src.length > 0);
-  const unsourced = out.facts.filter((f) => f.text.trim()).length - sourced.length;
+  const said = out.facts.filter((f) => f.text.trim());
+  const sourced = said.map((f) => ({ f, src: ids(f.source_event_ids) })).filter(({ src }) => src.length > 0);
+  const unsourced = said.length - sourced.length;
   if (unsourced) dropped.unsourced_facts = (dropped.unsourced_facts ?? 0) + unsourced;
   return {
     facts: cap(sourced, "facts").map(({ f, src }) => ({

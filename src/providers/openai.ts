@@ -141,14 +141,14 @@ export const requestModelCall = <T>(config: Config, call: () => Promise<T>): Pro
   modelCall(config, "language model", call);
 
 /** Turns in an extraction window, and cases (or memories) in one judge (or classify) call. */
-export const BATCH_ITEMS = 40;
+const BATCH_ITEMS = 40;
 /**
  * The most characters of cases (or memories) one judge or classify call is sent, its instructions
  * aside: about 8,000 tokens, a quarter of a 32k context, with room for the reply. A single
  * conversation of 200 turns made one judge prompt of 168 KB, which a server with a 32k context
  * refused, and the job failed though each extraction window fitted.
  */
-export const BATCH_CHARS = 32_000;
+const BATCH_CHARS = 32_000;
 
 /**
  * `items` in order, in batches of at most BATCH_ITEMS whose sizes (with `fixed`, what each call
