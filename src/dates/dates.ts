@@ -70,9 +70,10 @@ export function isoDateTime(s: string): Date | null {
  * Null when it is not one.
  */
 export function timestampText(s: string): string | null {
-  if (isoDateTime(s) === null) return null;
-  const zoned = ISO_DATE_TIMES.some((f) => f.endsWith("%z") && strptime(s, f) !== null);
-  return zoned ? s : `${s}Z`;
+  // The zoned and unzoned formats match disjoint strings, so the one that reads it says which.
+  const format = ISO_DATE_TIMES.find((f) => strptime(s, f) !== null);
+  if (format === undefined) return null;
+  return format.endsWith("%z") ? s : `${s}Z`;
 }
 
 /** A message date in one of the loose formats above (or ISO 8601), else null. */
@@ -165,6 +166,9 @@ const countOf = (word: string) => {
     return NUMBERS[tens!]! + NUMBERS[unit]!;
   return NUMBERS[word.toLowerCase()] ?? Number(word);
 };
+/** "twenty-five years ago", "in a couple of weeks": compiled once, not per text. */
+const COUNT_AGO = new RegExp(String.raw`\b${COUNT} (day|week|month|year)s? ago\b`, "i");
+const IN_COUNT = new RegExp(String.raw`\bin ${COUNT} (day|week|month|year)s?\b`, "i");
 const MONTH_INDEX = new Map(MONTH_NAMES.map((m, i) => [m.toLowerCase(), i]));
 
 /**
@@ -266,7 +270,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
     [/\bnext year\b/i, () => String(at.getUTCFullYear() + 1)],
     [/\bthis year\b/i, () => String(at.getUTCFullYear())],
     [
-      new RegExp(String.raw`\b${COUNT} (day|week|month|year)s? ago\b`, "i"),
+      COUNT_AGO,
       (m) => {
         const n = countOf(m[1]!);
         const unit = m[2]!.toLowerCase();
@@ -277,7 +281,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
       },
     ],
     [
-      new RegExp(String.raw`\bin ${COUNT} (day|week|month|year)s?\b`, "i"),
+      IN_COUNT,
       (m) => {
         // "in a year" is as often how long something took ("grew a lot in a year"): a time ahead
         // only where the sentence speaks of the future.

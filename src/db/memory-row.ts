@@ -34,7 +34,7 @@ export interface MemoryRow {
 
 /** A fact's status (other types have none, and count as active). */
 export const FACT_STATUSES = ["active", "superseded"] as const;
-export type FactStatus = (typeof FACT_STATUSES)[number];
+type FactStatus = (typeof FACT_STATUSES)[number];
 
 /**
  * What re-ranking reads of a candidate (src/search/rerank.ts): its id, type and text, and of its

@@ -143,7 +143,7 @@ export async function reconcile(
       out.insert.push(f);
       return;
     }
-    const eventIds = (f.details?.source_event_ids as string[]) ?? [];
+    const eventIds = sources[i]!;
     // A restatement of a value this conversation changed since is a change back: it supersedes.
     if (v.verdict === "duplicate" && at === restatedBy(v.id)) {
       replaced.set(f.id, at);
@@ -296,7 +296,7 @@ async function wholeSentencesToo(
   planned: PlannedRow[],
 ): Promise<void> {
   // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
-  const turnOf = (f: PlannedRow) => JSON.stringify(f.details?.source_event_ids ?? []);
+  const turnOf = new Map(planned.map((f) => [f, JSON.stringify(f.details?.source_event_ids ?? [])]));
   const own = new Map(planned.map((f) => [f.id, f]));
   const siblings = await sameTurnFacts(
     db,
@@ -307,7 +307,7 @@ async function wholeSentencesToo(
     const f = own.get(old);
     if (f)
       for (const g of planned)
-        if (turnOf(g) === turnOf(f)) siblings.push({ of: old, id: g.id, text: g.text });
+        if (turnOf.get(g) === turnOf.get(f)) siblings.push({ of: old, id: g.id, text: g.text });
   }
   for (const old of new Set(siblings.map((s) => s.of))) {
     const turn = siblings.filter((s) => s.of === old);

@@ -16,7 +16,7 @@ const NullableText = z.string().nullable();
  * details against its type's (src/admin/import.ts), so a file cannot store what the API would
  * then serve against its own schema.
  */
-export const FactDetailsSchema = z
+const FactDetailsSchema = z
   .looseObject({
     fact_type: z.enum(FACT_TYPES).nullable(),
     status: z.enum(FACT_STATUSES).nullable(),
@@ -30,7 +30,7 @@ export const FactDetailsSchema = z
   .partial()
   .openapi("FactDetails");
 
-export const ArtifactDetailsSchema = z
+const ArtifactDetailsSchema = z
   .looseObject({
     title: NullableText,
     rationale: NullableText,
@@ -43,7 +43,7 @@ export const ArtifactDetailsSchema = z
   .partial()
   .openapi("ArtifactDetails");
 
-export const EpisodeDetailsSchema = z
+const EpisodeDetailsSchema = z
   .looseObject({
     title: NullableText,
     // The conversation's own date strings when they were not read as dates: not always ISO 8601.
@@ -56,7 +56,7 @@ export const EpisodeDetailsSchema = z
   .openapi("EpisodeDetails");
 
 /** Lessons and procedures. */
-export const DirectiveDetailsSchema = z
+const DirectiveDetailsSchema = z
   .looseObject({
     fact_type: z.enum(DIRECTIVE_TYPES),
     trigger_entities: Ids,
