@@ -292,7 +292,12 @@ describe("a question the user asks about themselves", () => {
     expect(preferTheUserThemself("Do I have pets?", other).map((r) => [r.row.id, r.score])).toEqual([
       ["me", 0.8],
       ["sis", 0.45],
-    ]);
+    ]); // A lower-case word before 's is no one's name: "today's kids" are not the user's people.
+    const kids = [
+      row("kids", "On 8 May 2023, today's kids love Minecraft.", 0.9),
+      row("me", "The user plays chess.", 0.8),
+    ];
+    expect(preferTheUserThemself("What games do I like?", kids)).toBe(kids);
   });
 
   it("takes a named user's people as not the user ('Priya's mom', once Priya's name is on record)", async () => {

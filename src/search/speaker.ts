@@ -84,7 +84,8 @@ const MY_SOMEONE = new RegExp(String.raw`\bmy\s+(?:\w+\s+)?(?:${PEOPLE})\b`, "i"
  */
 const THEIR_PERSONS_FACT = new RegExp(
   String.raw`^(?:On [^,]{3,40}, )?(?:[Tt]he user's|\p{Lu}[\p{L}-]*'s) (?:\w+ )?(?:${PEOPLE})\b`,
-  "iu",
+  // Case matters: under "i", \p{Lu} would take any letter ("today's kids" read as someone's).
+  "u",
 );
 
 /**
