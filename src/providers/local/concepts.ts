@@ -359,6 +359,9 @@ export function placeKinds(name: string): string[] {
 
 /** WordNet's class of times (months, days of the week, holidays, periods). */
 const TIME_CLASS = 28;
+/** WordNet's classes of people ("nurse", "Buddhist") and of communication (languages: "French"). */
+const PERSON_CLASS = 18;
+const COMMUNICATION_CLASS = 10;
 
 /**
  * Whether a capitalised word names a time, not a place: its first noun sense is a month, a day
@@ -503,8 +506,8 @@ export function isNationalityOrBelief(word: string): boolean {
   if (!info) return false;
   const first = synset(d, info.first);
   if (!/^\p{Lu}/u.test(first.words[0] ?? "")) return false;
-  if (first.lexFile === 10) return true;
-  if (first.lexFile !== 18) return false;
+  if (first.lexFile === COMMUNICATION_CLASS) return true;
+  if (first.lexFile !== PERSON_CLASS) return false;
   const end = d.data.indexOf(10, info.first);
   const line = d.data.toString("latin1", info.first, end < 0 ? undefined : end);
   const gloss = line.slice(line.indexOf("| ") + 2);
@@ -568,7 +571,7 @@ export function isCommonNounNotName(word: string): boolean {
   if (!found) return false;
   const first = synset(d, found[1].first);
   if (/^\p{Lu}/u.test(first.words[0] ?? "")) return false;
-  return found[0] !== w || first.lexFile === 18;
+  return found[0] !== w || first.lexFile === PERSON_CLASS;
 }
 
 /**
@@ -576,7 +579,7 @@ export function isCommonNounNotName(word: string): boolean {
  * ("tent", "allergies"), a verb ("call", "moving", "used"), an adjective ("blue") or an adverb of
  * one ("honestly"); not a name WordNet has ("Paris", "Tuesday", "Dana").
  */
-export function isCommonWord(word: string): boolean {
+function isCommonWord(word: string): boolean {
   const d = load();
   const w = word.toLowerCase();
   if (isCommonProperNoun(w)) return false;
@@ -613,5 +616,8 @@ export function isCommonProperNoun(word: string): boolean {
   const info = d.nouns.get(word.toLowerCase());
   if (!info) return false;
   const first = synset(d, info.first);
-  return (first.lexFile === 18 || first.lexFile === 10) && /^\p{Lu}/u.test(first.words[0] ?? "");
+  return (
+    (first.lexFile === PERSON_CLASS || first.lexFile === COMMUNICATION_CLASS) &&
+    /^\p{Lu}/u.test(first.words[0] ?? "")
+  );
 }

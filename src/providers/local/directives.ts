@@ -13,6 +13,8 @@ const RULE =
   /^(please\s+)?(always|never|make sure|ensure|don't|do not|avoid|remember to|be sure to|prefer|use|stop using|quit using|switch(?: back)? to|go back to)\b/i;
 const RULE_ANYWHERE =
   /\b(always|never|make sure|must|must not|should|shouldn't|do not|don't|stop using|no longer use)\b/i;
+/** Every cue of RULE_ANYWHERE in a sentence (matchAll). */
+const RULE_CUES = new RegExp(RULE_ANYWHERE.source, "gi");
 /**
  * Weaker cues ("psql needs PGHOST=...", "use pnpm instead of yarn", "note for next time"): a rule
  * only where the sentence names something unmistakably technical (a command, a path or file, a
@@ -64,7 +66,7 @@ const HYPOTHETICAL =
   /\b(?:if|when|once|in case)\s+(?:we|I)\s+(?:ever|someday|some day|one day|eventually)\b|\b(?:we|I) were to\b/i;
 /** A verb in the past after the rule's word: "never used", "always ran", "should have used". */
 function narratesPast(sentence: string): boolean {
-  const cues = [...sentence.matchAll(new RegExp(RULE_ANYWHERE.source, "gi"))];
+  const cues = [...sentence.matchAll(RULE_CUES)];
   return (
     cues.length > 0 &&
     cues.every((m) => {
@@ -294,7 +296,7 @@ export function* directivesInSteps(
           considered &&
           heard &&
           !narratesPast(sentence) &&
-          speakersRule(sentence, RULE_ANYWHERE)) ||
+          speakersRule(sentence, RULE_CUES)) ||
         (CONDITIONAL_RULE.test(sentence) && considered) ||
         (WEAK_RULE.test(sentence) && considered && heard && ids.some(technical));
       if (ids.length > 0 && (isCorrection || isRule)) {

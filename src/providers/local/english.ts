@@ -101,16 +101,7 @@ const PROFILE_FIELDS =
   cell, website, username, password, pin, relationship status, marital status, languages, hobbies`
     .split(/,\s*/)
     .map((f) => f.replace(/\s+/g, " "));
-export const EVENT_FIELDS = new Set([
-  "time",
-  "date",
-  "place",
-  "venue",
-  "when",
-  "where",
-  "deadline",
-  "duration",
-]);
+const EVENT_FIELDS = new Set(["time", "date", "place", "venue", "when", "where", "deadline", "duration"]);
 export const FIELD_LABELS = new Set([...PROFILE_FIELDS, ...EVENT_FIELDS]);
 
 /** "Here's", "Here are", "Below is" opening the line that introduces a list (its last sentence). */
@@ -185,8 +176,10 @@ export const isAssistantSupposing = (sentence: string) =>
     !ASSISTANT_OFFER.test(sentence)
   );
 
-/** A "Label: value" line: a capitalised noun with at most two words after it, a colon, a value. */
-const LABELLED_LINE = /^\s*(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u;
+/** A line's label: a capitalised noun with at most two words after it ("Blood type"). */
+const LABEL = String.raw`\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}`;
+/** A "Label: value" line: a label (LABEL), a colon, a value. */
+const LABELLED_LINE = new RegExp(String.raw`^\s*(${LABEL}):\s+\S`, "u");
 const knownLabel = (line: string) => {
   const label = LABELLED_LINE.exec(line)?.[1]?.toLowerCase();
   return !!label && (FIELD_LABELS.has(label) || MESSAGE_LABELS.has(label));
@@ -374,7 +367,7 @@ export function isSubstantive(sentence: string): boolean {
   // program's words, not the speaker's. ("TODO: book the vet" is the speaker's own to-do.)
   if (LOG_LINE.test(s)) return false;
   // A form's field and its value, however short ("Time: 3pm.", "Age: 34.").
-  const field = /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+\S/u.exec(s);
+  const field = LABELLED_LINE.exec(s);
   if (field && FIELD_LABELS.has(field[1]!.toLowerCase())) return true;
   // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
   if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
@@ -592,16 +585,6 @@ export function withDroppedSubject(sentence: string): string {
   return sentence;
 }
 
-/**
- * A line naming an attribute of the speaker and giving its value ("Allergies: penicillin, cats.",
- * "Blood type: O-.", "Favorite food: ramen.", "New number: 555-0177.", "Mom: she turns 70 next
- * month."): said as the speaker's claim ("My allergies are penicillin, cats.", "My mom turns 70
- * next month."; "My weekend: went hiking" where the value is no noun phrase). The label is a noun
- * with at most two words before it, none a function word or a message's label ("Question:",
- * "Summary:"), and the value no clause of the speaker's own ("Goal: I want to ..."); a form's field
- * (FIELD_LABELS) is one always, its value a noun phrase ("Job: nurse at St. Mary's." reads "My job is
- * nurse at St. Mary's."; "Age: 34." "I'm 34."), an event's field left as said ("Time: 3pm.").
- */
 /** First- or second-person words: a line with one is someone speaking ("I live in Berlin", "see you"). */
 const SPEAKING =
   /(?:^|[^\p{L}'])(?:I|I'm|I've|I'll|I'd|[Mm]e|[Mm]y|[Mm]ine|[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|us|[Oo]ur|[Yy]ou|[Yy]ou're|[Yy]ou've|[Yy]ou'll|[Yy]our)(?![\p{L}'])/u;
@@ -618,26 +601,38 @@ export const isUtterance = (text: string) => SPEAKING.test(text) || FINITE.test(
 /** What opens no noun phrase: a negation or a conjunction ("don't forget ...", "and he wants ..."). */
 const NOT_A_NOUN_PHRASE = /^(?:don't|do not|never|not|and|but|or|so|because|then|also|please)\b/i;
 
-const ATTRIBUTE_LINE =
-  /^(\p{Lu}[\p{Ll}'-]+(?:\s\p{Ll}[\p{Ll}'-]*){0,2}):\s+(?!(?:I|I'm|I've|I'll|I'd|me|my|we|we're|our|you|your)\b)(\S.{0,100})$/u;
+const ATTRIBUTE_LINE = new RegExp(
+  String.raw`^(${LABEL}):\s+(?!(?:I|I'm|I've|I'll|I'd|me|my|we|we're|our|you|your)\b)(\S.{0,100})$`,
+  "u",
+);
+/**
+ * A line naming an attribute of the speaker and giving its value ("Allergies: penicillin, cats.",
+ * "Blood type: O-.", "Favorite food: ramen.", "New number: 555-0177.", "Mom: she turns 70 next
+ * month."): said as the speaker's claim ("My allergies are penicillin, cats.", "My mom turns 70
+ * next month."; "My weekend: went hiking" where the value is no noun phrase). The label is a noun
+ * with at most two words before it, none a function word or a message's label ("Question:",
+ * "Summary:"), and the value no clause of the speaker's own ("Goal: I want to ..."); a form's field
+ * (FIELD_LABELS) is one always, its value a noun phrase ("Job: nurse at St. Mary's." reads "My job is
+ * nurse at St. Mary's."; "Age: 34." "I'm 34."), an event's field left as said ("Time: 3pm.").
+ */
 export function attributeLine(sentence: string): string {
   const m = ATTRIBUTE_LINE.exec(sentence.trim());
   if (!m) return sentence;
   const words = m[1]!.toLowerCase().split(/\s/);
+  const key = words.join(" ");
   // A form's field (FIELD_LABELS) is one whatever WordNet says of its word ("Job: nurse" is no verb).
-  const field = FIELD_LABELS.has(words.join(" "));
+  const field = FIELD_LABELS.has(key);
   if (!field && words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w)))
     return sentence;
   if (!field && !isCommonNoun(words.at(-1)!)) return sentence;
   // "Git: always rebase, ...": a command's rule (directives.ts), not an attribute of the user's.
   if (words.length === 1 && isKnownCommand(words[0]!)) return sentence;
   // "Time: 3pm.", "Place: the old library.": the event's, said as it is (isSubstantive keeps it).
-  if (EVENT_FIELDS.has(words.join(" "))) return sentence;
+  if (EVENT_FIELDS.has(key)) return sentence;
   const label = m[1]!.charAt(0).toLowerCase() + m[1]!.slice(1);
   const value = m[2]!;
   // "Age: 34." says an age in the words of one ("I'm 34."), so a later age supersedes it.
-  if (words.join(" ") === "age" && /^\d{1,3}(?:\s+(?:years old|yrs old|yo))?[.!]?$/.test(value))
-    return `I'm ${value}`;
+  if (key === "age" && /^\d{1,3}(?:\s+(?:years old|yrs old|yo))?[.!]?$/.test(value)) return `I'm ${value}`;
   const plural = /[^su]s$/.test(words.at(-1)!);
   // "Mom: she turns 70": the pronoun is the labelled one.
   const pronoun = /^(?:he|she|it|they)(?:('s|'re)\b)?\s+(?=\S)/i.exec(value);
@@ -647,11 +642,12 @@ export function attributeLine(sentence: string): string {
   // or a conjunction is someone's words ("Mom: don't forget ...", "Woman: The bus is late").
   const first = value.split(/\s/)[0]!.toLowerCase();
   if (NOT_A_NOUN_PHRASE.test(value) || FINITE.test(value)) return sentence;
-  if (!field && isMostlyVerb(first) && !IRREGULAR_PAST.has(first) && !regularPastBase(first)) return sentence;
-  const verbLike =
-    !field &&
-    (IRREGULAR_PAST.has(first) || !!regularPastBase(first) || /ing$/.test(first) || isMostlyVerb(first));
-  return verbLike ? `My ${label}: ${value}` : `My ${label} ${plural ? "are" : "is"} ${value}`;
+  if (!field) {
+    const past = IRREGULAR_PAST.has(first) || !!regularPastBase(first);
+    if (!past && isMostlyVerb(first)) return sentence;
+    if (past || /ing$/.test(first)) return `My ${label}: ${value}`;
+  }
+  return `My ${label} ${plural ? "are" : "is"} ${value}`;
 }
 
 /** Whether a word (lower case) is a verb's past tense or participle: "issued", "sent", "written". */

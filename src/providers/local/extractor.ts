@@ -1167,15 +1167,12 @@ function placeAt(said: string): number | null {
 function slotsOf(text: string): Statement[] {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes. So is a sentence
-  // joining several claims (attributeClauses).
-  const claim = oneSentence(text);
-  if (claim === null) return [];
-  let t = withoutLead(claim);
-  // A text written in the first person (a PATCH, an import, an agent's add_memory: "My favourite
-  // colour is green") states the user's attribute as an extracted fact does: read the same way, a
-  // later change supersedes it (they stayed active side by side).
-  if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
-  if (clausesOf(t).length > 1) return [];
+  // joining several claims (attributeClauses). A text written in the first person (a PATCH, an
+  // import, an agent's add_memory: "My favourite colour is green") states the user's attribute as
+  // an extracted fact does: read the same way (claimOf), a later change supersedes it (they stayed
+  // active side by side).
+  const t = claimOf(text);
+  if (t === null || clausesOf(t).length > 1) return [];
   const out: Statement[] = [];
   for (const [slot, re, negation] of SLOTS) {
     const gate = SLOT_GATES.get(re);
@@ -1337,7 +1334,11 @@ const ENDING_WORD =
 function endingOf(text: string): Ending | null {
   if (!ENDING_WORD.test(text)) return null;
   const t = claimOf(text);
-  if (t === null) return null;
+  return t === null ? null : endingOfClaim(t);
+}
+
+/** endingOf of a claim read already (claimOf). */
+function endingOfClaim(t: string): Ending | null {
   for (const [re, kind] of ENDINGS) {
     const m = re.exec(t);
     if (!m?.groups) continue;
@@ -1375,7 +1376,7 @@ const HABIT_TAIL =
  */
 function endedBy(ending: Ending, text: string): boolean {
   const t = claimOf(text);
-  if (t === null || endingOf(text)) return false;
+  if (t === null || (ENDING_WORD.test(text) && endingOfClaim(t))) return false;
   const subject = ending.subject;
   if (normaliseText(t.slice(0, subject.length)) !== subject || t[subject.length] !== " ") return false;
   const m =

@@ -37,14 +37,14 @@ function thirdPersonForm(word: string): boolean {
 }
 
 /**
- * Whether some cue (`cues`, a global-able pattern) of a sentence sets a rule of the speakers':
+ * Whether some cue (`cues`, a global pattern) of a sentence sets a rule of the speakers':
  * its clause has no subject ("..., never use X"), the speakers ("we should", "you must", "I
  * never") or a thing ("the build must") as subject; not another person ("my wife always buys
  * yarn", "she always brings cookies"), nor a habit told in the third person ("Alice always uses
  * yarn"), nor another's words ("my dad always said never trust ...").
  */
 export function speakersRule(sentence: string, cues: RegExp): boolean {
-  return [...sentence.matchAll(new RegExp(cues.source, "gi"))].some((m) => {
+  return [...sentence.matchAll(cues)].some((m) => {
     const clause = sentence.slice(0, m.index).split(CLAUSE_BREAK).pop() ?? "";
     let words: string[] =
       clause
