@@ -144,6 +144,48 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
     expect(new Set((await read(key, m!.id)).group_ids)).toEqual(new Set(gs.slice(2)));
   });
 
+  it("a tag added to a superseded fact is refused (the active fact is the one to share); removal stays allowed", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [g1, g2] = [await createGroup(svc, key, "a"), await createGroup(svc, key, "b")];
+    const [m] = await seed(svc, orgId, [
+      fact("The office wifi network is called Falcon.", { group_ids: [g1!] }),
+    ]);
+    const edit = await svc.request("PATCH", `/v1/memories/${m!.id}/`, {
+      key,
+      body: { text: "The office wifi network is called Eagle." },
+    });
+    expect(edit.status).toBe(200);
+    const share = await patch(key, m!.id, { add_group_ids: [g2] });
+    expect(share.status).toBe(422);
+    expect(share.body.detail).toMatchObject({ code: "invalid_request", field: "add_group_ids" });
+    expect(share.body.detail.message).toContain("superseded");
+    expect((await read(key, m!.id)).group_ids).toEqual([g1]);
+    // an id already on the row is no addition; taking the old row out of a group still works
+    expect((await patch(key, m!.id, { add_group_ids: [g1] })).status).toBe(200);
+    const unshare = await patch(key, m!.id, { remove_group_ids: [g1] });
+    expect(unshare.status).toBe(200);
+    expect(unshare.body.group_ids).toEqual([]);
+  });
+
+  it("a share racing a text edit is never a 200 that leaves the active fact without the tag", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const g = await createGroup(svc, key);
+    for (let i = 0; i < 6; i++) {
+      const [m] = await seed(svc, orgId, [fact(`Locker ${i} code is 1234.`)]);
+      const [edit, share] = await Promise.all([
+        svc.request("PATCH", `/v1/memories/${m!.id}/`, { key, body: { text: `Locker ${i} code is 9876.` } }),
+        patch(key, m!.id, { add_group_ids: [g] }),
+      ]);
+      expect(edit.status).toBe(200);
+      const active = (
+        await svc.request("GET", `/v1/memories?user_id=u1&status=active&limit=500`, { key })
+      ).body.data.find((r: { text: string }) => r.text === `Locker ${i} code is 9876.`);
+      expect(active).toBeDefined();
+      if (share.status === 200) expect(active.group_ids).toEqual([g]);
+      else expect(share.body.detail.code).toBe("invalid_request");
+    }
+  });
+
   it("a storage error is 500 patch_failed without internals", async () => {
     const { orgId, key } = await svc.newOrg();
     const g = await createGroup(svc, key);

@@ -202,6 +202,8 @@ export interface GroupPatchOutcome {
   invalid: string[];
   /** How many tags the row would carry. */
   count: number;
+  /** True when the patch adds a tag to a superseded fact, which is refused (nothing is written). */
+  superseded: boolean;
   /** Whether the row was written (false for a no-op or a refused patch). */
   updated: boolean;
 }
@@ -219,13 +221,23 @@ export async function patchMemoryGroupIds(
   id: string,
   patch: { add: string[]; remove: string[]; maxTags: number },
 ): Promise<GroupPatchOutcome> {
-  if (!UUID_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false };
-  const { rows } = await db.query<{ invalid: string[]; count: number; updated: boolean }>(
+  if (!UUID_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false, superseded: false };
+  const { rows } = await db.query<{
+    invalid: string[];
+    count: number;
+    updated: boolean;
+    superseded: boolean;
+  }>(
     `WITH target AS (
-       SELECT id, group_ids FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE
+       SELECT id, group_ids, status FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE
      ),
      calc AS (
        SELECT t.id, t.group_ids AS old_ids,
+         -- A tag added to a superseded fact would share a row search never serves (the active fact
+         -- of its chain is the one to share); read after the lock, so a text edit that committed
+         -- first is seen. Removing tags from it stays allowed.
+         (t.status = 'superseded' AND EXISTS (
+            SELECT 1 FROM unnest($4::text[]) AS a(g) WHERE NOT (g = ANY(t.group_ids)))) AS superseded,
          ARRAY(SELECT g FROM unnest(t.group_ids) WITH ORDINALITY AS k(g, n)
                WHERE NOT (g = ANY($3::text[])) ORDER BY n)
          || ARRAY(SELECT g FROM unnest($4::text[]) WITH ORDINALITY AS a(g, n)
@@ -242,6 +254,7 @@ export async function patchMemoryGroupIds(
        FROM calc c
        WHERE m.id = c.id AND m.org_id = $1
          AND cardinality(c.invalid) = 0
+         AND NOT c.superseded
          AND cardinality(c.new_ids) <= $5
          AND NOT (c.new_ids @> c.old_ids AND c.old_ids @> c.new_ids)
        RETURNING m.id, m.user_id
@@ -258,13 +271,14 @@ export async function patchMemoryGroupIds(
          AND e.group_ids && c.old_ids AND e.group_ids && $3::text[]
          AND e.details->'fact_ids' ? u.id::text
      )
-     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated
+     SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated,
+       c.superseded
      FROM calc c`,
     [orgId, id, patch.remove, patch.add, patch.maxTags],
   );
   const r = rows[0];
-  if (!r) return { found: false, invalid: [], count: 0, updated: false };
-  return { found: true, invalid: r.invalid, count: r.count, updated: r.updated };
+  if (!r) return { found: false, invalid: [], count: 0, updated: false, superseded: false };
+  return { found: true, invalid: r.invalid, count: r.count, updated: r.updated, superseded: r.superseded };
 }
 
 /** Hard delete; true when a row of the organisation was removed. */

@@ -51,6 +51,13 @@ export async function patchMemoryGroups({
   try {
     const outcome = await patchMemoryGroupIds(ctx.db, orgId, input.id, { add, remove, maxTags: max });
     if (!outcome.found) throw memoryNotFound(input.id);
+    if (outcome.superseded) {
+      throw new CoreError(
+        "invalid_request",
+        "This fact is already superseded; add groups to the active fact of its chain (its revisions name it).",
+        { field: "add_group_ids" },
+      );
+    }
     if (outcome.invalid.length > 0) {
       throw new CoreError("invalid_group_ids", `Unknown or archived group ids: ${quoted(outcome.invalid)}.`, {
         field: "add_group_ids",
