@@ -430,6 +430,23 @@ describe("list form bodies and group reads", () => {
     expect(right.body.results.map((m: any) => m.memory)).toEqual(["tea"]);
   });
 
+  it("GET lists refuse a query parameter they do not know instead of listing the whole organisation", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await seed(svc, orgId, [fact("tea", { user_id: "a" }), fact("coffee", { user_id: "b" })]);
+    for (const path of ["/v1/memories", "/v1/memories/"]) {
+      for (const query of ["?userId=a", "?group_ids=grp_x", "?user_ld=a", "?filters=%7B%7D"]) {
+        const res = await svc.request("GET", `${path}${query}`, { key });
+        expect([path + query, res.status]).toEqual([path + query, 422]);
+        expect(res.body.error.code).toBe("invalid_request");
+        expect(res.body.error.message).toMatch(/Unrecognized key.*"(userId|group_ids|user_ld|filters)"/);
+      }
+    }
+    const right = await svc.request("GET", "/v1/memories?user_id=a", { key });
+    expect(right.body.data.map((m: any) => m.text)).toEqual(["tea"]);
+    const variant = await svc.request("GET", "/v1/memories/?user_id=a", { key });
+    expect(variant.body.results.map((m: any) => m.memory)).toEqual(["tea"]);
+  });
+
   it("reads named groups across users, also for a key confined to a user: group_id, group_ids filters", async () => {
     const { key, orgId } = await svc.newOrg();
     const group = await createGroup(svc, key, "team");

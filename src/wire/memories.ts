@@ -118,55 +118,59 @@ const q = (name: string, description: string, schema: z.ZodString = Ident()) =>
   schema.optional().openapi({ param: { name, in: "query" }, description });
 
 /** GET /v1/memories query; `include` is a comma-separated list holding at most `full_content`. */
-export const ListMemoriesQuery = z.object({
-  user_id: q("user_id", "Exact match; ANDed with the other filters."),
-  agent_id: q("agent_id", "Exact match."),
-  conv_id: q("conv_id", "Exact match."),
-  app_id: q("app_id", "Exact match."),
-  group_id: q("group_id", "Rows tagged with this group id."),
-  type: z
-    .enum(["fact", "artifact", "episode"])
-    .optional()
-    .openapi({ param: { name: "type", in: "query" }, description: "Default: all three." }),
-  status: z
-    .enum(FACT_STATUSES)
-    .optional()
-    .openapi({
-      param: { name: "status", in: "query" },
-      description:
-        "Facts' status (`superseded` facts were replaced by a newer one); other types count as active. Default: both.",
-    }),
-  cursor: q("cursor", "`next_cursor` of the previous page (same organisation and order).", Str().max(4096)),
-  limit: DigitsLimit(LIST_LIMIT_MAX)
-    .default(LIST_LIMIT_DEFAULT)
-    .openapi({
-      param: { name: "limit", in: "query" },
-      type: "integer",
-      minimum: 1,
-      maximum: LIST_LIMIT_MAX,
-      default: LIST_LIMIT_DEFAULT,
-    }),
-  order: z
-    .enum(["created_at_desc", "created_at_asc"])
-    .default("created_at_desc")
-    .openapi({ param: { name: "order", in: "query" } }),
-  include: z
-    .string()
-    .optional()
-    .refine(
-      (v) =>
-        v === undefined ||
-        v
-          .split(",")
-          .map((s) => s.trim())
-          .every((s) => s === "" || s === "full_content"),
-      { message: "only `full_content` is supported" },
-    )
-    .openapi({
-      param: { name: "include", in: "query" },
-      description: "Comma-separated; only `full_content` (fills `details.full_content` on artifacts).",
-    }),
-});
+export const ListMemoriesQuery = z
+  .object({
+    user_id: q("user_id", "Exact match; ANDed with the other filters."),
+    agent_id: q("agent_id", "Exact match."),
+    conv_id: q("conv_id", "Exact match."),
+    app_id: q("app_id", "Exact match."),
+    group_id: q("group_id", "Rows tagged with this group id."),
+    type: z
+      .enum(["fact", "artifact", "episode"])
+      .optional()
+      .openapi({ param: { name: "type", in: "query" }, description: "Default: all three." }),
+    status: z
+      .enum(FACT_STATUSES)
+      .optional()
+      .openapi({
+        param: { name: "status", in: "query" },
+        description:
+          "Facts' status (`superseded` facts were replaced by a newer one); other types count as active. Default: both.",
+      }),
+    cursor: q("cursor", "`next_cursor` of the previous page (same organisation and order).", Str().max(4096)),
+    limit: DigitsLimit(LIST_LIMIT_MAX)
+      .default(LIST_LIMIT_DEFAULT)
+      .openapi({
+        param: { name: "limit", in: "query" },
+        type: "integer",
+        minimum: 1,
+        maximum: LIST_LIMIT_MAX,
+        default: LIST_LIMIT_DEFAULT,
+      }),
+    order: z
+      .enum(["created_at_desc", "created_at_asc"])
+      .default("created_at_desc")
+      .openapi({ param: { name: "order", in: "query" } }),
+    include: z
+      .string()
+      .optional()
+      .refine(
+        (v) =>
+          v === undefined ||
+          v
+            .split(",")
+            .map((s) => s.trim())
+            .every((s) => s === "" || s === "full_content"),
+        { message: "only `full_content` is supported" },
+      )
+      .openapi({
+        param: { name: "include", in: "query" },
+        description: "Comma-separated; only `full_content` (fills `details.full_content` on artifacts).",
+      }),
+  })
+  // A parameter it does not know is a 422, never dropped: dropped, a misspelt axis ("userId") or
+  // search's plural "group_ids" listed the whole organisation to an organisation-wide key.
+  .strict();
 
 /** The list verb's input from a checked query: `include=full_content` becomes `fullContent`. */
 export function listMemoriesInput(query: z.output<typeof ListMemoriesQuery>) {

@@ -101,27 +101,30 @@ export const VariantListRequestSchema = z
 export type VariantListRequest = z.input<typeof VariantListRequestSchema>;
 
 const q = (name: string, value = Str()) => value.optional().openapi({ param: { name, in: "query" } });
-export const VariantListQuery = z.object({
-  user_id: q("user_id", Ident()),
-  agent_id: q("agent_id", Ident()),
-  conv_id: q("conv_id", Ident()),
-  app_id: q("app_id", Ident()),
-  group_id: q("group_id", Ident()).openapi({
-    description: "Rows tagged with this group id, as on GET /v1/memories.",
-  }),
-  type: z
-    .enum(["fact", "artifact", "episode", "lesson", "procedure"])
-    .optional()
-    .openapi({ param: { name: "type", in: "query" } }),
-  limit: ListLimit.openapi({
-    param: { name: "limit", in: "query" },
-    type: "integer",
-    minimum: 1,
-    maximum: VARIANT_LIST_LIMIT_MAX,
-    default: VARIANT_LIST_LIMIT_DEFAULT,
-  }),
-  cursor: q("cursor"),
-});
+export const VariantListQuery = z
+  .object({
+    user_id: q("user_id", Ident()),
+    agent_id: q("agent_id", Ident()),
+    conv_id: q("conv_id", Ident()),
+    app_id: q("app_id", Ident()),
+    group_id: q("group_id", Ident()).openapi({
+      description: "Rows tagged with this group id, as on GET /v1/memories.",
+    }),
+    type: z
+      .enum(["fact", "artifact", "episode", "lesson", "procedure"])
+      .optional()
+      .openapi({ param: { name: "type", in: "query" } }),
+    limit: ListLimit.openapi({
+      param: { name: "limit", in: "query" },
+      type: "integer",
+      minimum: 1,
+      maximum: VARIANT_LIST_LIMIT_MAX,
+      default: VARIANT_LIST_LIMIT_DEFAULT,
+    }),
+    cursor: q("cursor"),
+  })
+  // Unknown parameters are a 422, as on the POST form above and on GET /v1/memories.
+  .strict();
 
 export const VariantListSchema = z
   .object({
