@@ -334,7 +334,7 @@ describe("monthly caps under a burst", () => {
 });
 
 describe("usage by key for a credential confined to a user", () => {
-  it("lists its own user's keys and the no-key line, chosen in the statement", async () => {
+  it("lists its own user's keys only, not the no-key line of every user's tokens, chosen in the statement", async () => {
     const { orgId, key } = await svc.newOrg();
     const mine = await createKey(svc.deps.db, { orgId, name: "mine", userId: "ann" });
     const also = await createKey(svc.deps.db, { orgId, name: "also mine", userId: "ann" });
@@ -345,7 +345,7 @@ describe("usage by key for a credential confined to a user", () => {
     const r = await svc.request("GET", "/v1/usage?by_api_key=true", { key: mine.api_key });
     expect(r.status).toBe(200);
     const ids = r.body.by_api_key.map((k: { api_key_id: string | null }) => k.api_key_id).sort();
-    expect(ids).toEqual([null, mine.key_id, also.key_id].sort());
+    expect(ids).toEqual([mine.key_id, also.key_id].sort());
     // The organisation's key sees every line.
     const all = await svc.request("GET", "/v1/usage?by_api_key=true", { key });
     expect(all.body.by_api_key).toHaveLength(5);

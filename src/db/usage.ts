@@ -129,7 +129,7 @@ export async function usageByKey(
     `SELECT ops.key_id, k.name, k.kind, k.prefix, k.last_four, k.key_hash,
             to_char(k.last_used_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS last_used_at, ${SUMS}
      FROM ${OPS} LEFT JOIN api_keys k ON k.id = ops.key_id AND k.org_id = $1
-     WHERE $4::text IS NULL OR ops.key_id = '' OR k.user_id = $4
+     WHERE $4::text IS NULL OR k.user_id = $4
      GROUP BY ops.key_id, k.name, k.kind, k.prefix, k.last_four, k.key_hash, k.last_used_at ORDER BY ops.key_id`,
     [orgId, start, end, userId],
   );

@@ -24,8 +24,8 @@ export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput 
   if (!org) throw new CoreError("unauthorized", "The organisation of this credential no longer exists.");
   const tier = resolveTier(ctx.deps.config, org.tier);
   const period = await monthBounds(ctx.db, input.month);
-  // A credential confined to a user sees the per-key lines of its own user's keys only (and the
-  // line of requests made with no key, identity-provider tokens, which names no key).
+  // A credential confined to a user sees the per-key lines of its own user's keys only: not the
+  // line of requests made with no key (identity-provider tokens), which counts every user's.
   const [totals, storage, daily, keyLines] = await Promise.all([
     usageTotals(ctx.db, orgId, period.start, period.end),
     storageCounts(ctx.db, orgId),
