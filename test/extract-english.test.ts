@@ -4,7 +4,7 @@ import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
 import { extractArtifacts } from "../src/providers/local/artifacts.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
-import { splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
+import { FIELD_LABELS, splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
 import { extractLocally, judgeLocally, sameSlot } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
@@ -1456,6 +1456,21 @@ describe("a form's fields in the user's message", () => {
       "Allergies: penicillin\nBlood type: O-",
       ["The user's allergies are penicillin. The user's blood type is O-"],
     ],
+    // A person's attribute, a favourite or current one, is the user's; a thing's name labels an
+    // item of the user's list, never "the user's milk is ...".
+    ["Kids: Sam and Ava.", ["The user's kids are Sam and Ava."]],
+    ["Milk: 2 litres.", ["The user noted: Milk: 2 litres."]],
+    ["Milk: 2 litres\nEggs: 12", ["The user noted: Milk: 2 litres; Eggs: 12."]],
+    [
+      "Shopping list:\nEggs: 12\nMilk: 2 liters\nBread: 1 loaf",
+      ["The user's shopping list: Eggs: 12; Milk: 2 liters; Bread: 1 loaf."],
+    ],
+    ["Grocery list:\n\nEggs: 12\nMilk: 2 liters", ["The user's grocery list: Eggs: 12; Milk: 2 liters."]],
+    // A list's heading takes items of every kind; a form's field stays the user's attribute.
+    [
+      "Camping list:\nTent: the 4-person one\nDocs: permits\nBudget: $200",
+      ["The user's camping list: Tent: the 4-person one; Docs: permits. The user's budget is $200"],
+    ],
   ])("%s", (content, want) => {
     expect(fromRoute(content)).toEqual(want);
   });
@@ -1467,8 +1482,9 @@ describe("a form's fields in the user's message", () => {
     ).toEqual([
       "Subject: Quarterly budget review. The budget review is on Thursday and the user will present the numbers.",
     ]);
+    // A heading before a list's items introduces them.
     expect(fromRoute("# Packing list\n\nClothes: three shirts and a jacket.")).toEqual([
-      "The user's clothes are three shirts and a jacket.",
+      "The user's packing list: Clothes: three shirts and a jacket.",
     ]);
     expect(fromRoute("We moved to Leeds in May\n\nThe kids love their new school")).toEqual([
       "The user and others moved to Leeds in May. The kids love their new school",
@@ -1576,11 +1592,19 @@ describe("a conversation pasted into one message", () => {
       "My trip details:\nFlight: UA 837 on April 2\nHotel: Park Hyatt Tokyo\nBudget: $3,000",
       ["UA 837 on April 2", "Park Hyatt Tokyo", "$3,000"],
     ],
+    [
+      "Shopping list:\nEggs: 12\nMilk: 2 liters\nBread: 1 loaf",
+      ["Eggs: 12", "Milk: 2 liters", "Bread: 1 loaf"],
+    ],
   ])("keeps the list %j the user's, in one fact with every line", (content, items) => {
     const out = fromRoute(content);
     expect(out).toHaveLength(1);
     expect(out[0]).not.toMatch(/ said:/);
     for (const item of items) expect(out[0]).toContain(item);
+    // An item's label is no attribute of the user's ("the user's milk is 2 litres"); a form's field is.
+    for (const [, label] of content.matchAll(/^([A-Z][a-z]+): /gm))
+      if (!FIELD_LABELS.has(label!.toLowerCase()))
+        expect(out[0]).not.toContain(`user's ${label!.toLowerCase()}`);
   });
 });
 
@@ -1651,6 +1675,14 @@ describe("lists and an assistant's words", () => {
     ]).map((f) => f.text);
     expect(out).toEqual([
       "How to release the package: Run npm run build; Run npm run migrate; Run ./scripts/deploy.sh prod.",
+    ]);
+    // A blank line after the introduction, or a heading for it, leaves the items its own.
+    const introduced = (content: string) => facts([turn(0, "user", content)]).map((f) => f.text);
+    expect(
+      introduced("How to release the package:\n\n1. Run npm run build\n2. Run ./deploy.sh prod"),
+    ).toEqual(["How to release the package: Run npm run build; Run ./deploy.sh prod."]);
+    expect(introduced("# Release steps\n\n1. Run npm run build\n2. Run ./deploy.sh prod")).toEqual([
+      "Release steps: Run npm run build; Run ./deploy.sh prod.",
     ]);
   });
 

@@ -560,6 +560,26 @@ export function isCommonNoun(word: string): boolean {
 }
 
 /**
+ * WordNet's classes of what a person is, has in their life or does: acts (a job, a hobby), attributes
+ * (height, a number), the body, cognition (interests), communication (a name, an email), events, feelings,
+ * groups (a team), locations (a home), motives, people (a mom, a boss), possessions (rent, savings),
+ * relations, states (allergies, health) and times (a weekend). The others are things and stuff:
+ * artifacts, food, animals, plants, substances, objects, quantities.
+ */
+const PERSONAL_CLASSES = new Set([4, 7, 8, 9, 10, 11, 12, 14, 15, 16, 18, 21, 24, 26, 28]);
+
+/**
+ * Whether a common noun (as written or in the plural) names something of a person's by its first
+ * sense ("allergies", "mom", "hobbies", "weekend", "rent"), not a thing ("milk", "eggs", "clothes",
+ * "tent"): a line labelled with it is the speaker's attribute, one labelled with a thing a list's item.
+ */
+export function isPersonalNoun(word: string): boolean {
+  const d = load();
+  const found = lemmaOf(d, word.toLowerCase());
+  return !!found && PERSONAL_CLASSES.has(synset(d, found[1].first).lexFile);
+}
+
+/**
  * Whether a capitalised word cannot be someone's name: a common noun in the plural ("Allergies"),
  * or one whose first sense is a kind of person or relative ("Mom", "Doctor", "Boss"); a noun of
  * another kind may be a name ("Rose", "Will", "Mark"), and so may a word WordNet lacks.

@@ -1,7 +1,14 @@
 import { escapeRe } from "../../dates/strptime.js";
 import { isKnownCommand } from "../../identifiers/identifiers.js";
 import type { FactType } from "../types.js";
-import { isCommonNoun, isMostlyVerb, isNationalityOrBelief, isPlainAdjective, isVerb } from "./concepts.js";
+import {
+  isCommonNoun,
+  isMostlyVerb,
+  isNationalityOrBelief,
+  isPersonalNoun,
+  isPlainAdjective,
+  isVerb,
+} from "./concepts.js";
 import { irregularBase } from "./irregular.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
@@ -113,26 +120,37 @@ const LIST_ITEM = /^\s*(?:\d{1,3}[.)]|[-*•])\s+(\S.*?)\s*$/;
 
 /**
  * A list's lines as one sentence, its items separated by semicolons, and after the line that
- * introduces it when that ends with a colon ("How to release:\n1. Build\n2. Deploy" reads "How to
- * release: Build; Deploy."): an item alone is rarely a claim, and split at its number ("2. Run
- * ...") the list lost its short items.
+ * introduces it when that ends with a colon, blank lines between or not ("How to release:\n1.
+ * Build\n2. Deploy" reads "How to release: Build; Deploy."; "Shopping list:\nEggs: 12\nMilk: 2
+ * liters" reads "Shopping list: Eggs: 12; Milk: 2 liters."): an item alone is rarely a claim, and
+ * split at its number ("2. Run ...") the list lost its short items. A list's items are its
+ * numbered or bulleted lines and its "Label: value" lines of things (labelledItem).
  */
 function listsAsSentences(text: string): string {
   const out: string[] = [];
   const lines = text.split("\n");
+  // The last line said before this one, past blank lines: it introduces a list when it ends with ":".
+  let lead = -1;
   for (let i = 0; i < lines.length; ) {
-    if (!LIST_ITEM.test(lines[i]!)) {
+    const introduced = lead >= 0 && out[lead]!.trimEnd().endsWith(":");
+    const itemOf = (line: string) => LIST_ITEM.exec(line)?.[1] ?? labelledItem(line, introduced);
+    if (itemOf(lines[i]!) === null) {
+      if (lines[i]!.trim()) lead = out.length;
       out.push(lines[i++]!);
       continue;
     }
     const items: string[] = [];
-    while (i < lines.length && LIST_ITEM.test(lines[i]!))
-      items.push(LIST_ITEM.exec(lines[i++]!)![1]!.replace(/[.;,]$/, ""));
+    for (let item = itemOf(lines[i]!); item !== null; item = ++i < lines.length ? itemOf(lines[i]!) : null)
+      items.push(item.replace(/[.;,]$/, ""));
     const list = `${items.join("; ")}.`;
-    const lead = out.length ? out[out.length - 1]!.trimEnd() : "";
     // "Here's what I need for the trip:" says what the list is: "What I need for the trip: ...".
-    if (lead.endsWith(":")) out[out.length - 1] = `${lead.replace(LIST_LEAD_IN, upperNext)} ${list}`;
-    else out.push(list);
+    if (introduced) {
+      out.splice(lead + 1);
+      out[lead] = `${out[lead]!.trimEnd().replace(LIST_LEAD_IN, upperNext)} ${list}`;
+    } else {
+      lead = out.length;
+      out.push(list);
+    }
   }
   return out.join("\n");
 }
@@ -185,12 +203,49 @@ const knownLabel = (line: string) => {
   return !!label && (FIELD_LABELS.has(label) || MESSAGE_LABELS.has(label));
 };
 
+/** A "Label: value" line's label and value. */
+const LABEL_VALUE = new RegExp(String.raw`^\s*(${LABEL}):\s+(\S.*?)\s*$`, "u");
+/** Words that make the noun after them someone's own ("Favorite food:", "New number:", "Current job:"). */
+const OWN_MODIFIERS = new Set(
+  "favorite favourite preferred usual current new old former previous".split(" "),
+);
+/** A label's words (lower case) that are no function word, message label or interjection ("Also:", "Question:"). */
+const isPlainLabel = (words: string[]) =>
+  !words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w));
+
+/**
+ * Whether a line's label (lower case) names something of the speaker's: a form's field
+ * (FIELD_LABELS), a noun of what a person is, has in their life or does ("Allergies:", "Mom:",
+ * "Hobbies:", "Weekend:", isPersonalNoun), or one said to be their favourite or current one
+ * ("Favorite food:", "New number:"). A thing's name ("Milk:", "Eggs:", "Clothes:") labels an item.
+ */
+function isAttributeLabel(key: string): boolean {
+  const words = key.split(" ");
+  return FIELD_LABELS.has(key) || OWN_MODIFIERS.has(words[0]!) || isPersonalNoun(words.at(-1)!);
+}
+
+/**
+ * A "Label: value" line that is a list's item ("Eggs: 12", "Clothes: thermal layers"), as said, or
+ * null: its value no one's words (isUtterance: "Mom: she turns 70" is not), its label no form's
+ * field ("Age: 34") nor a message's label, and, unless a line ending with a colon introduces the
+ * list ("Packing list:"), a thing's name, not the speaker's attribute (isAttributeLabel:
+ * "Allergies: penicillin").
+ */
+function labelledItem(line: string, introduced: boolean): string | null {
+  const m = LABEL_VALUE.exec(line);
+  if (!m || isUtterance(m[2]!)) return null;
+  const key = m[1]!.toLowerCase();
+  if (FIELD_LABELS.has(key) || !isPlainLabel(key.split(" "))) return null;
+  return introduced || !isAttributeLabel(key) ? line.trim() : null;
+}
+
 /**
  * Lines that end their sentence though they lack its stop: a markdown heading ("# Packing list",
- * its marks left out), a form's field or a message's label with its value before another line
- * ("Age: 34", "Subject: Quarterly budget review"), or any "Label: value" line before another, and a
- * line before a blank one (a paragraph never goes on after it). Flattened with the rest, each ran
- * into the next line's sentence ("Subject: Quarterly budget review Hi team, ...").
+ * its marks left out; before a list, its items next, it introduces them as a line ending with a
+ * colon does), a form's field or a message's label with its value before another line ("Age: 34",
+ * "Subject: Quarterly budget review"), or any "Label: value" line before another, and a line
+ * before a blank one (a paragraph never goes on after it). Flattened with the rest, each ran into
+ * the next line's sentence ("Subject: Quarterly budget review Hi team, ...").
  */
 function linesEnded(text: string): string {
   const lines = text.split("\n");
@@ -199,11 +254,17 @@ function linesEnded(text: string): string {
       const heading = /^\s{0,3}#{1,6}\s+(.*?)[\s#]*$/.exec(line);
       const l = heading ? heading[1]! : line;
       if (!l.trim() || /[.!?:;,]["')\]]*\s*$/.test(l) || LIST_ITEM.test(l)) return l;
+      if (heading) {
+        let j = i + 1;
+        while (j < lines.length && !lines[j]!.trim()) j++;
+        const after = lines[j];
+        const list = after !== undefined && (LIST_ITEM.test(after) || labelledItem(after, true) !== null);
+        return `${l.trimEnd()}${list ? ":" : "."}`;
+      }
       const next = lines[i + 1];
       const ends =
-        !!heading ||
-        (next !== undefined &&
-          (!next.trim() || (LABELLED_LINE.test(l) && (knownLabel(l) || LABELLED_LINE.test(next)))));
+        next !== undefined &&
+        (!next.trim() || (LABELLED_LINE.test(l) && (knownLabel(l) || LABELLED_LINE.test(next))));
       return ends ? `${l.trimEnd()}.` : l;
     })
     .join("\n");
@@ -605,6 +666,13 @@ const ATTRIBUTE_LINE = new RegExp(
   String.raw`^(${LABEL}):\s+(?!(?:I|I'm|I've|I'll|I'd|me|my|we|we're|our|you|your)\b)(\S.{0,100})$`,
   "u",
 );
+/** A list's sentence (listsAsSentences) after its heading: "Shopping list: Eggs: 12; Milk: 2 liters." */
+const HEADED_LIST = new RegExp(String.raw`^(${LABEL}):\s+(?=${LABEL}:\s+\S)`, "u");
+/** A list's sentence without a heading, two items or more: "Milk: 2 litres; Eggs: 12." */
+const LABELLED_LIST = new RegExp(String.raw`^(${LABEL}):\s+[^;]+;\s+${LABEL}:\s+\S`, "u");
+/** Whether a label (its words in lower case) is a common noun's, no function word nor a message's label. */
+const isNounLabel = (words: string[]) => isPlainLabel(words) && isCommonNoun(words.at(-1)!);
+
 /**
  * A line naming an attribute of the speaker and giving its value ("Allergies: penicillin, cats.",
  * "Blood type: O-.", "Favorite food: ramen.", "New number: 555-0177.", "Mom: she turns 70 next
@@ -614,17 +682,24 @@ const ATTRIBUTE_LINE = new RegExp(
  * "Summary:"), and the value no clause of the speaker's own ("Goal: I want to ..."); a form's field
  * (FIELD_LABELS) is one always, its value a noun phrase ("Job: nurse at St. Mary's." reads "My job is
  * nurse at St. Mary's."; "Age: 34." "I'm 34."), an event's field left as said ("Time: 3pm.").
+ * A thing's name labels no attribute but an item of the speaker's list (isAttributeLabel): "Milk: 2
+ * litres; Eggs: 12." reads "I noted: Milk: 2 litres; Eggs: 12.", and a list after its heading is
+ * the speaker's ("Shopping list: Eggs: 12; Milk: 2 liters." reads "My shopping list: Eggs: 12; ...").
  */
 export function attributeLine(sentence: string): string {
-  const m = ATTRIBUTE_LINE.exec(sentence.trim());
+  const s = sentence.trim();
+  const headed = HEADED_LIST.exec(s);
+  if (headed && isNounLabel(headed[1]!.toLowerCase().split(" ")))
+    return `My ${headed[1]!.charAt(0).toLowerCase()}${headed[1]!.slice(1)}: ${s.slice(headed[0].length)}`;
+  const items = LABELLED_LIST.exec(s)?.[1]?.toLowerCase();
+  if (items && isNounLabel(items.split(" ")) && !isAttributeLabel(items)) return `I noted: ${s}`;
+  const m = ATTRIBUTE_LINE.exec(s);
   if (!m) return sentence;
   const words = m[1]!.toLowerCase().split(/\s/);
   const key = words.join(" ");
   // A form's field (FIELD_LABELS) is one whatever WordNet says of its word ("Job: nurse" is no verb).
   const field = FIELD_LABELS.has(key);
-  if (!field && words.some((w) => STOPWORDS.has(w) || MESSAGE_LABELS.has(w) || isInterjection(w)))
-    return sentence;
-  if (!field && !isCommonNoun(words.at(-1)!)) return sentence;
+  if (!field && !isNounLabel(words)) return sentence;
   // "Git: always rebase, ...": a command's rule (directives.ts), not an attribute of the user's.
   if (words.length === 1 && isKnownCommand(words[0]!)) return sentence;
   // "Time: 3pm.", "Place: the old library.": the event's, said as it is (isSubstantive keeps it).
@@ -647,6 +722,8 @@ export function attributeLine(sentence: string): string {
     if (!past && isMostlyVerb(first)) return sentence;
     if (past || /ing$/.test(first)) return `My ${label}: ${value}`;
   }
+  // "Milk: 2 litres.": an item the user noted, not the user's milk.
+  if (!isAttributeLabel(key)) return `I noted: ${s}`;
   return `My ${label} ${plural ? "are" : "is"} ${value}`;
 }
 
