@@ -1567,6 +1567,33 @@ describe("a conversation pasted into one message", () => {
       "Mom: she turns 70 next month.\nDad: he's 72 and still runs every day.",
       ["The user's mom turns 70 next month. The user's dad is 72 and still runs every day."],
     ],
+    // A line without a name that names the speaker before it, or speaks of several speakers, is
+    // the sender's comment; the lines after it go on with the sender.
+    [
+      "Alice: I live in Berlin.\nBob: I live in Rome.\nI think Bob should move.",
+      ["Alice lives in Berlin.", "Bob lives in Rome.", "The user thinks Bob should move."],
+    ],
+    [
+      "Alice: I live in Berlin.\nBob: I live in Rome.\nAlice and Bob met at university.\nI introduced them.",
+      [
+        "Alice lives in Berlin.",
+        "Bob lives in Rome.",
+        "Alice and Bob met at university. The user introduced them.",
+      ],
+    ],
+    [
+      "Alice: I live in Berlin.\nBob: I live in Rome.\nThey should both move back to Oslo.",
+      ["Alice lives in Berlin.", "Bob lives in Rome.", "They should both move back to Oslo."],
+    ],
+    // Naming another speaker, or "they" alone, goes on with the speaker.
+    [
+      "Alice: I live in Berlin.\nBob: I live in Rome.\nAlice, you should visit me.",
+      ["Alice lives in Berlin.", "Bob lives in Rome. Alice should visit Bob.", "Bob lives in Rome."],
+    ],
+    [
+      "Alice: I live in Berlin.\nBob: I live in Rome.\nThey have great pizza there.",
+      ["Alice lives in Berlin.", "Bob lives in Rome. They have great pizza there.", "Bob lives in Rome."],
+    ],
   ])("splits %j by its speakers", (content, want) => {
     expect(fromRoute(content)).toEqual(want);
   });

@@ -1997,6 +1997,22 @@ describe("a conversation pasted into one message", () => {
     // Two people's homes: neither supersedes the other.
     expect(result.memories_superseded_by).toEqual({});
   });
+
+  it("gives the sender's comment on the conversation back to the sender", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      user_id: "u10",
+      messages: [
+        user("Alice: I live in Berlin.\nBob: I live in Rome.\nI think Bob should move.", { dia_id: "D1:1" }),
+      ],
+    });
+    const rows = (await rowsOf(orgId, result.memories_created)).filter((r) => r.type === "fact");
+    expect(rows.map((r) => [r.text, r.details.source_event_ids])).toEqual([
+      ["Alice lives in Berlin.", ["D1:1"]],
+      ["Bob lives in Rome.", ["D1:1"]],
+      ["The user thinks Bob should move.", ["D1:1"]],
+    ]);
+  });
 });
 
 describe("a health question without the ailment's name", () => {

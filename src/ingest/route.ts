@@ -1,5 +1,5 @@
 import { parseLooseDate, wallClock } from "../dates/dates.js";
-import { strptime } from "../dates/strptime.js";
+import { escapeRe, strptime } from "../dates/strptime.js";
 import { isUtterance } from "../providers/local/english.js";
 import { couldBeName, couldBeSpeaker } from "../providers/local/names.js";
 import type { Turn } from "../providers/types.js";
@@ -75,9 +75,10 @@ const SPEAKER_PREFIX = /^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s+(\S[\s\S]
  * as someone's words ("Alice: I live in Berlin.\nBob: I live in Rome.", isUtterance), after an
  * introduction of the sender's or not ("Here is what my roommates told me."): each speaker's words,
  * "Me:" the sender's, a line without a name going on with the line before, so each line is its
- * speaker's and not the sender's, nor the first name's. A list of "Label: value" lines ("Milk: 2
- * litres\nEggs: 12") is none, nor are lines about the one they name ("Mom: she turns 70"). Null for
- * anything else.
+ * speaker's and not the sender's, nor the first name's. A line without a name that speaks of the
+ * speaker before it or of several speakers (aboutSpeakers: "I think Bob should move." after Bob's
+ * line) is no one's but the sender's. A list of "Label: value" lines ("Milk: 2 litres\nEggs: 12")
+ * is none, nor are lines about the one they name ("Mom: she turns 70"). Null for anything else.
  */
 function transcriptLines(content: string): Array<{ speaker: string | null; content: string }> | null {
   const lines = content.split("\n").map((line) => {
@@ -90,14 +91,39 @@ function transcriptLines(content: string): Array<{ speaker: string | null; conte
     (l) => l.label && isUtterance(l.text) && (couldBeName(l.label) || !ABOUT_LABEL.test(l.text)),
   );
   if (spoken.length < 2) return null;
+  const speakers = [...new Set(spoken.map((l) => l.label!).filter((label) => !/^me$/i.test(label)))];
   const out: Array<{ speaker: string | null; content: string }> = [];
   for (const l of lines) {
+    const last = out.at(-1);
     if (l.label) out.push({ speaker: /^me$/i.test(l.label) ? null : l.label, content: l.text });
-    else if (out.length) out[out.length - 1]!.content += `\n${l.line}`;
+    else if (last && !(last.speaker && aboutSpeakers(l.line, last.speaker, speakers)))
+      last.content += `\n${l.line}`;
     else out.push({ speaker: null, content: l.line });
   }
   return out.filter((l) => l.content.trim());
 }
+
+/**
+ * Whether a line without a name speaks of the speaker before it, by name ("I think Bob should
+ * move." after Bob's line: no one names themselves so), or of several of the speakers, by their
+ * names or as all of them ("Alice and Bob never call.", "They both should move.", "They never visit
+ * each other."): the sender's comment on the conversation, not that speaker's words going on. A
+ * bare "they" may be anyone ("They have great pizza there.") and goes on with the speaker.
+ */
+function aboutSpeakers(line: string, speaker: string, speakers: string[]): boolean {
+  const names = (name: string) =>
+    new RegExp(
+      String.raw`(?<![\p{L}\p{N}])(?:${escapeRe(name)}|${escapeRe(name.split(" ")[0]!)})(?![\p{L}\p{N}])`,
+      "u",
+    ).test(line);
+  return names(speaker) || speakers.filter(names).length >= 2 || ALL_OF_THEM.test(line);
+}
+/**
+ * "They both", "they should both", "all of them", "each other": several people at once, the
+ * speakers of a conversation (not "they ate all the cake").
+ */
+const ALL_OF_THEM =
+  /\b(?:they|them|they're)(?:\s+(?:are|were|should|could|would|will|can|must|have|had|do|did))?\s+(?:both|all)\b(?!\s+(?:the|this|that|these|those|my|your|his|her|its|our|their)\b)|\b(?:both|all|each|neither|either|none|the two) of them\b|\bthey\b[^.!?]*\b(?:each other|one another)\b/i;
 /** "Mom: she turns 70": a line about the one its label names, said by the sender. */
 const ABOUT_LABEL = /^(?:he|she|they)\b/i;
 
