@@ -1022,6 +1022,31 @@ describe("trigger relevance gate", () => {
     ]);
   });
 
+  it("counts a path a call hit together with its base name: an edit inside `src/generated/` is what the rule is about", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [rule] = extractDirectives([
+      turn(0, "user", "Never edit files under src/generated/ by hand; run `pnpm codegen` instead."),
+    ]);
+    expect(rule!.trigger_entities).toEqual(["pnpm", "src/generated/", "generated"]);
+    await seed(orgId, [lesson(rule!.text, rule!.trigger_entities)]);
+    const served = async (file_path: string) => {
+      const res = await trigger(key, {
+        user_id: "u",
+        action: { tool: "Edit", args: { file_path, old_string: "a", new_string: "b" } },
+        task: "fix the api client type",
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.map((r: any) => [r.details.matched_on, r.details.because]);
+    };
+    // The task shares no word with the rule; the call edits the very directory it forbids.
+    for (const file_path of ["/home/dev/shop/src/generated/api.ts", "src/generated/api.ts"])
+      expect(await served(file_path)).toEqual([
+        [["src/generated/"], "It matched on src/generated/, which the tool call uses."],
+      ]);
+    // A base name met alone (another `generated`) is one of three: it must concern the task.
+    expect(await served("tools/generated")).toEqual([]);
+  });
+
   it("drops a rule about other uses of the command a call runs (rm -rf build/ before rm -rf node_modules)", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

@@ -50,7 +50,8 @@ export function isIdentifierWord(w: string): boolean {
   );
 }
 
-const baseName = (p: string) => p.replace(/[/\\]+$/, "").replace(/^.*[/\\]/, "");
+/** A path's last part, without a closing `/` (`generated` of `src/generated/`). */
+export const baseName = (p: string) => p.replace(/[/\\]+$/, "").replace(/^.*[/\\]/, "");
 
 /**
  * Directory names that every project has (`/var/log/app`, `~/web/app`, `src`): a path's base name

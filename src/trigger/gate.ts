@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
-import { RUNNERS } from "../identifiers/identifiers.js";
+import { baseName, RUNNERS } from "../identifiers/identifiers.js";
 import { STOPWORDS } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
@@ -209,6 +209,19 @@ function otherUses(item: GateItem, line: string): string[] | null {
 }
 
 /**
+ * The trigger entities a call hit: those it matched, and the base name of each path it matched
+ * when the directive lists that too ("src/generated/" and "generated" are one thing: a call inside
+ * `src/generated/` hits both, not one of them). A base name hit alone counts only itself, since
+ * `lib/other/migrate.ts` is not `src/db/migrate.ts`.
+ */
+function hitEntities(item: GateItem): Set<string> {
+  const own = new Set(item.row.trigger_entities);
+  const hit = new Set(item.matchedOn);
+  for (const e of item.matchedOn) if (own.has(baseName(e))) hit.add(baseName(e));
+  return hit;
+}
+
+/**
  * The gate without a language model: the share of the task's content words that the
  * directive (text, steps, trigger entities) also uses, plus the matched identifiers the task
  * names. With no task, or one without content words ("ok", "go ahead"), there is nothing to gate
@@ -249,7 +262,7 @@ export function lexicalVerdict(
   // `npm test`), however many identifiers it triggers on.
   const aboutCall =
     (item.matchedOn.some((e) => text.includes(e.toLowerCase())) &&
-      item.matchedOn.length * 2 >= item.row.trigger_entities.length) ||
+      hitEntities(item).size * 2 >= item.row.trigger_entities.length) ||
     (command !== null && command.length >= 4 && text.replace(/\s+/g, " ").includes(command));
   const overlap = want.size ? shared.length / Math.min(want.size, Math.max(have.size, 1)) : 0;
   const relevance = Math.min(1, overlap + (namedInTask || aboutCall ? 0.3 : 0));
