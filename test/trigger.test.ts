@@ -536,6 +536,49 @@ describe("a rule is asked for by the user", () => {
     expect(ds[0]!.trigger_entities).toEqual(expect.arrayContaining(ids));
   });
 
+  it("takes the program of the assistant's command a correction answers as a trigger too, and recalls the lesson before it runs again", async () => {
+    const corrected = (before: string[][], said: string) =>
+      extractDirectives(
+        [...before, ["user", said]].map(([role, content], k) => turn(k, role!, content!)),
+      ).map((d) => [d.text, d.trigger_entities]);
+    const npm = [
+      ["user", "Add zod to the api package."],
+      ["assistant", "I'll run `npm install zod` in packages/api."],
+    ];
+    expect(corrected(npm, "No, we use pnpm.")).toEqual([["We use pnpm.", ["pnpm", "npm"]]]);
+    // A package runner is not what the reply corrects, the command it runs is.
+    expect(
+      corrected([["assistant", "I'll run `npx vitest run` now."]], "Nope, run the tests with `node --test`."),
+    ).toEqual([["Run the tests with `node --test`.", ["node", "--test", "vitest"]]]);
+    // Said with it already, the program is not listed twice.
+    expect(corrected(npm, "No, we use pnpm, not npm.")).toEqual([["We use pnpm, not npm.", ["pnpm", "npm"]]]);
+    // Not the turn just before (a tool's output came between), or several commands named: which
+    // one the reply sets right is not said.
+    expect(corrected([...npm, ["tool", "added 1 package"]], "No, we use pnpm.")).toEqual([
+      ["We use pnpm.", ["pnpm"]],
+    ]);
+    expect(
+      corrected(
+        [["assistant", "I'll start `docker compose up -d`, then run `npm test`."]],
+        "No, we use pnpm.",
+      ),
+    ).toEqual([["We use pnpm.", ["pnpm"]]]);
+
+    const { orgId, key } = await svc.newOrg();
+    const [lessonOf] = extractDirectives(
+      [...npm, ["user", "No, we use pnpm."]].map(([r, c], k) => turn(k, r!, c!)),
+    );
+    await seed(orgId, [lesson(lessonOf!.text, lessonOf!.trigger_entities, { outcome: null })]);
+    const res = await trigger(key, {
+      user_id: "u",
+      mode: "retrieve",
+      action: { tool: "Bash", args: { command: "npm install lodash" } },
+    });
+    expect(res.body.data.map((r: any) => [r.text, r.details.matched_on])).toEqual([
+      ["We use pnpm.", ["npm"]],
+    ]);
+  });
+
   it("reads no correction in a 'No' that answers a question, nor in the assistant's own 'Actually'", () => {
     const asked = "Have you set up vitest for the parser yet?";
     expect(

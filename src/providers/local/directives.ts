@@ -1,4 +1,4 @@
-import { identifiersFromText, isKnownCommand } from "../../identifiers/identifiers.js";
+import { identifiersFromText, isKnownCommand, RUNNERS } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { ASSISTANT_OFFER, ASSISTANT_SUPPOSING, splitSentences, stripInterjections } from "./english.js";
 import { irregularBase } from "./irregular.js";
@@ -174,6 +174,19 @@ function dropRulesOf(
   }
 }
 
+/**
+ * The program an assistant's turn is about to run, which a correction right after it sets right
+ * ("I'll run `npm install zod` in packages/api." gives `npm`): the one command it names, past a
+ * package runner that runs another (`npx vitest run` gives `vitest`). None when it names no
+ * command, or several (which of them the reply corrects is not said).
+ */
+function correctedProgram(turn: Turn | undefined): string | null {
+  if (turn?.role !== "assistant") return null;
+  const commands = identifiersFromText(turn.content).filter(isKnownCommand);
+  const run = commands.length > 1 ? commands.filter((c) => !RUNNERS.has(c)) : commands;
+  return run.length === 1 ? run[0]! : null;
+}
+
 export function extractDirectives(turns: Turn[]): ExtractedDirective[] {
   return allSteps(directivesInSteps(turns));
 }
@@ -301,11 +314,15 @@ export function* directivesInSteps(
         (WEAK_RULE.test(sentence) && considered && heard && ids.some(technical));
       if (ids.length > 0 && (isCorrection || isRule)) {
         const text = isCorrection ? stripInterjections(opened.replace(CORRECTION, "")) : sentence;
+        // A correction of the assistant's command is recalled before that command is run again:
+        // "No, we use pnpm." after "I'll run `npm install zod`" fires on `npm` too, as "No, we use
+        // pnpm, not npm." does.
+        const corrected = isCorrection ? correctedProgram(prev) : null;
         push({
           type: "lesson",
           text: text.charAt(0).toUpperCase() + text.slice(1),
           steps: null,
-          trigger_entities: ids,
+          trigger_entities: corrected && !ids.includes(corrected) ? [...ids, corrected] : ids,
           source_event_ids: [turn.eventId],
         });
       }
