@@ -515,6 +515,54 @@ describe("directives from a coding agent's transcript, as the Stop hook sends it
   });
 });
 
+describe("one instruction list is one procedure", () => {
+  const read = (...contents: [string, string][]) =>
+    extractDirectives(contents.map(([role, content], k) => turn(k, role, content))).map((d) => [
+      d.type,
+      d.text.split("\n")[0],
+    ]);
+  it.each([
+    [
+      "To release:\n1. Run `pnpm build`\n2. Run `pnpm test` and make sure it is green\n3. Run `pnpm publish`",
+      "To release:",
+    ],
+    ["Deploy checklist:\n- Make sure `pnpm test` passes\n- Run `fly deploy`", "Deploy checklist:"],
+    [
+      "Steps to rotate the key:\n\n1. You must stop the api with `systemctl stop api`\n2. Run `vault rotate`",
+      "Steps to rotate the key:",
+    ],
+  ])(
+    "stores the list %j as its procedure only, though a step says 'make sure' or 'must'",
+    (said, heading) => {
+      expect(read(["user", said])).toEqual([["procedure", heading]]);
+    },
+  );
+
+  it("keeps a rule said beside the list, and a list that fixes an earlier error as the fix", () => {
+    // Also on the line that introduces the list.
+    for (const said of [
+      "Never deploy on Fridays with `fly deploy`.\nTo release:\n1. Run `pnpm build`\n2. Make sure `pnpm test` is green",
+      "Never deploy on Fridays with `fly deploy`. To release:\n1. Run `pnpm build`\n2. Make sure `pnpm test` is green",
+    ])
+      expect(read(["user", said]).map(([type, text]) => (type === "lesson" ? text : type))).toEqual([
+        "procedure",
+        "Never deploy on Fridays with `fly deploy`.",
+      ]);
+    expect(
+      read(
+        ["tool", "npm ERR! code ERESOLVE"],
+        ["user", "The fix was:\n1. Delete node_modules\n2. Run `npm install --legacy-peer-deps`"],
+      ),
+    ).toEqual([
+      ["procedure", "The fix was:"],
+      [
+        "lesson",
+        'When "npm ERR! code ERESOLVE" occurs: The fix was: Delete node_modules; Run `npm install --legacy-peer-deps`.',
+      ],
+    ]);
+  });
+});
+
 describe("a rule is asked for by the user", () => {
   const proposal = "I will create parser.test.js using jest to cover the parser.";
   it.each([

@@ -113,23 +113,30 @@ export const TRACEBACK = /^\s*Traceback \(most recent call last\)/;
 export const ERROR_MARK = /^\[error\]\s*/;
 
 /**
- * The steps a turn lists, and the line of the first: numbered lines, or else bullets under a line
- * that introduces steps ("To rotate the signing key:"); none when it lists neither.
+ * The steps a turn lists, the line that introduces them (when there is one) and the steps' lines:
+ * numbered lines, or else bullets under a line that introduces steps ("To rotate the signing
+ * key:"); none when it lists neither.
  */
-function listedSteps(lines: string[]): { first: number; steps: string[] } {
-  const stepsBy = (re: RegExp, group: number) =>
-    lines.map((l) => re.exec(l)?.[group]?.trim()).filter((s): s is string => !!s);
+function listedSteps(lines: string[]): { heading: string | null; steps: string[]; at: Set<number> } {
+  const stepsBy = (re: RegExp, group: number, first: number) => {
+    const at = new Set<number>();
+    const steps: string[] = [];
+    for (const [k, l] of lines.entries()) {
+      const step = k >= first ? re.exec(l)?.[group]?.trim() : undefined;
+      if (step) {
+        at.add(k);
+        steps.push(step);
+      }
+    }
+    const heading = lines.slice(0, first).findLast((l) => l.trim());
+    return { heading: heading?.trim() ?? null, steps, at };
+  };
   const numbered = lines.findIndex((l) => STEP.test(l));
-  if (numbered >= 0) return { first: numbered, steps: stepsBy(STEP, 2) };
+  if (numbered >= 0) return stepsBy(STEP, 2, numbered);
   const bullet = lines.findIndex((l) => BULLET.test(l));
-  const intro =
-    lines
-      .slice(0, Math.max(bullet, 0))
-      .filter((l) => l.trim())
-      .pop()
-      ?.trim() ?? "";
-  if (bullet > 0 && STEPS_HEADING.test(intro)) return { first: bullet, steps: stepsBy(BULLET, 1) };
-  return { first: -1, steps: [] };
+  const listed = bullet > 0 ? stepsBy(BULLET, 1, bullet) : null;
+  if (listed && STEPS_HEADING.test(listed.heading ?? "")) return listed;
+  return { heading: null, steps: [], at: new Set() };
 }
 
 /**
@@ -230,15 +237,16 @@ export function* directivesInSteps(
     // branch `fix/...`. Its errors still wait for a later fix.
     const advice = turn.role !== "tool";
     const lines = turn.content.split("\n");
-    const { first: firstStep, steps } = advice ? listedSteps(lines) : { first: -1, steps: [] };
-    if (steps.length >= 2) {
-      const heading =
-        lines
-          .slice(0, firstStep)
-          .map((l) => l.trim())
-          .filter(Boolean)
-          .pop()
-          ?.replace(/[:.]$/, "") ?? "Procedure";
+    const listed = advice ? listedSteps(lines) : null;
+    const steps = listed?.steps ?? [];
+    // The sentences a rule may be read from: with a procedure, those outside its steps (the list
+    // is read as one sentence with the line that introduces it), since one list is one procedure:
+    // a step's "make sure" made the joined list a lesson too. The list still tells an earlier
+    // error's fix ("The fix was: 1. ... 2. ...").
+    let outsideList: Set<string> | null = null;
+    if (listed && steps.length >= 2) {
+      const heading = listed.heading?.replace(/[:.]$/, "") ?? "Procedure";
+      outsideList = new Set(splitSentences(lines.filter((_, k) => !listed.at.has(k)).join("\n")));
       const entities = identifiersFromText([heading, ...steps].join("\n"));
       push({
         type: "procedure",
@@ -312,7 +320,7 @@ export function* directivesInSteps(
           speakersRule(sentence, RULE_CUES)) ||
         (CONDITIONAL_RULE.test(sentence) && considered) ||
         (WEAK_RULE.test(sentence) && considered && heard && ids.some(technical));
-      if (ids.length > 0 && (isCorrection || isRule)) {
+      if (ids.length > 0 && (isCorrection || isRule) && (outsideList?.has(raw) ?? true)) {
         const text = isCorrection ? stripInterjections(opened.replace(CORRECTION, "")) : sentence;
         // A correction of the assistant's command is recalled before that command is run again:
         // "No, we use pnpm." after "I'll run `npm install zod`" fires on `npm` too, as "No, we use
