@@ -1209,6 +1209,61 @@ describe("trigger relevance gate", () => {
     expect(await served("a", "npx vitest bench")).toEqual([]);
   });
 
+  it("does not serve a rule about a flagged use for a call of that use without the flag (`git push --tags` before `git push origin feature-x`)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      // The goal names the flag: the rule is about pushing tags, not about every push.
+      lesson("To publish tags, always run `git push --tags` after tagging.", ["git", "--tags"], {
+        user_id: "a",
+      }),
+      lesson("Run git push --tags to publish a new tag.", ["git", "--tags"], { user_id: "b" }),
+      lesson("When releasing a tag, use `git push --tags`.", ["git", "--tags"], { user_id: "c" }),
+      // A rule about plain `git push` bears on every push.
+      lesson("Always run `git push` after tagging.", ["git"], { user_id: "d" }),
+      // A flag the rule prescribes, unconditionally or for a reason that is no goal of the call.
+      lesson(
+        "Always push with `git push --force-with-lease`, never with --force.",
+        ["git", "--force-with-lease", "--force"],
+        {
+          user_id: "e",
+        },
+      ),
+      lesson(
+        "Always run `npx vitest run --coverage` in CI, because the build checks coverage.",
+        ["npx", "vitest", "--coverage"],
+        {
+          user_id: "f",
+        },
+      ),
+    ]);
+    const served = async (user_id: string, command: string) => {
+      const res = await trigger(key, {
+        user_id,
+        action: { tool: "Bash", args: { command } },
+        task: "push the branch",
+      });
+      expect(res.status).toBe(200);
+      return [user_id, command, res.body.data.length];
+    };
+    for (const user of ["a", "b", "c"]) {
+      expect(await served(user, "git push origin feature-x")).toEqual([user, "git push origin feature-x", 0]);
+      expect(await served(user, "git push")).toEqual([user, "git push", 0]);
+      // The flagged use itself is served, with or without other arguments.
+      expect(await served(user, "git push --tags")).toEqual([user, "git push --tags", 1]);
+      expect(await served(user, "git push origin --tags")).toEqual([user, "git push origin --tags", 1]);
+    }
+    expect(await served("d", "git push origin feature-x")).toEqual(["d", "git push origin feature-x", 1]);
+    expect(await served("e", "git push origin feature-x")).toEqual(["e", "git push origin feature-x", 1]);
+    expect(await served("f", "npx vitest run")).toEqual(["f", "npx vitest run", 1]);
+    // Under retrieve there is no gate: the exact match on `git` is listed.
+    const all = await trigger(key, {
+      user_id: "a",
+      mode: "retrieve",
+      action: { tool: "Bash", args: { command: "git push origin feature-x" } },
+    });
+    expect(all.body.data.length).toBe(1);
+  });
+
   it("reads no use of the command in prose after it ('yarn, not pnpm'): such a rule bears on every call of it", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [lesson("Go back to yarn, not pnpm.", ["yarn", "pnpm"])]);

@@ -44,11 +44,13 @@ function terms(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
     if (w.length < 3 || COMMON_WORDS.has(w) || ASSENT.has(w)) continue;
-    const stem = w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w;
-    if (!out.has(stem)) out.set(stem, w);
+    const s = stem(w);
+    if (!out.has(s)) out.set(s, w);
   }
   return out;
 }
+
+const stem = (w: string) => w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w;
 
 function directiveText(row: MemoryRow): string {
   const steps = Array.isArray(row.details?.steps) ? (row.details.steps as unknown[]).join(" ") : "";
@@ -120,6 +122,38 @@ function wordsOf(text: string): Word[] {
   return out;
 }
 
+/** Words that open the goal a rule is for: "To publish tags, ...", "... for a release", "When releasing, ...". */
+const GOAL_OPENERS = new Set(["to", "for", "when", "whenever", "if"]);
+
+/**
+ * The stems of the words of a rule's goals: prose after "to", "for", "when" or "if", up to the end
+ * of its clause or the next command line ("To publish tags, always run `git push --tags`": publish,
+ * tag).
+ */
+function goalStems(words: Word[]): Set<string> {
+  const out = new Set<string>();
+  words.forEach((w, i) => {
+    if (w.code || w.endsClause || !GOAL_OPENERS.has(w.text)) return;
+    for (let j = i + 1; j < words.length && !words[j]!.code && !/^-/.test(words[j]!.text); j++) {
+      out.add(stem(bare(words[j]!.text)));
+      if (words[j]!.endsClause) break;
+    }
+  });
+  return out;
+}
+
+/**
+ * Whether a flag is what the rule is for: its goal names the flag's word ("To publish tags, always
+ * run `git push --tags`"). Such a rule is about the flagged use, and a call of that use without the
+ * flag does not pursue its goal. A flag no goal names is prescribed ("Always run `npx vitest run
+ * --coverage` in CI"): a call without it breaks the rule.
+ */
+const isGoalFlag = (flag: string, goal: Set<string>) =>
+  flag
+    .replace(/^-+/, "")
+    .split(/[-_=]/)
+    .some((w) => w.length >= 3 && !STOPWORDS.has(w) && goal.has(stem(w)));
+
 /**
  * The uses of `command` a rule's text names: the word after the command (past its flags, and past
  * "run" or "exec" and the flags after it), as in "never run rm -rf build/", "git pull --rebase",
@@ -127,10 +161,20 @@ function wordsOf(text: string): Word[] {
  * (`vitest run --coverage`: a flag the rule prescribes is no use of its own, so a call that lacks
  * it is still the use the rule is about). None when it names the command alone ("don't use yarn
  * here", "Git: always rebase") or as the subject of a verb ("yarn breaks the workspace lockfile").
+ * Each use comes with the flags its goal names (isGoalFlag): `git push --tags` "to publish tags"
+ * is the use `push` with `--tags`.
  */
-function namedUses(text: string, command: string): Set<string> {
+function namedUses(text: string, command: string): Map<string, string[]> {
   const words = wordsOf(text);
-  const out = new Set<string>();
+  const goal = goalStems(words);
+  const out = new Map<string, string[]>();
+  const add = (use: string, from: number, to: number) => {
+    const flags = words
+      .slice(from, to)
+      .map((w) => w.text)
+      .filter((f) => /^-/.test(f) && isGoalFlag(f, goal));
+    out.set(use, [...(out.get(use) ?? []), ...flags]);
+  };
   const isUse = (w: Word, use: string) =>
     use.length >= 2 &&
     /^[\w@+~./:-]+$/.test(use) &&
@@ -151,9 +195,12 @@ function namedUses(text: string, command: string): Set<string> {
     const afterVerb = verb && VERB_OF_COMMAND.has(bare(verb.text)) ? j : -1;
     if (afterVerb >= 0) j = verb!.endsClause ? words.length : pastFlags(j + 1);
     const use = bare(words[j]?.text ?? "");
-    if (isUse(w, use)) out.add(use);
+    // The flags of the command line: before the use, and after it to the end of its clause.
+    let end = j + 1;
+    while (end < words.length && /^-/.test(words[end]!.text) && !words[end - 1]!.endsClause) end++;
+    if (isUse(w, use)) add(use, i + 1, end);
     // `vitest run --coverage`: the flags are what the rule asks of `run`, itself the use.
-    else if (afterVerb >= 0 && (verb!.code || j > afterVerb + 1)) out.add(bare(verb!.text));
+    else if (afterVerb >= 0 && (verb!.code || j > afterVerb + 1)) add(bare(verb!.text), i + 1, j);
   });
   return out;
 }
@@ -174,8 +221,9 @@ function otherUses(item: GateItem, line: string): string[] | null {
     : "";
   const text = `${item.row.text}\n${steps}`;
   const commands = new Set<string>();
-  const uses = new Set<string>();
+  const uses = new Map<string, string[]>();
   const args = new Set<string>();
+  const flags = new Set<string>();
   for (const segment of line.split(/&&|\|\||[|;]/)) {
     const words = segment.trim().split(/\s+/).filter(Boolean);
     const name = (w: string | undefined) =>
@@ -192,20 +240,28 @@ function otherUses(item: GateItem, line: string): string[] | null {
     if (!command) continue;
     commands.add(command);
     if (!matched.has(command)) continue;
-    for (const u of namedUses(text, command)) uses.add(u);
+    for (const [u, f] of namedUses(text, command)) uses.set(u, [...(uses.get(u) ?? []), ...f]);
     for (const w of words.slice(at + 1)) {
-      if (w.startsWith("-")) continue;
+      if (w.startsWith("-")) {
+        flags.add(w.toLowerCase().replace(/=.*$/, ""));
+        continue;
+      }
       args.add(bare(w));
       for (const part of bare(w).split("/")) if (part) args.add(part);
     }
   }
   // Matched on something besides command names and flags (a file, an error): it is about the call.
   if (uses.size === 0 || [...matched].some((e) => !e.startsWith("-") && !commands.has(e))) return null;
-  const named = [...uses];
-  if (named.some((u) => args.has(u) || u.split("/").some((part) => part && args.has(part)))) return null;
+  // A use whose goal flag the call lacks is not the call's use (`git push --tags` "to publish
+  // tags" before `git push origin feature-x`), and its word is no shared word of the rule either.
+  const lacking = (u: string) => (uses.get(u) ?? []).filter((f) => !flags.has(f));
+  const unmet = new Set([...uses.keys()].filter((u) => lacking(u).length > 0));
+  const met = [...uses.keys()].filter((u) => !unmet.has(u));
+  if (met.some((u) => args.has(u) || u.split("/").some((part) => part && args.has(part)))) return null;
   const ruleWords = new Set((text.toLowerCase().match(/[\p{L}\p{N}_.-]+/gu) ?? []).map(bare));
-  if ([...args].some((a) => a.length >= 3 && !VERB_OF_COMMAND.has(a) && ruleWords.has(a))) return null;
-  return named;
+  if ([...args].some((a) => a.length >= 3 && !VERB_OF_COMMAND.has(a) && !unmet.has(a) && ruleWords.has(a)))
+    return null;
+  return [...uses.keys()].map((u) => [u, ...lacking(u)].join(" "));
 }
 
 /**
