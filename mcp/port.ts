@@ -8,7 +8,7 @@ import type {
   VariantList,
   VariantListRequest,
   VariantMemory,
-  VariantPatchRequestSchema,
+  VariantPatchInput,
   VariantSearchRequest,
   VariantSearchResult,
 } from "../src/wire/variant.js";
@@ -35,7 +35,7 @@ export interface MemoryService {
   /** The variant list (filter language), `POST /v1/memories/`. */
   listFiltered(request: VariantListRequest): Promise<VariantList>;
   /** The variant PATCH: text (supersedes a fact), metadata, group tags, `PATCH /v1/memories/{id}/`. */
-  updateMemory(memoryId: string, patch: z.input<typeof VariantPatchRequestSchema>): Promise<VariantMemory>;
+  updateMemory(memoryId: string, patch: VariantPatchInput): Promise<VariantMemory>;
   listGroups(options: { includeArchived: boolean }): Promise<GroupList>;
   createGroup(request: z.input<typeof CreateGroupRequest>): Promise<Group>;
   updateGroup(groupId: string, patch: z.input<typeof UpdateGroupRequest>): Promise<Group>;

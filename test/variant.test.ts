@@ -80,6 +80,48 @@ describe("POST /v1/memories/add/ and metadata on ingest", () => {
       ["kept", 1],
       ["other", 2],
     ]);
+    // An object under it is merged as any value (an object literal would set the prototype).
+    const nested = await svc.request("PATCH", `/v1/memories/${id}/`, {
+      key,
+      body: `{"metadata":{"__proto__":{"a":1}}}`,
+    });
+    expect(nested.status, nested.text).toBe(200);
+    expect(JSON.stringify(nested.body.metadata)).toBe(`{"kept":1,"other":2,"__proto__":{"a":1}}`);
+  });
+
+  it("refuses a top-level __proto__ in a PATCH as any unknown field, never dropping it", async () => {
+    const { key } = await svc.newOrg();
+    const add = await svc.request("POST", "/v1/memories/add/", {
+      key,
+      body: { user_id: "pu", conv_id: "c1", messages: [turn("I collect old maps.")], metadata: { kept: 1 } },
+    });
+    const id = add.body.results.find((i: any) => i.type === "fact").id;
+    for (const body of [
+      `{"__proto__":{"a":1},"metadata":{"other":2}}`,
+      `{"__proto__":{"a":1}}`,
+      `{"__proto__":1}`,
+    ]) {
+      const r = await svc.request("PATCH", `/v1/memories/${id}/`, { key, body });
+      expect([body, r.status, r.body.detail]).toEqual([
+        body,
+        422,
+        {
+          code: "invalid_request",
+          field: "__proto__",
+          message:
+            "__proto__: Unknown field; a PATCH takes text, metadata, add_group_ids and remove_group_ids.",
+        },
+      ]);
+    }
+    // As another unknown field is.
+    const other = await svc.request("PATCH", `/v1/memories/${id}/`, {
+      key,
+      body: { colour: 1, metadata: { a: 1 } },
+    });
+    expect([other.status, other.body.detail.code]).toEqual([422, "invalid_request"]);
+    // Nothing was merged.
+    const stored = await svc.request("GET", `/v1/memories/${id}/`, { key });
+    expect(stored.body.metadata).toEqual({ kept: 1 });
   });
 
   it("refuses oversized or unstorable metadata with a clear 422 and stores nothing", async () => {

@@ -139,7 +139,7 @@ export const VariantListSchema = z
   .openapi("VariantList");
 export type VariantList = z.infer<typeof VariantListSchema>;
 
-export const VariantPatchRequestSchema = z
+const VariantPatchBody = z
   .looseObject({
     // Free text, as message content: NUL dropped, a lone surrogate U+FFFD (a 500 before).
     text: LooseText()
@@ -156,7 +156,28 @@ export const VariantPatchRequestSchema = z
     remove_group_ids: GroupIdList,
   })
   .openapi("VariantPatchRequest");
-export type VariantPatchRequest = z.output<typeof VariantPatchRequestSchema>;
+
+/**
+ * The variant PATCH refuses a field it does not take (src/memories/variant.ts), but zod's object
+ * leaves a `__proto__` key out of its output (assigning it would set the prototype), so
+ * `{"__proto__": {...}, "metadata": {...}}` was merged with the key silently gone, and
+ * `{"__proto__": {...}}` alone read as an empty patch. It is refused here, from the body as sent,
+ * as any other unknown field is. (Inside `metadata` it is a key like any other: JsonObject.)
+ */
+export const VariantPatchRequestSchema = z.preprocess((body, check) => {
+  if (body && typeof body === "object" && !Array.isArray(body) && Object.hasOwn(body, "__proto__")) {
+    check.addIssue({
+      code: "custom",
+      path: ["__proto__"],
+      message: "Unknown field; a PATCH takes text, metadata, add_group_ids and remove_group_ids.",
+      params: { code: "invalid_request" },
+    });
+  }
+  return body;
+}, VariantPatchBody);
+export type VariantPatchRequest = z.output<typeof VariantPatchBody>;
+/** The PATCH body as a caller writes it (the preprocess step's input is `unknown`). */
+export type VariantPatchInput = z.input<typeof VariantPatchBody>;
 
 export const VariantAddRequestSchema = IngestRequestSchema;
 
