@@ -68,7 +68,7 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
     }
     return envelope(c, err.status, err.code, err.message, {
       headers: err.headers,
-      ...(err.field ? { field: err.field, issues: [fieldIssue(c, err.field, err.code, err.message)] } : {}),
+      ...(err.field ? { field: err.field, issues: [fieldIssue(c, err, err.field)] } : {}),
     });
   }
   if (err instanceof HTTPException) {
@@ -86,14 +86,17 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
 /**
  * A field error raised past validation (`invalid_filters`, `cursor_mismatch`, `reserved_field`...)
  * as the one entry of `error.details.issues`, shaped as validation lists its failures: `loc` is
- * where the field was sent (`query` for a read, else `body`) and the field's path split at its dots
- * and indices, `msg` the message without the leading path, `type` the code.
+ * where the field was sent (`query` for a read, else `body`) and the field's path, its segments
+ * whole when the error has them (a metadata key `a.b` is one), else the field split at its dots
+ * and indices; `msg` the message without the leading path, `type` the code.
  */
-function fieldIssue(c: Context<AppEnv>, field: string, code: string, message: string): FieldIssue {
+function fieldIssue(c: Context<AppEnv>, err: CoreError, field: string): FieldIssue {
   const target = c.req.method === "GET" || c.req.method === "HEAD" ? "query" : "body";
-  const path = field.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== "");
-  const msg = message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
-  return { loc: [target, ...path], msg, type: code };
+  const path = err.path
+    ? err.path.map(String)
+    : field.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== "");
+  const msg = err.message.startsWith(`${field}: `) ? err.message.slice(field.length + 2) : err.message;
+  return { loc: [target, ...path], msg, type: err.code };
 }
 
 const internalMessage = (c: Context<AppEnv>) =>

@@ -67,6 +67,13 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** Where in a request a field is: its keys and indices, each whole (a key may hold a dot: "a.b"). */
+export type FieldPath = readonly (string | number)[];
+
+/** A path as the `field` of an error: `include[1]`, `filters.user_id`, `metadata.a.b`. */
+export const fieldPath = (path: readonly PropertyKey[]) =>
+  path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
+
 export class CoreError extends Error {
   override name = "CoreError";
   readonly code: ErrorCode;
@@ -75,17 +82,24 @@ export class CoreError extends Error {
   readonly headers: Record<string, string> | undefined;
   /** The request field a field error is about (`limit`, `body.user_id`...); REST puts it in `detail.field`. */
   readonly field: string | undefined;
+  /**
+   * The same field as path segments, when given as such: the dotted `field` cannot tell the key
+   * `a.b` from `b` inside `a`, and REST's `loc` keeps each segment whole.
+   */
+  readonly path: FieldPath | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options?: { cause?: unknown; headers?: Record<string, string>; field?: string },
+    options?: { cause?: unknown; headers?: Record<string, string>; field?: string | FieldPath },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.headers = options?.headers;
-    this.field = options?.field;
+    const field = options?.field;
+    this.field = typeof field === "string" || field === undefined ? field : fieldPath(field);
+    this.path = typeof field === "string" ? undefined : field;
   }
 }
 

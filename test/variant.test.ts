@@ -144,6 +144,18 @@ describe("POST /v1/memories/add/ and metadata on ingest", () => {
     expect(r3.body.detail.message).toMatch(/^metadata\.bad: /);
     const r4 = await send(["not", "an", "object"]);
     expect(r4.status).toBe(422);
+    // A key holding a dot is one segment of the failure's location, never split at the dot.
+    for (const [metadata, loc] of [
+      [{ "a.b": "x\u0000" }, ["body", "metadata", "a.b"]],
+      [{ "a.b": { "c.d": [1, "\ud800"] } }, ["body", "metadata", "a.b", "c.d", "1"]],
+    ] as const) {
+      const r = await send(metadata);
+      expect([r.status, r.body.detail.code, r.body.error.details.issues.map((i: any) => i.loc)]).toEqual([
+        422,
+        "invalid_metadata",
+        [loc],
+      ]);
+    }
     // 64 keys once the reserved ones are dropped is fine
     const ok = await send({
       ...Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, i])),
@@ -230,6 +242,19 @@ describe("POST /v1/memories/search/ with filters", () => {
         },
       ],
     });
+    // A condition's key is one segment, dots and all: `metadata.topic` is one key of the body.
+    const dottedKey = await svc.request("POST", "/v1/memories/", {
+      key,
+      body: { filters: { user_id: "u1", "metadata.topic": { $in: ["a", "b", { x: 1 }] } } },
+    });
+    expect(dottedKey.body.detail.field).toBe("filters.metadata.topic.$in[2]");
+    expect(dottedKey.body.error.details.issues[0].loc).toEqual([
+      "body",
+      "filters",
+      "metadata.topic",
+      "$in",
+      "2",
+    ]);
     // `filters` that is no object at all is invalid_filters naming it, not the list form.
     for (const filters of [[{ user_id: "u1" }], "user_id=u1", 5]) {
       for (const path of ["/v1/memories/search/", "/v1/memories/"]) {
@@ -683,6 +708,11 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     );
     const immutable = await patch(moved.body.id, { user_id: "u2" });
     expect(immutable.body.detail.code).toBe("immutable_field");
+    const dotted = await patch(moved.body.id, { metadata: { "a.b": { "c.d": "\u0000" } } });
+    expect([dotted.body.detail.code, dotted.body.error.details.issues[0].loc]).toEqual([
+      "invalid_metadata",
+      ["body", "metadata", "a.b", "c.d"],
+    ]);
     const reserved = await patch(moved.body.id, { metadata: { tag3: "x" } });
     expect(reserved.body.detail.code).toBe("reserved_field");
     expect(reserved.body.error.details.issues).toEqual([

@@ -9,7 +9,7 @@ import {
   TEXT_COLUMNS,
 } from "../db/filter-sql.js";
 import { FACT_STATUSES, MEMORY_TYPES } from "../db/memory-row.js";
-import { CoreError } from "../errors.js";
+import { CoreError, type FieldPath, fieldPath } from "../errors.js";
 import { IDENT_MAX } from "../wire/common.js";
 
 /**
@@ -35,7 +35,7 @@ export const FILTER_MAX_STRING = 1000;
  * `invalid_request` naming `field`, before anything reaches the database: each id is compared with
  * each row's tags, and one search naming 110,000 ids held the embedded database for 67 s.
  */
-export function checkGroupIdCount(count: number, max: number, field: string): void {
+export function checkGroupIdCount(count: number, max: number, field: string | FieldPath): void {
   if (count <= max) return;
   throw new CoreError(
     "invalid_request",
@@ -74,25 +74,25 @@ class Walker {
 
   constructor(readonly maxGroupIds: number) {}
 
-  fail(path: string, message: string): never {
-    throw new CoreError("invalid_filters", `${path}: ${message}`, { field: path });
+  fail(path: FieldPath, message: string): never {
+    throw new CoreError("invalid_filters", `${fieldPath(path)}: ${message}`, { field: path });
   }
 
-  count(path: string) {
+  count(path: FieldPath) {
     this.nodes += 1;
     if (this.nodes > FILTER_MAX_NODES) {
       this.fail(path, `the filter has more than ${FILTER_MAX_NODES} conditions`);
     }
   }
 
-  group(path: string) {
+  group(path: FieldPath) {
     this.groups += 1;
     if (this.groups > FILTER_MAX_NODES) {
       this.fail(path, `the filter has more than ${FILTER_MAX_NODES} AND, OR and NOT groups`);
     }
   }
 
-  object(value: unknown, path: string, depth: number): FilterNode {
+  object(value: unknown, path: FieldPath, depth: number): FilterNode {
     if (depth > FILTER_MAX_DEPTH) this.fail(path, `nesting deeper than ${FILTER_MAX_DEPTH} levels`);
     if (!isPlainObject(value)) this.fail(path, "expected an object of conditions");
     // An empty object under NOT, AND or OR reads as "every row" (NOT {} as none): a mistake, never
@@ -100,14 +100,14 @@ class Walker {
     if (depth > 1 && Object.keys(value).length === 0) this.fail(path, "expected at least one condition");
     const nodes: FilterNode[] = [];
     for (const [key, v] of Object.entries(value)) {
-      const at = `${path}.${key}`;
+      const at = [...path, key];
       if (key === "AND" || key === "OR") {
         if (!Array.isArray(v) || v.length === 0) this.fail(at, "expected a non-empty array of filters");
         if (v.length > FILTER_MAX_LIST) this.fail(at, `at most ${FILTER_MAX_LIST} filters`);
         this.group(at);
         nodes.push({
           op: key === "AND" ? "and" : "or",
-          nodes: v.map((item, i) => this.object(item, `${at}[${i}]`, depth + 1)),
+          nodes: v.map((item, i) => this.object(item, [...at, i], depth + 1)),
         });
       } else if (key === "NOT") {
         this.group(at);
@@ -122,13 +122,13 @@ class Walker {
   }
 
   /** Counts `n` group ids when `field` is `group_ids` (checked before their values are read). */
-  namesGroups(field: FilterField, n: number, path: string) {
+  namesGroups(field: FilterField, n: number, path: FieldPath) {
     if (field.kind !== "array" || field.column !== "group_ids") return;
     this.groupIds += n;
     checkGroupIdCount(this.groupIds, this.maxGroupIds, path);
   }
 
-  condition(field: FilterField, value: unknown, path: string): FilterNode {
+  condition(field: FilterField, value: unknown, path: FieldPath): FilterNode {
     if (!isPlainObject(value)) {
       this.count(path);
       this.namesGroups(field, 1, path);
@@ -140,11 +140,11 @@ class Walker {
     }
     const keys = Object.keys(value);
     if (keys.length === 0) this.fail(path, "expected at least one operator");
-    const nodes = keys.map((k) => this.operator(field, k, value[k], `${path}.${k}`));
+    const nodes = keys.map((k) => this.operator(field, k, value[k], [...path, k]));
     return nodes.length === 1 ? nodes[0]! : { op: "and", nodes };
   }
 
-  operator(field: FilterField, op: string, value: unknown, path: string): FilterNode {
+  operator(field: FilterField, op: string, value: unknown, path: FieldPath): FilterNode {
     if (!(OPS as readonly string[]).includes(op)) {
       this.fail(path, `unknown operator \`${op}\`; use one of ${OPS.join(", ")}`);
     }
@@ -164,7 +164,7 @@ class Walker {
         if (!Array.isArray(value)) this.fail(path, "expected an array");
         this.namesGroups(field, value.length, path);
         if (value.length > FILTER_MAX_LIST) this.fail(path, `at most ${FILTER_MAX_LIST} values`);
-        const values = value.map((v, i) => this.scalar(field, v, `${path}[${i}]`, o));
+        const values = value.map((v, i) => this.scalar(field, v, [...path, i], o));
         return { op: o === "$in" ? "in" : "nin", field, values };
       }
       case "$exists":
@@ -173,8 +173,8 @@ class Walker {
       case "$between": {
         if (field.kind === "array") this.fail(path, `${o} does not apply to a list field`);
         if (!Array.isArray(value) || value.length !== 2) this.fail(path, "expected [low, high]");
-        const lo = this.ordered(field, value[0], `${path}[0]`);
-        const hi = this.ordered(field, value[1], `${path}[1]`);
+        const lo = this.ordered(field, value[0], [...path, 0]);
+        const hi = this.ordered(field, value[1], [...path, 1]);
         if (typeof lo !== typeof hi) this.fail(path, "low and high must be of the same type");
         return { op: "between", field, lo, hi };
       }
@@ -192,10 +192,10 @@ class Walker {
    * day in, `$gt` starts after it (`$gte` and `$lt` start at its midnight, as an instant would). A
    * time, or another operator, is left to the general form (undefined).
    */
-  dayOperator(field: FilterField, op: Op, value: unknown, path: string): FilterNode | undefined {
+  dayOperator(field: FilterField, op: Op, value: unknown, path: FieldPath): FilterNode | undefined {
     const isDay = (v: unknown): v is string => typeof v === "string" && DAY_RE.test(v);
     // The day's end: the next midnight (exclusive); after 9999-12-31, the last instant (inclusive).
-    const end = (v: string, at: string) => {
+    const end = (v: string, at: FieldPath) => {
       const next = Date.parse(this.date(v, at)) + 86_400_000;
       const last = next > LAST_INSTANT;
       return { value: new Date(last ? LAST_INSTANT : next).toISOString(), inclusive: last };
@@ -229,8 +229,8 @@ class Walker {
         return isDay(value) ? past(end(value, path)) : undefined;
       case "$between": {
         if (!Array.isArray(value) || value.length !== 2 || !isDay(value[1])) return undefined;
-        const lo = this.date(value[0], `${path}[0]`);
-        return { op: "and", nodes: [{ op: "gte", field, value: lo }, upTo(end(value[1], `${path}[1]`))] };
+        const lo = this.date(value[0], [...path, 0]);
+        return { op: "and", nodes: [{ op: "gte", field, value: lo }, upTo(end(value[1], [...path, 1]))] };
       }
       default:
         return undefined;
@@ -238,7 +238,7 @@ class Walker {
   }
 
   /** An operand of a comparison: a string or number for metadata, a date for dates, a string otherwise. */
-  ordered(field: FilterField, value: unknown, path: string): string | number {
+  ordered(field: FilterField, value: unknown, path: FieldPath): string | number {
     if (field.kind === "date") return this.date(value, path);
     if (field.kind === "meta" && typeof value === "number") return this.number(value, path);
     if (typeof value !== "string") {
@@ -247,7 +247,7 @@ class Walker {
     return this.string(value, path, field.kind === "meta" ? FILTER_MAX_STRING : IDENT_MAX);
   }
 
-  scalar(field: FilterField, value: unknown, path: string, op: string): Scalar {
+  scalar(field: FilterField, value: unknown, path: FieldPath, op: string): Scalar {
     if (field.kind === "date") return this.date(value, path);
     if (field.kind === "meta") {
       if (value === null || typeof value === "boolean") return value;
@@ -274,7 +274,7 @@ class Walker {
   }
 
   /** A string operand: identifier columns are held to the identifier limit, metadata values to FILTER_MAX_STRING. */
-  string(value: string, path: string, max = FILTER_MAX_STRING): string {
+  string(value: string, path: FieldPath, max = FILTER_MAX_STRING): string {
     if (value.length > max) this.fail(path, `at most ${max} characters`);
     if (value.includes("\u0000") || LONE_SURROGATE.test(value)) {
       this.fail(path, "NUL characters and unpaired surrogates are not allowed");
@@ -282,12 +282,12 @@ class Walker {
     return value;
   }
 
-  number(value: number, path: string): number {
+  number(value: number, path: FieldPath): number {
     if (!Number.isFinite(value)) this.fail(path, "expected a finite number");
     return value;
   }
 
-  date(value: unknown, path: string): string {
+  date(value: unknown, path: FieldPath): string {
     const ms =
       // A day of the calendar (Date.parse reads 2026-02-30 as 2 March), from year 1 (no year 0).
       typeof value === "string" && DATE_RE.test(value) && strptime(value.slice(0, 10), "%Y-%m-%d")
@@ -304,7 +304,7 @@ class Walker {
   }
 }
 
-function fieldOf(key: string, path: string, w: Walker): FilterField {
+function fieldOf(key: string, path: FieldPath, w: Walker): FilterField {
   if ((TEXT_COLUMNS as readonly string[]).includes(key)) {
     return { kind: "text", column: key as (typeof TEXT_COLUMNS)[number] };
   }
@@ -333,7 +333,7 @@ export function parseFilters(
 ): FilterNode {
   return new Walker(options.maxGroupIds ?? Number.POSITIVE_INFINITY).object(
     value,
-    options.path ?? "filters",
+    [options.path ?? "filters"],
     1,
   );
 }

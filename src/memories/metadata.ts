@@ -1,4 +1,4 @@
-import { CoreError } from "../errors.js";
+import { CoreError, type FieldPath, fieldPath } from "../errors.js";
 
 /**
  * Free-form metadata (spec 4.12): a JSON object sent with an ingest and stored on every memory the
@@ -13,11 +13,12 @@ export const METADATA_MAX_DEPTH = 8;
 const RESERVED = new Set<string>(RESERVED_METADATA_KEYS);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-const fail = (message: string, field = "metadata") =>
-  new CoreError("invalid_metadata", `${field}: ${message}`, { field });
+/** A failure at `path`, each key whole (`["metadata", "a.b"]`: the key `a.b`, not `b` inside `a`). */
+const fail = (message: string, path: FieldPath = ["metadata"]) =>
+  new CoreError("invalid_metadata", `${fieldPath(path)}: ${message}`, { field: path });
 
 /** Every string (keys included) must be storable as jsonb: no NUL, no unpaired surrogate. */
-function checkValue(value: unknown, path: string, depth: number): void {
+function checkValue(value: unknown, path: FieldPath, depth: number): void {
   if (depth > METADATA_MAX_DEPTH) throw fail(`nesting deeper than ${METADATA_MAX_DEPTH} levels`, path);
   if (typeof value === "string") {
     if (value.includes("\u0000") || LONE_SURROGATE.test(value)) {
@@ -27,12 +28,12 @@ function checkValue(value: unknown, path: string, depth: number): void {
     if (!Number.isFinite(value)) throw fail("numbers must be finite", path);
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => {
-      checkValue(v, `${path}[${i}]`, depth + 1);
+      checkValue(v, [...path, i], depth + 1);
     });
   } else if (value !== null && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      checkValue(k, `${path}.${k}`, depth + 1);
-      checkValue(v, `${path}.${k}`, depth + 1);
+      checkValue(k, [...path, k], depth + 1);
+      checkValue(v, [...path, k], depth + 1);
     }
   } else if (typeof value !== "boolean" && value !== null) {
     throw fail("only JSON values are allowed", path);
@@ -44,9 +45,9 @@ function checkBounds(metadata: Record<string, unknown>): void {
   const keys = Object.keys(metadata);
   if (keys.length > METADATA_MAX_KEYS) throw fail(`at most ${METADATA_MAX_KEYS} keys (got ${keys.length})`);
   for (const k of keys) {
-    if (k.length === 0 || k.length > 256) throw fail("keys are 1 to 256 characters", `metadata.${k}`);
+    if (k.length === 0 || k.length > 256) throw fail("keys are 1 to 256 characters", ["metadata", k]);
   }
-  checkValue(metadata, "metadata", 0);
+  checkValue(metadata, ["metadata"], 0);
   const bytes = Buffer.byteLength(JSON.stringify(metadata), "utf8");
   if (bytes > METADATA_MAX_BYTES) throw fail(`at most ${METADATA_MAX_BYTES} bytes as JSON (got ${bytes})`);
 }
@@ -69,7 +70,7 @@ export function mergeMetadata(
     throw new CoreError(
       "reserved_field",
       `metadata.${reserved[0]}: reserved keys (${RESERVED_METADATA_KEYS.join(", ")}) cannot be set.`,
-      { field: `metadata.${reserved[0]}` },
+      { field: ["metadata", reserved[0]!] },
     );
   }
   const merged = { ...current, ...patch };

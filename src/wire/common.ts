@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CoreError, type ErrorCode } from "../errors.js";
+import { CoreError, type ErrorCode, type FieldPath, fieldPath } from "../errors.js";
 
 /*
  * Fragments every wire schema shares. The schemas under src/wire/ are the one declaration of each
@@ -202,10 +202,6 @@ const FIELD_CODES: Record<string, Partial<Record<FailureKind | "*", ErrorCode>>>
   url: { too_small: "invalid_webhook_url", too_big: "invalid_webhook_url", other: "invalid_webhook_url" },
 };
 
-/** A path as the `field` of an error: `include[1]`, `filters.user_id`. */
-export const fieldPath = (path: PropertyKey[]) =>
-  path.map((k, i) => (typeof k === "number" ? `[${k}]` : `${i ? "." : ""}${String(k)}`)).join("");
-
 function failureKind(issue: Issue, data: unknown): FailureKind {
   if (issue.code === "invalid_type") {
     return isMissing(issue, data) || valueAt(data, issue.path) === null ? "missing" : "other";
@@ -220,6 +216,8 @@ export interface CodedIssue {
   code: ErrorCode;
   message: string;
   field: string;
+  /** The field's path, each key whole. */
+  path: FieldPath;
 }
 
 function codeOf(issue: Issue, data: unknown): ErrorCode | undefined {
@@ -238,7 +236,8 @@ export function codedIssue(issues: readonly Issue[], data: unknown): CodedIssue 
     if (!code) continue;
     const field = fieldPath(issue.path);
     const detail = issueToDetail("", issue, data);
-    return { code, field, message: `${field}: ${detail.msg}` };
+    const path = issue.path.map((k) => (typeof k === "number" ? k : String(k)));
+    return { code, field, path, message: `${field}: ${detail.msg}` };
   }
   return undefined;
 }
@@ -252,7 +251,7 @@ export function parseWire<S extends z.ZodType>(schema: S, data: unknown, target 
   const result = schema.safeParse(data);
   if (result.success) return result.data;
   const coded = codedIssue(result.error.issues, data);
-  if (coded) throw new CoreError(coded.code, coded.message, { field: coded.field });
+  if (coded) throw new CoreError(coded.code, coded.message, { field: coded.path });
   const issues = result.error.issues.map((i) => issueToDetail(target, i, data));
   throw new CoreError("invalid_request", issuesMessage(issues));
 }
