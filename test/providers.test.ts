@@ -470,6 +470,44 @@ describe("openai-compatible provider", () => {
     expect((await findMemory(svc.deps.db, orgId, episode.id))!.group_ids).toEqual([all]);
   });
 
+  it("extracts many long turns in windows bounded by characters too, each turn once", async () => {
+    const { key, orgId } = await svc.newOrg();
+    // 30 turns of about 3,000 characters (pasted logs): one window of 40 turns was 90 KB, which a
+    // server with a 32k context refuses. The last turn alone is longer than the bound.
+    const messages = Array.from({ length: 30 }, (_, i) => ({
+      role: "user",
+      content: `Log ${i}: ${"the build step printed a long line of output again. ".repeat(58)}`,
+      dia_id: `D1:${i}`,
+    }));
+    messages.push({ role: "user", content: `Log 30: ${"x".repeat(33_000)}`, dia_id: "D1:30" });
+    const seen = stub.requests.length;
+    stub.maxPromptChars = 45_000;
+    const res = await svc
+      .request("POST", "/v1/memories?wait=true", { key, body: { user_id: "u1", conv_id: "logs", messages } })
+      .finally(() => {
+        stub.maxPromptChars = null;
+      });
+    expect(res.body.status, JSON.stringify(res.body.error)).toBe("succeeded");
+    const windows = stub.requests.slice(seen).filter((c) => c.kind === "extract");
+    const prompt = (c: (typeof windows)[number]) =>
+      c.body.messages.find((m: any) => m.role === "user").content;
+    const turnsOf = (c: (typeof windows)[number]) =>
+      [...prompt(c).matchAll(/^\[D1:(\d+)\] /gm)].map((m) => Number(m[1]));
+    // Every turn sent once, in order; each window under the bound but the long turn's, sent alone.
+    expect(windows.flatMap(turnsOf)).toEqual(Array.from({ length: 31 }, (_, i) => i));
+    expect(windows.length).toBeGreaterThan(3);
+    for (const w of windows) {
+      if (turnsOf(w).includes(30)) expect(turnsOf(w)).toEqual([30]);
+      else expect(prompt(w).length).toBeLessThanOrEqual(32_000);
+    }
+    // Each turn's fact stored.
+    const { rows } = await svc.deps.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM memories WHERE org_id = $1 AND type = 'fact'",
+      [orgId],
+    );
+    expect(rows[0]!.n).toBe(31);
+  });
+
   it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {
     const { key, orgId } = await svc.newOrg();
     stub.enqueue("embeddings", { embeddings: "reversed" });

@@ -63,14 +63,17 @@ export function extractSystem(input: { extractArtifacts: boolean; agentic: boole
 }
 
 export function renderTurns(turns: Turn[], known: string[]): string {
-  const lines = turns.map(
-    (t) =>
-      `[${t.eventId}] (${t.role}${t.speaker ? `, ${t.speaker}` : ""}${t.date ? `, ${t.date}` : ""}) ${t.content}`,
-  );
-  return known.length
-    ? `Already known:\n- ${known.join("\n- ")}\n\nConversation:\n${lines.join("\n")}`
-    : lines.join("\n");
+  const lines = turns.map(renderTurn);
+  return `${knownHeader(known)}${lines.join("\n")}`;
 }
+
+/** One turn as the extraction prompt shows it: `[id] (role, speaker, date) content`. */
+export const renderTurn = (t: Turn) =>
+  `[${t.eventId}] (${t.role}${t.speaker ? `, ${t.speaker}` : ""}${t.date ? `, ${t.date}` : ""}) ${t.content}`;
+
+/** What every window's prompt opens with on the agentic path: the facts already known. */
+export const knownHeader = (known: string[]) =>
+  known.length ? `Already known:\n- ${known.join("\n- ")}\n\nConversation:\n` : "";
 
 /** The longest episode title a model may give. */
 const TITLE_MAX = 300;

@@ -9,12 +9,14 @@ import {
   ExtractionSchema,
   extractSystem,
   joinWindows,
+  knownHeader,
   normaliseExtraction,
   REPLY_CAPS,
+  renderTurn,
   renderTurns,
 } from "./openai-extraction.js";
 import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
-import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict, Turn } from "./types.js";
+import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict } from "./types.js";
 
 /** A model failure with a message fit for the job's error (never secrets or prompts). */
 export class ProviderError extends Error {
@@ -143,10 +145,11 @@ export const requestModelCall = <T>(config: Config, call: () => Promise<T>): Pro
 /** Turns in an extraction window, and cases (or memories) in one judge (or classify) call. */
 const BATCH_ITEMS = 40;
 /**
- * The most characters of cases (or memories) one judge or classify call is sent, its instructions
- * aside: about 8,000 tokens, a quarter of a 32k context, with room for the reply. A single
- * conversation of 200 turns made one judge prompt of 168 KB, which a server with a 32k context
- * refused, and the job failed though each extraction window fitted.
+ * The most characters of turns (or cases, or memories) one extraction, judge or classify call is
+ * sent, its instructions aside: about 8,000 tokens, a quarter of a 32k context, with room for the
+ * reply. A single conversation of 200 turns made one judge prompt of 168 KB, which a server with a
+ * 32k context refused, and the job failed though each extraction window fitted; and 40 turns of
+ * pasted logs made one extraction window of 120 KB.
  */
 const BATCH_CHARS = 32_000;
 
@@ -239,10 +242,10 @@ export function createOpenAIProviders(config: Config) {
   const extractor: Extractor = {
     name: `openai:${config.MNEMO_LLM_MODEL}`,
     async extract(input) {
-      // Long conversations go in windows so each call stays well inside the context.
-      const windows: Turn[][] = [];
-      for (let i = 0; i < input.turns.length; i += BATCH_ITEMS)
-        windows.push(input.turns.slice(i, i + BATCH_ITEMS));
+      // Long conversations go in windows so each call stays well inside the context: at most
+      // BATCH_ITEMS turns and BATCH_CHARS characters (the known facts each window repeats
+      // included); a turn longer than that is a window of its own.
+      const windows = inBatches(input.turns, (t) => renderTurn(t).length, knownHeader(input.known).length);
       const parts: Extraction[] = [];
       const dropped: Dropped = {};
       for (const w of windows) {
