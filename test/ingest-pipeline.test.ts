@@ -169,6 +169,44 @@ describe("group tagging", () => {
     expect((await findMemory(svc.deps.db, orgId, personal.id))!.group_ids).toEqual([]);
   });
 
+  it("a restated fact takes the newer ingest's metadata merged over its own", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const said = "The staging cluster for the billing service runs Kubernetes 1.29 on three nodes.";
+    const first = await ingestOk(key, {
+      conv_id: "a",
+      messages: [user(said)],
+      metadata: { source: "slack", team: "infra" },
+    });
+    const fact = first.memories_created.find((m: any) => m.type === "fact" && m.text.includes("Kubernetes"));
+    const second = await ingestOk(key, {
+      conv_id: "b",
+      messages: [user(said)],
+      metadata: { source: "email", ticket: 42, tag2: "reserved, dropped" },
+    });
+    expect(second.memories_updated.map((m: any) => m.id)).toContain(fact.id);
+    // Newer keys over the old; the old ones the newer ingest does not name are kept.
+    expect((await findMemory(svc.deps.db, orgId, fact.id))!.metadata).toEqual({
+      source: "email",
+      team: "infra",
+      ticket: 42,
+    });
+    // An ingest without metadata leaves it as it is.
+    await ingestOk(key, { conv_id: "c", messages: [user(said)] });
+    expect((await findMemory(svc.deps.db, orgId, fact.id))!.metadata).toEqual({
+      source: "email",
+      team: "infra",
+      ticket: 42,
+    });
+    // A merge past the bounds of one memory's metadata (64 keys) keeps the row's own.
+    const many = Object.fromEntries(Array.from({ length: 62 }, (_, i) => [`k${i}`, i]));
+    await ingestOk(key, { conv_id: "d", messages: [user(said)], metadata: many });
+    expect((await findMemory(svc.deps.db, orgId, fact.id))!.metadata).toEqual({
+      source: "email",
+      team: "infra",
+      ticket: 42,
+    });
+  });
+
   it("tags nothing when no valid group was given", async () => {
     const { key, orgId } = await svc.newOrg();
     const archived = await seedGroup(svc.deps, orgId, { status: "archived" });

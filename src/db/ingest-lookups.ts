@@ -365,17 +365,26 @@ export async function touchFact(
 export async function touchFacts(
   db: Queryable,
   orgId: string,
-  touches: Array<{ id: string; eventIds: string[]; groupIds?: string[] }>,
+  touches: Array<{ id: string; eventIds: string[]; groupIds?: string[]; metadata?: Record<string, unknown> }>,
   maxTags: number,
+  metadataBounds: { keys: number; bytes: number },
 ): Promise<Touched[]> {
   if (touches.length === 0) return [];
-  const merged = new Map<string, { events: string[]; groups: string[] }>();
+  const merged = new Map<string, { events: string[]; groups: string[]; metadata: Record<string, unknown> }>();
   for (const t of touches) {
-    const m = merged.get(t.id) ?? { events: [], groups: [] };
-    merged.set(t.id, { events: [...m.events, ...t.eventIds], groups: [...m.groups, ...(t.groupIds ?? [])] });
+    const m = merged.get(t.id) ?? { events: [], groups: [], metadata: {} };
+    merged.set(t.id, {
+      events: [...m.events, ...t.eventIds],
+      groups: [...m.groups, ...(t.groupIds ?? [])],
+      metadata: { ...m.metadata, ...t.metadata },
+    });
   }
   // The groups a restating job's classification gave are added after the row's own, as many as
-  // the cap on a memory's tags leaves room for.
+  // the cap on a memory's tags leaves room for. Its metadata is merged over the row's, as a PATCH
+  // merges it (keys never deleted), unless the result would pass the bounds a memory's metadata
+  // keeps (`metadataBounds`: its keys, and its bytes measured on jsonb's text, a little longer
+  // than compact JSON): the row then keeps its own, and the ingest does not
+  // fail for it.
   const { rows } = await db.query(
     `UPDATE memories m SET updated_at = now(),
        details = jsonb_set(m.details, '{source_event_ids}',
@@ -383,13 +392,22 @@ export async function touchFacts(
             coalesce(m.details->'source_event_ids', '[]'::jsonb) || x.events) AS e)),
        group_ids = ARRAY(
          SELECT g FROM (SELECT g, min(o) AS o FROM unnest(m.group_ids || x.groups) WITH ORDINALITY AS u(g, o) GROUP BY g) t
-         ORDER BY o LIMIT greatest($3::int, cardinality(m.group_ids)))
-     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, events jsonb, groups text[])
+         ORDER BY o LIMIT greatest($3::int, cardinality(m.group_ids))),
+       metadata = CASE
+         WHEN x.metadata = '{}'::jsonb THEN m.metadata
+         WHEN (SELECT count(*) FROM jsonb_object_keys(m.metadata || x.metadata)) <= $4::int
+           AND octet_length((m.metadata || x.metadata)::text) <= $5::int THEN m.metadata || x.metadata
+         ELSE m.metadata END
+     FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, events jsonb, groups text[], metadata jsonb)
      WHERE m.org_id = $1 AND m.id = x.id RETURNING m.id::text, m.type, m.text`,
     [
       orgId,
-      JSON.stringify([...merged].map(([id, m]) => ({ id, events: m.events, groups: m.groups }))),
+      JSON.stringify(
+        [...merged].map(([id, m]) => ({ id, events: m.events, groups: m.groups, metadata: m.metadata })),
+      ),
       maxTags,
+      metadataBounds.keys,
+      metadataBounds.bytes,
     ],
   );
   return rows;

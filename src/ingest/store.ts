@@ -27,6 +27,7 @@ import {
   unsayInEpisodes,
   withoutFact,
 } from "../memories/delete.js";
+import { METADATA_MAX_BYTES, METADATA_MAX_KEYS } from "../memories/metadata.js";
 import { writeMemories } from "../memories/write.js";
 import { sameSlot, slotSearches } from "../providers/local/extractor.js";
 import { nameFromFact } from "../providers/local/names.js";
@@ -410,10 +411,12 @@ export async function storeResult({
               id: d.existingId,
               eventIds: d.eventIds,
               groupIds: d.row.group_ids ?? [],
+              metadata,
             })),
             ...sameArtifacts,
           ],
           ctx.deps.config.MAX_GROUP_IDS_PER_INGEST,
+          { keys: METADATA_MAX_KEYS, bytes: METADATA_MAX_BYTES },
         )
       ).map((r) => [r.id, r]),
     );
