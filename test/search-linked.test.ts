@@ -300,6 +300,32 @@ describe("a question the user asks about themselves", () => {
     expect(preferTheUserThemself("What games do I like?", kids)).toBe(kids);
   });
 
+  it("keeps a halved fact's own episode below it (the episode of the sister's city led before)", async () => {
+    const { key } = await svc.newOrg();
+    for (const [conv_id, content, date] of [
+      ["c1", "We moved to Toronto last weekend!", "2025-03-20T10:00:00Z"],
+      ["c2", "My sister Anna lives in Vancouver.", "2025-06-01T10:00:00Z"],
+    ]) {
+      const stored = await svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "home", conv_id, messages: [{ role: "user", content, date }] },
+      });
+      expect(stored.body.status).toBe("succeeded");
+    }
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { user_id: "home", query: "Where do I live?", mode: "retrieve" },
+    });
+    const rows = res.body.data as { type: string; text: string; score: number }[];
+    const at = (type: string, word: string) =>
+      rows.findIndex((r) => r.type === type && r.text.includes(word));
+    expect(at("fact", "Vancouver")).toBeGreaterThanOrEqual(0);
+    // Each episode after its own fact, whatever weighed that fact down.
+    expect(at("episode", "Vancouver")).toBeGreaterThan(at("fact", "Vancouver"));
+    expect(at("episode", "Toronto")).toBeGreaterThan(at("fact", "Toronto"));
+    expect(rows[at("episode", "Vancouver")]!.score).toBeLessThan(rows[at("fact", "Vancouver")]!.score);
+  });
+
   it("takes a named user's people as not the user ('Priya's mom', once Priya's name is on record)", async () => {
     const { key } = await svc.newOrg();
     const said = [
@@ -375,6 +401,22 @@ describe("episodes and their facts", () => {
     // e1 repeats f1 and f3: below both (below f1 only, it still took the slot above f2 and f3).
     expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "f2", "f3", "e1"]);
     expect(out[4]!.score).toBeLessThan(out[3]!.score);
+  });
+});
+
+describe("episodes after every weighting", () => {
+  it("stay below their own facts when a later weighting lowers a fact (rerank)", () => {
+    const text = "On 1 June 2025, the user's sister Anna lives in Vancouver.";
+    const row = (id: string, type: string, t: string, details: Record<string, unknown>) =>
+      ({ id, type, text: t, details }) as unknown as MemoryRow;
+    const ranked = [
+      { row: row("sister", "fact", text, { episode_id: "ep" }), score: 0.96 },
+      { row: row("ep", "episode", text, {}), score: 0.95 },
+      { row: row("me", "fact", "The user moved to Toronto.", { episode_id: "ep2" }), score: 0.3 },
+    ];
+    const out = rerank("Where do I live?", ranked, [], ["fact", "episode"], 10);
+    expect(out.map((r) => r.row.id)).toEqual(["sister", "ep", "me"]);
+    expect(out[1]!.score).toBeLessThan(out[0]!.score);
   });
 });
 

@@ -12,6 +12,9 @@ import { preferDated, preferNamedDay } from "./temporal.js";
  * memories of a day the question names (src/search/temporal.ts), and the list scaled back to
  * 0..1. A question asking for several things gets neither the session agreement nor the links:
  * they favour one conversation, and its answers are usually in several (src/search/several.ts).
+ * Episodes are put below their facts twice: first so that the top facts bring their links, and
+ * again after every weighting, which moves facts and not their episodes (a fact about the user's
+ * sister halved under "Where do I live?" fell below its own one-turn episode, which then led).
  */
 export function rerank(
   query: string,
@@ -24,5 +27,5 @@ export function rerank(
   const grouped = factsBeforeTheirEpisode(several ? ranked : sessionsThatMatch(ranked));
   const linked = several ? grouped : withLinkedFacts(links, types, grouped, limit);
   const speakers = preferTheUserThemself(query, preferNamedSpeaker(query, linked, several));
-  return withinOne(preferNamedDay(query, preferDated(query, speakers)));
+  return withinOne(factsBeforeTheirEpisode(preferNamedDay(query, preferDated(query, speakers))));
 }
