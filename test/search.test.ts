@@ -302,6 +302,46 @@ describe("search ranking and corpora", () => {
     expect(lesson.details.because).not.toMatch(/action/);
   });
 
+  it("leads with a directive found by its text only on a content word, and composes without those the gate drops", async () => {
+    const { orgId, key } = await svc.newOrg();
+    await seed(orgId, [
+      { type: "fact", text: "Port 3000 is already in use by the old dev server", user_id: "u" },
+      { type: "lesson", text: "Always use pnpm in this repo", user_id: "u", trigger_entities: ["pnpm"] },
+      {
+        type: "lesson",
+        text: "Never use the staging database for load tests",
+        user_id: "u",
+        trigger_entities: ["staging"],
+      },
+      {
+        type: "lesson",
+        text: "Always run database migrations with the release lock held on staging servers",
+        user_id: "u",
+        trigger_entities: ["migrations"],
+      },
+      { type: "fact", text: "The release script bumps the version and tags the changelog", user_id: "u" },
+    ]);
+    const data = async (query: string, mode: string) => {
+      const res = await search(key, { query, user_id: "u", include: ["fact", "lesson"], mode, limit: 5 });
+      expect(res.status, res.text).toBe(200);
+      return res.body as { data: { type: string; text: string; details: any }[]; context: string | null };
+    };
+    // "use" is in every one of them: the fact the query is about comes first, no lesson leads.
+    const port = await data("Port 3000 already in use", "retrieve");
+    expect(port.data[0]!.text).toBe("Port 3000 is already in use by the old dev server");
+    expect(port.data.filter((r) => r.details.matched_on !== undefined)).toEqual([]);
+    // "release" is a content word: the migrations lesson leads, but it shares one word of seven
+    // with the query, the gate drops it (as trigger would), and the block leaves it out.
+    const release = await data(
+      "How should the release script bump the version and tag the changelog entry?",
+      "compose",
+    );
+    expect(release.data[0]!.text).toMatch(/^Always run database migrations/);
+    expect(release.data[0]!.details.because).toBe("It shares too little with the task.");
+    expect(release.context).toContain("The release script bumps the version");
+    expect(release.context).not.toContain("migrations");
+  });
+
   it("counts the leading directives within limit", async () => {
     const { orgId, key } = await svc.newOrg();
     await seed(orgId, [

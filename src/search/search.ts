@@ -14,7 +14,7 @@ import type { FilterNode } from "../memories/filters.js";
 import { CONTENT_TYPES, DIRECTIVE_TYPES, type MemoryType, toWire } from "../memories/model.js";
 import { withEverydayPhrases } from "../providers/local/concepts.js";
 import { ProviderError } from "../providers/openai.js";
-import { lexicalVerdict } from "../trigger/gate.js";
+import { lexicalVerdict, sharesContentWord } from "../trigger/gate.js";
 import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
 import type { SearchResult } from "../wire/search.js";
@@ -140,7 +140,15 @@ export async function searchMemories({
     timings.retrieve = Math.round((elapsed(t) - (rerankSeconds ?? 0)) * 1e6) / 1e6;
     // Fusion ran inside the ranking statement; rerank is the re-ranking of its candidates.
     if (rerankSeconds !== undefined) timings.rerank = rerankSeconds;
-    const rows: MemoryRow[] = [...directives.map((d) => d.row), ...ranked.map((r) => r.row)];
+    // Under compose a directive says why it is there (spec 2.1): the trigger's lexical gate, with
+    // the query as the task; under retrieve, null. The block leaves out those the gate drops, as
+    // trigger does: a directive it judged unrelated to the query is no context for it.
+    const verdicts =
+      mode === "compose" ? directives.map((d) => lexicalVerdict(d, input.query, "the query")) : null;
+    const rows: MemoryRow[] = [
+      ...directives.filter((_, i) => verdicts?.[i]?.keep ?? true).map((d) => d.row),
+      ...ranked.map((r) => r.row),
+    ];
     let context: string | null = null;
     let applied = false;
     if (mode === "compose") {
@@ -162,10 +170,8 @@ export async function searchMemories({
       object: "search",
       mode,
       data: [
-        // Under compose a directive says why it is there (spec 2.1): the trigger's lexical gate,
-        // with the query as the task; under retrieve, null.
-        ...directives.map((d) => {
-          const verdict = mode === "compose" ? lexicalVerdict(d, input.query, "the query") : null;
+        ...directives.map((d, i) => {
+          const verdict = verdicts?.[i];
           return toWire(d.row, {
             directive: {
               matched_on: d.matchedOn,
@@ -219,7 +225,8 @@ async function queryVector(ctx: Ctx, query: string): Promise<number[]> {
 
 /**
  * Directives "matched for the query", at most `max`: those whose trigger entities the query
- * names, then those whose text matches it, never a failed one.
+ * names, then those whose text matches it on a content word (sharesContentWord: not on "use" or
+ * "new" alone, which most directives say), never a failed one.
  */
 async function leadingDirectives(
   tx: Parameters<typeof directivesByKeys>[0],
@@ -243,7 +250,8 @@ async function leadingDirectives(
     // Found by their text: the trigger entities the query still names as words ("npm" in "fix
     // this failing npm install", which holds no identifier a tool call would) are what it hit.
     const words = new Set(query.toLowerCase().match(/[\p{L}\p{N}_./-]+/gu) ?? []);
-    for (const row of extra.slice(0, max - out.length))
+    const meant = extra.filter((row) => sharesContentWord(row, query));
+    for (const row of meant.slice(0, max - out.length))
       out.push({ row, matchedOn: row.trigger_entities.filter((e) => words.has(e.toLowerCase())) });
   }
   return out;

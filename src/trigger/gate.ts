@@ -52,6 +52,17 @@ function terms(text: string): Map<string, string> {
 
 const stem = (w: string) => w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w;
 
+/**
+ * Whether a directive (text, steps, trigger entities) and a text share a content word: one of at
+ * least three letters that is no English function word nor one of the vaguest words ("use",
+ * "new", "run": COMMON_WORDS). Search leads with a directive found by its text only then: "Always
+ * use pnpm" matched "Port 3000 already in use" on "use" alone.
+ */
+export function sharesContentWord(row: MemoryRow, text: string): boolean {
+  const have = terms(directiveText(row));
+  return [...terms(text).keys()].some((w) => have.has(w));
+}
+
 function directiveText(row: MemoryRow): string {
   const steps = Array.isArray(row.details?.steps) ? (row.details.steps as unknown[]).join(" ") : "";
   return `${row.text} ${steps} ${row.trigger_entities.join(" ")}`;
