@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
+import type { MemoryRow } from "../src/db/memory-row.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
+import { BLOCK_CHARS, composeDeterministic, LINE_CHARS } from "../src/search/compose.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 
@@ -522,6 +524,50 @@ describe("search compose", () => {
     expect(res.body.context).toContain("### Episodes");
     expect(res.body.data).toHaveLength(2);
     expect(typeof res.body.stage_timings.compose).toBe("number");
+  });
+
+  it("shows a clause and the sentence holding it once, the sentence at the clause's place", () => {
+    const row = (id: string, type: string, text: string) =>
+      ({ id, type, text, details: {}, created_at: new Date("2025-03-20T10:00:00Z") }) as unknown as MemoryRow;
+    const moved = "On 20 March 2025, the user and others moved to Toronto last weekend!";
+    const block = composeDeterministic([
+      row("clause", "fact", moved),
+      row("other", "fact", "The user bought a sofa."),
+      row("sentence", "fact", `${moved} The boxes are everywhere.`),
+      row("ep", "episode", `${moved} The boxes are everywhere. The user bought a sofa.`),
+    ]);
+    expect(block).toBe(
+      "## Relevant memories\n\n### Facts\n" +
+        "- 2025-03-20: The user and others moved to Toronto last weekend! The boxes are everywhere.\n" +
+        "- 2025-03-20: The user bought a sofa.\n\n" +
+        "### Episodes\n- 2025-03-20: The user and others moved to Toronto last weekend! The boxes are everywhere. The user bought a sofa.\n",
+    );
+  });
+
+  it("bounds each line's text, cut at a word, and the whole block", () => {
+    const words = (n: number, w: string) => Array.from({ length: n }, (_, i) => `${w}${i}`).join(" ");
+    const rows = Array.from(
+      { length: 12 },
+      (_, i) =>
+        ({
+          id: `r${i}`,
+          type: "fact",
+          text: `Step ${i}: ${words(400, "word")}`,
+          details: {},
+          created_at: new Date("2025-03-01T10:00:00Z"),
+        }) as unknown as MemoryRow,
+    );
+    const block = composeDeterministic(rows);
+    const lines = block.split("\n").filter((l) => l.startsWith("- "));
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.length).toBeLessThan(12);
+    for (const l of lines) {
+      const text = l.slice("- 2025-03-01: ".length);
+      expect(text.length).toBeLessThanOrEqual(LINE_CHARS + 1);
+      expect(text).toMatch(/ word\d+…$/);
+    }
+    expect(lines.join("\n").length).toBeLessThanOrEqual(BLOCK_CHARS);
+    expect(lines[0]).toMatch(/^- 2025-03-01: Step 0: /);
   });
 
   it("with a model makes one selection call and returns its markdown; falls back when it fails", async () => {

@@ -9,6 +9,14 @@ import { unverified } from "../trigger/gate.js";
 /** How many candidates the deterministic block renders, and how many the model is shown. */
 const DETERMINISTIC_ROWS = 12;
 const MODEL_ROWS = 40;
+/**
+ * The most characters of a row's text a line of the deterministic block shows (cut at a word,
+ * "…" after it), and the most characters of the block's lines together: a 40-step procedure and
+ * a long note made a 16,311-character block for one query. A row that would pass the block's
+ * bound is left out, and the rows ranked below it too.
+ */
+export const LINE_CHARS = 500;
+export const BLOCK_CHARS = 4_000;
 
 const HEADINGS: Record<MemoryType, string> = {
   lesson: "Lessons",
@@ -55,12 +63,24 @@ function withoutShownDay(text: string, date: string): string {
 /** A lesson or procedure served hedged, as trigger serves it (`unverified`). */
 const hedged = (row: MemoryRow) => (row.type === "lesson" || row.type === "procedure") && unverified(row);
 
+/** A text cut to at most `max` characters at a word, with "…" where it was cut. */
+export function cutAtWord(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = text.slice(0, max);
+  const space = head.lastIndexOf(" ");
+  // Without a space in its second half (a path, a run of Chinese), cut at the bound itself, never
+  // inside a character (a lone surrogate).
+  const cut = space > max / 2 ? head.slice(0, space) : head.replace(/[\ud800-\udbff]$/, "");
+  return `${cut.replace(/[\s,;:.!?-]+$/, "")}…`;
+}
+
 function line(row: MemoryRow): string {
   const title =
     typeof row.details?.title === "string" && row.details.title ? `**${row.details.title}**: ` : "";
   const date = memoryDate(row);
   const hedge = hedged(row) ? "(unverified) " : "";
-  return `- ${date}: ${hedge}${title}${withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date)}`;
+  const text = withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date);
+  return `- ${date}: ${hedge}${cutAtWord(`${title}${text}`, LINE_CHARS)}`;
 }
 
 /** A text as the block compares it: no leading day, no "X said:", words only, lower case. */
@@ -76,25 +96,43 @@ const bare = (text: string) =>
  * The rows worth a line each, in rank order: not one whose words a line above already holds (the
  * episode of a one-turn conversation is its fact again; a fact the assistant said is often a
  * lesson's fix), nor an episode left with nothing but its title (every sentence of it superseded).
- * Copies spent the block's twelve lines: 10 of 12 in one probe.
+ * A row of the same type that holds the words of lines above (the whole sentence below its own
+ * clause, both facts of one turn) takes the place of the best of them, and the others go: one
+ * line, the fuller text, at the better rank. A row of another type that holds them (an episode
+ * holding its facts) is a line of its own. Copies spent the block's twelve lines: 10 of 12 in one
+ * probe, 5 of 12 clauses beside their sentences in another.
  */
 function distinct(rows: MemoryRow[]): MemoryRow[] {
-  const shown: string[] = [];
-  const out: MemoryRow[] = [];
+  const out: { row: MemoryRow; words: string }[] = [];
+  const holds = (outer: string, inner: string) => ` ${outer} `.includes(` ${inner} `);
   for (const row of rows) {
     const words = bare(row.text);
     const title = typeof row.details?.title === "string" ? bare(row.details.title) : "";
     if (!words || (row.type === "episode" && words === title)) continue;
-    if (shown.some((s) => ` ${s} `.includes(` ${words} `))) continue;
-    shown.push(words);
-    out.push(row);
+    if (out.some((s) => holds(s.words, words))) continue;
+    const held = out.filter((s) => s.row.type === row.type && holds(words, s.words));
+    if (held.length === 0) {
+      out.push({ row, words });
+      continue;
+    }
+    out[out.indexOf(held[0]!)] = { row, words };
+    for (const s of held.slice(1)) out.splice(out.indexOf(s), 1);
   }
-  return out;
+  return out.map((s) => s.row);
 }
 
-/** The markdown block without a model: the top rows grouped by type, each with its date. */
+/**
+ * The markdown block without a model: the top rows grouped by type, each with its date, each
+ * line's text at most LINE_CHARS and the lines together at most BLOCK_CHARS.
+ */
 export function composeDeterministic(rows: MemoryRow[]): string {
-  const top = distinct(rows).slice(0, DETERMINISTIC_ROWS);
+  const top: MemoryRow[] = [];
+  let size = 0;
+  for (const row of distinct(rows).slice(0, DETERMINISTIC_ROWS)) {
+    size += line(row).length + 1;
+    if (size > BLOCK_CHARS) break;
+    top.push(row);
+  }
   if (top.length === 0) return "";
   const sections = ORDER.map((type) => {
     const of = top.filter((r) => r.type === type);
