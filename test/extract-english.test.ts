@@ -1890,6 +1890,31 @@ describe("everyday kinds WordNet's first senses do not give", () => {
     expect(conceptTerms("Sure, Friday works for me.")).not.toContain("job");
     expect(conceptTerms("The dog-eared book is on the shelf.")).not.toContain("pet");
   });
+
+  it("makes a diet of vegetarian or pescatarian, and a job of an offer accepted as a role", () => {
+    for (const said of ["I'm vegetarian.", "The user is pescatarian now.", "Dana went vegan in May."])
+      expect(conceptTerms(said), said).toEqual(expect.arrayContaining(["diet", "dietary"]));
+    expect(conceptTerms("The user accepted an offer from Stripe as a senior product manager.")).toEqual(
+      expect.arrayContaining(["job", "work", "employer"]),
+    );
+    expect(conceptTerms("Tom got a job offer from a bank.")).toContain("employer");
+    expect(conceptTerms("I got an offer from the buyer for the house.")).not.toContain("job");
+    expect(conceptTerms("Maria was hired by Google as an engineer.")).toContain("employer");
+  });
+});
+
+describe("adjectives and the nouns WordNet derives them from", () => {
+  it("brings the ailment of a plain adjective ('allergic' -> allergy), not another noun, nor a noun's or verb's", () => {
+    expect(conceptTerms("The user is allergic to penicillin.")).toEqual(
+      expect.arrayContaining(["allergy", "illness", "health condition"]),
+    );
+    // Pregnancy is no ailment: every derived noun cost LoCoMo a question at R@1.
+    expect(conceptTerms("She is pregnant with twins.")).not.toContain("pregnancy");
+    // "cold" is a noun too, "free" a verb: neither is read through a derived noun.
+    expect(conceptTerms("It was cold.")).toEqual([]);
+    expect(conceptTerms("Entry is free.")).toEqual([]);
+    expect(expandWord("allergy")).toEqual(expect.arrayContaining(["illness", "health condition"]));
+  });
 });
 
 describe("a turn's clauses", () => {
