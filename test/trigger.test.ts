@@ -593,11 +593,15 @@ describe("a rule is asked for by the user", () => {
       ["user", "Add zod to the api package."],
       ["assistant", "I'll run `npm install zod` in packages/api."],
     ];
-    expect(corrected(npm, "No, we use pnpm.")).toEqual([["We use pnpm.", ["pnpm", "npm"]]]);
+    // Said as one short clause naming the program to use instead, the lesson names what it replaces.
+    expect(corrected(npm, "No, we use pnpm.")).toEqual([["We use pnpm, not npm.", ["pnpm", "npm"]]]);
+    expect(corrected(npm, "No, the lockfile is pnpm-lock.yaml, so use pnpm.")).toEqual([
+      ["The lockfile is pnpm-lock.yaml, so use pnpm.", ["pnpm-lock.yaml", "pnpm", "npm"]],
+    ]);
     // A package runner is not what the reply corrects, the command it runs is.
     expect(
       corrected([["assistant", "I'll run `npx vitest run` now."]], "Nope, run the tests with `node --test`."),
-    ).toEqual([["Run the tests with `node --test`.", ["node", "--test", "vitest"]]]);
+    ).toEqual([["Run the tests with `node --test`, not vitest.", ["node", "--test", "vitest"]]]);
     // Said with it already, the program is not listed twice.
     expect(corrected(npm, "No, we use pnpm, not npm.")).toEqual([["We use pnpm, not npm.", ["pnpm", "npm"]]]);
     // Not the turn just before (a tool's output came between), or several commands named: which
@@ -623,8 +627,28 @@ describe("a rule is asked for by the user", () => {
       action: { tool: "Bash", args: { command: "npm install lodash" } },
     });
     expect(res.body.data.map((r: any) => [r.text, r.details.matched_on])).toEqual([
-      ["We use pnpm.", ["npm"]],
+      ["We use pnpm, not npm.", ["npm"]],
     ]);
+    // Under a task that shares no word with it, it is kept as a rule about the command the call
+    // runs, since its text names npm as a word; a text that holds "npm" only inside "pnpm" does not.
+    const call = { tool: "Bash", args: { command: "npm install lodash" } };
+    const composed = await trigger(key, { user_id: "u", task: "add lodash to the dashboard", action: call });
+    expect(composed.body.data.map((r: any) => r.text)).toEqual(["We use pnpm, not npm."]);
+    const other = await svc.newOrg();
+    await seed(other.orgId, [lesson("We use pnpm.", ["pnpm", "npm"], { outcome: null })]);
+    const inside = await trigger(other.key, {
+      user_id: "u",
+      mode: "retrieve",
+      task: "add lodash to the dashboard",
+      action: call,
+    });
+    expect(inside.body.data).toHaveLength(1);
+    const gated = await trigger(other.key, {
+      user_id: "u",
+      task: "add lodash to the dashboard",
+      action: call,
+    });
+    expect(gated.body.data).toEqual([]);
   });
 
   it("reads no correction in a 'No' that answers a question, nor in the assistant's own 'Actually'", () => {

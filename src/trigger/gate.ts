@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Ctx } from "../context.js";
+import { escapeRe } from "../dates/strptime.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
 import { baseName, RUNNERS } from "../identifiers/identifiers.js";
@@ -62,6 +63,10 @@ export function sharesContentWord(row: MemoryRow, text: string): boolean {
   const have = terms(directiveText(row));
   return [...terms(text).keys()].some((w) => have.has(w));
 }
+
+/** Whether a text names an identifier as a whole word: "npm" is not named by "pnpm", nor "git" by "github". */
+const names = (text: string, id: string) =>
+  new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRe(id)}(?![\\p{L}\\p{N}_])`, "u").test(text);
 
 function directiveText(row: MemoryRow): string {
   const steps = Array.isArray(row.details?.steps) ? (row.details.steps as unknown[]).join(" ") : "";
@@ -318,7 +323,7 @@ export function lexicalVerdict(
     return { keep: true, because: `It ${matched}.`, confidence: round2(0.5 * hedge) };
   const have = terms(directiveText(item.row));
   const shared = [...want.keys()].filter((w) => have.has(w));
-  const namedInTask = item.matchedOn.filter((e) => task.includes(e)).length;
+  const namedInTask = item.matchedOn.filter((e) => names(task, e)).length;
   // A directive about the very identifier the tool call uses (its text names it, and it is at
   // least half of what the directive triggers on) bears on the call whatever the task says:
   // "Don't use yarn here, use pnpm" before `yarn add lodash` under "add lodash to the
@@ -328,7 +333,7 @@ export function lexicalVerdict(
   // So does one that names the very command the call runs ("... before running npm test" before
   // `npm test`), however many identifiers it triggers on.
   const aboutCall =
-    (item.matchedOn.some((e) => text.includes(e.toLowerCase())) &&
+    (item.matchedOn.some((e) => names(text, e.toLowerCase())) &&
       hitEntities(item).size * 2 >= item.row.trigger_entities.length) ||
     (command !== null && command.length >= 4 && text.replace(/\s+/g, " ").includes(command));
   const overlap = want.size ? shared.length / Math.min(want.size, Math.max(have.size, 1)) : 0;

@@ -325,12 +325,19 @@ export function* directivesInSteps(
         // A correction of the assistant's command is recalled before that command is run again:
         // "No, we use pnpm." after "I'll run `npm install zod`" fires on `npm` too, as "No, we use
         // pnpm, not npm." does.
-        const corrected = isCorrection ? correctedProgram(prev) : null;
+        const found = isCorrection ? correctedProgram(prev) : null;
+        const corrected = found && !ids.includes(found) ? found : null;
+        // Said as one short clause naming the program to use instead, the lesson names what it
+        // replaces too ("We use pnpm, not npm."), so it reads as what to avoid where it is served.
+        const said =
+          corrected && ids.some(isKnownCommand) && /^[^,;:]{1,60}[.!]?$/.test(text)
+            ? `${text.replace(/[.!]$/, "")}, not ${corrected}.`
+            : text;
         push({
           type: "lesson",
-          text: text.charAt(0).toUpperCase() + text.slice(1),
+          text: said.charAt(0).toUpperCase() + said.slice(1),
           steps: null,
-          trigger_entities: corrected && !ids.includes(corrected) ? [...ids, corrected] : ids,
+          trigger_entities: corrected ? [...ids, corrected] : ids,
           source_event_ids: [turn.eventId],
         });
       }
