@@ -571,6 +571,13 @@ describe("the user's name", () => {
     ["My name is Alice Martin and I live in Paris.", "Alice Martin"],
     ["Hi, I'm Leo. I work as an architect.", "Leo"],
     ["Hi, I'm German.", null],
+    // a member of a people or a follower of a belief is a given name after a greeting
+    ["Hi, I'm Maya.", "Maya"],
+    ["Hi, I'm Frank.", "Frank"],
+    ["Hi, I'm Christian, a teacher in Leeds.", "Christian"],
+    ["Hey, I'm Dakota!", "Dakota"],
+    ["Hi, I'm Frank here.", "Frank"],
+    ["I'm Buddhist.", null],
     ["You can call me Sam, everyone does.", "Sam"],
     ["Everyone calls me Sam.", "Sam"],
     // a request for a call, a nickname from someone else, someone else introduced
@@ -658,6 +665,11 @@ describe("the user's name", () => {
       "The user's name is Priya.",
       "Priya loves tea.",
     ]);
+    expect(texts("Hi, I'm Christian, a teacher in Leeds.")).toEqual([
+      "The user's name is Christian.",
+      "Christian is a teacher in Leeds.",
+    ]);
+    expect(texts("Hi, I'm Frank here.")).toEqual(["The user's name is Frank."]);
     expect(texts("Don't call me Robert, call me Rob.")).toEqual([
       "The user's name is Rob.",
       "Don't call Rob Robert.",

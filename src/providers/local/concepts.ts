@@ -552,28 +552,36 @@ export function conceptTerms(text: string): string[] {
 }
 
 /**
- * Whether a capitalised word is, in WordNet, first of all a kind of person or a language
- * ("Italian", "Christian", "English"): then "I'm Italian" is no self-introduction.
- */
-/**
  * Whether a capitalised word is first of all a nationality, a language or a follower of a belief
  * ("Italian", "French", "Buddhist"), read from its first sense's class and definition; a name that
  * is also a famous person or a star sign ("Victoria", "Leo") is not.
  */
 export function isNationalityOrBelief(word: string): boolean {
+  return peopleKind(word) !== null;
+}
+
+/**
+ * Whether a capitalised word is first of all a language or the people of a country ("French",
+ * "Italian", "German": "a native or inhabitant of Italy"), not a member of a people or a follower
+ * of a belief ("Maya", "Frank", "Dakota", "Christian"), words given as names too.
+ */
+export function isNationality(word: string): boolean {
+  return peopleKind(word) === "nationality";
+}
+
+function peopleKind(word: string): "nationality" | "people or belief" | null {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());
-  if (!info) return false;
+  if (!info) return null;
   const first = synset(d, info.first);
-  if (!/^\p{Lu}/u.test(first.words[0] ?? "")) return false;
-  if (first.lexFile === COMMUNICATION_CLASS) return true;
-  if (first.lexFile !== PERSON_CLASS) return false;
+  if (!/^\p{Lu}/u.test(first.words[0] ?? "")) return null;
+  if (first.lexFile === COMMUNICATION_CLASS) return "nationality";
+  if (first.lexFile !== PERSON_CLASS) return null;
   const end = d.data.indexOf(10, info.first);
   const line = d.data.toString("latin1", info.first, end < 0 ? undefined : end);
   const gloss = line.slice(line.indexOf("| ") + 2);
-  return /\b(native|inhabitant|citizen|nationality|member|follower|follows|adherent|believer|speaker)\b/.test(
-    gloss,
-  );
+  if (/\b(native|inhabitant|citizen|nationality|speaker)\b/.test(gloss)) return "nationality";
+  return /\b(member|follower|follows|adherent|believer)\b/.test(gloss) ? "people or belief" : null;
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   isCommonNoun,
   isCommonNounNotName,
   isCommonProperNoun,
+  isNationality,
   isNationalityOrBelief,
   isPlainAdjective,
 } from "./concepts.js";
@@ -15,9 +16,10 @@ import { FIELD_LABELS, isInterjection, MESSAGE_LABELS, STOPWORDS } from "./engli
  * it opens a clause or follows "you can", "just", "everyone"... ("could you call me Monday" asks for
  * a call; "my mom used to call me Bunny" is a nickname). "This is X" introduces someone else when a
  * description follows ("This is Max, our dog"). The bare "I'm X" form counts only when X ends its
- * clause ("I'm Priya, a nurse") and is not a nationality, language or belief ("I'm Italian.");
- * without a greeting before it, not any word WordNet knows as a person or language, nor one it has only
- * as an adjective ("I'm Sorry, I forgot").
+ * clause ("I'm Priya, a nurse") and is not a nationality or language ("I'm Italian."), nor, without
+ * a greeting before it, a member of a people or a follower of a belief ("I'm Christian"; "Hi, I'm
+ * Christian" is a name), any word WordNet knows as a person, or one it has only as an adjective
+ * ("I'm Sorry, I forgot").
  */
 /** A title before a name ("Dr. Ahmed Khan"): not part of it, and never a name itself ("Dr."). */
 const TITLE_WORD = String.raw`(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor|Sir|Dame|Rev|Fr)`;
@@ -63,8 +65,11 @@ export function introducedName(content: string): string | null {
   const another = /^[Tt]his/.test(form);
   if (another && described) return null;
   const first = name.split(/\s+/)[0]!;
-  if (WEEKDAY.test(first) || isNationalityOrBelief(first)) return null;
   const greeted = /[Hh]i|[Hh]ello|[Hh]ey/.test(before);
+  // A member of a people or a follower of a belief is a given name too ("Maya", "Frank",
+  // "Dakota", "Christian"): after a greeting it is one ("Hi, I'm Frank"); the people of a country
+  // and a language never are ("Hi, I'm German").
+  if (WEEKDAY.test(first) || (greeted ? isNationality(first) : isNationalityOrBelief(first))) return null;
   // "I'm Dana, 34, from Chicago", "I'm Bob, a backend engineer": a description after the name
   // says it is one, as a greeting does.
   const after = content.slice(im.index + im[0].length - (described?.length ?? 0));
