@@ -160,6 +160,24 @@ describe("relative dates", () => {
       "until Friday (5 April 2024)",
       new Date("2024-04-10T10:00:00Z"),
     ],
+    // a reservation made, a class signed up for, an appointment put in a calendar: ahead
+    ["I made a reservation at Nobu on Saturday.", "on Saturday (23 March 2024)", sat],
+    ["I signed up for a yoga class on Wednesday.", "on Wednesday (20 March 2024)", sat],
+    [
+      "I've added the dentist appointment on Thursday at 3pm to your calendar.",
+      "on Thursday (21 March 2024) at 3pm",
+      sat,
+    ],
+    // a title's stop does not end the sentence; the weekday's own clause gives its tense
+    ["I booked an appointment with Dr. Lee on Friday at 10am.", "on Friday (22 March 2024)", mon],
+    ["My appointment with Dr. Lee is on Friday.", "on Friday (22 March 2024)", mon],
+    ["I went hiking last week and I have a dentist appointment on Friday.", "on Friday (22 March 2024)", mon],
+    [
+      "I have a dentist appointment tomorrow, and I went to the gym on Friday.",
+      "on Friday (15 March 2024)",
+      mon,
+    ],
+    ["I had a yoga class on Wednesday.", "on Wednesday (13 March 2024)", sat],
   ])("%s", (text, want, at) => {
     expect(resolveRelativeDates(text, at)).toContain(want);
   });

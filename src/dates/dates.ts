@@ -1,3 +1,4 @@
+import { stopsInside } from "../providers/local/english.js";
 import { FIRST_INSTANT, LAST_INSTANT } from "./range.js";
 import { strptime } from "./strptime.js";
 
@@ -189,9 +190,14 @@ const PAST =
 /** A feeling about what is ahead ("nervous about the exam", "can't wait for", "dreading"). */
 const ANTICIPATION =
   /\b(?:excited|nervous|scared|stressed|worried|anxious|looking forward|can't wait|cannot wait|dreading|pumped|psyched|stoked|thrilled|ready for)\b/i;
-/** An appointment one got or made: it is ahead ("I finally got an appointment ... on Monday"). */
+/**
+ * An appointment, a reservation or a place in a class one got, made or put in a calendar: it is
+ * ahead ("I finally got an appointment ... on Monday", "I made a reservation at Nobu on Saturday",
+ * "I signed up for a yoga class on Wednesday", "I've added the dentist appointment on Thursday to
+ * your calendar").
+ */
 const OBTAINED =
-  /\b(?:got|booked|scheduled|made|set up|landed|arranged)\s+(?:an?\s+|the\s+|my\s+)?(?:[\w-]+\s+)?(?:appointment|interview|meeting|exam|call|surgery|presentation)\b/i;
+  /\b(?:got|booked|scheduled|made|set up|landed|arranged|added|reserved|signed up for|registered for|enrolled in)\s+(?:an?\s+|the\s+|my\s+|your\s+)?(?:[\w-]+\s+)?(?:appointment|interview|meeting|exam|call|surgery|presentation|reservation|booking|class|course|lesson|session)\b/i;
 /**
  * Something one has on a day ("an interview on Tuesday", "Dentist on Tuesday", "the recital is
  * Thursday at 6"): ahead, unless the sentence tells it as past.
@@ -199,11 +205,41 @@ const OBTAINED =
 const APPOINTMENT =
   /\b(?:appointment|interview|meeting|exam|call|surgery|presentation|deadline|dentist|doctor|check-?up|recital|concert|game|match|party|wedding|flight|trip|dinner|lunch|brunch|date|class|lesson|practice|rehearsal|shift|therapy|session)\b/i;
 
+/** Where the sentence of `text` around `index` starts and ends; "Dr. Lee" and "e.g." go on. */
+function sentenceBounds(text: string, index: number): [number, number] {
+  let from = 0;
+  for (const stop of text.matchAll(/[.!?](?:\s+|$)/g)) {
+    const end = stop.index + 1;
+    if (stopsInside(text.slice(0, end), text.slice(stop.index + stop[0].length))) continue;
+    if (end > index) return [from, end];
+    from = stop.index + stop[0].length;
+  }
+  return [from, text.length];
+}
+
 /** The sentence of `text` around `index`. */
 function sentenceAt(text: string, index: number): string {
-  const from = Math.max(0, ...[...text.slice(0, index).matchAll(/[.!?]\s/g)].map((e) => e.index + 2));
-  const to = /[.!?](?:\s|$)/.exec(text.slice(index))?.index;
-  return text.slice(from, to === undefined ? undefined : index + to + 1);
+  const [from, to] = sentenceBounds(text, index);
+  return text.slice(from, to);
+}
+
+/** Where a sentence's next clause starts: "and", "but", a comma... before its own subject. */
+const CLAUSE_START =
+  /(?:[,;]\s*|\s(?:and|but|so|while|whereas|though|although|because)\s+)(?=(?:I|we|you|he|she|they)\b)/g;
+
+/**
+ * The clause of `text` around `index` ("I have a dentist appointment on Friday" in "I went hiking
+ * last week and I have a dentist appointment on Friday"): its tense is the weekday's.
+ */
+function clauseAt(text: string, index: number): string {
+  const [from, to] = sentenceBounds(text, index);
+  let start = from;
+  for (const c of text.slice(from, to).matchAll(CLAUSE_START)) {
+    const at = from + c.index;
+    if (at >= index) return text.slice(start, at);
+    start = at + c[0].length;
+  }
+  return text.slice(start, to);
 }
 
 /** A sentence telling what happened, and nothing ahead: a past tense, no future or scheduled verb. */
@@ -364,7 +400,7 @@ function withWeekdays(text: string, at: Date): string {
     // appointment ... on Monday"); else a past tense tells what happened ("I had a job interview
     // on Tuesday"); else an appointment or a feeling about the day is ahead ("Excited for Friday!").
     const day = m[0].replace(/^this (?:coming )?/i, "");
-    const past = PAST.test(sentence);
+    const past = PAST.test(clauseAt(text, m.index));
     // "this Tuesday" is the coming one, unless the sentence tells it as past: "I went to the
     // doctor this Tuesday" (said on a Friday) is the Tuesday of the same week; "this coming" is ahead.
     const thisDay = !!m[1];

@@ -270,6 +270,20 @@ function linesEnded(text: string): string {
     .join("\n");
 }
 
+/**
+ * Whether the stop that ends `before` stays inside its sentence, `next` being the text after it:
+ * an abbreviation ("Dr.", "e.g."), a month or "No." before a number, a name's initial ("Ursula K.
+ * Le Guin") or dotted initials ("the U.S. Postal Service", "at 7 a.m. Friday", "D.C.").
+ */
+export function stopsInside(before: string, next: string): boolean {
+  return (
+    ABBREVIATION.test(before) ||
+    (BEFORE_NUMBER.test(before) && /^\d/.test(next)) ||
+    /(?:^|\s)[A-Z]\.$/.test(before) ||
+    /(?:^|[\s("'])(?:[A-Za-z]\.){2,}$/.test(before)
+  );
+}
+
 export function splitSentences(text: string): string[] {
   const flat = listsAsSentences(linesEnded(text.replace(/```[\s\S]*?```/g, " ")))
     .replace(/\s+/g, " ")
@@ -283,11 +297,7 @@ export function splitSentences(text: string): string[] {
   const parts = flat.split(/(?<=[.!?])\s+(?=["'([A-Z0-9])/);
   for (const [i, part] of parts.entries()) {
     buf = buf ? `${buf} ${part}` : part;
-    if (ABBREVIATION.test(buf)) continue;
-    if (BEFORE_NUMBER.test(buf) && /^\d/.test(parts[i + 1] ?? "")) continue;
-    if (/(?:^|\s)[A-Z]\.$/.test(buf)) continue;
-    // Dotted initials: "the U.S. Postal Service", "at 7 a.m. Friday", "D.C.".
-    if (/(?:^|[\s("'])(?:[A-Za-z]\.){2,}$/.test(buf)) continue;
+    if (stopsInside(buf, parts[i + 1] ?? "")) continue;
     out.push(buf.trim());
     buf = "";
   }
