@@ -2091,6 +2091,30 @@ describe("a directive of a dated conversation", () => {
   });
 });
 
+describe("a reply sent without a date in a dated conversation", () => {
+  it("was said on the day of the dated message before it: its fact is dated so, and the block shows that day", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      messages: [
+        user("I need a dentist in Toronto.", { date: "2025-04-08T10:00:00Z" }),
+        { role: "assistant", content: "I've booked you an appointment with Dr. Lee on Friday at 10am." },
+      ],
+    });
+    const rows = await rowsOf(orgId, result.memories_created);
+    const booked = rows.find((r) => r.type === "fact" && r.text.includes("Dr. Lee"))!;
+    expect(booked.text).toBe(
+      "On 8 April 2025, the assistant has booked the user an appointment with Dr. Lee on Friday (11 April 2025) at 10am.",
+    );
+    expect(booked.details.date).toBe("2025-04-08T10:00:00Z");
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "dentist appointment with Dr. Lee", user_id: "u1", mode: "compose" },
+    });
+    expect(found.body.context).toContain("- 2025-04-08: The assistant has booked the user");
+    expect(found.body.context).not.toContain(`- ${new Date().toISOString().slice(0, 10)}: `);
+  });
+});
+
 describe("DELETE /v1/memories (forget a scope)", () => {
   const count = async (orgId: string, userId: string) =>
     (

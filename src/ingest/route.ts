@@ -33,6 +33,8 @@ export function routeTurns(
   const path = request.messages.length > threshold ? "batch" : "live";
   const format = path === "batch" ? (request.timestamp_format ?? null) : null;
   let lastDated: Date | null = null;
+  // What a message sent without a date was said on: the dated message's before it in the request.
+  let lastSaid: { date: string; at: Date | null } | null = null;
   const turns = request.messages.flatMap((m, index): Turn[] => {
     let content = m.content;
     let speaker = m.name ?? null;
@@ -49,14 +51,18 @@ export function routeTurns(
     if (m.role === "tool" && !speaker) speaker = /^\s*\[?([A-Za-z_][\w.-]*)\]?:\s/.exec(content)?.[1] ?? null;
     const at = format && m.date ? strptime(m.date, format) : null;
     const own = m.date ? withWallClock(at ?? parseLooseDate(m.date), m.date) : null;
-    if (own) lastDated = own;
+    if (own) {
+      lastDated = own;
+      lastSaid = { date: m.date!, at };
+    }
+    const said = m.date ? { date: m.date, at } : lastSaid;
     const turn = {
       index,
       role: m.role,
       speaker,
       content,
-      date: m.date ?? null,
-      at,
+      date: said?.date ?? null,
+      at: said?.at ?? null,
       refDate: m.date ? own : (lastDated ?? (path === "live" ? receivedAt : null)),
       eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
     };

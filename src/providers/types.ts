@@ -37,9 +37,12 @@ export interface Turn {
   /** The speaker's name when known (a `name` field, a non-standard role, or "Name: ..." content). */
   speaker: string | null;
   content: string;
-  /** The raw date string as sent. */
+  /**
+   * The raw date string as sent; for a message sent without one, that of the dated message before
+   * it in the request (a reply in a dated conversation was said that day), else null.
+   */
   date: string | null;
-  /** The parsed date (batch path with a matching `timestamp_format`), else null. */
+  /** `date` parsed (batch path with a matching `timestamp_format`), else null. */
   at: Date | null;
   /** A date to resolve relative expressions against (parsed or loosely read), else null. */
   refDate: Date | null;
