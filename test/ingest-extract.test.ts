@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseLooseDate, resolveRelativeDates } from "../src/dates/dates.js";
 import { strptime } from "../src/dates/strptime.js";
 import { identifiersFromText } from "../src/identifiers/identifiers.js";
+import { withoutClause } from "../src/ingest/reconcile.js";
 import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
 import { classifyLocally } from "../src/providers/local/classifier.js";
@@ -461,5 +462,24 @@ describe("the local extractor on a long conversation", () => {
     expect(servedMeanwhile).toBe(true);
     expect(stepped).toEqual(extractLocally(input));
     expect(stepped.facts.length).toBeGreaterThanOrEqual(600); // the user turns (the assistant's "I ..." are offers)
+  });
+});
+
+describe("a whole fact without its superseded clause (what is kept of it)", () => {
+  it.each([
+    [
+      "On 6 January 2025, the user works as a nurse at Mercy Hospital in Ottawa. The user has two kids.",
+      "On 6 January 2025, the user works as a nurse at Mercy Hospital in Ottawa.",
+      "On 6 January 2025, the user has two kids.",
+    ],
+    ["The user lives in Paris and the user has a dog.", "The user lives in Paris.", "The user has a dog."],
+    [
+      "On 3 May 2024, the user has a dog and the user lives in Paris.",
+      "On 3 May 2024, the user lives in Paris.",
+      "On 3 May 2024, the user has a dog.",
+    ],
+    ["The user lives in Paris.", "The user lives in Paris.", null],
+  ])("%s without %s", (text, clause, want) => {
+    expect(withoutClause(text, clause)).toBe(want);
   });
 });

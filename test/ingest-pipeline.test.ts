@@ -673,7 +673,7 @@ describe("supersede and dedup", () => {
     expect(now).toContain("The user works as a carpenter.");
     expect(Object.values(moved.memories_superseded_by)).toEqual([tromso, tromso]);
 
-    // A turn that says more than its clauses stays whole (only its city clause goes).
+    // A turn that says more than its clauses goes too; what it says besides stays, as a fact.
     await ingestOk(key, {
       user_id: "u2",
       messages: [user("I live in Bergen and I work as a baker. My dog Rex loves the snow there.")],
@@ -683,12 +683,58 @@ describe("supersede and dedup", () => {
       conv_id: "c8",
       messages: [user("I moved to Tromso.")],
     });
-    expect(Object.keys(again.memories_superseded_by)).toHaveLength(1);
+    expect(Object.keys(again.memories_superseded_by)).toHaveLength(2);
     const u2 = (
       await svc.request("GET", "/v1/memories?user_id=u2&status=active&type=fact", { key })
     ).body.data.map((m: { text: string }) => m.text);
-    expect(u2.filter((t: string) => t.includes("Rex"))).toHaveLength(1);
-    expect(u2).not.toContain("The user lives in Bergen.");
+    expect(u2.filter((t: string) => t.includes("Rex"))).toEqual([
+      "The user works as a baker. The user's dog Rex loves the snow there.",
+    ]);
+    expect(u2.filter((t: string) => t.includes("Bergen"))).toEqual([]);
+  });
+
+  it("a changed job leaves no fact stating the old one: the rest of its turn is kept as a fact, in its episode", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      messages: [
+        user("I work as a nurse at Mercy Hospital in Ottawa. I have two kids.", {
+          date: "2025-01-06T09:00:00Z",
+        }),
+      ],
+    });
+    const changed = await ingestOk(key, {
+      conv_id: "c2",
+      messages: [user("I just got a job at Stripe as a product manager.", { date: "2025-02-06T09:00:00Z" })],
+    });
+    const stripe = changed.memories_created.find((m: any) => m.type === "fact" && m.text.includes("Stripe"));
+    const active = (
+      await svc.request("GET", "/v1/memories?user_id=u1&status=active&type=fact", { key })
+    ).body.data.map((m: { text: string }) => m.text);
+    expect(active.filter((t: string) => t.includes("nurse"))).toEqual([]);
+    expect(active).toContain("On 6 January 2025, the user has two kids.");
+    // Both facts that said the nurse job are replaced: the clause by the new job, the whole turn by
+    // its rest, which stays where the turn was (its conversation and episode).
+    const wholeTurn = first.memories_created.find(
+      (m: any) => m.type === "fact" && m.text.includes("two kids"),
+    );
+    const rest = changed.memories_created.find((m: any) => m.type === "fact" && m.text.includes("two kids"));
+    expect(changed.memories_superseded_by[wholeTurn.id]).toBe(rest.id);
+    expect(Object.values(changed.memories_superseded_by)).toContain(stripe.id);
+    const [restRow] = await rowsOf(orgId, [rest]);
+    const episode = first.memories_created.find((m: any) => m.type === "episode");
+    expect(restRow).toMatchObject({ conv_id: "c1", status: "active" });
+    expect(restRow!.details).toMatchObject({ episode_id: episode.id, date: "2025-01-06T09:00:00Z" });
+    const [episodeRow] = await rowsOf(orgId, [episode]);
+    expect(episodeRow!.details.fact_ids).toContain(rest.id);
+    expect(episodeRow!.text).toContain("two kids");
+    expect(episodeRow!.text).not.toContain("nurse");
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "Where do I work?", user_id: "u1", mode: "retrieve" },
+    });
+    expect(
+      found.body.data.map((m: { text: string }) => m.text).filter((t: string) => t.includes("nurse")),
+    ).toEqual([]);
   });
 
   it("supersedes an employer joined or started at, an age said with a name or a day, past a label", async () => {
@@ -2011,7 +2057,13 @@ describe("a form the user fills in", () => {
     const age = (await rowsOf(orgId, second.memories_created)).find((r) => r.type === "fact");
     expect(age!.text).toBe("Dana Ruiz is 35 years old.");
     const old = first.memories_created.find((m: { text: string }) => m.text === "Dana Ruiz is 34 years old.");
-    expect(second.memories_superseded_by).toEqual({ [old.id]: age!.id });
+    // The whole form said the old age too: what it said besides is kept as a fact.
+    const form = first.memories_created.find((m: { text: string }) => m.text.includes("city is Chicago"));
+    const rest = (await rowsOf(orgId, second.memories_created)).find((r) => r.text.includes("Chicago"));
+    expect(rest!.text).toBe(
+      "Dana Ruiz's city is Chicago. Dana Ruiz's password is [redacted secret] for the guest wifi",
+    );
+    expect(second.memories_superseded_by).toEqual({ [old.id]: age!.id, [form.id]: rest!.id });
   });
 });
 

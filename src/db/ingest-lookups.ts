@@ -1,4 +1,5 @@
 import { type Queryable, queryInOneTrip } from "./db.js";
+import type { NewMemoryRow } from "./memories.js";
 import type { MemoryType } from "./memory-row.js";
 import { hnswSettings } from "./memory-search.js";
 
@@ -135,6 +136,26 @@ export async function sameTurnFacts(
        AND m.type = 'fact' AND m.status = 'active'
        AND m.details -> 'source_event_ids' = o.details -> 'source_event_ids'
      WHERE o.org_id = $1 AND o.user_id = $2 AND o.id = ANY($3::uuid[]) AND o.job_id IS NOT NULL`,
+    [scope.orgId, scope.userId, ids],
+  );
+  return rows;
+}
+
+/**
+ * The user's active facts of these ids as rows to write again: where they belong (conversation,
+ * agent, app, groups), their details, categories, indexed context and creation time.
+ */
+export async function factRows(
+  db: Queryable,
+  scope: { orgId: string; userId: string },
+  ids: string[],
+): Promise<Array<NewMemoryRow & { id: string }>> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT id::text, org_id, type, text, user_id, agent_id, conv_id, app_id, group_ids, categories, details,
+       context, created_at
+     FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND type = 'fact' AND status = 'active' AND id = ANY($3::uuid[])`,
     [scope.orgId, scope.userId, ids],
   );
   return rows;

@@ -2,6 +2,7 @@ import type { Queryable } from "../db/db.js";
 import {
   activeFactsMatching,
   activeLessonsSharing,
+  factRows,
   factsOfLessonTurns,
   latestArtifactVersion,
   type Similar,
@@ -10,17 +11,20 @@ import {
   sameTurnFacts,
   similarActiveFactsOf,
 } from "../db/ingest-lookups.js";
+import type { NewMemoryRow } from "../db/memories.js";
+import { uuidFromSeed } from "../ids.js";
 import { embeddingText } from "../memories/write.js";
-import { contentWords, normaliseText } from "../providers/local/english.js";
+import { contentWords, normaliseText, splitSentences } from "../providers/local/english.js";
 import {
   bareClaim,
   earlierStatements,
+  leadLowered,
   type SlotSearch,
   sameSlot,
   slotSearches,
 } from "../providers/local/extractor.js";
 import type { Embedder, Extractor, JudgeCase } from "../providers/types.js";
-import { directiveHash, type Plan, type PlannedRow } from "./assemble.js";
+import { directiveHash, factHash, type Plan, type PlannedRow } from "./assemble.js";
 import { otherHalf, restates, reverses, statesRule } from "./reversal.js";
 
 /**
@@ -56,6 +60,11 @@ export interface Reconciled {
    * replaces one stated since, which it did not see: src/ingest/store.ts).
    */
   slotSeen: Set<string>;
+  /**
+   * Facts in `insert` that hold what a fact superseded with its clause said besides
+   * (wholeSentencesToo): the earlier fact's, in its conversation and episode, with its groups.
+   */
+  rests: Set<string>;
 }
 
 /**
@@ -80,6 +89,7 @@ export async function reconcile(
     sameDirectives: [],
     sameEpisode: null,
     slotSeen: new Set(),
+    rests: new Set(),
   };
   const similar = await similarActiveFactsOf(
     db,
@@ -161,12 +171,31 @@ export async function reconcile(
     out.supersedes.set(at, f.id);
     out.insert.push(f);
   });
-  await wholeSentencesToo(
+  const rests = await wholeSentencesToo(
     db,
     scope,
     out.supersedes,
     out.insert.filter((r) => r.type === "fact"),
   );
+  if (rests.length) {
+    const vectors = await embedder.embed(rests.map(({ whole, text }) => embeddingText({ ...whole, text })));
+    rests.forEach(({ whole, text }, k) => {
+      const key = `f${plan.facts.length + k}`;
+      const row: PlannedRow = {
+        ...whole,
+        id: uuidFromSeed(`${plan.episode.job_id}:${key}`),
+        write_key: key,
+        job_id: plan.episode.job_id,
+        text,
+        content_hash: factHash(text),
+        embedding: vectors[k]!,
+        supersedes: whole.id,
+      };
+      out.supersedes.set(whole.id, row.id);
+      out.rests.add(row.id);
+      out.insert.push(row);
+    });
+  }
 
   for (const a of plan.artifacts) {
     const prev = await latestArtifactVersion(db, scope, a.details!.title as string);
@@ -287,14 +316,17 @@ const claimWords = (text: string) => normaliseText(bareClaim(text));
  * A clause superseded ("The user lives in Paris.") leaves the sentence it was cut from ("The user
  * lives in Paris and the user works at Initech.") saying the old value. That sentence is superseded
  * by the same fact when the turn's other facts hold all the rest of it (its other clauses are facts
- * of their own); a sentence that says more than its clauses stays.
+ * of their own). One that says more is superseded too, not left active with the old value: what
+ * it says besides is returned, to be kept as a fact of its own where the old one was (its
+ * conversation, episode, date and groups), the superseded clauses taken out ("On 6 January 2025,
+ * the user has two kids.").
  */
 async function wholeSentencesToo(
   db: Queryable,
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
   planned: PlannedRow[],
-): Promise<void> {
+): Promise<Array<{ whole: NewMemoryRow; text: string }>> {
   // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
   const turnOf = new Map(planned.map((f) => [f, JSON.stringify(f.details?.source_event_ids ?? [])]));
   const own = new Map(planned.map((f) => [f.id, f]));
@@ -309,17 +341,79 @@ async function wholeSentencesToo(
       for (const g of planned)
         if (turnOf.get(g) === turnOf.get(f)) siblings.push({ of: old, id: g.id, text: g.text });
   }
+  // Each sentence stating an old value, with the superseded clauses it holds and its turn's facts.
+  const wholes = new Map<string, { text: string; clauses: string[]; turn: typeof siblings }>();
   for (const old of new Set(siblings.map((s) => s.of))) {
     const turn = siblings.filter((s) => s.of === old);
-    const clause = claimWords(turn.find((s) => s.id === old)?.text ?? "");
-    if (!clause) continue;
+    const clause = turn.find((s) => s.id === old)?.text ?? "";
+    if (!claimWords(clause)) continue;
     for (const whole of turn) {
-      const words = claimWords(whole.text);
-      if (whole.id === old || supersedes.has(whole.id) || !words.includes(clause)) continue;
-      let rest = ` ${words} `;
-      for (const part of turn)
-        if (part.id !== whole.id) rest = rest.replace(` ${claimWords(part.text)} `, " ");
-      if (contentWords(rest).length === 0) supersedes.set(whole.id, supersedes.get(old)!);
+      if (
+        whole.id === old ||
+        supersedes.has(whole.id) ||
+        !claimWords(whole.text).includes(claimWords(clause))
+      )
+        continue;
+      const seen = wholes.get(whole.id);
+      if (seen) seen.clauses.push(old);
+      else wholes.set(whole.id, { text: whole.text, clauses: [old], turn });
     }
   }
+  const rests: Array<{ id: string; text: string }> = [];
+  for (const [id, { text, clauses, turn }] of wholes) {
+    let rest = ` ${claimWords(text)} `;
+    for (const part of turn) if (part.id !== id) rest = rest.replace(` ${claimWords(part.text)} `, " ");
+    const left =
+      contentWords(rest).length === 0
+        ? null
+        : clauses.reduce<string | null>(
+            (t, old) => (t === null ? null : withoutClause(t, turn.find((s) => s.id === old)!.text)),
+            text,
+          );
+    if (left !== null) rests.push({ id, text: left });
+    supersedes.set(id, supersedes.get(clauses[0]!)!);
+  }
+  if (rests.length === 0) return [];
+  const stored = new Map(
+    (
+      await factRows(
+        db,
+        scope,
+        rests.map((r) => r.id).filter((id) => !own.has(id)),
+      )
+    ).map((r) => [r.id, r]),
+  );
+  return rests.flatMap(({ id, text }) => {
+    const whole = own.get(id) ?? stored.get(id);
+    return whole ? [{ whole, text }] : [];
+  });
+}
+
+/**
+ * A fact's text without a clause's claim, its day kept: the sentence that says just the clause goes,
+ * and inside a longer sentence the clause goes with the "and" or "but" that joined it ("The user
+ * lives in Paris and the user has a dog." without "The user lives in Paris." is "The user has a
+ * dog."); a sentence that holds the clause in other words goes whole. Null when nothing with content
+ * words is left.
+ */
+export function withoutClause(text: string, clause: string): string | null {
+  const body = bareClaim(text);
+  const lead = text.slice(0, text.length - body.length);
+  const cut = bareClaim(clause)
+    .replace(/[.!?]+$/, "")
+    .trim();
+  const claim = normaliseText(cut);
+  const kept: string[] = [];
+  for (const sentence of splitSentences(body)) {
+    const at = sentence.toLowerCase().indexOf(cut.toLowerCase());
+    if (at >= 0 && cut) {
+      const before = sentence.slice(0, at).replace(/,?\s*\b(?:and|but)?\s*$/i, "");
+      const after = sentence.slice(at + cut.length);
+      const left = before ? `${before}${after}` : after.replace(/^,?\s*(?:(?:and|but)\b\s*)?/i, "");
+      if (contentWords(left).length) kept.push(before ? left : left.charAt(0).toUpperCase() + left.slice(1));
+    } else if (!normaliseText(sentence).includes(claim)) kept.push(sentence);
+  }
+  if (kept.length === 0) return null;
+  const rest = kept.join(" ");
+  return lead ? `${lead}${leadLowered(rest)}` : rest;
 }

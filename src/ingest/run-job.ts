@@ -145,11 +145,12 @@ export async function runIngestJob({
     });
     const rec = await time("dedup", () => reconcile(ctx.db, providers, scope, plan));
     // Restated facts too: a fact first said in private and restated in a conversation shared with
-    // groups gains the groups its verdict gives (the store adds them to the stored fact).
+    // groups gains the groups its verdict gives (the store adds them to the stored fact). The rest
+    // of an earlier fact (reconcile's `rests`) keeps that fact's groups.
     const archived = await classifyStage(
       ctx,
       request,
-      [...rec.insert, ...rec.duplicates.map((d) => d.row)],
+      [...rec.insert.filter((r) => !rec.rests.has(r.id)), ...rec.duplicates.map((d) => d.row)],
       time,
       job.attempts >= MAX_ATTEMPTS,
     );

@@ -397,6 +397,10 @@ export async function storeResult({
         metadata,
       })),
     );
+    // What a superseded sentence said besides its old value is in the episode that sentence was in.
+    for (const f of facts)
+      if (rec.rests.has(f.id) && !moved.has(f.id) && typeof f.details?.episode_id === "string")
+        await listFactsInEpisode(tx, orgId, f.details.episode_id, [f.id]);
     // What the job stored, this attempt or an earlier one, in the planned order.
     const stored = await jobMemories(tx, orgId, job.id);
     const mine = [...rec.insert, ...revived].filter((r) => stored.has(r.id)).map((r) => stored.get(r.id)!);
@@ -429,10 +433,12 @@ export async function storeResult({
     // A fact of this job changed later in it is reported created (and superseded), not updated.
     for (const r of superseded)
       if (!stored.has(r.id)) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
+    // A sentence whose rest is kept as a fact leaves its episode the rest: the clause superseded
+    // with it took the old value out.
     reworked = await unsayInEpisodes(
       tx,
       orgId,
-      superseded.filter((r) => r.type === "fact"),
+      superseded.filter((r) => r.type === "fact" && !rec.rests.has(rec.supersedes.get(r.id) ?? "")),
       { unlist: false },
     );
     for (const a of sameArtifacts) {

@@ -531,7 +531,7 @@ function unquotedSecondToThird(s: string, name: string): string {
  * inside a sentence, a word WordNet lacks ("Caroline"); and so do "I" and words in capitals or
  * mixed case ("NASA", "iPhone").
  */
-function leadLowered(text: string, names: () => Set<string>): string {
+export function leadLowered(text: string, names: () => Set<string> = () => new Set()): string {
   const first = /^(\p{Lu}[\p{Ll}]*)(?='s\b|[^\p{L}\p{N}'_-]|$)/u.exec(text)?.[1];
   if (!first || first === "I") return text;
   const lower = () => text.charAt(0).toLowerCase() + text.slice(1);
