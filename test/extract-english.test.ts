@@ -304,10 +304,28 @@ describe("third-person facts of tricky turns", () => {
     ["[WARN] disk usage above 90 percent on the build server", null],
     // ... but a to-do is the speaker's own
     ["TODO: book the vet for Rex on Monday.", "TODO: book the vet for Rex on Monday."],
+    // a request of any everyday verb, a rule said as one ("Never ...", "Don't ..."), "us" the user's
+    ["Start the dev server please.", "The user asked the assistant to start the dev server."],
+    ["Please open the config file.", "The user asked the assistant to open the config file."],
+    [
+      "Never edit files under src/generated/ by hand.",
+      "The user asked the assistant never to edit files under src/generated/ by hand.",
+    ],
+    ["Don't push to main.", "The user asked the assistant not to push to main."],
+    ["Find us a hotel near Alfama.", "The user asked the assistant to find them a hotel near Alfama."],
+    ["Start date is Monday.", "Start date is Monday."],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);
     expect(out[0]?.text ?? null).toBe(want);
+  });
+
+  it("leaves out a courtesy the assistant asks of the user", () => {
+    const out = facts([
+      turn(0, "user", "Hello."),
+      turn(1, "assistant", "Please congratulate Tom for me! Say hi to your mom for me."),
+    ]);
+    expect(out).toEqual([]);
   });
 });
 

@@ -822,7 +822,7 @@ export function sentenceCase(s: string): string {
  * chat between two people, the one asked is the other speaker ("Caroline asked Melanie to ...").
  */
 const REQUEST =
-  /^(?:please\s+)?(?:(?:from now on|going forward|in future|in the future),?\s+)?(?:please\s+)?(?:(always|never|also|just)\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update|run|answer|reply|respond|speak|use|format)\b\s+(.*)$/i;
+  /^(?:please\s+)?(?:(?:from now on|going forward|in future|in the future),?\s+)?(?:please\s+)?(?:(always|never|also|just|don't|do not)\s+)?(remind|tell|help|show|give|find|book|send|write|make|add|set|schedule|note|remember|keep|check|suggest|recommend|explain|list|summari[sz]e|translate|draft|generate|create|fix|refactor|review|compare|rewrite|update|run|answer|reply|respond|speak|use|format|start|stop|restart|open|close|edit|delete|remove|rename|install|deploy|build|push|commit)\b\s+(.*)$/i;
 /**
  * A reaction before the request ("That is interesting, tell me more about ..."): a few words
  * that say nothing themselves ("Maria, keep it up!" names who is asked; "When picking endorsements,
@@ -837,7 +837,7 @@ const REMARK_THEN_REQUEST =
  * nothing.
  */
 const NOUN_BEFORE_VERB =
-  /^(?:book|check|review|list|set|help|update|draft|run|answer|reply|use|format|schedule)\s+(?:(?!(?:a|an|the|my|our|your|his|her|their|this|that|these|those|me|us|him|them|it|some|all|every|each|one|two|three|more|out|up|down|off|on|in|to|for|about|sure|what|which|who|how|when|where|why|if|whether)\b)[a-z][a-z-]*\s+){1,2}(?:is|are|was|were|has|have|had|will|would|can|could|should|might|must|does|did|meets|starts|begins|ends|runs|opens|closes|came|went|got|gets|takes|took|costs|helps|makes|made|seems|looks|sounds|needs|lasts|happens|broke|keeps|kept)\b/i;
+  /^(?:book|check|review|list|set|help|update|draft|run|answer|reply|use|format|schedule|start|stop|open|close|build|push|commit|install|edit)\s+(?:(?!(?:a|an|the|my|our|your|his|her|their|this|that|these|those|me|us|him|them|it|some|all|every|each|one|two|three|more|out|up|down|off|on|in|to|for|about|sure|what|which|who|how|when|where|why|if|whether)\b)[a-z][a-z-]*\s+){1,2}(?:is|are|was|were|has|have|had|will|would|can|could|should|might|must|does|did|meets|starts|begins|ends|runs|opens|closes|came|went|got|gets|takes|took|costs|helps|makes|made|seems|looks|sounds|needs|lasts|happens|broke|keeps|kept)\b/i;
 
 export function asRequest(sentence: string, name: string, asked = "the assistant"): string | null {
   const trimmed = sentence.trim();
@@ -849,7 +849,7 @@ export function asRequest(sentence: string, name: string, asked = "the assistant
   }
   if (!m) return null;
   // "Make sure you run cargo fmt ..." asks the assistant to run it.
-  const adverb = m[1] ? `${m[1].toLowerCase()} ` : "";
+  const adverb = m[1] ? `${m[1].toLowerCase().replace(/^(?:don't|do not)$/, "not")} ` : "";
   let verb = m[2]!.toLowerCase();
   let said = m[3]!;
   const sure = verb === "make" ? /^sure (?:that )?you (\w+)\s+(.*)$/i.exec(said) : null;
@@ -858,8 +858,8 @@ export function asRequest(sentence: string, name: string, asked = "the assistant
     r
       // "... please." is the request's manners, not its content.
       .replace(/,?\s+please([.!]*)$/i, "$1")
-      .replace(/\bme\b/g, "them")
-      .replace(/\b[Mm]y\b/g, "their")
+      .replace(/\b(?:me|us)\b/g, "them")
+      .replace(/\b(?:[Mm]y|[Oo]ur)\b/g, "their")
       .replace(/\bI'm\b|\bI am\b/g, "they're")
       .replace(/\bI was\b/g, "they were")
       .replace(/\bI've\b/g, "they've")
@@ -867,7 +867,7 @@ export function asRequest(sentence: string, name: string, asked = "the assistant
       .replace(/\bI'd\b/g, "they'd")
       .replace(/\bI\b/g, "they"),
   );
-  const out = `${name} asked ${asked} ${adverb === "never " ? "never to " : `to ${adverb}`}${verb} ${rest}`;
+  const out = `${name} asked ${asked} ${adverb === "never " || adverb === "not " ? `${adverb}to ` : `to ${adverb}`}${verb} ${rest}`;
   return out.charAt(0).toUpperCase() + out.slice(1);
 }
 

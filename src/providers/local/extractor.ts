@@ -73,6 +73,13 @@ const ASSISTANT_OWN =
   /^(?:I|I'm|I'll|I'd|I've|Let me|Here|Congratulations|Congrats|Thanks|Thank you|You're welcome|Good luck|Sorry|Glad|Happy to|Great|Awesome|Wonderful|Sounds good|Of course|Sure|No problem|Noted|Got it|Understood|Will do|Good to know|Important to know|Makes sense|Fair enough|Tell me|That's|That is|What a|How (?:exciting|wonderful|lovely|nice|great|fun|cool)|Happy (?:belated\s+)?(?:birthday|anniversary|holidays|new year|hunting|travels)|Fingers crossed|So (?:glad|happy|sorry|exciting|excited)|Sounds like|Hope|Enjoy|Have (?:fun|a (?:great|good|nice|wonderful|lovely))|Safe travels|Get well|Feel better|Best of luck|Worth it|Well done|Nice (?:work|job|one)|Good job|Yay|Wow|Oh no|Aww?|Hooray|Cheers|Take care|Break a leg|Bon voyage|Welcome back)\b/i;
 
 /**
+ * A courtesy the assistant asks of the user ("Please congratulate Tom for me!", "Say hi to your mom
+ * for me."): nothing about anyone.
+ */
+const ASSISTANT_ASKS_COURTESY =
+  /^(?:please\s+)?(?:give|send|say|tell|congratulate|wish|pass|thank|hug)\b.*\bfor me\b[\s.!]*$/i;
+
+/**
  * What the assistant did or will do in the user's affairs ("I've issued a $15 credit to your
  * account", "I'll remind you on June 2", "I checked your account: you're on the Family plan"): a
  * claim the user may ask about, though it opens as the assistant's courtesies do (ASSISTANT_OWN).
@@ -214,6 +221,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         !turn.speaker &&
         turn.role === "assistant" &&
         ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) ||
+          ASSISTANT_ASKS_COURTESY.test(sentence) ||
           isAssistantSupposing(sentence) ||
           ASSISTANT_VERDICT.test(sentence) ||
           VAGUE_ADVICE.test(sentence))
