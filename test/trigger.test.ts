@@ -1278,6 +1278,7 @@ describe("trigger relevance gate", () => {
     }
     expect(await served("d", "git push origin feature-x")).toEqual(["d", "git push origin feature-x", 1]);
     expect(await served("e", "git push origin feature-x")).toEqual(["e", "git push origin feature-x", 1]);
+    expect(await served("e", "git push --force-with-lease")).toEqual(["e", "git push --force-with-lease", 1]);
     expect(await served("f", "npx vitest run")).toEqual(["f", "npx vitest run", 1]);
     // Under retrieve there is no gate: the exact match on `git` is listed.
     const all = await trigger(key, {
@@ -1287,6 +1288,43 @@ describe("trigger relevance gate", () => {
     });
     expect(all.body.data.length).toBe(1);
   });
+
+  it.each([
+    [
+      "When force pushing, always use `git push --force-with-lease` instead of `--force`.",
+      "git push --force origin feature-x",
+      "force push my rebased branch",
+    ],
+    [
+      "When force pushing, always use `git push --force-with-lease` instead of `--force`.",
+      "git push -f",
+      "force push after the rebase",
+    ],
+    [
+      "When force pushing, always use `git push --force-with-lease` instead of `--force`.",
+      "git push --force",
+      null,
+    ],
+    [
+      "If you need to force push, use `git push --force-with-lease`, never plain --force.",
+      "git push --force origin feature-x",
+      "force push my rebased branch",
+    ],
+    [
+      "If you need to force push, use `git push --force-with-lease`, never plain --force.",
+      "git push -f",
+      null,
+    ],
+  ])(
+    "serves a rule that prescribes a flag instead of another form (%s) to a call of that form (%s)",
+    async (text, command, task) => {
+      const { orgId, key } = await svc.newOrg();
+      await seed(orgId, [lesson(text, ["git", "--force-with-lease", "--force"])]);
+      const res = await trigger(key, { user_id: "u", action: { tool: "Bash", args: { command } }, task });
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((r: any) => r.text)).toEqual([text]);
+    },
+  );
 
   it("reads no use of the command in prose after it ('yarn, not pnpm'): such a rule bears on every call of it", async () => {
     const { orgId, key } = await svc.newOrg();

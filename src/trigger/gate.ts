@@ -138,6 +138,9 @@ function wordsOf(text: string): Word[] {
   return out;
 }
 
+/** Words that set what a rule asks against an alternative: "instead of --force", "never plain vitest". */
+const CONTRAST = /^(?:instead|not|never|rather|plain|avoid)$|n't$/;
+
 /** Words that open the goal a rule is for: "To publish tags, ...", "... for a release", "When releasing, ...". */
 const GOAL_OPENERS = new Set(["to", "for", "when", "whenever", "if"]);
 
@@ -162,7 +165,9 @@ function goalStems(words: Word[]): Set<string> {
  * Whether a flag is what the rule is for: its goal names the flag's word ("To publish tags, always
  * run `git push --tags`"). Such a rule is about the flagged use, and a call of that use without the
  * flag does not pursue its goal. A flag no goal names is prescribed ("Always run `npx vitest run
- * --coverage` in CI"): a call without it breaks the rule.
+ * --coverage` in CI"): a call without it breaks the rule. So is a flag the rule sets against
+ * another form (namedUses: "When force pushing, always use `git push --force-with-lease` instead of
+ * `--force`"), whatever its goal: the rule is about the calls that take the other form.
  */
 const isGoalFlag = (flag: string, goal: Set<string>) =>
   flag
@@ -182,13 +187,16 @@ const isGoalFlag = (flag: string, goal: Set<string>) =>
  */
 function namedUses(text: string, command: string): Map<string, string[]> {
   const words = wordsOf(text);
-  const goal = goalStems(words);
+  // A rule that names an alternative ("instead of", "not", "never plain", "rather than") prescribes
+  // its flags in place of another form, and the calls of that form are the ones it is about.
+  const contrasts = words.some((w) => !w.code && CONTRAST.test(w.text));
+  const goal = contrasts ? new Set<string>() : goalStems(words);
   const out = new Map<string, string[]>();
   const add = (use: string, from: number, to: number) => {
-    const flags = words
-      .slice(from, to)
-      .map((w) => w.text)
-      .filter((f) => /^-/.test(f) && isGoalFlag(f, goal));
+    const line = words.slice(from, to).map((w) => w.text);
+    // A flag the rule names besides the command line's is another form it sets the line against.
+    const other = words.some((w, k) => (k < from || k >= to) && /^-/.test(w.text) && !line.includes(w.text));
+    const flags = line.filter((f) => /^-/.test(f) && !other && isGoalFlag(f, goal));
     out.set(use, [...(out.get(use) ?? []), ...flags]);
   };
   const isUse = (w: Word, use: string) =>
