@@ -602,6 +602,13 @@ describe("a rule is asked for by the user", () => {
     expect(
       corrected([["assistant", "I'll run `npx vitest run` now."]], "Nope, run the tests with `node --test`."),
     ).toEqual([["Run the tests with `node --test`, not vitest.", ["node", "--test", "vitest"]]]);
+    // Alternatives for the same job of other ecosystems, too.
+    expect(corrected([["assistant", "I'll run `docker build -t api .`"]], "No, we use podman.")).toEqual([
+      ["We use podman, not docker.", ["podman", "docker"]],
+    ]);
+    expect(corrected([["assistant", "I'll run `pip install requests`."]], "No, use poetry.")).toEqual([
+      ["Use poetry, not pip.", ["poetry", "pip"]],
+    ]);
     // Said with it already, the program is not listed twice.
     expect(corrected(npm, "No, we use pnpm, not npm.")).toEqual([["We use pnpm, not npm.", ["pnpm", "npm"]]]);
     // Not the turn just before (a tool's output came between), or several commands named: which
@@ -650,6 +657,25 @@ describe("a rule is asked for by the user", () => {
     });
     expect(gated.body.data).toEqual([]);
   });
+
+  it.each([
+    ["I'll check with `git status` first.", "No, we use pnpm.", "We use pnpm.", ["pnpm"]],
+    ["I'll start it with `node server.js`.", "No, use docker compose.", "Use docker compose.", ["docker"]],
+    ["I'll run `kubectl apply -f k8s/staging.yaml`.", "No, we use helm.", "We use helm.", ["helm"]],
+  ])(
+    "does not name the assistant's command (%s) as replaced by a program of another job (%s)",
+    (cmd, said, text, ids) => {
+      const ds = extractDirectives(
+        [
+          ["user", "Please do it."],
+          ["assistant", cmd],
+          ["user", said],
+          ["assistant", "Okay, switching."],
+        ].map(([role, content], k) => turn(k, role!, content!)),
+      );
+      expect(ds.map((d) => [d.text, d.trigger_entities])).toEqual([[text, ids]]);
+    },
+  );
 
   it("reads no correction in a 'No' that answers a question, nor in the assistant's own 'Actually'", () => {
     const asked = "Have you set up vitest for the parser yet?";

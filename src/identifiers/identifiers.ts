@@ -327,6 +327,57 @@ const KNOWN_COMMANDS = new Set(
 /** Whether a word is a command name that is no English word (`npm`, `psql`, `docker`). */
 export const isKnownCommand = (word: string): boolean => KNOWN_COMMANDS.has(word);
 
+/**
+ * Tools that are alternatives for one job, so that one can be said to replace the other ("We use
+ * pnpm, not npm."): package managers, installers, test runners, container CLIs and the like of one
+ * ecosystem. Tools of different jobs (git and pnpm, node and docker, kubectl and helm) are no such
+ * pair. A member "program --flag" is that program only when run with the flag (`node --test`).
+ */
+const TOOL_FAMILIES: string[][] = [
+  ["npm", "pnpm", "yarn", "bun"],
+  ["npx", "pnpx", "bunx"],
+  ["pip", "pip3", "pipx", "poetry", "uv", "pipenv", "conda"],
+  ["jest", "vitest", "mocha", "ava", "jasmine", "node --test"],
+  ["pytest", "nose2", "unittest"],
+  ["node", "nodejs", "deno", "bun"],
+  ["docker", "podman", "nerdctl"],
+  ["eslint", "biome", "oxlint"],
+  ["prettier", "biome", "dprint"],
+  ["ruff", "flake8", "pylint"],
+  ["black", "ruff", "autopep8"],
+  ["mypy", "pyright"],
+  ["webpack", "vite", "rollup", "esbuild", "parcel"],
+  ["mvn", "gradle"],
+  ["git", "hg", "svn"],
+  ["curl", "wget"],
+  ["brew", "apt", "apt-get", "dnf", "yum", "pacman"],
+];
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The families of TOOL_FAMILIES `program` is in, as `text` runs it. */
+function familiesOf(program: string, text: string): Set<number> {
+  const out = new Set<number>();
+  TOOL_FAMILIES.forEach((family, k) => {
+    for (const member of family) {
+      const [name, flag] = member.split(" ");
+      if (name !== program) continue;
+      if (!flag || new RegExp(`\\b${escapeRe(name)}\\b[^\\n\`]*\\s${escapeRe(flag)}\\b`).test(text))
+        out.add(k);
+    }
+  });
+  return out;
+}
+
+/**
+ * Whether two programs, as the texts that name them run them, are alternatives for the same job
+ * (TOOL_FAMILIES): `npm` and `pnpm`, `npx vitest` and `node --test`; not `git` and `pnpm`.
+ */
+export function sameJob(one: string, oneText: string, other: string, otherText: string): boolean {
+  const theirs = familiesOf(other, otherText);
+  return [...familiesOf(one, oneText)].some((k) => theirs.has(k));
+}
+
 /** Pre-extracted entities, as given (trimmed, deduplicated), plus the base names and tails of paths. */
 export function normaliseEntities(entities: string[]): string[] {
   const out = new Set<string>();

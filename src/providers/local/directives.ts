@@ -1,4 +1,4 @@
-import { identifiersFromText, isKnownCommand, RUNNERS } from "../../identifiers/identifiers.js";
+import { identifiersFromText, isKnownCommand, RUNNERS, sameJob } from "../../identifiers/identifiers.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { ASSISTANT_OFFER, ASSISTANT_SUPPOSING, splitSentences, stripInterjections } from "./english.js";
 import { irregularBase } from "./irregular.js";
@@ -324,9 +324,14 @@ export function* directivesInSteps(
         const text = isCorrection ? stripInterjections(opened.replace(CORRECTION, "")) : sentence;
         // A correction of the assistant's command is recalled before that command is run again:
         // "No, we use pnpm." after "I'll run `npm install zod`" fires on `npm` too, as "No, we use
-        // pnpm, not npm." does.
+        // pnpm, not npm." does. Only when the program it names does the same job (sameJob): "No,
+        // we use pnpm." after `git status`, or "No, we use helm." after `kubectl apply`, replaces
+        // neither git nor kubectl, and is not about every call of it.
         const found = isCorrection ? correctedProgram(prev) : null;
-        const corrected = found && !ids.includes(found) ? found : null;
+        const corrected =
+          found && !ids.includes(found) && ids.some((id) => sameJob(id, opened, found, prev!.content))
+            ? found
+            : null;
         // Said as one short clause naming the program to use instead, the lesson names what it
         // replaces too ("We use pnpm, not npm."), so it reads as what to avoid where it is served.
         const said =
