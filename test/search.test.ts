@@ -570,6 +570,92 @@ describe("search compose", () => {
     expect(lines[0]).toMatch(/^- 2025-03-01: Step 0: /);
   });
 
+  // The probe's bodies (regression R4): a 714-character message and an 8-step procedure.
+  const MOVE =
+    "Some background about me so you can help with the move. I grew up in Leeds and studied chemistry at Manchester, then worked for eight years at a paint company in Bradford. " +
+    "My partner Jamie is a nurse and works night shifts at the Royal Infirmary, which is why we need somewhere close to the hospital. " +
+    "We have a rescue greyhound called Biscuit who hates stairs, so a ground floor flat or a house would be ideal. " +
+    "Our budget is around 1,400 pounds a month including bills, and we would like at least two bedrooms because Jamie's mum visits often. " +
+    "I cycle to work most days so secure bike storage matters a lot to me. " +
+    "My new office is on Whitworth Street in Manchester city centre and I start there on the 3rd of June.";
+  const DEPLOY = [
+    "To deploy the web app to production:",
+    "1. Make sure you are on main and run `git pull --rebase` so you have the latest changes.",
+    "2. Run `pnpm install --frozen-lockfile` and then `pnpm test` and wait for every suite to pass.",
+    "3. Bump the version with `pnpm version patch` and push the tag with `git push --follow-tags`.",
+    "4. Build the image with `docker build -t registry.example.com/web:latest .` from the repo root.",
+    "5. Push it with `docker push registry.example.com/web:latest` and wait for the registry to confirm.",
+    "6. Run `kubectl rollout restart deployment/web -n prod` to pick up the new image.",
+    "7. Watch `kubectl rollout status deployment/web -n prod` until it reports success.",
+    "8. Finally, post the version number in #deploys on Slack so support knows what shipped.",
+  ].join("\n");
+  const at = (id: string, type: string, text: string) =>
+    ({ id, type, text, details: {}, created_at: new Date("2025-05-01T10:00:00Z") }) as unknown as MemoryRow;
+
+  it.each([
+    ["Where is my new office?", "on Whitworth Street in Manchester city centre"],
+    ["When do I start my new job?", "I start there on the 3rd of June"],
+    ["What's our rent budget?", "Our budget is around 1,400 pounds a month"],
+  ])("keeps a 714-character fact whole for %s", (query, answer) => {
+    const block = composeDeterministic([at("f", "fact", `On 1 May 2025, the user said: ${MOVE}`)], query);
+    expect(block).toContain(answer);
+    expect(block).not.toContain("…");
+  });
+
+  it("shows an 8-step procedure with all its steps", () => {
+    const block = composeDeterministic(
+      [at("p", "procedure", DEPLOY)],
+      "How do I deploy the web app to production?",
+    );
+    for (let i = 1; i <= 8; i++) expect(block).toContain(DEPLOY.split("\n")[i]);
+  });
+
+  it("cuts a fact past the line's bound between sentences, keeping those the query's words are in", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const padding = Array.from(
+      { length: 50 },
+      (_, i) => `Note ${i} about the garden shed and its paint colour.`,
+    );
+    // The answer last, behind 2,700 characters of other sentences and MOVE itself.
+    const text = `${padding.join(" ")} ${MOVE}`;
+    expect(text.length).toBeGreaterThan(LINE_CHARS);
+    await seed(orgId, [{ type: "fact", text, user_id: "u" }]);
+    const res = await search(key, { query: "Where is my new office?", user_id: "u", mode: "compose" });
+    const fact = (res.body.context as string).split("\n").find((l) => l.startsWith("- "))!;
+    expect(fact).toContain(
+      "My new office is on Whitworth Street in Manchester city centre and I start there on the 3rd of June.",
+    );
+    expect(fact.slice(fact.indexOf(": ") + 2).length).toBeLessThanOrEqual(LINE_CHARS);
+    // Sentences, whole, in their order, "…" where some were left out.
+    expect(fact).toContain("Note 0 about the garden shed and its paint colour. Note 1 about");
+    expect(fact).toMatch(
+      /colour\. … .*Whitworth Street in Manchester city centre and I start there on the 3rd of June\.$/,
+    );
+    expect(fact).not.toMatch(/\b(?:Not|Note \d+ about the)…/);
+  });
+
+  it("cuts a long procedure only between steps and says how many were left out", () => {
+    const steps = Array.from(
+      { length: 40 },
+      (_, i) =>
+        `${i + 1}. Run \`./scripts/stage-${i + 1}.sh --region eu-west-1\` and wait until it prints that stage ${i + 1} is done.`,
+    );
+    const block = composeDeterministic(
+      [at("p", "procedure", `To migrate the cluster:\n${steps.join("\n")}`)],
+      "migrate the cluster",
+    );
+    const text = block
+      .split("\n")
+      .find((l) => l.startsWith("- "))!
+      .slice("- 2025-05-01: ".length);
+    expect(text.length).toBeLessThanOrEqual(LINE_CHARS);
+    const shown = text.match(/\d+\. Run .*? is done\./g)!;
+    expect(shown.length).toBeGreaterThan(10);
+    expect(text).toMatch(
+      new RegExp(`stage ${shown.length} is done\\. … \\(${40 - shown.length} more steps left out\\)$`),
+    );
+  });
+
   it("with a model makes one selection call and returns its markdown; falls back when it fails", async () => {
     const { orgId, key } = await svc.newOrg();
     const [rex] = await seed(orgId, [

@@ -2,21 +2,24 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import { parseLooseDate } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
+import { splitSentences } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
-import { unverified } from "../trigger/gate.js";
+import { contentTerms, unverified } from "../trigger/gate.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */
 const DETERMINISTIC_ROWS = 12;
 const MODEL_ROWS = 40;
 /**
- * The most characters of a row's text a line of the deterministic block shows (cut at a word,
- * "…" after it), and the most characters of the block's lines together: a 40-step procedure and
- * a long note made a 16,311-character block for one query. A row that would pass the block's
- * bound is left out, and the rows ranked below it too.
+ * The most characters of a row's text a line of the deterministic block shows, and the most
+ * characters of the block's lines together: a 40-step procedure and a long note made a
+ * 16,311-character block for one query. A row that would pass the block's bound is left out, and
+ * the rows ranked below it too. The line's bound is generous: at 500 characters a 714-character
+ * fact lost the office, start date and budget it was found for, and an 8-step procedure its last
+ * three steps. How a longer text is cut: `fitted`.
  */
-export const LINE_CHARS = 500;
-export const BLOCK_CHARS = 4_000;
+export const LINE_CHARS = 2_000;
+export const BLOCK_CHARS = 8_000;
 
 const HEADINGS: Record<MemoryType, string> = {
   lesson: "Lessons",
@@ -74,13 +77,73 @@ export function cutAtWord(text: string, max: number): string {
   return `${cut.replace(/[\s,;:.!?-]+$/, "")}…`;
 }
 
-function line(row: MemoryRow): string {
+const flat = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/** Where a procedure's next step starts: a line opening with its number ("\n3. Build the image"). */
+const STEP = /\n\s*(?=\d{1,3}[.)]\s)/;
+
+/**
+ * A procedure's text ("Deploy:\n1. ...\n2. ...") in at most `max` characters: its heading and
+ * the steps that fit, in order, cut between two steps and never inside one, with how many were
+ * left out.
+ */
+function fittedSteps(parts: string[], max: number): string {
+  const kept = [flat(parts[0]!)];
+  let size = kept[0]!.length;
+  let i = 1;
+  for (; i < parts.length; i++) {
+    const step = flat(parts[i]!);
+    // Room for the note of what was left out ("… (12 more steps left out)").
+    if (size + 1 + step.length + 30 > max) break;
+    kept.push(step);
+    size += 1 + step.length;
+  }
+  const left = parts.length - i;
+  const head = cutAtWord(kept.join(" "), max - 30);
+  return left ? `${head} … (${left} more step${left === 1 ? "" : "s"} left out)` : head;
+}
+
+/**
+ * A text longer than `max` in at most `max` characters, cut between sentences: those sharing a
+ * content word with the query first (the answer it was found for stays), then the others from the
+ * start, each in its own place, with "…" where sentences were left out. One sentence longer than
+ * the bound is cut at a word.
+ */
+function fittedSentences(text: string, query: Set<string>, max: number): string {
+  const sentences = splitSentences(text);
+  const matched = sentences.map((s) => [...contentTerms(s).keys()].some((w) => query.has(w)));
+  const keep = new Set<number>();
+  let size = 0;
+  for (const wanted of [true, false])
+    for (const [i, s] of sentences.entries()) {
+      if (matched[i] !== wanted || size + s.length + 3 > max) continue;
+      keep.add(i);
+      size += s.length + 3;
+    }
+  if (keep.size === 0) return cutAtWord(sentences[matched.indexOf(true)] ?? text, max);
+  let out = "";
+  for (const [i, s] of sentences.entries()) {
+    if (keep.has(i)) out += `${out ? " " : ""}${s}`;
+    else if (!out.endsWith("…")) out += `${out ? " " : ""}…`;
+  }
+  return out;
+}
+
+/** A row's text as its line shows it: whole up to LINE_CHARS, else `fittedSteps` or `fittedSentences`. */
+function fitted(row: MemoryRow, title: string, date: string, query: Set<string>): string {
+  const text = withoutShownDay(flat(row.text), date);
+  if (title.length + text.length <= LINE_CHARS) return `${title}${text}`;
+  const max = LINE_CHARS - title.length;
+  const steps = row.text.trim().split(STEP);
+  return `${title}${steps.length > 2 ? fittedSteps(steps, max) : fittedSentences(text, query, max)}`;
+}
+
+function line(row: MemoryRow, query: Set<string>): string {
   const title =
     typeof row.details?.title === "string" && row.details.title ? `**${row.details.title}**: ` : "";
   const date = memoryDate(row);
   const hedge = hedged(row) ? "(unverified) " : "";
-  const text = withoutShownDay(row.text.replace(/\s+/g, " ").trim(), date);
-  return `- ${date}: ${hedge}${cutAtWord(`${title}${text}`, LINE_CHARS)}`;
+  return `- ${date}: ${hedge}${fitted(row, title, date, query)}`;
 }
 
 /** A text as the block compares it: no leading day, no "X said:", words only, lower case. */
@@ -123,20 +186,23 @@ function distinct(rows: MemoryRow[]): MemoryRow[] {
 
 /**
  * The markdown block without a model: the top rows grouped by type, each with its date, each
- * line's text at most LINE_CHARS and the lines together at most BLOCK_CHARS.
+ * line's text at most LINE_CHARS (a longer one cut for the query: `fitted`) and the lines
+ * together at most BLOCK_CHARS.
  */
-export function composeDeterministic(rows: MemoryRow[]): string {
-  const top: MemoryRow[] = [];
+export function composeDeterministic(rows: MemoryRow[], query = ""): string {
+  const terms = new Set(contentTerms(query).keys());
+  const top: { row: MemoryRow; text: string }[] = [];
   let size = 0;
   for (const row of distinct(rows).slice(0, DETERMINISTIC_ROWS)) {
-    size += line(row).length + 1;
+    const text = line(row, terms);
+    size += text.length + 1;
     if (size > BLOCK_CHARS) break;
-    top.push(row);
+    top.push({ row, text });
   }
   if (top.length === 0) return "";
   const sections = ORDER.map((type) => {
-    const of = top.filter((r) => r.type === type);
-    return of.length ? `### ${HEADINGS[type]}\n${of.map(line).join("\n")}` : "";
+    const of = top.filter((r) => r.row.type === type);
+    return of.length ? `### ${HEADINGS[type]}\n${of.map((r) => r.text).join("\n")}` : "";
   }).filter(Boolean);
   return `## Relevant memories\n\n${sections.join("\n\n")}\n`;
 }

@@ -157,7 +157,7 @@ export async function searchMemories({
       if (selection) {
         context = selection.context;
         applied = true;
-      } else context = composeDeterministic(rows);
+      } else context = composeDeterministic(rows, input.query);
       timings.compose = elapsed(t);
     }
 

@@ -39,9 +39,10 @@ const ASSENT = new Set(
 
 /**
  * Lowercase content words with a crude suffix strip, so "migrations" meets "migrate": each stem
- * with the first word that gave it (what `because` shows: "database", not "databas").
+ * with the first word that gave it (what `because` shows: "database", not "databas"). Search's
+ * compose block keeps a long fact's sentences that share one with the query.
  */
-function terms(text: string): Map<string, string> {
+export function contentTerms(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
     if (w.length < 3 || COMMON_WORDS.has(w) || ASSENT.has(w)) continue;
@@ -60,8 +61,8 @@ const stem = (w: string) => w.replace(/(ations?|ing|ed|es|s|e)$/, "") || w;
  * use pnpm" matched "Port 3000 already in use" on "use" alone.
  */
 export function sharesContentWord(row: MemoryRow, text: string): boolean {
-  const have = terms(directiveText(row));
-  return [...terms(text).keys()].some((w) => have.has(w));
+  const have = contentTerms(directiveText(row));
+  return [...contentTerms(text).keys()].some((w) => have.has(w));
 }
 
 /** Whether a text names an identifier as a whole word: "npm" is not named by "pnpm", nor "git" by "github". */
@@ -324,12 +325,12 @@ export function lexicalVerdict(
   const matched = item.matchedOn.length
     ? `matched on ${item.matchedOn.join(", ")}`
     : `matched ${matchedWhat}`;
-  const want = terms(task ?? "");
+  const want = contentTerms(task ?? "");
   // A task with no content words ("ok", "yes, do it", "go ahead") says nothing to gate against,
   // like no task at all: the exact match stands.
   if (!task?.trim() || want.size === 0)
     return { keep: true, because: `It ${matched}.`, confidence: round2(0.5 * hedge) };
-  const have = terms(directiveText(item.row));
+  const have = contentTerms(directiveText(item.row));
   const shared = [...want.keys()].filter((w) => have.has(w));
   const namedInTask = item.matchedOn.filter((e) => names(task, e)).length;
   // A directive about the very identifier the tool call uses (its text names it, and it is at
