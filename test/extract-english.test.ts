@@ -1933,6 +1933,34 @@ describe("everyday kinds WordNet's first senses do not give", () => {
   });
 });
 
+describe("a job joined, and an ailment named by two words", () => {
+  it("makes a job of joining a company or joining as an occupation, not of joining a club or as a guest", () => {
+    for (const said of [
+      "I joined a startup called Fernwood as CTO.",
+      "Priya joined Stripe as a senior engineer.",
+      "She joined a law firm in Boston.",
+      "Tom joined the company as an accountant last year.",
+    ])
+      expect(conceptTerms(said), said).toEqual(expect.arrayContaining(["job", "work", "employer"]));
+    for (const said of [
+      "I joined a book club.",
+      "We joined them as guests for dinner.",
+      "I joined the gym last week.",
+      "She joined the choir as a member.",
+    ])
+      expect(conceptTerms(said), said).not.toContain("employer");
+  });
+
+  it("brings an ailment of two words its broader ailments and the ailment their adjective names", () => {
+    expect(conceptTerms("I get hay fever every spring.")).toEqual(
+      expect.arrayContaining(["allergy", "allergic rhinitis", "illness", "health condition"]),
+    );
+    expect(conceptTerms("I got food poisoning in Rome.")).toContain("illness");
+    // Two words that are no ailment ("every spring", "book club") bring none of these.
+    expect(conceptTerms("I read every spring in the book club.")).not.toContain("illness");
+  });
+});
+
 describe("adjectives and the nouns WordNet derives them from", () => {
   it("brings the ailment of a plain adjective ('allergic' -> allergy), not another noun, nor a noun's or verb's", () => {
     expect(conceptTerms("The user is allergic to penicillin.")).toEqual(

@@ -277,6 +277,44 @@ describe("a question the user asks about themselves", () => {
     expect(await top("What pets does my sister have?")).toBe("The user's sister has two cats.");
   });
 
+  it("finds the user's own job and ailment before a relative's under a question about 'the user'", async () => {
+    const { key } = await svc.newOrg();
+    const said = async (user_id: string, conv_id: string, content: string, day: string) => {
+      const stored = await svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: {
+          user_id,
+          conv_id,
+          messages: [
+            { role: "user", content, created_at: `2025-${day}T10:00:00Z` },
+            { role: "assistant", content: "Noted." },
+          ],
+        },
+      });
+      expect(stored.body.status).toBe("succeeded");
+    };
+    await said("emp", "a", "I joined a startup called Fernwood as CTO.", "02-01");
+    await said("emp", "b", "My brother just got a job at Amazon.", "03-01");
+    await said("al", "a", "My son is allergic to peanuts.", "02-01");
+    await said("al", "b", "I get hay fever every spring.", "03-01");
+    const top = async (user_id: string, query: string) => {
+      const res = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id, query, mode: "retrieve", limit: 5 },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data[0]?.text as string;
+    };
+    expect(await top("emp", "Who is the user's employer?")).toMatch(
+      /joined a startup called Fernwood as CTO/,
+    );
+    expect(await top("emp", "Where does the user's brother work?")).toMatch(
+      /brother just got a job at Amazon/,
+    );
+    expect(await top("al", "Does the user have any allergies?")).toMatch(/hay fever every spring/);
+    expect(await top("al", "Is the user's son allergic to anything?")).toMatch(/son is allergic to peanuts/);
+  });
+
   it("leaves a fact about one of them that names the user again, and questions without a first person", () => {
     const row = (id: string, text: string, score: number) => ({
       row: { id, type: "fact", text, details: {} } as unknown as MemoryRow,
@@ -288,7 +326,12 @@ describe("a question the user asks about themselves", () => {
     ];
     expect(preferTheUserThemself("Who do I live with?", ranked)).toBe(ranked);
     const other = [row("sis", "The user's sister has two cats.", 0.9), row("me", "The user has a dog.", 0.8)];
-    expect(preferTheUserThemself("Does the user have pets?", other)).toBe(other);
+    expect(preferTheUserThemself("What pets does the user's sister have?", other)).toBe(other);
+    expect(preferTheUserThemself("What pets does Tim have?", other)).toBe(other);
+    expect(preferTheUserThemself("Does the user have pets?", other).map((r) => r.row.id)).toEqual([
+      "me",
+      "sis",
+    ]);
     expect(preferTheUserThemself("Do I have pets?", other).map((r) => [r.row.id, r.score])).toEqual([
       ["me", 0.8],
       ["sis", 0.45],

@@ -72,11 +72,14 @@ export function preferNamedSpeaker<T extends { row: RankRow; score: number }>(
  * themselves.
  */
 const SOMEONE_ELSES_FACT = 0.5;
-/** The user asking about themselves: "I", "me", "myself" in the question, and no "my <someone>". */
-const ABOUT_MYSELF = /\b(?:I|I'm|I've|I'd|me|myself)\b/;
+/**
+ * The user asking about themselves: "I", "me", "myself" in the question, or "the user" ("Who is
+ * the user's employer?", as an agent asks), and no "my <someone>" or "the user's <someone>".
+ */
+const ABOUT_MYSELF = /\b(?:I|I'm|I've|I'd|me|myself)\b|\b[Tt]he user\b/;
 const PEOPLE =
   "mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?|wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|sons?|daughters?|kids?|children|child|baby|grand(?:ma|pa|mother|father|son|daughter|parents?|kids?|children)|aunt|uncle|cousins?|nieces?|nephews?|in-laws?|(?:mother|father|brother|sister|son|daughter)-in-law|friends?|roommates?|boss|manager|colleagues?|coworkers?|co-workers?|neighbou?rs?|doctor|therapist|dentist|teacher";
-const MY_SOMEONE = new RegExp(String.raw`\bmy\s+(?:\w+\s+)?(?:${PEOPLE})\b`, "i");
+const MY_SOMEONE = new RegExp(String.raw`\b(?:my|the user's)\s+(?:\w+\s+)?(?:${PEOPLE})\b`, "i");
 /**
  * A fact whose subject is one of someone's people, after any date lead: the user's ("The user's
  * mom lives in Lyon"), or a named person's ("Priya's mom lives in Lyon": the user's own name, once
@@ -93,7 +96,9 @@ const THEIR_PERSONS_FACT = new RegExp(
  * is said of the user over what is said of the user's people: the mother's city and the sister's
  * cats share the question's words ("live", "pets" by their concepts) and ranked first. A fact about
  * one of them weighs half, unless it names the user again ("The user's mom lives with the user").
- * Not under a question naming one of them ("Where does my mom live?"). Memories of a user whose
+ * Not under a question naming one of them ("Where does my mom live?", "the user's mom"). Asked
+ * of "the user" too: its son's peanut allergy led "Does the user have any allergies?" and a
+ * brother's new job "Who is the user's employer?". Memories of a user whose
  * name is on record read "Priya's mom ...": a named person's people count as not the user either
  * (LoCoMo's questions name their speakers, never "I", so it changes nothing there).
  */

@@ -375,6 +375,83 @@ function isAilment(d: Dictionary, offset: number, depthLeft = 12): boolean {
   return value;
 }
 
+/** Whether a noun sense is under one of these senses (every listed sense of each root word). */
+function isUnder(d: Dictionary, offset: number, rootWords: string[], depthLeft = 12): boolean {
+  const roots = rootWords.flatMap((w) => {
+    const l = d.nouns.get(w);
+    return l ? [l.first, ...(l.more ?? [])] : [];
+  });
+  const up = (o: number, left: number): boolean =>
+    roots.includes(o) || (left > 0 && synset(d, o).hypernyms.some((h) => up(h, left - 1)));
+  return up(offset, depthLeft);
+}
+
+/**
+ * The kinds of person that are an occupation: a nurse, a manager, a CEO, an accountant (a
+ * businessperson), an engineer (WordNet files it under "person" itself, as "applied scientist").
+ */
+const OCCUPATION_ROOTS = [
+  "worker",
+  "professional",
+  "employee",
+  "executive",
+  "leader",
+  "expert",
+  "businessperson",
+  "applied scientist",
+];
+/** What a company is to WordNet: a firm, a business, an agency ("startup" it has only as a start). */
+const COMPANY_ROOTS = ["company", "business", "firm", "enterprise", "agency"];
+
+/**
+ * Whether a word (lower case, as written or in the plural) is first of all an occupation
+ * ("nurse", "engineer", "manager", "ceo"), not another kind of person ("member", "volunteer",
+ * "guest"), or, with `company`, a company ("firm", "agency", "company").
+ */
+export function isOccupationOrCompany(word: string, kind: "occupation" | "company"): boolean {
+  const d = load();
+  const w = word.toLowerCase();
+  if (kind === "company" && /^start-?ups?$/.test(w)) return true;
+  const found = lemmaOf(d, w);
+  if (!found) return false;
+  const roots = (kind === "occupation" ? OCCUPATION_ROOTS : COMPANY_ROOTS).map((r) => r.replace(/ /g, "_"));
+  return isUnder(d, found[1].first, roots);
+}
+
+/**
+ * The terms of an ailment named by two words ("hay fever"), which the word-by-word expansion
+ * misses: its synonyms, AILMENT_TERMS, its broader ailments up to MAX_LEVELS ("allergic rhinitis",
+ * "rhinitis") and the ailment an adjective leading one of them names ("allergic" -> allergy), so
+ * "does the user have any allergies?" reaches "I get hay fever every spring". [] for any other pair.
+ */
+export function ailmentCompoundTerms(first: string, second: string): string[] {
+  const d = load();
+  const key = `${first}_${second}`.toLowerCase();
+  const cacheKey = `ailment:${key}`;
+  const cached = d.expansions.get(cacheKey);
+  if (cached) return cached;
+  const info = d.nouns.get(key);
+  const terms = new Set<string>();
+  if (info && isAilment(d, info.first)) {
+    for (const w of synset(d, info.first).words) terms.add(w.toLowerCase());
+    for (const t of AILMENT_TERMS) terms.add(t);
+    let level = [info.first];
+    for (let i = 0; i < MAX_LEVELS && level.length; i++) {
+      level = [...new Set(level.flatMap((o) => synset(d, o).hypernyms))].filter((h) => isAilment(d, h));
+      for (const h of level) {
+        const name = synset(d, h).words[0]!.toLowerCase();
+        terms.add(name);
+        for (const n of adjectiveNouns(d, name.split(" ")[0]!))
+          if (isAilment(d, d.nouns.get(n.replace(/ /g, "_"))?.first ?? -1)) terms.add(n);
+      }
+    }
+    terms.delete(key.replace(/_/g, " "));
+  }
+  const out = [...terms];
+  d.expansions.set(cacheKey, out);
+  return out;
+}
+
 /** The WordNet class of places (cities, states, countries, regions). */
 const LOCATION_CLASS = 15;
 
@@ -508,6 +585,21 @@ const INTRODUCED_HOME =
 const EMPLOYED =
   /\b(?:job offers?|offer (?:from|at|with) [\p{L}&.'-]+(?: [\p{L}&.'-]+){0,3} as|(?:job|position|internship|career)s? (?:at|with|for|as)|roles? (?:at|with)|(?:hired|employed|recruited) (?:by|at|as)|work(?:s|ed|ing)? (?:at|as|for (?!(?:me|us|you|him|her|them|it|now|both|everyone|anyone|free|nothing|sure|a while|the (?:most|best|better|time|moment))\b)))\b/iu;
 
+/**
+ * "joined X as <role>" with a role that is an occupation ("joined Stripe as a product manager",
+ * not "joined them as a guest"), or "joined a <company>" ("joined a startup called Fernwood",
+ * "joined a law firm", not "joined a book club"): a job, as "got a job at" is.
+ */
+const JOINED_AS =
+  /\bjoin(?:s|ed|ing)? [^.!?;]{1,60}? as (?:an? |the |their |its )?((?:[\p{L}-]+ ){0,2}[\p{L}-]+)/iu;
+const JOINED_COMPANY = /\bjoin(?:s|ed|ing)? (?:a|an|the|this|that) ((?:[\p{L}-]+ ){0,2}[\p{L}-]+)/iu;
+function joinedAsJob(text: string): boolean {
+  const role = JOINED_AS.exec(text)?.[1]?.split(" ") ?? [];
+  if (role.some((w) => isOccupationOrCompany(w, "occupation"))) return true;
+  const place = JOINED_COMPANY.exec(text)?.[1]?.split(" ") ?? [];
+  return place.some((w) => isOccupationOrCompany(w, "company"));
+}
+
 export function conceptTerms(text: string): string[] {
   const own = new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(Boolean));
   const out = new Set<string>();
@@ -524,12 +616,14 @@ export function conceptTerms(text: string): string[] {
     if (base && !own.has(base)) out.add(base);
     for (const term of EVERYDAY_KINDS.get(word.toLowerCase()) ?? []) if (!own.has(term)) out.add(term);
   }
+  for (const [, a, b] of text.matchAll(/(?<![\p{L}'-])(\p{Ll}+) (?=(\p{Ll}+)(?![\p{L}'-]))/gu))
+    for (const term of ailmentCompoundTerms(a!, b!)) if (!own.has(term)) out.add(term);
   // A kind reached through WordNet brings its everyday kinds too: a breed is a dog, so a pet.
   for (const term of [...out])
     for (const kind of EVERYDAY_KINDS.get(term) ?? []) if (!own.has(kind)) out.add(kind);
   if (MOVED_TO.test(text)) for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
   const introduced = text.includes(" is a");
-  if (EMPLOYED.test(text) || (introduced && INTRODUCED_JOB.test(text)))
+  if (EMPLOYED.test(text) || (introduced && INTRODUCED_JOB.test(text)) || joinedAsJob(text))
     for (const term of JOB_TERMS) if (!own.has(term)) out.add(term);
   if (introduced && INTRODUCED_HOME.test(text))
     for (const term of ["lives", "live"]) if (!own.has(term)) out.add(term);
