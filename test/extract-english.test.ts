@@ -589,12 +589,21 @@ describe("the user's name", () => {
     ["My name is Alice Martin and I live in Paris.", "Alice Martin"],
     ["Hi, I'm Leo. I work as an architect.", "Leo"],
     ["Hi, I'm German.", null],
-    // a member of a people or a follower of a belief is a given name after a greeting
+    // a member of a people is a given name after a greeting; a follower of a belief or a party
+    // member is not
     ["Hi, I'm Maya.", "Maya"],
     ["Hi, I'm Frank.", "Frank"],
-    ["Hi, I'm Christian, a teacher in Leeds.", "Christian"],
     ["Hey, I'm Dakota!", "Dakota"],
     ["Hi, I'm Frank here.", "Frank"],
+    ["Hi, I'm Catholic.", null],
+    ["Hi, I'm Muslim and I don't drink alcohol.", null],
+    ["Hi, I'm Sikh, so please no tobacco-related gift ideas.", null],
+    ["Hi, I'm Buddhist and I meditate every morning.", null],
+    ["Hi, I'm Lutheran and I sing in the choir.", null],
+    ["Hi, I'm Protestant.", null],
+    ["Hi, I'm Quaker.", null],
+    ["Hi, I'm Democrat and I volunteer for campaigns.", null],
+    ["Hi, I'm Christian, a teacher in Leeds.", null],
     ["I'm Buddhist.", null],
     ["You can call me Sam, everyone does.", "Sam"],
     ["Everyone calls me Sam.", "Sam"],
@@ -683,11 +692,17 @@ describe("the user's name", () => {
       "The user's name is Priya.",
       "Priya loves tea.",
     ]);
-    expect(texts("Hi, I'm Christian, a teacher in Leeds.")).toEqual([
-      "The user's name is Christian.",
-      "Christian is a teacher in Leeds.",
-    ]);
     expect(texts("Hi, I'm Frank here.")).toEqual(["The user's name is Frank."]);
+    // "here" goes with the name, and the rest keeps its subject
+    expect(texts("Hi, I'm Frank here, need help with my taxes.")).toEqual([
+      "The user's name is Frank.",
+      "Frank needs help with Frank's taxes.",
+    ]);
+    // a belief after a greeting is no name, and stays the user's
+    expect(texts("Hi, I'm Muslim and I don't drink alcohol.")).toEqual([
+      "The user is Muslim and the user doesn't drink alcohol.",
+    ]);
+    expect(texts("Hi, I'm Catholic.")).toEqual(["The user is Catholic."]);
     expect(texts("Don't call me Robert, call me Rob.")).toEqual([
       "The user's name is Rob.",
       "Don't call Rob Robert.",

@@ -655,15 +655,23 @@ export function isNationalityOrBelief(word: string): boolean {
 }
 
 /**
- * Whether a capitalised word is first of all a language or the people of a country ("French",
- * "Italian", "German": "a native or inhabitant of Italy"), not a member of a people or a follower
- * of a belief ("Maya", "Frank", "Dakota", "Christian"), words given as names too.
+ * Whether a capitalised word is first of all a language, the people of a country, a follower of
+ * a belief or a member of a party ("German", "Catholic", "Muslim", "Sikh", "Democrat"), not a
+ * member of a people ("Maya", "Frank", "Dakota"), words given as names too.
  */
-export function isNationality(word: string): boolean {
-  return peopleKind(word) === "nationality";
+export function isNationalityOrFollower(word: string): boolean {
+  const kind = peopleKind(word);
+  return kind !== null && kind !== "people";
 }
 
-function peopleKind(word: string): "nationality" | "people or belief" | null {
+/**
+ * A follower of a belief or a party member: a religious or nonreligious person, a follower or a
+ * politician is above its first sense ("Catholic" < "Christian" < "religious person", "Sikh" <
+ * "disciple" < "follower", "Democrat" < "politician").
+ */
+const FOLLOWER_KINDS = new Set(["religious person", "nonreligious person", "follower", "politician"]);
+
+function peopleKind(word: string): "nationality" | "people" | "belief" | null {
   const d = load();
   const info = d.nouns.get(word.toLowerCase());
   if (!info) return null;
@@ -675,7 +683,15 @@ function peopleKind(word: string): "nationality" | "people or belief" | null {
   const line = d.data.toString("latin1", info.first, end < 0 ? undefined : end);
   const gloss = line.slice(line.indexOf("| ") + 2);
   if (/\b(native|inhabitant|citizen|nationality|speaker)\b/.test(gloss)) return "nationality";
-  return /\b(member|follower|follows|adherent|believer)\b/.test(gloss) ? "people or belief" : null;
+  if (!/\b(member|follower|follows|adherent|believer)\b/.test(gloss)) return null;
+  return isFollower(d, info.first) ? "belief" : "people";
+}
+
+function isFollower(d: Dictionary, offset: number, depthLeft = 16): boolean {
+  return (
+    FOLLOWER_KINDS.has(synset(d, offset).words[0]!) ||
+    (depthLeft > 0 && synset(d, offset).hypernyms.some((h) => isFollower(d, h, depthLeft - 1)))
+  );
 }
 
 /**

@@ -618,11 +618,14 @@ function regularPastBase(w: string): string | null {
   return candidates.find((c): c is string => !!c && isVerb(c)) ?? null;
 }
 
+/** Verbs of a need, never said as an order: "Need help with my taxes" is the speaker's need. */
+const NEEDING = new Set(["need", "want"]);
+
 /**
  * A chat sentence that drops its subject ("Went to the dentist yesterday.", "Finished my thesis!",
  * "Excited for Friday!") is the speaker's: "I" (or "I'm" before a feeling) put back, so it reads
- * in the third person like the rest. Only a past tense or a feeling: a base form opens an
- * imperative ("Run the tests").
+ * in the third person like the rest. Only a past tense, a feeling or a need ("Need help with my
+ * taxes", "Want to learn Spanish"): any other base form opens an imperative ("Run the tests").
  */
 export function withDroppedSubject(sentence: string): string {
   // A question ("Got any tips?") or a reaction to the other ("Glad you ...", "So proud of you")
@@ -652,7 +655,8 @@ export function withDroppedSubject(sentence: string): string {
     new RegExp(String.raw`^(?:\S+\s+)?${word}\s+(?:to|of|about|with|at|for|from|on|in)\s`, "i").test(sentence)
   )
     return `I'm ${lower}`;
-  if ((IRREGULAR_PAST.has(word) && !PAST_AS_BASE.has(word)) || regularPastBase(word)) return `I ${lower}`;
+  if ((IRREGULAR_PAST.has(word) && !PAST_AS_BASE.has(word)) || regularPastBase(word) || NEEDING.has(first))
+    return `I ${lower}`;
   return sentence;
 }
 

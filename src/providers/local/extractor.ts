@@ -401,7 +401,7 @@ function withUserName(input: ExtractInput): {
 
 function withoutIntroduction(content: string, name: string): string {
   const intro = new RegExp(
-    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I (?:now )?go by|I'm|I am|[Tt]his is|^\\s*(?:Full )?Name:)\\s+${TITLE}${escapeRe(name)}(?![\\p{L}\\p{N}_])(?:\\s+(?:btw|by the way|now|from now on|instead|please))?(?:\\s*(?:,|and)\\s*)?`,
+    `(?:\\b(?:[Yy]ou can|[Yy]ou may|[Pp]lease|[Jj]ust|[Ff]eel free to)\\s+)?\\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|(?:[Ee]veryone|[Ee]verybody|[Pp]eople|[Mm]ost people|[Ff]riends|[Mm]y friends) calls? me|I (?:now )?go by|I'm|I am|[Tt]his is|^\\s*(?:Full )?Name:)\\s+${TITLE}${escapeRe(name)}(?![\\p{L}\\p{N}_])(?:\\s+(?:here|btw|by the way|now|from now on|instead|please))?(?:\\s*(?:,|and)\\s*)?`,
     "u",
   );
   // A description after the name stays the speaker's ("I'm Priya, a nurse in Austin" reads "I'm a

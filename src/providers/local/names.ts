@@ -3,8 +3,8 @@ import {
   isCommonNoun,
   isCommonNounNotName,
   isCommonProperNoun,
-  isNationality,
   isNationalityOrBelief,
+  isNationalityOrFollower,
   isPlainAdjective,
 } from "./concepts.js";
 import { FIELD_LABELS, isInterjection, MESSAGE_LABELS, STOPWORDS } from "./english.js";
@@ -66,10 +66,11 @@ export function introducedName(content: string): string | null {
   if (another && described) return null;
   const first = name.split(/\s+/)[0]!;
   const greeted = /[Hh]i|[Hh]ello|[Hh]ey/.test(before);
-  // A member of a people or a follower of a belief is a given name too ("Maya", "Frank",
-  // "Dakota", "Christian"): after a greeting it is one ("Hi, I'm Frank"); the people of a country
-  // and a language never are ("Hi, I'm German").
-  if (WEEKDAY.test(first) || (greeted ? isNationality(first) : isNationalityOrBelief(first))) return null;
+  // A member of a people is a given name too ("Maya", "Frank", "Dakota"): after a greeting it is
+  // one ("Hi, I'm Frank"); the people of a country, a language, a follower of a belief and a
+  // party member never are ("Hi, I'm German", "Hi, I'm Catholic", "Hi, I'm Democrat").
+  if (WEEKDAY.test(first) || (greeted ? isNationalityOrFollower(first) : isNationalityOrBelief(first)))
+    return null;
   // "I'm Dana, 34, from Chicago", "I'm Bob, a backend engineer": a description after the name
   // says it is one, as a greeting does.
   const after = content.slice(im.index + im[0].length - (described?.length ?? 0));
