@@ -121,7 +121,9 @@ describe("relative dates", () => {
   const fri = new Date("2024-03-15T10:00:00Z"); // a Friday
   const sat = new Date("2024-03-16T10:00:00Z");
   const mon = new Date("2024-03-18T10:00:00Z");
-  it.each([
+  const wed = new Date("2025-04-02T10:00:00Z");
+  const sat1 = new Date("2025-03-01T10:00:00Z");
+  const rows: Array<[string, string, Date]> = [
     // "this <weekday>" told in the past is that day of the message's week; ahead otherwise
     ["I went to the doctor this Tuesday and got my results.", "this Tuesday (12 March 2024)", fri],
     ["This Monday I finally signed the lease.", "This Monday (11 March 2024)", fri],
@@ -179,8 +181,52 @@ describe("relative dates", () => {
       mon,
     ],
     ["I had a yoga class on Wednesday.", "on Wednesday (13 March 2024)", sat],
-  ])("%s", (text, want, at) => {
+    // a booking told with what happened after it is past
+    [
+      "I made a reservation at Nobu on Saturday and the food was amazing.",
+      "on Saturday (29 March 2025)",
+      wed,
+    ],
+    ["I signed up for a yoga class on Wednesday and loved it.", "on Wednesday (26 March 2025)", wed],
+    [
+      "I registered for the 10k class on Saturday and finished in 52 minutes.",
+      "on Saturday (29 March 2025)",
+      wed,
+    ],
+    [
+      "I signed up for a pottery class on Tuesday, the first session was fun.",
+      "on Tuesday (1 April 2025)",
+      wed,
+    ],
+    [
+      "I added the meeting on Monday to my calendar and then forgot all about it.",
+      "on Monday (31 March 2025)",
+      wed,
+    ],
+    [
+      "We had a great time, I made a reservation at Nobu on Saturday and everyone loved the omakase.",
+      "on Saturday (29 March 2025)",
+      wed,
+    ],
+    ["I went hiking last week and I have a dentist appointment on Friday.", "on Friday (4 April 2025)", wed],
+    // a request to be reminded is ahead
+    ["Please remind me on Sunday to call my mom.", "on Sunday (2 March 2025)", sat1],
+  ];
+  it.each(rows)("%s", (text, want, at) => {
     expect(resolveRelativeDates(text, at)).toContain(want);
+  });
+  // The extractor resolves a fact's dates once it is in the third person ("the user went hiking
+  // ... and the user has ..."): the same days.
+  it.each(rows)("through the extractor: %s", (text, want, at) => {
+    const { facts } = extractLocally({
+      turns: [turn(0, "user", text, { date: at.toISOString(), refDate: at })],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    // (a sentence's first word is lower case after the fact's "On <day>, " lead)
+    expect(facts.map((f) => f.text.toLowerCase()).join(" | ")).toContain(want.toLowerCase());
   });
   it.each([
     // as the extractor words the user's request

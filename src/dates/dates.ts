@@ -1,6 +1,6 @@
 import { stopsInside } from "../providers/local/english.js";
 import { FIRST_INSTANT, LAST_INSTANT } from "./range.js";
-import { strptime } from "./strptime.js";
+import { escapeRe, strptime } from "./strptime.js";
 
 const MONTH_NAMES = [
   "January",
@@ -180,13 +180,13 @@ const SCHEDULED =
   /\b(?:starts?|begins?|ends|expires?|leaves?|flies|fly|arrives?|returns?|graduates?|moves?|visits?|comes|(?:is|are|am|'s|'re|'m) (?:moving|starting|leaving|flying|visiting|coming|arriving|getting|going|having|meeting|seeing))\b/i;
 /** Words of a sentence about what is ahead. */
 const FUTURE =
-  /\b(?:will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to|have to|has to|need to|needs to)\b/i;
+  /\b(?:will|'ll|going to|gonna|plan|plans|planning|hope to|want to|wants to|have to|has to|need to|needs to|remind|(?:please|can you|could you|to) schedule)\b/i;
 /**
  * Words of a sentence telling what happened. A feeling in -ed ("excited", "scared", "stressed")
  * is an adjective, no past tense: "Excited for Friday!" looks ahead.
  */
 const PAST =
-  /\b(?:was|were|did|went|had|got|came|saw|met|made|took|ran|bought|told|said|visited|played|watched|finished|started|(?!(?:tir|excit|worri|bor|scar|interest|amaz|stress|exhaust|thrill|disappoint|annoy|confus|surpris|shock|reliev|overwhelm|frustrat|obsess|pump|psych|stok|prepar|schedul|book|plann)ed\b)[a-z]{3,}ed)\b/i;
+  /\b(?:was|were|did|went|had|got|came|saw|met|made|took|ran|bought|told|said|forgot|felt|ate|drank|spent|found|gave|thought|wrote|visited|played|watched|finished|started|(?!(?:tir|excit|worri|bor|scar|interest|amaz|stress|exhaust|thrill|disappoint|annoy|confus|surpris|shock|reliev|overwhelm|frustrat|obsess|pump|psych|stok|prepar|schedul|book|plann)ed\b)[a-z]{3,}ed)\b/i;
 /** A feeling about what is ahead ("nervous about the exam", "can't wait for", "dreading"). */
 const ANTICIPATION =
   /\b(?:excited|nervous|scared|stressed|worried|anxious|looking forward|can't wait|cannot wait|dreading|pumped|psyched|stoked|thrilled|ready for)\b/i;
@@ -194,10 +194,16 @@ const ANTICIPATION =
  * An appointment, a reservation or a place in a class one got, made or put in a calendar: it is
  * ahead ("I finally got an appointment ... on Monday", "I made a reservation at Nobu on Saturday",
  * "I signed up for a yoga class on Wednesday", "I've added the dentist appointment on Thursday to
- * your calendar").
+ * your calendar"), unless the rest of the sentence tells it as past ("I made a reservation at Nobu
+ * on Saturday and the food was amazing").
  */
 const OBTAINED =
   /\b(?:got|booked|scheduled|made|set up|landed|arranged|added|reserved|signed up for|registered for|enrolled in)\s+(?:an?\s+|the\s+|my\s+|your\s+)?(?:[\w-]+\s+)?(?:appointment|interview|meeting|exam|call|surgery|presentation|reservation|booking|class|course|lesson|session)\b/i;
+const obtainedAhead = (sentence: string) => {
+  const obtained = OBTAINED.exec(sentence);
+  return !!obtained && !PAST.test(sentence.replace(obtained[0], ""));
+};
+
 /**
  * Something one has on a day ("an interview on Tuesday", "Dentist on Tuesday", "the recital is
  * Thursday at 6"): ahead, unless the sentence tells it as past.
@@ -223,18 +229,27 @@ function sentenceAt(text: string, index: number): string {
   return text.slice(from, to);
 }
 
-/** Where a sentence's next clause starts: "and", "but", a comma... before its own subject. */
-const CLAUSE_START =
-  /(?:[,;]\s*|\s(?:and|but|so|while|whereas|though|although|because)\s+)(?=(?:I|we|you|he|she|they)\b)/g;
+/**
+ * Where a sentence's next clause starts: "and", "but", a comma... before its own subject, a
+ * pronoun or one of `subjects` (the speakers a text in the third person names: "the user went
+ * hiking last week and the user has a dentist appointment on Friday").
+ */
+function clauseStarts(subjects: readonly string[]): RegExp {
+  const names = ["I", "we", "you", "he", "she", "they", ...subjects.map(escapeRe)].join("|");
+  return new RegExp(
+    String.raw`(?:[,;]\s*|\s(?:and|but|so|while|whereas|though|although|because)\s+)(?=(?:${names})(?![\p{L}\p{N}_]))`,
+    "gu",
+  );
+}
 
 /**
  * The clause of `text` around `index` ("I have a dentist appointment on Friday" in "I went hiking
  * last week and I have a dentist appointment on Friday"): its tense is the weekday's.
  */
-function clauseAt(text: string, index: number): string {
+function clauseAt(text: string, index: number, subjects: readonly string[]): string {
   const [from, to] = sentenceBounds(text, index);
   let start = from;
-  for (const c of text.slice(from, to).matchAll(CLAUSE_START)) {
+  for (const c of text.slice(from, to).matchAll(clauseStarts(subjects))) {
     const at = from + c.index;
     if (at >= index) return text.slice(start, at);
     start = at + c[0].length;
@@ -257,7 +272,11 @@ const HABIT = /\b(?:always|usually|normally|typically|generally|regularly|often|
  * "yesterday (7 May 2023)"), computed from the message date, so a fact keeps its meaning when
  * read months later.
  */
-export function resolveRelativeDates(text: string, at: Date | null): string {
+export function resolveRelativeDates(
+  text: string,
+  at: Date | null,
+  subjects: readonly string[] = [],
+): string {
   if (!at) return text;
   const rules: Array<[RegExp, (m: RegExpExecArray) => string | null]> = [
     [/\bthe day before yesterday\b/i, () => formatDay(addDays(at, -2))],
@@ -368,7 +387,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
     const end = m.index + m[0].length;
     out = `${out.slice(0, end)} (${abs})${out.slice(end)}`;
   }
-  return withWeekdays(out, at);
+  return withWeekdays(out, at, subjects);
 }
 
 /**
@@ -380,7 +399,7 @@ export function resolveRelativeDates(text: string, at: Date | null): string {
 const WEEKDAY_ALONE =
   /(?<!\b(?:next|last|every|each|most|some|one|a|first|second|third|fourth|fifth) )\b(this (?:coming )?)?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b(?!s\b|'s\b| \(| (?:mornings|afternoons|evenings|nights)\b)/gi;
 
-function withWeekdays(text: string, at: Date): string {
+function withWeekdays(text: string, at: Date, subjects: readonly string[]): string {
   const found = [...text.matchAll(WEEKDAY_ALONE)];
   let out = text;
   for (const m of found.reverse()) {
@@ -400,7 +419,7 @@ function withWeekdays(text: string, at: Date): string {
     // appointment ... on Monday"); else a past tense tells what happened ("I had a job interview
     // on Tuesday"); else an appointment or a feeling about the day is ahead ("Excited for Friday!").
     const day = m[0].replace(/^this (?:coming )?/i, "");
-    const past = PAST.test(clauseAt(text, m.index));
+    const past = PAST.test(clauseAt(text, m.index, subjects));
     // "this Tuesday" is the coming one, unless the sentence tells it as past: "I went to the
     // doctor this Tuesday" (said on a Friday) is the Tuesday of the same week; "this coming" is ahead.
     const thisDay = !!m[1];
@@ -414,7 +433,7 @@ function withWeekdays(text: string, at: Date): string {
       ).test(sentence) ||
       // "until Friday" is ahead, unless the sentence tells it as past: "I worked there until Friday".
       (new RegExp(String.raw`\b(?:until|till)(?: this)?\s+${day}\b`, "i").test(sentence) && !past) ||
-      OBTAINED.test(sentence) ||
+      obtainedAhead(sentence) ||
       (!past && (thisDay || APPOINTMENT.test(sentence) || ANTICIPATION.test(sentence)));
     if (ahead) {
       let diff = (target - at.getUTCDay() + 7) % 7;

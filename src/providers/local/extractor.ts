@@ -291,7 +291,9 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       else if (!turn.speaker && turn.role === "assistant" && !/^the assistant\b/i.test(text))
         text = `The assistant said: ${text}`;
       if (day) text = `On ${day}, ${leadLowered(text, names)}`;
-      text = resolveRelativeDates(text, turn.refDate).replace(/\s+/g, " ").trim();
+      text = resolveRelativeDates(text, turn.refDate, [...speakers])
+        .replace(/\s+/g, " ")
+        .trim();
       const key = normaliseText(text);
       // A fact the user already has (an agentic ingest's `known`) is given all the same: the
       // dedup stage touches the existing row and reports it, as on any ingest (skipped here, it
