@@ -1506,6 +1506,7 @@ describe("a form's fields in the user's message", () => {
     ["Kids: Sam and Ava.", ["The user's kids are Sam and Ava."]],
     ["Milk: 2 litres.", ["The user noted: Milk: 2 litres."]],
     ["Milk: 2 litres\nEggs: 12", ["The user noted: Milk: 2 litres; Eggs: 12."]],
+    ["Packing list:\n- tent\n- stove!", ["The user's packing list is tent; stove!"]],
     [
       "Shopping list:\nEggs: 12\nMilk: 2 liters\nBread: 1 loaf",
       ["The user's shopping list: Eggs: 12; Milk: 2 liters; Bread: 1 loaf."],
@@ -1579,6 +1580,17 @@ describe("a conversation pasted into one message", () => {
       "The user's job is nurse at St. Mary's. The user's city is Boston.",
     ]);
   });
+  it("reads no line of a dialogue as an item the user noted", () => {
+    const out = fromRoute(
+      "Coach: Sam, you're starting on Saturday.\nSam: Really?\nCoach: Yes.\nSam deserves it after all that practice.",
+    );
+    expect(out.join(" ")).toContain("Sam deserves it after all that practice.");
+    for (const text of out) {
+      expect(text).not.toContain("noted");
+      expect(text).not.toContain("Really");
+      expect(text).not.toMatch(/[?!]\./);
+    }
+  });
   it.each([
     // A person's kind, an interjection or a modal is a speaker's label among utterances.
     [
@@ -1607,6 +1619,8 @@ describe("a conversation pasted into one message", () => {
         "Great, Sarah is bringing the pie and Sarah's new boyfriend Tom.",
       ],
     ],
+    // A line of speech ("Wow!", "Okay.") or labelled with a name is no item of a list.
+    ["Tom: Wow!\nAnna: Okay.", []],
     // Lines about the one their label names are the sender's.
     [
       "Mom: she turns 70 next month.\nDad: he's 72 and still runs every day.",

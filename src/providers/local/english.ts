@@ -142,7 +142,9 @@ function listsAsSentences(text: string): string {
     const items: string[] = [];
     for (let item = itemOf(lines[i]!); item !== null; item = ++i < lines.length ? itemOf(lines[i]!) : null)
       items.push(item.replace(/[.;,]$/, ""));
-    const list = `${items.join("; ")}.`;
+    // A list ends with its last item's "!" ("stove!", not "stove!."); after a "?" it ends with a
+    // stop all the same: a list of questions ("Questions for the vet: ...") is no question asked.
+    const list = `${items.join("; ")}${items.at(-1)!.endsWith("!") ? "" : "."}`;
     // "Here's what I need for the trip:" says what the list is: "What I need for the trip: ...".
     if (introduced) {
       out.splice(lead + 1);
@@ -224,16 +226,24 @@ function isAttributeLabel(key: string): boolean {
   return FIELD_LABELS.has(key) || OWN_MODIFIERS.has(words[0]!) || isPersonalNoun(words.at(-1)!);
 }
 
+/** A value said, not noted: a question, an exclamation or an interjection ("Really?", "Yes."). */
+const isSpeech = (value: string) =>
+  /[?!]["')\]]*$/.test(value) || isInterjection(value.replace(/[.,;]+$/, ""));
+/** A label that is someone's name ("Sam:", "Sam Lee:"), no thing's: no word of it a common noun. */
+const isNameLabel = (label: string) =>
+  label.split(" ").every((w) => /^\p{Lu}\p{Ll}+$/u.test(w) && !isCommonNoun(w));
+
 /**
  * A "Label: value" line that is a list's item ("Eggs: 12", "Clothes: thermal layers"), as said, or
- * null: its value no one's words (isUtterance: "Mom: she turns 70" is not), its label no form's
+ * null: its value no one's words (isUtterance: "Mom: she turns 70" is not; isSpeech: "Sam: Really?"
+ * is not), its label no one's name ("Sam:") and no form's
  * field ("Age: 34") nor a message's label, and, unless a line ending with a colon introduces the
  * list ("Packing list:"), a thing's name, not the speaker's attribute (isAttributeLabel:
  * "Allergies: penicillin").
  */
 function labelledItem(line: string, introduced: boolean): string | null {
   const m = LABEL_VALUE.exec(line);
-  if (!m || isUtterance(m[2]!)) return null;
+  if (!m || isUtterance(m[2]!) || isSpeech(m[2]!) || isNameLabel(m[1]!)) return null;
   const key = m[1]!.toLowerCase();
   if (FIELD_LABELS.has(key) || !isPlainLabel(key.split(" "))) return null;
   return introduced || !isAttributeLabel(key) ? line.trim() : null;
@@ -736,8 +746,8 @@ export function attributeLine(sentence: string): string {
     if (!past && isMostlyVerb(first)) return sentence;
     if (past || /ing$/.test(first)) return `My ${label}: ${value}`;
   }
-  // "Milk: 2 litres.": an item the user noted, not the user's milk.
-  if (!isAttributeLabel(key)) return `I noted: ${s}`;
+  // "Milk: 2 litres.": an item the user noted, not the user's milk; "Tom: Wow!" is someone's words.
+  if (!isAttributeLabel(key)) return isSpeech(value) ? sentence : `I noted: ${s}`;
   return `My ${label} ${plural ? "are" : "is"} ${value}`;
 }
 
