@@ -185,6 +185,15 @@ export const EnvSchema = z.object({
    * the connections were closed before it could (the client got no response at all).
    */
   MNEMO_SHUTDOWN_TIMEOUT_MS: int(10_000, 1000, 600_000),
+  /**
+   * How long a statement of a request (REST, MCP, console) may wait for the database's answer;
+   * then the request is answered 503 `service_unavailable` with Retry-After and the connection is
+   * dropped. A server that stopped answering with its connections open (paused, partitioned) hangs
+   * requests for no longer than this. Jobs, migrations and admin commands have no such deadline.
+   */
+  MNEMO_DB_QUERY_TIMEOUT_MS: int(20_000, 1000, 600_000),
+  /** How long `/readyz` waits for the database's answer before reporting 503 "database not answering". */
+  MNEMO_READYZ_TIMEOUT_MS: int(2_000, 100, 60_000),
   /** How long a process waits for the owner of the embedded data directory to start serving it. */
   MNEMO_OWNER_WAIT_MS: int(60_000, 0, 600_000),
   /** Messages one ingest may carry; more is 422 `too_many_messages`. */

@@ -9,6 +9,12 @@ import type { Queue } from "./queue.js";
 export interface Deps {
   config: Config;
   db: Db;
+  /**
+   * The same pool for the request path (REST, MCP, console): each statement given
+   * MNEMO_DB_QUERY_TIMEOUT_MS to answer (Db.withQueryTimeout). Jobs, migrations and admin commands
+   * use `db`, with no deadline. Unset: `db`.
+   */
+  requestDb?: Db;
   log: Logger;
   /** Prometheus registry and the series the service reports (src/metrics.ts). */
   metrics: Metrics;
@@ -68,3 +74,6 @@ export function systemCtx(deps: Deps, orgId: string, requestId: string): Ctx {
     db: deps.db,
   };
 }
+
+/** The database handle a request runs with: `requestDb` (a statement deadline), else `db`. */
+export const requestDb = (deps: Pick<Deps, "db" | "requestDb">): Db => deps.requestDb ?? deps.db;

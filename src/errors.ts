@@ -113,6 +113,9 @@ export function quotedId(id: string): string {
   return JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}...` : id);
 }
 
+/** node-postgres's failure of a statement that did not answer within its `query_timeout`. */
+export const isQueryTimeout = (err: unknown) => (err as Error | undefined)?.message === "Query read timeout";
+
 /** How connecting to the database can fail when it is away (the `code` of a `connect` error). */
 const CONNECT_FAILURES = new Set([
   "ECONNREFUSED",
@@ -126,7 +129,7 @@ const CONNECT_FAILURES = new Set([
 const LOST_SOCKET = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT"]);
 /** node-postgres's messages for a connection it could not get or lost. */
 const LOST_CONNECTION =
-  /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end on the pool)/;
+  /^(timeout exceeded when trying to connect|Query read timeout|Connection terminated|Client has encountered a connection error|Cannot use a pool after calling end on the pool)/;
 
 /**
  * Whether a failure (or one of its causes) is the database being out of reach rather than the
@@ -155,7 +158,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // A connection reset or broken under a query: the server restarted or ended it, or the network.
     if ((syscall === "read" || syscall === "write") && typeof code === "string" && LOST_SOCKET.has(code))
       return true;
-    // node-postgres: no pooled connection in time; a connection dropped under a query, or before
+    // node-postgres: no pooled connection in time; no answer to a statement within the request
+    // path's MNEMO_DB_QUERY_TIMEOUT_MS (a server that stopped answering with its connections
+    // open: paused, partitioned); a connection dropped under a query, or before
     // the next one on a client that lost it; the pool closed by a stop while work still ran.
     if (typeof message === "string" && LOST_CONNECTION.test(message)) return true;
     e = (e as { cause?: unknown }).cause;

@@ -102,6 +102,7 @@ export async function startRuntime(
     const deps: Deps = {
       config,
       db,
+      requestDb: db.withQueryTimeout(config.MNEMO_DB_QUERY_TIMEOUT_MS),
       log,
       metrics,
       providers: instrumentProviders(providers, metrics),

@@ -42,6 +42,8 @@ beforeAll(async () => {
     // The job sits in its extract stage long enough for the database to go away under it.
     MNEMO_TEST_EXTRACT_DELAY_MS: "2500",
     MNEMO_JOB_EXPIRE_SECONDS: "600",
+    // A request's statements wait this long for a database that stopped answering.
+    MNEMO_DB_QUERY_TIMEOUT_MS: "3000",
   });
   await server.waitFor(/"msg":"ready"/);
 });
@@ -110,6 +112,41 @@ describe("the database goes away for seconds under a running ingest job", () => 
     const warned = lines.filter((l) => l.includes('"msg":"pg-boss: the database is unavailable"'));
     expect(warned.length).toBeGreaterThanOrEqual(1);
     expect(warned.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("the database stops answering but keeps its connections open (paused, partitioned)", () => {
+  it("answers /readyz 503 within 2 s and a request 503 within the statement deadline, then 200 again", async () => {
+    // Warm the pool: the requests below get a connection that is open, and hangs.
+    const warm = await Promise.all([1, 2, 3, 4].map(() => api("GET", "/v1/memories?user_id=u-frozen")));
+    expect(warm.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    proxy.freeze();
+    try {
+      const timed = async (p: string, headers: Record<string, string> = {}) => {
+        const t0 = Date.now();
+        const res = await fetch(`${base}${p}`, { headers });
+        return { res, ms: Date.now() - t0, body: await res.json() };
+      };
+      const [ready, listed] = await Promise.all([
+        timed("/readyz"),
+        timed("/v1/memories?user_id=u-frozen", { "x-api-key": key }),
+      ]);
+      // Before: both hung for as long as the database did, then answered 200.
+      expect(ready.res.status).toBe(503);
+      expect(ready.body).toEqual({ status: "database not answering" });
+      expect(ready.ms).toBeLessThan(3500);
+      expect(listed.res.status).toBe(503);
+      expect(listed.body.error.code).toBe("service_unavailable");
+      expect(listed.res.headers.get("retry-after")).toBe("1");
+      // One statement deadline (3 s here), not one per statement tried.
+      expect(listed.ms).toBeLessThan(5500);
+    } finally {
+      proxy.thaw();
+    }
+    // No restart: the timed-out connections were dropped, the pool opens new ones.
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 15_000 });
+    expect((await api("GET", "/v1/memories?user_id=u-frozen")).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
   });
 });
 

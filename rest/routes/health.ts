@@ -1,4 +1,6 @@
+import { setTimeout } from "node:timers/promises";
 import { createRoute, z } from "@hono/zod-openapi";
+import { requestDb } from "../../src/context.js";
 import { isMigrated } from "../../src/db/migrate.js";
 import { json } from "../schemas.js";
 import type { App } from "../types.js";
@@ -30,12 +32,20 @@ export function registerHealthRoutes(app: App) {
       },
     }),
     async (c) => {
-      try {
-        if (await isMigrated(c.get("deps").db)) return c.json({ status: "ready" }, 200);
-        return c.json({ status: "migrations pending" }, 503);
-      } catch {
-        return c.json({ status: "database unreachable" }, 503);
-      }
+      const deps = c.get("deps");
+      // A database that stops answering with its connections open (paused, partitioned) would
+      // hold the probe for as long: it answers within MNEMO_READYZ_TIMEOUT_MS whatever happens.
+      const timer = new AbortController();
+      const check = isMigrated(requestDb(deps)).then(
+        (migrated) => (migrated ? "ready" : "migrations pending"),
+        () => "database unreachable",
+      );
+      const late = setTimeout(deps.config.MNEMO_READYZ_TIMEOUT_MS, "database not answering", {
+        signal: timer.signal,
+      }).catch(() => "database not answering");
+      const status = await Promise.race([check, late]);
+      timer.abort();
+      return c.json({ status }, status === "ready" ? 200 : 503);
     },
   );
 }

@@ -1,4 +1,4 @@
-import type { Ctx, Deps, Principal } from "../context.js";
+import { type Ctx, type Deps, type Principal, requestDb } from "../context.js";
 import type { Logger } from "../logger.js";
 import { checkRateLimit } from "../ratelimit/check.js";
 import { resolveTier } from "../ratelimit/tiers.js";
@@ -24,7 +24,7 @@ export async function admitRequest(
   options: AdmitOptions & { jwt?: JwtVerifier | undefined },
 ): Promise<{ ctx: Ctx; headers: Record<string, string> }> {
   // For an API key, one statement: key, tier, the rate-limit count and last-used (findKeyAndHit).
-  const { principal, verdict } = await authenticateAndCount(deps.db, credentials, {
+  const { principal, verdict } = await authenticateAndCount(requestDb(deps), credentials, {
     config: deps.config,
     log: options.log,
     jwt: options.jwt,
@@ -33,7 +33,7 @@ export async function admitRequest(
   const log = options.log.child({ orgId: principal.orgId });
   options.onPrincipal?.(principal, log);
   const headers = await verdict();
-  return { ctx: { deps, principal, requestId: options.requestId, log, db: deps.db }, headers };
+  return { ctx: { deps, principal, requestId: options.requestId, log, db: requestDb(deps) }, headers };
 }
 
 /**
@@ -49,11 +49,11 @@ export async function admitPrincipal(
   const log = options.log.child({ orgId: principal.orgId });
   options.onPrincipal?.(principal, log);
   const { headers } = await checkRateLimit({
-    db: deps.db,
+    db: requestDb(deps),
     log,
     principal,
     tier: resolveTier(deps.config, tier),
     at: options.now,
   });
-  return { ctx: { deps, principal, requestId: options.requestId, log, db: deps.db }, headers };
+  return { ctx: { deps, principal, requestId: options.requestId, log, db: requestDb(deps) }, headers };
 }

@@ -4,7 +4,7 @@ import { findActiveKeyByHash, touchApiKey } from "../db/api-keys.js";
 import type { Queryable } from "../db/db.js";
 import { getOrg, insertOrgIfMissing } from "../db/orgs.js";
 import { findKeyAndHit } from "../db/rate-limits.js";
-import { CoreError } from "../errors.js";
+import { CoreError, isQueryTimeout } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { checkRateLimit, rateDecision, tierTable } from "../ratelimit/check.js";
 import { resolveTier } from "../ratelimit/tiers.js";
@@ -146,6 +146,9 @@ export async function authenticateAndCount(
       at: options.at,
     });
   } catch (err) {
+    // A database that did not answer in time would not answer the key's lookup either: one
+    // deadline, not two, before the 503.
+    if (isQueryTimeout(err)) throw err;
     options.log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
     const { tier: _tier, ...principal } = await authenticateKey(db, credential);
     checkOrg(h, principal.orgId);

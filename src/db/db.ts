@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { setTimeout } from "node:timers/promises";
 import pg from "pg";
-import { isDatabaseUnavailable } from "../errors.js";
+import { isDatabaseUnavailable, isQueryTimeout } from "../errors.js";
 
 /** node-pg's own conversion of a parameter to the text it sends (arrays, dates, JSON, ...). */
 const { prepareValue } = createRequire(import.meta.url)("pg/lib/utils.js") as {
@@ -30,6 +30,14 @@ export interface Db extends Queryable {
    * or another): a transaction holds up every other connection's statements until it ends.
    */
   readonly oneSession: boolean;
+  /**
+   * The same pool, every statement run through this handle given `ms` to answer (node-postgres's
+   * `query_timeout`): then it fails with "Query read timeout" (a database unavailable, see
+   * src/errors.ts) and its connection is destroyed, not returned to the pool. For the request
+   * path, whose statements are short: a database that stops answering with its connections open
+   * (a paused server or VM, a network partition) is then a 503, not a request hung for as long.
+   */
+  withQueryTimeout(ms: number): Db;
 }
 
 export interface TxOptions {
@@ -246,6 +254,10 @@ export function createDb(
     idleTimeoutMillis: 30_000,
     // An owner that is gone or hung fails a checkout quickly instead of hanging the request.
     connectionTimeoutMillis: 5_000,
+    // An idle pooled connection to a server that went silent (a partition, a paused host) is
+    // found dead by TCP keep-alive probes after 10 s idle, not kept for hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   pool.on("error", () => {});
   // A connection made as the server shuts down may bring its last handshake message and a FATAL
@@ -255,7 +267,8 @@ export function createDb(
   // the session's still see each error.
   pool.on("connect", (client) => client.on("error", () => {}));
   // A checked-out client, with its own error listener for as long as it is held; a client that
-  // broke (an 'error' event, a failed ROLLBACK) is destroyed on release, not returned.
+  // broke (an 'error' event, a failed ROLLBACK, a statement past its time-out) is destroyed on
+  // release, not returned.
   const session = async <T>(
     fn: (client: pg.PoolClient, state: { broken?: Error }) => Promise<T>,
   ): Promise<T> => {
@@ -273,37 +286,61 @@ export function createDb(
     }
   };
   let closed = false;
-  return {
-    pool,
-    oneSession,
-    query: (text, values) => pool.query(text, values as unknown[]),
-    async tx(fn, options) {
-      const begin = beginSql(options);
-      return session(async (client, state) => {
+  const handle = (timeoutMs: number | undefined): Db => {
+    // A client's statements, each with the time-out; one past it leaves the client broken (its
+    // statement may still be on the wire): destroyed on release.
+    // (`query_timeout` per statement is node-postgres's, missing from its types.)
+    const statement = (text: string, values: unknown[] | undefined) =>
+      ({ text, values, query_timeout: timeoutMs }) as pg.QueryConfig;
+    const timed = (client: pg.PoolClient, state: { broken?: Error }): Queryable =>
+      timeoutMs === undefined
+        ? client
+        : {
+            query: (text, values) =>
+              client.query(statement(text, values)).catch((err: Error) => {
+                if (isQueryTimeout(err)) state.broken = err;
+                throw err;
+              }) as Promise<any>,
+          };
+    return {
+      pool,
+      oneSession,
+      // pg-pool destroys the client of a failed pool.query (a time-out included).
+      query: (text, values) =>
+        timeoutMs === undefined
+          ? pool.query(text, values as unknown[])
+          : (pool.query(statement(text, values)) as Promise<any>),
+      async tx(fn, options) {
+        const begin = beginSql(options);
+        return session(async (raw, state) => {
+          const client = timed(raw, state);
+          try {
+            await client.query(begin);
+            const out = await fn(client);
+            await client.query("COMMIT");
+            return out;
+          } catch (err) {
+            if (!state.broken) await client.query("ROLLBACK").catch((e: Error) => (state.broken = e));
+            throw err;
+          }
+        });
+      },
+      session: (fn) => session((raw, state) => fn(timed(raw, state))),
+      withQueryTimeout: (ms) => handle(ms),
+      async close() {
+        if (closed) return;
+        closed = true;
+        // What the database handle owns (an embedded server, a test's copy) is let go even when
+        // the pool was ended already or fails to end.
         try {
-          await client.query(begin);
-          const out = await fn(client);
-          await client.query("COMMIT");
-          return out;
-        } catch (err) {
-          if (!state.broken) await client.query("ROLLBACK").catch((e: Error) => (state.broken = e));
-          throw err;
+          if (!pool.ending) await pool.end();
+        } finally {
+          await onClose?.();
         }
-      });
-    },
-    session: (fn) => session((client) => fn(client)),
-    async close() {
-      if (closed) return;
-      closed = true;
-      // What the database handle owns (an embedded server, a test's copy) is let go even when the
-      // pool was ended already or fails to end.
-      try {
-        if (!pool.ending) await pool.end();
-      } finally {
-        await onClose?.();
-      }
-    },
+      },
+    };
   };
+  return handle(undefined);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import type { Principal } from "../context.js";
 import type { Queryable } from "../db/db.js";
 import { hitRateLimit, type RateHitRow, type TierTable } from "../db/rate-limits.js";
-import { CoreError } from "../errors.js";
+import { CoreError, isQueryTimeout } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { isUnlimited, resolveTier, type TierLimits } from "./tiers.js";
 
@@ -43,6 +43,8 @@ export async function checkRateLimit(input: {
       at: input.at,
     });
   } catch (err) {
+    // A database that did not answer in time would not answer the request's statements either.
+    if (isQueryTimeout(err)) throw err;
     log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
     return { headers: {} };
   }

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { authenticate } from "../auth/authenticate.js";
 import { looksLikeJwt } from "../auth/jwt.js";
-import type { Deps, Principal } from "../context.js";
+import { type Deps, type Principal, requestDb } from "../context.js";
 import { deleteDeadSessions, deleteSession, findLiveSession, insertSession } from "../db/console-sessions.js";
 import { CoreError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
@@ -43,15 +43,15 @@ export async function signIn(
       "Sign in with an API key or a service key, not a token: a token of your identity provider mints a service key with POST /v1/auth/service-keys.",
     );
   }
-  const who = await authenticate(deps.db, { apiKey: trimmed });
+  const who = await authenticate(requestDb(deps), { apiKey: trimmed });
   if (who.via !== "api_key" || !who.keyId) {
     throw new CoreError("unauthorized", "Sign in with an API key or a service key.");
   }
   // Housekeeping on the rare write path keeps the table to live sessions without a scheduled job.
-  await deleteDeadSessions(deps.db);
+  await deleteDeadSessions(requestDb(deps));
   const token = randomBytes(32).toString("base64url");
   const csrf = randomBytes(24).toString("base64url");
-  const expiresAt = await insertSession(deps.db, {
+  const expiresAt = await insertSession(requestDb(deps), {
     tokenHash: sha256Hex(token),
     orgId: who.orgId,
     keyId: who.keyId,
@@ -72,7 +72,7 @@ const tokenOf = (deps: Deps, cookie: string | undefined): string | undefined => 
 export async function openSession(deps: Deps, cookie: string | undefined): Promise<OpenSession> {
   const token = tokenOf(deps, cookie);
   if (!token) throw sessionExpired();
-  const row = await findLiveSession(deps.db, sha256Hex(token));
+  const row = await findLiveSession(requestDb(deps), sha256Hex(token));
   if (!row) throw sessionExpired();
   return {
     principal: { orgId: row.org_id, keyId: row.key_id, userId: row.user_id, via: "api_key" },
@@ -84,7 +84,7 @@ export async function openSession(deps: Deps, cookie: string | undefined): Promi
 
 export async function signOut(deps: Deps, cookie: string | undefined): Promise<void> {
   const token = tokenOf(deps, cookie);
-  if (token) await deleteSession(deps.db, sha256Hex(token));
+  if (token) await deleteSession(requestDb(deps), sha256Hex(token));
 }
 
 /** Constant-time comparison of a submitted form token with the session's. */

@@ -11,6 +11,13 @@ export interface TcpProxy {
    * FATAL 57P01 arrive in one chunk, then the connection closes.
    */
   restore(options?: { shuttingDown?: boolean }): Promise<void>;
+  /**
+   * The database stops answering but its connections stay open (a paused server or VM, a network
+   * partition): every connection, open or new, is held and nothing is forwarded either way.
+   */
+  freeze(): void;
+  /** It answers again: what was held is forwarded, and forwarding goes on. */
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -21,21 +28,40 @@ export interface TcpProxy {
  */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   let shuttingDown = false;
+  let frozen = false;
+  const hold = ({ client, upstream }: { client: net.Socket; upstream: net.Socket }) => {
+    client.unpipe(upstream);
+    upstream.unpipe(client);
+    client.pause();
+    upstream.pause();
+  };
+  const forward = ({ client, upstream }: { client: net.Socket; upstream: net.Socket }) => {
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
+    const pair = { client, upstream };
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on("error", () => {});
       s.on("close", () => {
         sockets.delete(s);
+        pairs.delete(pair);
         client.destroy();
         upstream.destroy();
       });
     }
-    client.pipe(upstream);
-    if (shuttingDown) endAtReady(upstream, client);
-    else upstream.pipe(client);
+    if (shuttingDown) {
+      client.pipe(upstream);
+      endAtReady(upstream, client);
+      return;
+    }
+    pairs.add(pair);
+    if (frozen) hold(pair);
+    else forward(pair);
   });
   const listen = (port: number) =>
     new Promise<void>((resolve, reject) => {
@@ -58,6 +84,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     restore(options = {}) {
       shuttingDown = options.shuttingDown ?? false;
       return server.listening ? Promise.resolve() : listen(port);
+    },
+    freeze() {
+      frozen = true;
+      for (const pair of pairs) hold(pair);
+    },
+    thaw() {
+      frozen = false;
+      for (const pair of pairs) forward(pair);
     },
     async close() {
       const closed = server.listening ? closeServer() : Promise.resolve();
