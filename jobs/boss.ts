@@ -2,12 +2,9 @@ import { PgBoss } from "pg-boss";
 import type { Queryable } from "../src/db/db.js";
 import { isDatabaseUnavailable } from "../src/errors.js";
 import type { Listen } from "../src/ingest/signals.js";
-import type { Logger } from "../src/logger.js";
+import { type Logger, throttledWarning } from "../src/logger.js";
 import type { Queue } from "../src/queue.js";
 import { ensureQueues, QUEUES } from "./queues.js";
-
-/** How often pg-boss's failures while the database is away are logged (at most one line). */
-const DB_AWAY_LOG_MS = 10_000;
 
 /**
  * pg-boss in the same Postgres as the data. The supervisor runs every 5 s, so an ingest attempt
@@ -32,10 +29,9 @@ export async function startBoss(
     useListenNotify: options.listen ?? false,
   });
   // The database away (a restart, a failover): every worker slot's poll fails every few seconds,
-  // which /readyz (503) already says. One warning per DB_AWAY_LOG_MS, counting the rest, instead
-  // of an error line per poll; anything else is an error.
-  let quietUntil = 0;
-  let unlogged = 0;
+  // which /readyz (503) already says. One warning per 10 s, counting the rest, instead of an error
+  // line per poll; anything else is an error.
+  const dbAway = throttledWarning("pg-boss: the database is unavailable");
   boss.on("error", (err) => {
     // A graceful stop that ran out of time: pg-boss failed the running jobs (they are retried) and
     // closed its pool; a handler that ends after that cannot settle its job. Expected, not an error.
@@ -46,10 +42,7 @@ export async function startBoss(
       );
     }
     if (!isDatabaseUnavailable(err)) return log.error({ err }, "pg-boss error");
-    if (Date.now() < quietUntil) return void unlogged++;
-    quietUntil = Date.now() + DB_AWAY_LOG_MS;
-    log.warn({ err, sinceLastLine: unlogged }, "pg-boss: the database is unavailable");
-    unlogged = 0;
+    dbAway(log, { err });
   });
   // Losing LISTEN/NOTIFY matters to operators (everything falls back to polling); pg-boss's
   // other warnings (slow queries, backlogs) are for debugging.

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { CoreError, isDatabaseUnavailable } from "../src/errors.js";
+import { CoreError, isDatabaseUnavailable, isTooManyClients, TOO_MANY_CLIENTS } from "../src/errors.js";
+import { throttledWarning } from "../src/logger.js";
 import { providerFailure } from "../src/providers/openai.js";
 import type { FieldIssue } from "../src/wire/common.js";
 import type { AppEnv } from "./types.js";
@@ -45,9 +46,18 @@ export function errorType(status: number): ErrorType {
   }
 }
 
+/** The server is there but has no connection to spare: the cause named, once per 10 s at most. */
+const tooManyClients = throttledWarning(
+  `${TOO_MANY_CLIENTS}: raise it, or run fewer processes or smaller pools (README, Running in production)`,
+);
+
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
   if (isDatabaseUnavailable(err)) {
-    c.get("log")?.warn({ err: err instanceof CoreError ? (err.cause ?? err) : err }, "database unavailable");
+    const log = c.get("log");
+    const cause = err instanceof CoreError ? (err.cause ?? err) : err;
+    if (isTooManyClients(err)) {
+      if (log) tooManyClients(log, { err: cause });
+    } else log?.warn({ err: cause }, "database unavailable");
     return envelope(c, 503, "service_unavailable", "The database is unavailable; retry shortly.", {
       headers: { "Retry-After": "1" },
     });

@@ -169,6 +169,22 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /**
+ * Whether a failure (or one of its causes) is the server refusing a new connection because it has
+ * as many as it allows (53300: `max_connections`, or a database's or role's connection limit):
+ * the database is there, it has no room.
+ */
+export function isTooManyClients(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 8; depth++) {
+    if ((e as { code?: unknown }).code === "53300") return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** What /readyz and the request path's warning say of a refusal for too many connections. */
+export const TOO_MANY_CLIENTS = "database refuses connections: too many clients (max_connections)";
+
+/**
  * Whether a failure (or one of its causes) is a lock conflict PostgreSQL ended by rolling one
  * transaction back (a deadlock, 40P01; a serialization failure, 40001): nobody's fault, and the
  * same work run again succeeds.

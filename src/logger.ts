@@ -54,3 +54,18 @@ export function prettyLine(line: string, colour: boolean): string {
 export function silentLogger(): Logger {
   return pino({ level: "silent" });
 }
+
+/**
+ * A warning that would come once per request or poll while a dependency is away: written once
+ * per `ms` at most, each line counting in `sinceLastLine` the ones left out since the last.
+ */
+export function throttledWarning(msg: string, ms = 10_000) {
+  let quietUntil = 0;
+  let unlogged = 0;
+  return (log: Logger, fields: Record<string, unknown>) => {
+    if (Date.now() < quietUntil) return void unlogged++;
+    quietUntil = Date.now() + ms;
+    log.warn({ ...fields, sinceLastLine: unlogged }, msg);
+    unlogged = 0;
+  };
+}

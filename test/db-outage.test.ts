@@ -150,6 +150,36 @@ describe("the database stops answering but keeps its connections open (paused, p
   });
 });
 
+describe("the server refuses new connections: too many clients (max_connections)", () => {
+  it("names the cause in /readyz and in one warning, not 'database unreachable'", async () => {
+    // The pool's connections gone, each new one refused at start-up as at max_connections.
+    await proxy.cut();
+    await proxy.restore({ tooManyClients: true });
+    const logged = server.stdout().length;
+    try {
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({
+        status: "database refuses connections: too many clients (max_connections)",
+      });
+      for (let i = 0; i < 3; i++) {
+        const listed = await api("GET", "/v1/memories?user_id=u-full");
+        expect(listed.status).toBe(503);
+        expect(listed.body.error.code).toBe("service_unavailable");
+      }
+      const lines = server.stdout().slice(logged).split("\n");
+      // Three refused requests, one warning naming the cause and the sizing rule.
+      const named = lines.filter((l) => l.includes("too many clients (max_connections): raise it"));
+      expect(named.length).toBe(1);
+      expect(named[0]).toContain("sorry, too many clients already");
+    } finally {
+      await proxy.cut();
+      await proxy.restore();
+    }
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 15_000 });
+  });
+});
+
 describe("the server ends connections as they are established (a fast shutdown)", () => {
   it("answers 503 and keeps running, then serves again once the database is back", async () => {
     // Every connection the pool holds is gone; each new one is ended by the server as it is

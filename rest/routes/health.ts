@@ -2,6 +2,7 @@ import { setTimeout } from "node:timers/promises";
 import { createRoute, z } from "@hono/zod-openapi";
 import { requestDb } from "../../src/context.js";
 import { isMigrated } from "../../src/db/migrate.js";
+import { isTooManyClients, TOO_MANY_CLIENTS } from "../../src/errors.js";
 import { json } from "../schemas.js";
 import type { App } from "../types.js";
 
@@ -38,7 +39,7 @@ export function registerHealthRoutes(app: App) {
       const timer = new AbortController();
       const check = isMigrated(requestDb(deps)).then(
         (migrated) => (migrated ? "ready" : "migrations pending"),
-        () => "database unreachable",
+        (err: unknown) => (isTooManyClients(err) ? TOO_MANY_CLIENTS : "database unreachable"),
       );
       const late = setTimeout(deps.config.MNEMO_READYZ_TIMEOUT_MS, "database not answering", {
         signal: timer.signal,

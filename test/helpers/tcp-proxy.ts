@@ -8,9 +8,11 @@ export interface TcpProxy {
    * It is back: connections are accepted and forwarded again, on the same port. With
    * `shuttingDown`, each new connection is ended by the server as it is established, the way a
    * fast shutdown meets a connection just made: its last handshake message (ReadyForQuery) and a
-   * FATAL 57P01 arrive in one chunk, then the connection closes.
+   * FATAL 57P01 arrive in one chunk, then the connection closes. With `tooManyClients`, each new
+   * connection's start-up is answered as a server at its `max_connections` answers it: FATAL 53300
+   * "sorry, too many clients already", then the connection closes.
    */
-  restore(options?: { shuttingDown?: boolean }): Promise<void>;
+  restore(options?: { shuttingDown?: boolean; tooManyClients?: boolean }): Promise<void>;
   /**
    * The database stops answering but its connections stay open (a paused server or VM, a network
    * partition): every connection, open or new, is held and nothing is forwarded either way.
@@ -30,6 +32,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const sockets = new Set<net.Socket>();
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   let shuttingDown = false;
+  let tooManyClients = false;
   let frozen = false;
   const hold = ({ client, upstream }: { client: net.Socket; upstream: net.Socket }) => {
     client.unpipe(upstream);
@@ -42,6 +45,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     upstream.pipe(client);
   };
   const server = net.createServer((client) => {
+    if (tooManyClients) {
+      client.on("error", () => {});
+      client.once("data", () => client.end(fatal("53300", "sorry, too many clients already")));
+      return;
+    }
     const upstream = net.connect(target.port, target.host);
     const pair = { client, upstream };
     for (const s of [client, upstream]) {
@@ -83,6 +91,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     restore(options = {}) {
       shuttingDown = options.shuttingDown ?? false;
+      tooManyClients = options.tooManyClients ?? false;
       return server.listening ? Promise.resolve() : listen(port);
     },
     freeze() {
@@ -102,13 +111,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 }
 
 /** PostgreSQL's ErrorResponse for a fast shutdown: FATAL 57P01. */
-function adminShutdown(): Buffer {
+const adminShutdown = () => fatal("57P01", "terminating connection due to administrator command");
+
+/** A PostgreSQL ErrorResponse of severity FATAL. */
+function fatal(code: string, message: string): Buffer {
   const fields = Buffer.concat([
     ...[
       ["S", "FATAL"],
       ["V", "FATAL"],
-      ["C", "57P01"],
-      ["M", "terminating connection due to administrator command"],
+      ["C", code],
+      ["M", message],
     ].map(([k, v]) => Buffer.from(`${k}${v}\0`)),
     Buffer.from("\0"),
   ]);
