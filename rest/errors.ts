@@ -51,13 +51,16 @@ const tooManyClients = throttledWarning(
   `${TOO_MANY_CLIENTS}: raise it, or run fewer processes or smaller pools (README, Running in production)`,
 );
 
+/** Every request of an outage fails so: once per 10 s at most. */
+const databaseUnavailable = throttledWarning("database unavailable");
+
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
   if (isDatabaseUnavailable(err)) {
     const log = c.get("log");
     const cause = err instanceof CoreError ? (err.cause ?? err) : err;
     if (isTooManyClients(err)) {
       if (log) tooManyClients(log, { err: cause });
-    } else log?.warn({ err: cause }, "database unavailable");
+    } else if (log) databaseUnavailable(log, { err: cause });
     return envelope(c, 503, "service_unavailable", "The database is unavailable; retry shortly.", {
       headers: { "Retry-After": "1" },
     });

@@ -187,6 +187,7 @@ describe("the server ends connections as they are established (a fast shutdown)"
     // over with no error listener for an instant, and the FATAL ended the process.
     await proxy.cut();
     await proxy.restore({ shuttingDown: true });
+    const logged = server.stdout().length;
     const statuses = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
         await new Promise((r) => setTimeout(r, i * 50));
@@ -196,6 +197,11 @@ describe("the server ends connections as they are established (a fast shutdown)"
     expect(new Set(statuses)).toEqual(new Set([503]));
     expect(server.child.exitCode).toBeNull();
     expect(server.child.signalCode).toBeNull();
+    // One line per 10 s at most for each warning (an earlier test's may fall in the same 10 s),
+    // not two per request (24 lines for these 12 before).
+    const lines = server.stdout().slice(logged).split("\n");
+    expect(lines.filter((l) => l.includes('"msg":"database unavailable"')).length).toBeLessThanOrEqual(1);
+    expect(lines.filter((l) => l.includes("rate limiter unavailable")).length).toBeLessThanOrEqual(1);
 
     await proxy.restore();
     await waitFor(async () => (await api("GET", "/v1/memories?user_id=u1")).status === 200, {

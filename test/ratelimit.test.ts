@@ -179,7 +179,8 @@ describe("rate limits", () => {
       await svc.deps.db.query("ALTER TABLE rate_limit_counters_away RENAME TO rate_limit_counters");
     }
     const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
-    expect(warnings.length).toBe(5);
+    // Once per 10 s at most (the next line counts those left out), not once per request.
+    expect(warnings.length).toBe(1);
     expect(warnings[0].msg).toMatch(/fail open/);
     // Back to limiting once the table is back.
     const r = await app.request("/v1/ping", { headers: { "x-api-key": key } });

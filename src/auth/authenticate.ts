@@ -6,7 +6,7 @@ import { getOrg, insertOrgIfMissing } from "../db/orgs.js";
 import { findKeyAndHit } from "../db/rate-limits.js";
 import { CoreError, isQueryTimeout } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { checkRateLimit, rateDecision, tierTable } from "../ratelimit/check.js";
+import { checkRateLimit, failOpen, rateDecision, tierTable } from "../ratelimit/check.js";
 import { resolveTier } from "../ratelimit/tiers.js";
 import { type JwtVerifier, looksLikeJwt } from "./jwt.js";
 import { hashApiKey } from "./keys.js";
@@ -149,7 +149,7 @@ export async function authenticateAndCount(
     // A database that did not answer in time would not answer the key's lookup either: one
     // deadline, not two, before the 503.
     if (isQueryTimeout(err)) throw err;
-    options.log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
+    failOpen(options.log, { err });
     const { tier: _tier, ...principal } = await authenticateKey(db, credential);
     checkOrg(h, principal.orgId);
     return { principal, verdict: async () => ({}) };

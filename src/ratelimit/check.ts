@@ -3,13 +3,21 @@ import type { Principal } from "../context.js";
 import type { Queryable } from "../db/db.js";
 import { hitRateLimit, type RateHitRow, type TierTable } from "../db/rate-limits.js";
 import { CoreError, isQueryTimeout } from "../errors.js";
-import type { Logger } from "../logger.js";
+import { type Logger, throttledWarning } from "../logger.js";
 import { isUnlimited, resolveTier, type TierLimits } from "./tiers.js";
 
 export interface RateDecision {
   /** Headers for the response (empty for an unlimited tier or when the limiter failed open). */
   headers: Record<string, string>;
 }
+
+/**
+ * The rate limiter's statement failed (the database away, most often) and the request goes on
+ * unchecked: once per 10 s at most, since every request of an outage says it.
+ */
+export const failOpen = throttledWarning(
+  "rate limiter unavailable: request admitted without a limit check (fail open)",
+);
 
 /** The subject limits count against: the API key, or the user of an identity-provider token. */
 export function rateSubject(p: Principal): string {
@@ -45,7 +53,7 @@ export async function checkRateLimit(input: {
   } catch (err) {
     // A database that did not answer in time would not answer the request's statements either.
     if (isQueryTimeout(err)) throw err;
-    log.warn({ err }, "rate limiter unavailable: request admitted without a limit check (fail open)");
+    failOpen(log, { err });
     return { headers: {} };
   }
   return rateDecision(tier, hit);
