@@ -1,6 +1,9 @@
-import { existsSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
+import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { createDb } from "../src/db/db.js";
@@ -72,6 +75,50 @@ describe("database start-up", { timeout: 180_000 }, () => {
     expect(r.stderr).toMatch(/install/i);
     // One line, as every start-up failure.
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+  });
+
+  it("refuses a server certificate it cannot verify in one line saying sslmode=require verifies and how to give the CA", async () => {
+    // A PostgreSQL endpoint with TLS and a self-signed certificate: 'S' to the SSLRequest, then
+    // the handshake. psql connects with sslmode=require; node-postgres verifies the certificate.
+    const dir = mkdtempSync(path.join(os.tmpdir(), "mnemo-tls-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const [keyFile, certFile] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"],
+        ...["-keyout", keyFile, "-out", certFile],
+      ],
+      { stdio: "ignore" },
+    );
+    const server = net.createServer((socket) => {
+      socket.on("error", () => {});
+      socket.once("data", () => {
+        socket.write("S");
+        const tlsSocket = new tls.TLSSocket(socket, {
+          isServer: true,
+          key: readFileSync(keyFile),
+          cert: readFileSync(certFile),
+        });
+        tlsSocket.on("error", () => {});
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const port = (server.address() as net.AddressInfo).port;
+    const r = await runMnemo(["api"], {
+      DATABASE_URL: `postgres://mnemo@127.0.0.1:${port}/mnemo?sslmode=require`,
+      PORT: String(await freePort()),
+    });
+    expect(r.code).toBe(1);
+    // node-postgres's own notice of its sslmode aliases may come before; Mnemo's line is one.
+    const ours = r.stderr.split("\n").filter((l) => l.startsWith("mnemo:"));
+    expect(ours).toHaveLength(1);
+    expect(ours[0]).toMatch(/cannot connect to DATABASE_URL: self-signed certificate/);
+    expect(ours[0]).toMatch(/sslmode=require too, unlike psql/);
+    expect(ours[0]).toMatch(/NODE_EXTRA_CA_CERTS/);
+    expect(ours[0]).toMatch(/sslrootcert=/);
+    expect(ours[0]).toMatch(/sslmode=no-verify/);
   });
 
   it("refuses a pgvector older than 0.8, saying whether to upgrade the server or the database's extension", async () => {

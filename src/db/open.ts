@@ -45,7 +45,9 @@ export async function openDatabase(
       await db.query("SELECT 1");
     } catch (err) {
       await db.close();
-      throw new StartupError(`cannot connect to DATABASE_URL: ${(err as Error).message}`);
+      throw new StartupError(
+        `cannot connect to DATABASE_URL: ${(err as Error).message}${certificateHint(err)}`,
+      );
     }
     await requireVector(db);
     return { db, connectionString: config.DATABASE_URL, kind: "external" };
@@ -193,4 +195,25 @@ export async function durabilityWarning(db: Db): Promise<string | null> {
   return risks.length
     ? `PostgreSQL ${risks.join("; ")}. Fine for tests and benchmarks, not for data you keep.`
     : null;
+}
+
+/**
+ * Node's codes for a TLS certificate it did not trust: self-signed, an unknown issuer, expired, or
+ * for another host name.
+ */
+const CERTIFICATE_FAILURE =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(VERIFY_LEAF_SIGNATURE|GET_ISSUER_CERT(_LOCALLY)?)|CERT_(HAS_EXPIRED|NOT_YET_VALID|UNTRUSTED)|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
+/**
+ * A refused server certificate, explained: node-postgres verifies it for `sslmode=require` (and
+ * `prefer`) too, where psql and libpq do not, so a URL that works for psql can fail here.
+ */
+function certificateHint(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== "string" || !CERTIFICATE_FAILURE.test(code)) return "";
+  return (
+    " (the server's TLS certificate is verified, for sslmode=require too, unlike psql: give its CA with" +
+    " NODE_EXTRA_CA_CERTS=/path/ca.pem or sslrootcert=/path/ca.pem in the URL, or use" +
+    " sslmode=no-verify to encrypt without verifying; see README, Running in production)"
+  );
 }
