@@ -167,6 +167,41 @@ describe("the attached process outlives the owner", () => {
     expect(alive(api)).toBe(true);
   }, 180_000);
 
+  it("api attached to a frozen owner (SIGSTOP): /readyz and requests 503 within their bounds, 200 after SIGCONT", async () => {
+    const dir = migratedDataDir("mn-frozen-");
+    dirs.push(dir);
+    const owner = await role("worker", dir);
+    const port = await freePort();
+    const api = await role("api", dir, port, { MNEMO_DB_QUERY_TIMEOUT_MS: "3000" });
+    const base = `http://127.0.0.1:${port}`;
+    const groups = () => fetch(`${base}/v1/groups`, { headers: { "x-api-key": KEY } });
+    // A warm pool: open connections to the owner, which stop being answered.
+    expect((await Promise.all([1, 2, 3, 4].map(groups))).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    owner.child.kill("SIGSTOP");
+    try {
+      const timed = async (send: () => Promise<Response>) => {
+        const t0 = Date.now();
+        const res = await send();
+        return { res, ms: Date.now() - t0, body: (await res.json()) as any };
+      };
+      const [ready, listed] = await Promise.all([timed(() => fetch(`${base}/readyz`)), timed(groups)]);
+      // Before: both waited for as long as the owner was stopped (64 s observed), then 200.
+      expect(ready.res.status).toBe(503);
+      expect(ready.body).toEqual({ status: "database not answering" });
+      expect(ready.ms).toBeLessThan(3500);
+      expect(listed.res.status).toBe(503);
+      expect(listed.body.detail.code).toBe("service_unavailable");
+      expect(listed.res.headers.get("retry-after")).toBe("1");
+      expect(listed.ms).toBeLessThan(5500);
+    } finally {
+      owner.child.kill("SIGCONT");
+    }
+    await waitFor(async () => (await status(`${base}/readyz`)) === 200, { timeoutMs: 30_000 });
+    expect((await groups()).status).toBe(200);
+    expect(alive(api)).toBe(true);
+    expect(alive(owner)).toBe(true);
+  }, 180_000);
+
   it("worker attached to an api: no exit while the owner is away, works jobs once it is back", async () => {
     const dir = migratedDataDir("mn-away-");
     dirs.push(dir);
