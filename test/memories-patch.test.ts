@@ -165,6 +165,14 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
     const unshare = await patch(key, m!.id, { remove_group_ids: [g1] });
     expect(unshare.status).toBe(200);
     expect(unshare.body.group_ids).toEqual([]);
+    // A row of a type with no status (an artifact, an episode) is no superseded fact: tagged as before.
+    const [artifact] = await seed(svc, orgId, [
+      fact("Trip budget sheet", { type: "artifact", details: { title: "budget.md", version: 1 } }),
+    ]);
+    expect(artifact!.status).toBeNull();
+    const tagged = await patch(key, artifact!.id, { add_group_ids: [g2] });
+    expect(tagged.status).toBe(200);
+    expect(tagged.body.group_ids).toEqual([g2]);
   });
 
   it("a share racing a text edit is never a 200 that leaves the active fact without the tag", async () => {

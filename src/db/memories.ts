@@ -235,8 +235,9 @@ export async function patchMemoryGroupIds(
        SELECT t.id, t.group_ids AS old_ids,
          -- A tag added to a superseded fact would share a row search never serves (the active fact
          -- of its chain is the one to share); read after the lock, so a text edit that committed
-         -- first is seen. Removing tags from it stays allowed.
-         (t.status = 'superseded' AND EXISTS (
+         -- first is seen. Removing tags from it stays allowed. Other types have no status (NULL),
+         -- which must read as not superseded, not as unknown.
+         (t.status IS NOT DISTINCT FROM 'superseded' AND EXISTS (
             SELECT 1 FROM unnest($4::text[]) AS a(g) WHERE NOT (g = ANY(t.group_ids)))) AS superseded,
          ARRAY(SELECT g FROM unnest(t.group_ids) WITH ORDINALITY AS k(g, n)
                WHERE NOT (g = ANY($3::text[])) ORDER BY n)
