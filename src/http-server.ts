@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, Server as NetServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener } from "@hono/node-server";
 import {
   clientErrorHandler,
@@ -16,12 +17,14 @@ export interface HttpServer {
   url: string;
   server: Server;
   /**
-   * Stops serving: the listening socket closes and idle kept-alive connections are closed at once
-   * (as `server.close()` does; keeping them open to answer 503 would hold the stop open for
-   * clients that send nothing). A request that still arrives (as the stop begins, or on a busy
-   * connection) is answered 503 with `Connection: close`; requests in flight finish (their
-   * responses also close the connection) until `deadline` (epoch ms), after which the remaining
-   * connections are cut. Resolves when no connection is left. Idempotent.
+   * Stops serving: the listening socket closes at once (new connections are refused). Kept-alive
+   * connections stay open for a short grace period (DRAIN_GRACE_MS, within `deadline`): a request
+   * that arrives on one (the client's next request may already be on the wire when the stop
+   * begins) is answered 503 with `Connection: close`, which closes that connection. Requests in
+   * flight finish, their responses closing their connection too. After the grace period a
+   * connection is closed only once it is idle (no request under way, no byte of a next one
+   * received); at `deadline` (epoch ms) the remaining connections are cut. Resolves when no
+   * connection is left. Idempotent.
    */
   drain(deadline: number): Promise<void>;
 }
@@ -52,6 +55,10 @@ export function listenOn(server: Server, port: number, host: string, setting: st
     });
   });
 }
+
+/** How long a stopping server keeps answering 503 on kept-alive connections before it closes idle ones. */
+const DRAIN_GRACE_MS = 1000;
+const DRAIN_POLL_MS = 50;
 
 const SHUTTING_DOWN = JSON.stringify({
   detail: { code: "service_unavailable", message: "The server is shutting down; retry shortly." },
@@ -93,15 +100,6 @@ export async function startHttpServer(app: App, config: Config, log: Logger): Pr
   await listenOn(server, config.PORT, config.HOST, "PORT");
   server.on("clientError", clientErrorHandler(log));
   server.on("checkExpectation", expectationHandler(log));
-  let active = 0;
-  let onIdle: (() => void) | undefined;
-  server.on("request", (_req, res) => {
-    active++;
-    res.once("close", () => {
-      active--;
-      if (active === 0) onIdle?.();
-    });
-  });
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
 
@@ -112,19 +110,24 @@ export async function startHttpServer(app: App, config: Config, log: Logger): Pr
     drain(deadline) {
       drained ??= (async () => {
         draining = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        if (active > 0) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-            onIdle = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
+        // net.Server's close, not http.Server's: that one also closes the idle connections at
+        // once, cutting off a next request already on its way (it reaches a closed socket and is
+        // reset, unanswered). Those requests are answered 503 during the grace period instead.
+        let done = false;
+        const closed = new Promise<void>((resolve) =>
+          NetServer.prototype.close.call(server, () => {
+            done = true;
+            resolve();
+          }),
+        );
+        const graceEnd = Math.min(deadline, Date.now() + DRAIN_GRACE_MS);
+        while (!done && Date.now() < deadline) {
+          // Idle per the parser: no request under way and no byte of a next one read. Busy
+          // clients have sent their next request by now, so what is still idle is truly quiet.
+          if (Date.now() >= graceEnd) server.closeIdleConnections();
+          await Promise.race([closed, sleep(Math.min(DRAIN_POLL_MS, Math.max(0, deadline - Date.now())))]);
         }
-        // Keep-alive connections between requests, and whatever is still running past the
-        // deadline.
+        // Whatever is still running past the deadline.
         server.closeAllConnections();
         await closed;
       })();

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -243,6 +244,109 @@ describe("shutdown", () => {
     }
     await closedCleanly(s);
   }, 180_000);
+
+  it("a request half received when the stop begins is answered 503 with Connection: close, not cut off", async () => {
+    const s = await start();
+    const sock = net.connect(s.port, "127.0.0.1");
+    let got = "";
+    sock.on("data", (d) => {
+      got += d;
+    });
+    const closed = new Promise<string | undefined>((resolve) => {
+      sock.on("error", (err: NodeJS.ErrnoException) => resolve(err.code));
+      sock.on("close", () => resolve(undefined));
+    });
+    const request = "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n";
+    sock.write(request);
+    const until = Date.now() + 10_000;
+    while (!got.includes("\r\n\r\n") && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(got).toMatch(/^HTTP\/1\.1 200/);
+    got = "";
+    // The next request on the kept-alive connection: its first bytes before the signal, the rest after.
+    sock.write(request.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    s.p.child.kill("SIGTERM");
+    await s.p.waitFor(/"msg":"shutting down"/);
+    await new Promise((r) => setTimeout(r, 100));
+    sock.write(request.slice(10));
+    expect(await closed).toBeUndefined();
+    expect(got).toMatch(/^HTTP\/1\.1 503/);
+    expect(got.toLowerCase()).toContain("connection: close");
+    expect(got).toContain('"service_unavailable"');
+    expect(await s.p.exited).toBe(0);
+  }, 180_000);
+
+  it("keep-alive clients sending back to back: every request sent is answered (202, 200 or 503), none is reset (4 trials)", async () => {
+    // The next request of a busy client is often already on the wire when the stop begins: it was
+    // cut off unanswered (the idle connection it travels on closed at once, or destroyed with
+    // everything else once the last request in flight finished). A request may only fail before
+    // any byte of it was sent (its new connection refused).
+    const failures: string[] = [];
+    let answeredAfter = 0;
+    for (let trial = 0; trial < 4; trial++) {
+      const s = await start({ MNEMO_RATE_TIERS: JSON.stringify({ default: "unlimited" }) });
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 6 });
+      let exited = false;
+      void s.p.exited.then(() => {
+        exited = true;
+      });
+      const body = JSON.stringify({
+        user_id: "u-ka",
+        conv_id: "c-ka",
+        messages: [{ role: "user", content: "I live in Porto." }],
+      });
+      // One request (an ingest, or a quick /readyz): its status, or "refused" (failed before a
+      // byte was sent, or a failure, recorded).
+      const send = (method: "POST" | "GET") =>
+        new Promise<number | "refused">((resolve) => {
+          let sent = false;
+          const req = http.request(`${s.base}${method === "POST" ? "/v1/memories" : "/readyz"}`, {
+            method,
+            agent,
+            headers: { "x-api-key": KEY, "content-type": "application/json" },
+          });
+          req.on("socket", (sock) => {
+            // A kept-alive socket carries the request at once; a new one once it has connected.
+            if (!sock.connecting) sent = true;
+            else sock.once("connect", () => (sent = true));
+          });
+          req.on("response", (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+            res.on("error", (err) => {
+              failures.push(`trial ${trial}: response cut off: ${err.message}`);
+              resolve("refused");
+            });
+          });
+          req.on("error", (err: NodeJS.ErrnoException) => {
+            if (sent) failures.push(`trial ${trial}: ${err.code ?? err.message} after the request was sent`);
+            resolve("refused");
+          });
+          req.end(method === "POST" ? body : undefined);
+        });
+      let signalled = false;
+      const loops = Array.from({ length: 6 }, async (_, i) => {
+        const method = i % 2 ? "GET" : "POST";
+        while (!exited) {
+          const r = await send(method);
+          if (r === "refused") await new Promise((res) => setTimeout(res, 10));
+          else if (r !== 503 && r !== (method === "POST" ? 202 : 200))
+            failures.push(`trial ${trial}: ${method} status ${r}`);
+          else if (signalled) answeredAfter++;
+          if (signalled && r === "refused") break;
+        }
+      });
+      await new Promise((r) => setTimeout(r, 1000 + trial * 137));
+      s.p.child.kill("SIGTERM");
+      signalled = true;
+      expect(await s.p.exited).toBe(0);
+      await Promise.all(loops);
+      agent.destroy();
+    }
+    expect(failures).toEqual([]);
+    // The stop did meet busy connections (answered after the signal), so the trials tested something.
+    expect(answeredAfter).toBeGreaterThan(0);
+  }, 300_000);
 
   // `npm start` first runs its prestart build, a whole tsc compile (seconds of CPU, and the same
   // for both starts): dist/ is given that build's output once instead, the global setup's
