@@ -71,7 +71,11 @@ export async function startRuntime(
         { newer },
         "the database was migrated by a newer version of Mnemo than this one: finish the upgrade (run the newer version on every process); this one may fail against its schema",
       );
-    const { createdKey, bootstrapKeyRevoked } = await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY);
+    // Only a process serving the API creates the first key and prints it, where an operator looks
+    // for it and with a URL that answers; a worker-only process leaves it to the first API start.
+    const { createdKey, bootstrapKeyRevoked }: Awaited<ReturnType<typeof bootstrap>> = roles.api
+      ? await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY)
+      : {};
     if (createdKey) started.push(() => undoFirstStart(db, createdKey));
     if (bootstrapKeyRevoked)
       log.warn(

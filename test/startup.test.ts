@@ -314,4 +314,35 @@ describe("the first-start key", { timeout: 180_000 }, () => {
     const keys = await runMnemo(["admin", "list-keys", "--org", "org_default", "--json"], env);
     expect(JSON.parse(keys.stdout).map((k: { name: string }) => k.name)).toEqual(["first-start"]);
   });
+
+  it("a worker started first on a new database prints no key; the first API process does, with a URL that answers", async () => {
+    const dataDir = migratedDataDir("mn-first-key-");
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    const serverDb = onServer() ? await createTestDatabase() : undefined;
+    if (serverDb) cleanups.push(() => serverDb.drop());
+    const env = { MNEMO_DATA_DIR: dataDir, ...(serverDb ? { DATABASE_URL: serverDb.url } : {}) };
+
+    // Before, the worker won the first start and printed the key with a "Try it" URL on
+    // 127.0.0.1:8080, where nothing listened.
+    const worker = spawnMnemo(["worker"], env);
+    cleanups.push(() => worker.kill("SIGKILL"));
+    await worker.waitFor(/"msg":"ready"/, 90_000);
+    expect(worker.stdout()).not.toMatch(/First start|API key/);
+
+    // The API started beside it creates `default` and prints the key, with its own URL.
+    const port = await freePort();
+    const api = spawnMnemo(["api"], { ...env, PORT: String(port) });
+    cleanups.push(() => api.kill("SIGKILL"));
+    const m = await api.waitFor(
+      /API key \(shown once, keep it\):\s+(mnemo_\S+)[\s\S]*?(http:\/\/\S+\/v1\/groups)/,
+      90_000,
+    );
+    expect(m[2]).toBe(`http://127.0.0.1:${port}/v1/groups`);
+    expect((await fetch(m[2]!, { headers: { "x-api-key": m[1]! } })).status).toBe(200);
+    expect(await api.kill("SIGTERM")).toBe(0);
+    expect(await worker.kill("SIGTERM")).toBe(0);
+    expect(worker.stdout()).not.toMatch(/First start/);
+    const keys = await runMnemo(["admin", "list-keys", "--org", "org_default", "--json"], env);
+    expect(JSON.parse(keys.stdout).map((k: { name: string }) => k.name)).toEqual(["first-start"]);
+  });
 });
