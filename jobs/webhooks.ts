@@ -48,17 +48,18 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
 
 /**
  * One delivery attempt. When the database fails under it (away or out of room: a reset
- * connection, a restart, a full disk) while it reads its webhook or records its outcome, it runs
- * again once the database answers, at most MAX_RERUNS times, 1, 2 and 4 s apart (until `signal`:
- * a shutdown, the job's expiry); otherwise the event would be lost, with no record and no next
- * attempt. The receiver may then see the same event twice (same X-Webhook-Id), as after a worker
- * that died. Any other failure is logged: a webhook's fate never touches the ingest job, nor the
+ * connection, a restart, a full disk) while it reads its webhook, it runs again once the database
+ * answers, at most MAX_RERUNS times, 1, 2 and 4 s apart (until `signal`: a shutdown, the job's
+ * expiry); otherwise the event would be lost, with no record and no next attempt. An outcome that
+ * cannot be recorded after the POST is recorded again by deliverWebhook itself (until `signal`),
+ * not posted again; only when `signal` ends that does the receiver see the event twice (same
+ * X-Webhook-Id), as after a worker that died. Any other failure is logged: a webhook's fate never touches the ingest job, nor the
  * other attempts of the batch.
  */
 async function deliverWithReruns(deps: Deps, ctx: Ctx, input: DeliveryJobData, signal: AbortSignal) {
   for (let rerun = 0; ; rerun++) {
     try {
-      await deliverWebhook({ ctx, input });
+      await deliverWebhook({ ctx, input, signal });
       return;
     } catch (err) {
       if (!isDatabaseUnavailable(err) || rerun === MAX_RERUNS || signal.aborted) {

@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout } from "node:timers/promises";
 import { request } from "undici";
 import type { DeliveryJobData } from "../../jobs/queues.js";
 import { type Ctx, inTx } from "../context.js";
+import { type Queryable, untilReachable } from "../db/db.js";
 import { findWebhook, insertDelivery, lastDeliveryUrl, wasDelivered } from "../db/webhooks.js";
+import { isDatabaseUnavailable } from "../errors.js";
 import { deliveryExpirySeconds } from "./enqueue.js";
 import { decryptSecret, signBody } from "./secrets.js";
 import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
@@ -26,16 +29,21 @@ interface Sent {
  * One delivery attempt: re-reads the config (a webhook disabled, unsubscribed or removed since
  * the event stops here) and whether the event was already delivered, signs the stored body with
  * the current secret, posts it through the address-checking dispatcher, records the attempt, and schedules the next attempt as a new,
- * persisted job in the same transaction as the record.
+ * persisted job in the same transaction as the record. A record the database cannot take (away,
+ * out of connections) is tried again until `signal` ends (untilRecorded), so a receiver that
+ * answered is not posted the event again.
  */
 export async function deliverWebhook({
   ctx,
   input,
   resolve,
+  signal,
 }: {
   ctx: Ctx;
   input: DeliveryJobData;
   resolve?: Resolver;
+  /** Ends the record's retries (a shutdown, the job's expiry); a minute without one. */
+  signal?: AbortSignal;
 }): Promise<AttemptResult> {
   const { config } = ctx.deps;
   const hook = await findWebhook(ctx.db, input.orgId);
@@ -71,31 +79,36 @@ export async function deliverWebhook({
     : 0;
   const outcome = ok ? "delivered" : more ? "retrying" : "failed";
 
-  await inTx(ctx, async ({ db: tx }) => {
-    await insertDelivery(tx, {
-      id: randomUUID(),
-      org_id: input.orgId,
-      event_id: input.eventId,
-      event: input.event,
-      job_id: input.jobId,
-      url: hook.url,
-      attempt: input.attempt,
-      status_code: sent.statusCode,
-      error: sent.error,
-      duration_ms: durationMs,
-      outcome,
-      retry_in_seconds: more ? delay : null,
-    });
-    if (more) {
-      const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
-      await ctx.deps.queue.send("webhook-delivery", next, {
-        db: tx,
-        startAfterSeconds: delay,
-        expireInSeconds: deliveryExpirySeconds(config.MNEMO_WEBHOOK_TIMEOUT_MS),
-        group: input.orgId,
+  // Once posted, the outcome is recorded whatever it takes: a record the database cannot take now
+  // (out of reach, out of connections) is tried again once it answers, never the POST, which
+  // would repeat the event to the receiver.
+  const record = () =>
+    inTx(ctx, async ({ db: tx }) => {
+      await insertDelivery(tx, {
+        id: randomUUID(),
+        org_id: input.orgId,
+        event_id: input.eventId,
+        event: input.event,
+        job_id: input.jobId,
+        url: hook.url,
+        attempt: input.attempt,
+        status_code: sent.statusCode,
+        error: sent.error,
+        duration_ms: durationMs,
+        outcome,
+        retry_in_seconds: more ? delay : null,
       });
-    }
-  });
+      if (more) {
+        const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
+        await ctx.deps.queue.send("webhook-delivery", next, {
+          db: tx,
+          startAfterSeconds: delay,
+          expireInSeconds: deliveryExpirySeconds(config.MNEMO_WEBHOOK_TIMEOUT_MS),
+          group: input.orgId,
+        });
+      }
+    });
+  await untilRecorded(ctx.db, record, signal ?? AbortSignal.timeout(RECORD_RETRY_WINDOW_MS));
   ctx.deps.metrics.webhookDeliveries.inc({ outcome, attempt: String(input.attempt) });
   ctx.log[ok ? "info" : "warn"](
     {
@@ -108,6 +121,36 @@ export async function deliverWebhook({
     "webhook delivery attempt",
   );
   return { outcome, statusCode: sent.statusCode, error: sent.error };
+}
+
+/** How long a record is retried when the caller gives no signal. */
+const RECORD_RETRY_WINDOW_MS = 60_000;
+
+/**
+ * Runs `record` until it succeeds. A failure because the database is unavailable (isDatabaseUnavailable)
+ * is retried 1, 2, 4, 8 ... s apart (at most 8 s), each once the database answers again, until
+ * `signal` ends it (then the last error is thrown and the queue runs the attempt again); any
+ * other failure is thrown at once.
+ */
+async function untilRecorded(
+  db: Queryable,
+  record: () => Promise<unknown>,
+  signal: AbortSignal,
+): Promise<void> {
+  for (let delay = 1000; ; delay = Math.min(delay * 2, 8000)) {
+    try {
+      await record();
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || signal.aborted) throw err;
+      try {
+        await setTimeout(delay, undefined, { signal });
+        await untilReachable(db, signal);
+      } catch {
+        throw err;
+      }
+    }
+  }
 }
 
 const UNREADABLE_SECRET =
