@@ -687,8 +687,10 @@ describe("supersede and dedup", () => {
     const u2 = (
       await svc.request("GET", "/v1/memories?user_id=u2&status=active&type=fact", { key })
     ).body.data.map((m: { text: string }) => m.text);
-    expect(u2.filter((t: string) => t.includes("Rex"))).toEqual([
-      "The user works as a baker. The user's dog Rex loves the snow there.",
+    // Only what no active fact says: the baker is a clause fact of its own.
+    expect(u2.filter((t: string) => t.includes("Rex") || t.includes("baker")).sort()).toEqual([
+      "The user works as a baker.",
+      "The user's dog Rex loves the snow there.",
     ]);
     expect(u2.filter((t: string) => t.includes("Bergen"))).toEqual([]);
   });
@@ -736,6 +738,65 @@ describe("supersede and dedup", () => {
       found.body.data.map((m: { text: string }) => m.text).filter((t: string) => t.includes("nurse")),
     ).toEqual([]);
   });
+
+  it.each([
+    [
+      "sup",
+      [
+        ["I live in Denver and work as an accountant at Deloitte.", "2025-02-01"],
+        ["We moved to Austin last month.", "2025-03-15"],
+      ],
+      ["On 1 February 2025, the user works as an accountant at Deloitte."],
+    ],
+    [
+      "sup4",
+      [
+        ["I work at Google as a designer and live in Brooklyn with my partner Sam.", "2025-02-01"],
+        ["I just started a new job at Figma.", "2025-04-01"],
+      ],
+      ["On 1 February 2025, the user lives in Brooklyn with the user's partner Sam."],
+    ],
+    [
+      "samr",
+      [
+        [
+          "I live in Denver and work as an accountant at Deloitte, and my wife Priya is a teacher.",
+          "2025-02-01",
+        ],
+        ["I work at Google.", "2025-02-02"],
+        ["We moved to Austin last month.", "2025-03-15"],
+      ],
+      ["On 1 February 2025, the user's wife Priya is a teacher."],
+    ],
+  ])(
+    "the rest of a superseded turn (%s) is whole clauses with their subject, none superseded, none said already",
+    async (userId, turns, kept) => {
+      const { key } = await svc.newOrg();
+      for (const [i, [text, day]] of (turns as string[][]).entries())
+        await ingestOk(key, {
+          user_id: userId,
+          conv_id: `c${i}`,
+          messages: [user(text!, { date: `${day}T10:00:00Z` }), { role: "assistant", content: "Noted." }],
+        });
+      const active = (
+        await svc.request("GET", `/v1/memories?user_id=${userId}&status=active&type=fact`, { key })
+      ).body.data.map((m: { text: string }) => m.text);
+      // Of the first turn, only what still holds, each once, each a sentence with its subject.
+      expect(active.filter((t: string) => t.startsWith("On 1 February 2025")).sort()).toEqual(kept);
+      expect(active.filter((t: string) => /^On \d+ \w+ \d{4}, \p{Lu}/u.test(t))).toEqual([]);
+      if (userId === "samr") {
+        const found = await svc.request("POST", "/v1/memories/search", {
+          key,
+          body: { query: "Where do I work?", user_id: userId, mode: "retrieve" },
+        });
+        const facts = found.body.data.filter((m: { type: string }) => m.type === "fact");
+        expect(facts[0].text).toContain("Google");
+        expect(
+          facts.map((m: { text: string }) => m.text).filter((t: string) => t.includes("Deloitte")),
+        ).toEqual([]);
+      }
+    },
+  );
 
   it("supersedes an employer joined or started at, an age said with a name or a day, past a label", async () => {
     const { key } = await svc.newOrg();

@@ -122,21 +122,34 @@ export async function activeFactsMatching(
 
 /**
  * For each fact of `ids`, the active facts of the same user told by the same turns (its job's,
- * with the same source turns), itself included: what a turn's extraction left of it.
+ * with the same source turns), itself included: what a turn's extraction left of it. With
+ * `withSuperseded`, those superseded since too (by their status), with the text of the fact that
+ * superseded each (`successor`).
  */
 export async function sameTurnFacts(
   db: Queryable,
   scope: { orgId: string; userId: string },
   ids: string[],
-): Promise<Array<{ of: string; id: string; text: string }>> {
+  withSuperseded = false,
+): Promise<Array<{ of: string; id: string; text: string; status: string; successor: string | null }>> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<{ of: string; id: string; text: string }>(
-    `SELECT o.id::text AS of, m.id::text, m.text FROM memories o
+  const { rows } = await db.query<{
+    of: string;
+    id: string;
+    text: string;
+    status: string;
+    successor: string | null;
+  }>(
+    `SELECT o.id::text AS of, m.id::text, m.text, m.status, s.text AS successor FROM memories o
      JOIN memories m ON m.org_id = o.org_id AND m.job_id = o.job_id AND m.user_id = o.user_id
-       AND m.type = 'fact' AND m.status = 'active'
+       AND m.type = 'fact' AND (m.status = 'active' OR ($4::boolean AND m.status = 'superseded'))
        AND m.details -> 'source_event_ids' = o.details -> 'source_event_ids'
+     LEFT JOIN LATERAL (
+       SELECT text FROM memories WHERE org_id = m.org_id AND supersedes = m.id AND m.status = 'superseded'
+       ORDER BY created_at DESC LIMIT 1
+     ) s ON true
      WHERE o.org_id = $1 AND o.user_id = $2 AND o.id = ANY($3::uuid[]) AND o.job_id IS NOT NULL`,
-    [scope.orgId, scope.userId, ids],
+    [scope.orgId, scope.userId, ids, withSuperseded],
   );
   return rows;
 }

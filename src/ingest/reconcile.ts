@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/db.js";
 import {
+  activeFactsByHash,
   activeFactsMatching,
   activeLessonsSharing,
   factRows,
@@ -14,7 +15,7 @@ import {
 import type { NewMemoryRow } from "../db/memories.js";
 import { uuidFromSeed } from "../ids.js";
 import { embeddingText } from "../memories/write.js";
-import { contentWords, normaliseText, splitSentences } from "../providers/local/english.js";
+import { normaliseText, STOPWORDS, splitSentences } from "../providers/local/english.js";
 import {
   bareClaim,
   earlierStatements,
@@ -173,6 +174,7 @@ export async function reconcile(
   });
   const rests = await wholeSentencesToo(
     db,
+    extractor,
     scope,
     out.supersedes,
     out.insert.filter((r) => r.type === "fact"),
@@ -315,14 +317,15 @@ const claimWords = (text: string) => normaliseText(bareClaim(text));
 /**
  * A clause superseded ("The user lives in Paris.") leaves the sentence it was cut from ("The user
  * lives in Paris and the user works at Initech.") saying the old value. That sentence is superseded
- * by the same fact when the turn's other facts hold all the rest of it (its other clauses are facts
- * of their own). One that says more is superseded too, not left active with the old value: what
- * it says besides is returned, to be kept as a fact of its own where the old one was (its
- * conversation, episode, date and groups), the superseded clauses taken out ("On 6 January 2025,
- * the user has two kids.").
+ * by the same fact. What it says besides is kept as a fact of its own where the old one was (its
+ * conversation, episode, date and groups): its clauses with a subject of their own (clausesOf)
+ * that hold no clause of its turn superseded, now or before ("On 6 January 2025, the user has two
+ * kids."), less those its turn's active facts restate (as the judge compares them); none when
+ * nothing is left or an active fact says the same already.
  */
 async function wholeSentencesToo(
   db: Queryable,
+  extractor: Extractor,
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
   planned: PlannedRow[],
@@ -334,86 +337,162 @@ async function wholeSentencesToo(
     db,
     scope,
     [...supersedes.keys()].filter((id) => !own.has(id)),
+    true,
   );
   for (const old of supersedes.keys()) {
     const f = own.get(old);
     if (f)
       for (const g of planned)
-        if (turnOf.get(g) === turnOf.get(f)) siblings.push({ of: old, id: g.id, text: g.text });
+        if (turnOf.get(g) === turnOf.get(f))
+          siblings.push({ of: old, id: g.id, text: g.text, status: "active", successor: null });
   }
-  // Each sentence stating an old value, with the superseded clauses it holds and its turn's facts.
-  const wholes = new Map<string, { text: string; clauses: string[]; turn: typeof siblings }>();
+  const gone = new Set(
+    siblings.filter((s) => s.status !== "active" || supersedes.has(s.id)).map((s) => s.id),
+  );
+  // What each superseded clause of these turns said that no longer holds: the parts of it stating
+  // what superseded it ("the user works as an accountant at Deloitte" of "... at Deloitte, and the
+  // user's wife Priya is a teacher", superseded by "the user works at Google"), else all of it.
+  const byId = new Map(planned.map((f) => [f.id, f.text]));
+  const unsaid = new Map<string, string[]>();
+  for (const s of siblings) {
+    if (!gone.has(s.id) || unsaid.has(s.id)) continue;
+    const by = s.successor ?? byId.get(supersedes.get(s.id) ?? "") ?? null;
+    const parts = clausesOf(bareClaim(s.text)).map((c) => c.text);
+    const changed = by === null ? [] : parts.filter((c) => sameSlot(c, by));
+    unsaid.set(s.id, changed.length ? changed : parts);
+  }
+  // Each sentence stating an old value in a clause of its own (clausesOf), with the clause that
+  // superseded it first and its turn's facts.
+  const wholes = new Map<string, { text: string; by: string; turn: typeof siblings }>();
   for (const old of new Set(siblings.map((s) => s.of))) {
     const turn = siblings.filter((s) => s.of === old);
-    const clause = turn.find((s) => s.id === old)?.text ?? "";
-    if (!claimWords(clause)) continue;
-    for (const whole of turn) {
-      if (
-        whole.id === old ||
-        supersedes.has(whole.id) ||
-        !claimWords(whole.text).includes(claimWords(clause))
-      )
-        continue;
-      const seen = wholes.get(whole.id);
-      if (seen) seen.clauses.push(old);
-      else wholes.set(whole.id, { text: whole.text, clauses: [old], turn });
-    }
+    const parts = unsaid.get(old) ?? [];
+    const states = (text: string) =>
+      clausesOf(bareClaim(text)).some((c) => parts.some((p) => holdsClaim(c.text, p)));
+    for (const whole of turn)
+      if (whole.id !== old && !gone.has(whole.id) && !wholes.has(whole.id) && states(whole.text))
+        wholes.set(whole.id, { text: whole.text, by: old, turn });
   }
+  const found: Array<{ id: string; text: string; left: string[]; standing: typeof siblings }> = [];
+  for (const [id, { text, by, turn }] of wholes) {
+    supersedes.set(id, supersedes.get(by)!);
+    const dropped = turn.filter((s) => s.id !== id && gone.has(s.id)).flatMap((s) => unsaid.get(s.id)!);
+    const standing = turn.filter((s) => s.id !== id && !gone.has(s.id) && !wholes.has(s.id));
+    const left = clausesOf(bareClaim(text))
+      .map((c) => c.text)
+      .filter((c) => !dropped.some((d) => holdsClaim(c, d)));
+    if (left.length) found.push({ id, text, left, standing });
+  }
+  // A clause its turn's active facts restate is no rest: the judge, as it compares restatements.
+  const cases = found.flatMap(({ text, left, standing }) =>
+    left.map((c) => ({
+      text: restOf(text, (other) => other !== c) ?? c,
+      candidates: standing.map((s) => ({ id: s.id, text: s.text, similarity: 0.5 })),
+    })),
+  );
+  const verdicts = cases.length ? await extractor.judge(cases) : [];
+  let k = 0;
   const rests: Array<{ id: string; text: string }> = [];
-  for (const [id, { text, clauses, turn }] of wholes) {
-    let rest = ` ${claimWords(text)} `;
-    for (const part of turn) if (part.id !== id) rest = rest.replace(` ${claimWords(part.text)} `, " ");
-    const left =
-      contentWords(rest).length === 0
-        ? null
-        : clauses.reduce<string | null>(
-            (t, old) => (t === null ? null : withoutClause(t, turn.find((s) => s.id === old)!.text)),
-            text,
-          );
-    if (left !== null) rests.push({ id, text: left });
-    supersedes.set(id, supersedes.get(clauses[0]!)!);
+  for (const { id, text, left } of found) {
+    const restated = new Set(left.filter(() => verdicts[k++]?.verdict === "duplicate"));
+    const rest = restOf(text, (c) => !left.includes(c) || restated.has(c));
+    if (rest !== null) rests.push({ id, text: rest });
   }
-  if (rests.length === 0) return [];
+  // Nor one that an active fact says already, word for word.
+  const said = new Set(
+    (
+      await activeFactsByHash(
+        db,
+        scope,
+        rests.map((r) => factHash(r.text)),
+      )
+    )
+      .filter((r) => !wholes.has(r.id))
+      .map((r) => r.content_hash),
+  );
+  const kept = rests.filter((r) => !said.has(factHash(r.text)));
+  if (kept.length === 0) return [];
   const stored = new Map(
     (
       await factRows(
         db,
         scope,
-        rests.map((r) => r.id).filter((id) => !own.has(id)),
+        kept.map((r) => r.id).filter((id) => !own.has(id)),
       )
     ).map((r) => [r.id, r]),
   );
-  return rests.flatMap(({ id, text }) => {
+  return kept.flatMap(({ id, text }) => {
     const whole = own.get(id) ?? stored.get(id);
     return whole ? [{ whole, text }] : [];
   });
 }
 
 /**
- * A fact's text without a clause's claim, its day kept: the sentence that says just the clause goes,
- * and inside a longer sentence the clause goes with the "and" or "but" that joined it ("The user
- * lives in Paris and the user has a dog." without "The user lives in Paris." is "The user has a
- * dog."); a sentence that holds the clause in other words goes whole. Null when nothing with content
- * words is left.
+ * A fact's claim as the parts that stand on their own: its sentences, each cut where "and" or "but"
+ * joins a clause with a subject of its own ("The user lives in Paris, and the user's wife is a
+ * teacher."); a verb phrase sharing the subject before it stays with it ("lives in Denver and works
+ * at Deloitte").
  */
-export function withoutClause(text: string, clause: string): string | null {
+export function clausesOf(body: string): Array<{ sentence: number; sep: string; text: string; end: string }> {
+  const out: Array<{ sentence: number; sep: string; text: string; end: string }> = [];
+  splitSentences(body).forEach((s, sentence) => {
+    const end = /[.!?]*$/.exec(s)![0];
+    const pieces = s.slice(0, s.length - end.length).split(/(,?\s+(?:and|but)\s+)/i);
+    out.push({ sentence, sep: "", text: pieces[0]!, end });
+    for (let k = 1; k < pieces.length; k += 2) {
+      const [sep, piece] = [pieces[k]!, pieces[k + 1]!];
+      if (OWN_SUBJECT.test(piece) && FINITE_AFTER_SUBJECT.test(piece.replace(/^\S+\s+/, "")))
+        out.push({ sentence, sep, text: piece, end });
+      else out.at(-1)!.text += `${sep}${piece}`;
+    }
+  });
+  return out;
+}
+/** What opens a clause's own subject: a determiner or possessive, a pronoun, a name. */
+const OWN_SUBJECT =
+  /^(?:the|a|an|this|that|these|those|his|her|their|its|our|my|he|she|they|it|we|there|\p{Lu})/u;
+/** A verb after the subject's first word: a finite auxiliary, or a form in -s or -ed. */
+const FINITE_AFTER_SUBJECT =
+  /\b(?:is|are|was|were|has|have|had|does|did|do|can|will|would|could|should|must)\b|\b\p{Ll}+(?:s|ed)\b/u;
+
+/**
+ * Whether a fact's claim holds another's: that claim's words but function words are all in it, in
+ * their order ("the user lives in Denver and works at Deloitte" holds "the user works at Deloitte"),
+ * a word the claim does not make a possessive of not read as one ("the user's sister lives in
+ * Paris" holds no "the user lives in Paris").
+ */
+export function holdsClaim(text: string, claim: string): boolean {
+  const words = (t: string) =>
+    normaliseText(bareClaim(t))
+      .split(" ")
+      .filter((w) => w === "s" || (w && !STOPWORDS.has(w)));
+  const wanted = words(claim);
+  const have = words(text);
+  let at = 0;
+  have.forEach((w, k) => {
+    if (at < wanted.length && w === wanted[at] && (have[k + 1] !== "s" || wanted[at + 1] === "s")) at++;
+  });
+  return wanted.length > 0 && at === wanted.length;
+}
+
+/**
+ * A fact's text without some of its clauses (clausesOf), its day kept: the others whole, joined as
+ * they were. Null when none is left.
+ */
+export function restOf(text: string, drop: (clause: string) => boolean): string | null {
   const body = bareClaim(text);
-  const lead = text.slice(0, text.length - body.length);
-  const cut = bareClaim(clause)
-    .replace(/[.!?]+$/, "")
-    .trim();
-  const claim = normaliseText(cut);
-  const kept: string[] = [];
-  for (const sentence of splitSentences(body)) {
-    const at = sentence.toLowerCase().indexOf(cut.toLowerCase());
-    if (at >= 0 && cut) {
-      const before = sentence.slice(0, at).replace(/,?\s*\b(?:and|but)?\s*$/i, "");
-      const after = sentence.slice(at + cut.length);
-      const left = before ? `${before}${after}` : after.replace(/^,?\s*(?:(?:and|but)\b\s*)?/i, "");
-      if (contentWords(left).length) kept.push(before ? left : left.charAt(0).toUpperCase() + left.slice(1));
-    } else if (!normaliseText(sentence).includes(claim)) kept.push(sentence);
-  }
+  const at = text.indexOf(body);
+  const [lead, tail] = [text.slice(0, at), text.slice(at + body.length)];
+  const kept = clausesOf(body).filter((c) => !drop(c.text));
   if (kept.length === 0) return null;
-  const rest = kept.join(" ");
-  return lead ? `${lead}${leadLowered(rest)}` : rest;
+  const sentences: string[] = [];
+  kept.forEach((c, k) => {
+    const first = k === 0 || kept[k - 1]!.sentence !== c.sentence;
+    const last = k === kept.length - 1 || kept[k + 1]!.sentence !== c.sentence;
+    if (first) sentences.push(c.text.charAt(0).toUpperCase() + c.text.slice(1));
+    else sentences[sentences.length - 1] += `${c.sep}${c.text}`;
+    if (last) sentences[sentences.length - 1] += c.end;
+  });
+  const rest = sentences.join(" ");
+  return `${lead ? `${lead}${leadLowered(rest)}` : rest}${tail}`;
 }
