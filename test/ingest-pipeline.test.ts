@@ -2228,6 +2228,66 @@ describe("a reply sent without a date in a dated conversation", () => {
   });
 });
 
+describe("the episode of a conversation whose replies are dated by the message before", () => {
+  const A = (content: string) => ({ role: "assistant", content });
+  it("sums up the user's facts, not the assistant's courtesy or remark", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const episodeOf = async (body: object) => {
+      const rows = await rowsOf(orgId, (await ingestOk(key, body)).memories_created);
+      return rows.find((r) => r.type === "episode")!.text;
+    };
+    await ingestOk(key, {
+      user_id: "lst",
+      conv_id: "l2",
+      messages: [
+        user("Name: Jordan Blake\nAge: 34\nCity: Denver\nJob: electrician\nDiet: vegan", {
+          date: "2025-03-02T10:00:00Z",
+        }),
+        A("Thanks Jordan, I've saved your profile."),
+      ],
+    });
+    const family = await episodeOf({
+      user_id: "lst",
+      conv_id: "l4",
+      messages: [
+        user("Mom: she turns 70 next week\nDad: retiring in June\nGrandma: moving in with us in August", {
+          date: "2025-03-04T10:00:00Z",
+        }),
+        A("Lots going on in your family!"),
+      ],
+    });
+    expect(family).toContain("dad: retiring in June");
+    expect(family).not.toContain("the assistant said");
+    const at = (minute: number) => ({ date: `2025-03-01T10:0${minute}:00Z` });
+    const requests = await episodeOf({
+      user_id: "req",
+      conv_id: "r1",
+      messages: [
+        user("Please remind me to call my mom on Sunday.", at(0)),
+        A("Reminder set."),
+        user("Turn left after the bakery, that's where my house is. Tell the delivery guy that.", at(1)),
+        A("Will pass it on."),
+        user("Trust me, the Thai place on Elm is better than the one downtown.", at(2)),
+        A("I'll take your word for it."),
+        user("Call me Bex, everyone does.", at(3)),
+        A("Sure, Bex."),
+        user("Never book me flights before 8am.", at(4)),
+        A("Understood, no early flights."),
+        user("Look, I don't eat pork, so skip those recipes.", at(5)),
+        A("Okay."),
+        user("Send our Christmas card list to my sister.", at(6)),
+        A("Sent."),
+        user("Let's plan our trip to Japan for cherry blossom season.", at(7)),
+        A("Great idea. Late March to early April is peak season."),
+        user("Imagine you're a travel agent and suggest an itinerary.", at(8)),
+        A("Day 1: Tokyo..."),
+      ],
+    });
+    expect(requests).toContain("Bex asked the assistant to send their Christmas card list to their sister.");
+    expect(requests).not.toContain("the assistant said");
+  });
+});
+
 describe("DELETE /v1/memories (forget a scope)", () => {
   const count = async (orgId: string, userId: string) =>
     (

@@ -623,8 +623,12 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
       i,
       text,
       score: contentWords(text).reduce((s, w) => s + (freq.get(w) ?? 0), 0) / Math.sqrt(1 + text.length / 80),
+      // The assistant's remark or courtesy ("the assistant said: Lots going on in your family!") sums
+      // up no conversation while a fact of the user's is left: dated by the message before it, its
+      // day's words had raised it above the user's own lines.
+      remark: /^the assistant said:/.test(lower[i]!),
     }))
-    .sort((a, b) => b.score - a.score);
+    .sort((a, b) => Number(a.remark) - Number(b.remark) || b.score - a.score);
   for (const c of byScore) {
     if (chosen.length === 3) break;
     if (!within(c.i)) chosen.push(c);
