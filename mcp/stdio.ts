@@ -133,7 +133,12 @@ const START_ATTEMPTS = 5;
 async function startBesideOthers(config: Config, log: Logger) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startRuntime(config, log, { api: false, worker: true }, { listen: false, takeOver: true });
+      return await startRuntime(
+        config,
+        log,
+        { api: false, worker: true },
+        { listen: false, takeOver: true, bootstrap: true },
+      );
     } catch (err) {
       if (config.DATABASE_URL || attempt >= START_ATTEMPTS || !isDatabaseUnavailable(err)) throw err;
       log.warn({ err, attempt }, "the database went away during start-up; starting again");

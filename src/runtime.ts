@@ -45,7 +45,7 @@ export async function startRuntime(
   config: Config,
   log: Logger,
   roles: { api: boolean; worker: boolean },
-  options: { opened?: OpenedDatabase; listen?: boolean; takeOver?: boolean } = {},
+  options: { opened?: OpenedDatabase; listen?: boolean; takeOver?: boolean; bootstrap?: boolean } = {},
 ): Promise<Runtime> {
   if (config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
     log.warn(
@@ -71,11 +71,14 @@ export async function startRuntime(
         { newer },
         "the database was migrated by a newer version of Mnemo than this one: finish the upgrade (run the newer version on every process); this one may fail against its schema",
       );
-    // Only a process serving the API creates the first key and prints it, where an operator looks
-    // for it and with a URL that answers; a worker-only process leaves it to the first API start.
-    const { createdKey, bootstrapKeyRevoked }: Awaited<ReturnType<typeof bootstrap>> = roles.api
-      ? await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY)
-      : {};
+    // Only a process serving the API (or `mnemo mcp`, which serves its client itself) makes a first
+    // key and prints it, where an operator looks for it and with a URL that answers; a worker-only
+    // process leaves that to the first API start, and only makes sure of a key the operator set
+    // (MNEMO_BOOTSTRAP_API_KEY: nothing to print).
+    const { createdKey, bootstrapKeyRevoked }: Awaited<ReturnType<typeof bootstrap>> =
+      (options.bootstrap ?? (roles.api || config.MNEMO_BOOTSTRAP_API_KEY !== undefined))
+        ? await bootstrap(db, config.MNEMO_BOOTSTRAP_API_KEY)
+        : {};
     if (createdKey) started.push(() => undoFirstStart(db, createdKey));
     if (bootstrapKeyRevoked)
       log.warn(
