@@ -137,6 +137,7 @@ describe("console in Chromium", () => {
     await page.goto(`${base}/console/memories?user_id=u1&order=created_at_desc`);
     await page.click("text=The user moved from Porto to Lisbon in May.");
     await page.waitForURL(/\/console\/memories\/[0-9a-f-]{36}$/);
+    const currentId = new URL(page.url()).pathname.split("/").pop()!;
     expect(await page.textContent("#memory-text")).toBe("The user moved from Porto to Lisbon in May.");
     expect(await page.textContent("#embedding")).toContain("present");
     expect(await page.locator("#revisions .chain li").count()).toBe(2);
@@ -144,15 +145,19 @@ describe("console in Chromium", () => {
     await page.click(`#revisions a[href="/console/memories/${oldId}"]`);
     await page.waitForURL(`**/console/memories/${oldId}`);
     expect(await page.textContent("#revisions li.current")).toContain("superseded");
+    // A superseded fact is shared through the current one of its chain: no group to add here.
+    expect(await page.locator("#add-group").count()).toBe(0);
+    expect(await page.textContent("#superseded-tags")).toContain("current fact of its chain");
 
-    // Tag and untag (htmx swaps the groups panel in place).
+    // Tag and untag the current fact (htmx swaps the groups panel in place).
+    await page.goto(`${base}/console/memories/${currentId}`);
     await page.selectOption("#add-group", groupId);
     await page.click("#tags button:has-text('Add')");
     await page.waitForSelector("#tags .tags .tag:has-text('Travel')");
-    expect((await api("GET", `/v1/memories/${oldId}`)).body.group_ids).toEqual([groupId]);
+    expect((await api("GET", `/v1/memories/${currentId}`)).body.group_ids).toEqual([groupId]);
     await page.click("#tags button:has-text('Remove')");
     await page.waitForSelector("#tags >> text=Not tagged with any group.");
-    expect((await api("GET", `/v1/memories/${oldId}`)).body.group_ids).toEqual([]);
+    expect((await api("GET", `/v1/memories/${currentId}`)).body.group_ids).toEqual([]);
 
     // Delete, with a confirmation.
     await page.goto(`${base}/console/memories?user_id=u2`);

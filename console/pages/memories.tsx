@@ -46,7 +46,10 @@ const CONSOLE_LIST_QUERY = ListMemoriesQuery.pick({
   cursor: true,
   status: true,
   order: true,
-}).extend({ type: z.enum(MEMORY_TYPES).optional() });
+})
+  .extend({ type: z.enum(MEMORY_TYPES).optional() })
+  // The page's own parameters (`deleted`, the notice after a delete) are not the list's.
+  .strip();
 
 const LIST_LABELS = {
   user_id: "User",
@@ -118,6 +121,11 @@ const Tags: FC<{ memory: Memory; groups: Group[]; csrf: string; error?: string; 
         <p class="muted small">
           Shared with you through a group: only its own user's key, or an organisation-wide one, can change
           its groups or delete it.
+        </p>
+      ) : (memory.details as { status?: string }).status === "superseded" ? (
+        <p class="muted small" id="superseded-tags">
+          Superseded: search never serves it, so groups are added to the current fact of its chain
+          (Revisions); this one can only leave its groups.
         </p>
       ) : addable.length > 0 ? (
         <form
