@@ -75,5 +75,13 @@ export function systemCtx(deps: Deps, orgId: string, requestId: string): Ctx {
   };
 }
 
+/**
+ * The context with the request's statement deadline (`requestDb`) lifted, for a verb whose work
+ * may rightly outlast it (a whole scope deleted): unchanged inside a transaction, whose handle is
+ * the transaction's.
+ */
+export const withoutDeadline = (ctx: Ctx): Ctx =>
+  "withQueryTimeout" in ctx.db ? { ...ctx, db: (ctx.db as Db).withQueryTimeout(undefined) } : ctx;
+
 /** The database handle a request runs with: `requestDb` (a statement deadline), else `db`. */
 export const requestDb = (deps: Pick<Deps, "db" | "requestDb">): Db => deps.requestDb ?? deps.db;

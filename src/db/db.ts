@@ -37,7 +37,7 @@ export interface Db extends Queryable {
    * path, whose statements are short: a database that stops answering with its connections open
    * (a paused server or VM, a network partition) is then a 503, not a request hung for as long.
    */
-  withQueryTimeout(ms: number): Db;
+  withQueryTimeout(ms: number | undefined): Db;
 }
 
 export interface TxOptions {

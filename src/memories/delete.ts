@@ -1,5 +1,5 @@
 import { confinedUser, mayWriteRow, writeUserId } from "../auth/user-scope.js";
-import { type Ctx, inTx } from "../context.js";
+import { type Ctx, inTx, withoutDeadline } from "../context.js";
 import { analyzeIfStale } from "../db/analyze.js";
 import type { Queryable } from "../db/db.js";
 import { lockIngestUser } from "../db/locks.js";
@@ -113,11 +113,15 @@ export async function deleteMemoriesInScope({
   }
   const orgId = ctx.principal.orgId;
   const named: ForgetScope = Object.fromEntries(axes.map((a) => [a, scope[a]!]));
+  // A whole scope's statements run without the request's statement deadline
+  // (MNEMO_DB_QUERY_TIMEOUT_MS): deleting a big user's rows, or vacuuming after them, may take
+  // longer than it, and cut there it would roll back and fail the same way every time.
+  const long = withoutDeadline(ctx);
   let rows: DeletedRow[];
   let jobs: number;
   let reworked: ReworkedEpisode[] = [];
   try {
-    ({ rows, jobs } = await inTx(ctx, async ({ db }) => {
+    ({ rows, jobs } = await inTx(long, async ({ db }) => {
       // Under each user's ingest lock, as a single delete: a job storing at once (in another
       // conversation of the user, restating a fact of this scope) finishes first and its episode
       // is cleaned here, or starts after and sees the facts gone.
@@ -147,7 +151,7 @@ export async function deleteMemoriesInScope({
   // The words only the forgotten memories held leave the search statistics too. The memories are
   // gone already: a failure here is logged, not answered.
   if (rows.length) {
-    await inTx(ctx, ({ db }) => forgetUnusedWords(db, orgId)).catch((err: unknown) =>
+    await inTx(long, ({ db }) => forgetUnusedWords(db, orgId)).catch((err: unknown) =>
       ctx.log.warn({ err }, "forgetting unused words of the search statistics failed"),
     );
   }
@@ -155,7 +159,7 @@ export async function deleteMemoriesInScope({
   // database): a search of the forgotten user read them all, about a second each, until the next
   // maintenance sweep. After the answer, as after an ingest job.
   if (rows.length)
-    void analyzeIfStale(ctx.db).catch((err: unknown) =>
+    void analyzeIfStale(long.db).catch((err: unknown) =>
       ctx.log.warn({ err }, "analyze after a forget failed"),
     );
   const byType: Record<string, number> = {};
