@@ -1621,6 +1621,11 @@ describe("a conversation pasted into one message", () => {
     ],
     // A line of speech ("Wow!", "Okay.") or labelled with a name is no item of a list.
     ["Tom: Wow!\nAnna: Okay.", []],
+    // An item noted with a "!" is still an item, and under a list's heading "yes" is a checked one.
+    [
+      "Packing list:\nPassport: yes\nCharger: 2\nSunscreen: SPF 50!",
+      ["The user's packing list: Passport: yes; Charger: 2; Sunscreen: SPF 50!"],
+    ],
     // Lines about the one their label names are the sender's.
     [
       "Mom: she turns 70 next month.\nDad: he's 72 and still runs every day.",

@@ -226,9 +226,12 @@ function isAttributeLabel(key: string): boolean {
   return FIELD_LABELS.has(key) || OWN_MODIFIERS.has(words[0]!) || isPersonalNoun(words.at(-1)!);
 }
 
-/** A value said, not noted: a question, an exclamation or an interjection ("Really?", "Yes."). */
+/**
+ * A value said, not noted: a question or an interjection, exclaimed or not ("Really?", "Yes.",
+ * "Wow!"). An item noted with a "!" ("Sunscreen: SPF 50!") is still an item.
+ */
 const isSpeech = (value: string) =>
-  /[?!]["')\]]*$/.test(value) || isInterjection(value.replace(/[.,;]+$/, ""));
+  /\?["')\]]*$/.test(value) || isInterjection(value.replace(/[.,;!]+$/, ""));
 /** A label that is someone's name ("Sam:", "Sam Lee:"), no thing's: no word of it a common noun. */
 const isNameLabel = (label: string) =>
   label.split(" ").every((w) => /^\p{Lu}\p{Ll}+$/u.test(w) && !isCommonNoun(w));
@@ -243,7 +246,9 @@ const isNameLabel = (label: string) =>
  */
 function labelledItem(line: string, introduced: boolean): string | null {
   const m = LABEL_VALUE.exec(line);
-  if (!m || isUtterance(m[2]!) || isSpeech(m[2]!) || isNameLabel(m[1]!)) return null;
+  // Under a line introducing a list ("Packing list:"), "Passport: yes" is a checked item, not a reply.
+  const said = introduced ? /\?["')\]]*$/.test(m?.[2] ?? "") : isSpeech(m?.[2] ?? "");
+  if (!m || isUtterance(m[2]!) || said || isNameLabel(m[1]!)) return null;
   const key = m[1]!.toLowerCase();
   if (FIELD_LABELS.has(key) || !isPlainLabel(key.split(" "))) return null;
   return introduced || !isAttributeLabel(key) ? line.trim() : null;
