@@ -244,12 +244,13 @@ function clauseStarts(subjects: readonly string[]): RegExp {
 
 /**
  * The clause of `text` around `index` ("I have a dentist appointment on Friday" in "I went hiking
- * last week and I have a dentist appointment on Friday"): its tense is the weekday's.
+ * last week and I have a dentist appointment on Friday"), cut where `starts` (clauseStarts) finds
+ * a clause: its tense is the weekday's.
  */
-function clauseAt(text: string, index: number, subjects: readonly string[]): string {
+function clauseAt(text: string, index: number, starts: RegExp): string {
   const [from, to] = sentenceBounds(text, index);
   let start = from;
-  for (const c of text.slice(from, to).matchAll(clauseStarts(subjects))) {
+  for (const c of text.slice(from, to).matchAll(starts)) {
     const at = from + c.index;
     if (at >= index) return text.slice(start, at);
     start = at + c[0].length;
@@ -402,6 +403,8 @@ const WEEKDAY_ALONE =
 function withWeekdays(text: string, at: Date, subjects: readonly string[]): string {
   const found = [...text.matchAll(WEEKDAY_ALONE)];
   let out = text;
+  // Where clauses start, built once for the text's speakers (matchAll works on a copy of it).
+  const starts = found.length ? clauseStarts(subjects) : null;
   for (const m of found.reverse()) {
     const sentence = sentenceAt(text, m.index);
     if (HABIT.test(sentence)) continue;
@@ -419,7 +422,7 @@ function withWeekdays(text: string, at: Date, subjects: readonly string[]): stri
     // appointment ... on Monday"); else a past tense tells what happened ("I had a job interview
     // on Tuesday"); else an appointment or a feeling about the day is ahead ("Excited for Friday!").
     const day = m[0].replace(/^this (?:coming )?/i, "");
-    const past = PAST.test(clauseAt(text, m.index, subjects));
+    const past = PAST.test(clauseAt(text, m.index, starts!));
     // "this Tuesday" is the coming one, unless the sentence tells it as past: "I went to the
     // doctor this Tuesday" (said on a Friday) is the Tuesday of the same week; "this coming" is ahead.
     const thisDay = !!m[1];

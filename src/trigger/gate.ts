@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { Ctx } from "../context.js";
-import { escapeRe } from "../dates/strptime.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
 import { baseName, RUNNERS } from "../identifiers/identifiers.js";
@@ -66,8 +65,12 @@ export function sharesContentWord(row: MemoryRow, text: string): boolean {
 }
 
 /** Whether a text names an identifier as a whole word: "npm" is not named by "pnpm", nor "git" by "github". */
-const names = (text: string, id: string) =>
-  new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRe(id)}(?![\\p{L}\\p{N}_])`, "u").test(text);
+function names(text: string, id: string): boolean {
+  const wordChar = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
+  for (let at = text.indexOf(id); at >= 0; at = text.indexOf(id, at + 1))
+    if (!wordChar(text[at - 1]) && !wordChar(text[at + id.length])) return true;
+  return false;
+}
 
 function directiveText(row: MemoryRow): string {
   const steps = Array.isArray(row.details?.steps) ? (row.details.steps as unknown[]).join(" ") : "";

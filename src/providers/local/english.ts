@@ -226,12 +226,13 @@ function isAttributeLabel(key: string): boolean {
   return FIELD_LABELS.has(key) || OWN_MODIFIERS.has(words[0]!) || isPersonalNoun(words.at(-1)!);
 }
 
+/** A value that ends as a question ("Really?", "(why?)"). */
+const isQuestion = (value: string) => /\?["')\]]*$/.test(value);
 /**
  * A value said, not noted: a question or an interjection, exclaimed or not ("Really?", "Yes.",
  * "Wow!"). An item noted with a "!" ("Sunscreen: SPF 50!") is still an item.
  */
-const isSpeech = (value: string) =>
-  /\?["')\]]*$/.test(value) || isInterjection(value.replace(/[.,;!]+$/, ""));
+const isSpeech = (value: string) => isQuestion(value) || isInterjection(value.replace(/[.,;!]+$/, ""));
 /** A label that is someone's name ("Sam:", "Sam Lee:"), no thing's: no word of it a common noun. */
 const isNameLabel = (label: string) =>
   label.split(" ").every((w) => /^\p{Lu}\p{Ll}+$/u.test(w) && !isCommonNoun(w));
@@ -247,8 +248,8 @@ const isNameLabel = (label: string) =>
 function labelledItem(line: string, introduced: boolean): string | null {
   const m = LABEL_VALUE.exec(line);
   // Under a line introducing a list ("Packing list:"), "Passport: yes" is a checked item, not a reply.
-  const said = introduced ? /\?["')\]]*$/.test(m?.[2] ?? "") : isSpeech(m?.[2] ?? "");
-  if (!m || isUtterance(m[2]!) || said || isNameLabel(m[1]!)) return null;
+  if (!m || isUtterance(m[2]!) || (introduced ? isQuestion : isSpeech)(m[2]!) || isNameLabel(m[1]!))
+    return null;
   const key = m[1]!.toLowerCase();
   if (FIELD_LABELS.has(key) || !isPlainLabel(key.split(" "))) return null;
   return introduced || !isAttributeLabel(key) ? line.trim() : null;
