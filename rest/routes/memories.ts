@@ -26,6 +26,8 @@ export function registerMemoryRoutes(app: App) {
       path: "/v1/memories",
       tags: ["memories"],
       summary: "List memories (keyset cursor pagination on created_at, id)",
+      description:
+        "A query parameter the route does not know (a misspelt `userId`, search's plural `group_ids`) is 422 `invalid_request` naming it, never dropped.",
       request: { query: ListMemoriesQuery },
       responses: {
         200: { description: "One page", ...json(MemoryListSchema) },
@@ -36,6 +38,7 @@ export function registerMemoryRoutes(app: App) {
             "unsupported_include_option",
             "invalid_memory_type",
             "cursor_mismatch",
+            "invalid_request",
           ],
         }),
       },

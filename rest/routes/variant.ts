@@ -112,10 +112,14 @@ export function registerVariantRoutes(app: App) {
       path: "/v1/memories/",
       tags,
       summary: "List memories (exact-match query parameters), newest first",
+      description:
+        "A query parameter the route does not know is 422 `invalid_request` naming it, never dropped.",
       request: { query: VariantListQuery },
       responses: {
         200: { description: "One page", ...json(VariantListSchema) },
-        ...errorResponses({ 422: ["invalid_limit", "invalid_memory_type", "cursor_mismatch"] }),
+        ...errorResponses({
+          422: ["invalid_limit", "invalid_memory_type", "cursor_mismatch", "invalid_request"],
+        }),
       },
     }),
     async (c) => c.json(await listVariant({ ctx: c.get("ctx"), input: c.req.valid("query") }), 200),
