@@ -445,6 +445,25 @@ describe("episodes and their facts", () => {
     expect(out.map((x) => x.row.id)).toEqual(["e2", "f1", "f2", "f3", "e1"]);
     expect(out[4]!.score).toBeLessThan(out[3]!.score);
   });
+
+  it("puts an episode below a fact of another conversation that it quotes word for word", () => {
+    const row = (id: string, type: string, text: string, score: number, episode_id?: string) => ({
+      row: { id, type, text, details: episode_id ? { episode_id } : {} } as unknown as MemoryRow,
+      score,
+    });
+    // The fact was stored once, in the first conversation (e0); later ones quote its sentence.
+    const shoes = "the user needs to buy new school shoes for Lily.";
+    const out = factsBeforeTheirEpisode([
+      row("e9", "episode", `On 31 August 2025, ${shoes} On 31 August 2025, Lily practiced piano.`, 0.96),
+      row("park", "fact", "On 1 August 2025, the user went to the park.", 0.9),
+      row("shoes", "fact", `On 1 August 2025, ${shoes}`, 0.84, "e0"),
+      row("e8", "episode", "On 28 August 2025, the user needs new shoes. The user cleaned the garage.", 0.83),
+    ]);
+    expect(out.map((x) => x.row.id)).toEqual(["park", "shoes", "e9", "e8"]);
+    expect(out[2]!.score).toBeLessThan(out[1]!.score);
+    // Words in another order, or only some of them, are no quote: "e8" keeps its score.
+    expect(out[3]!.score).toBe(0.83);
+  });
 });
 
 describe("episodes after every weighting", () => {

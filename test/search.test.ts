@@ -169,6 +169,13 @@ describe("search ranking and corpora", () => {
       expect.arrayContaining(["embed", "retrieve", "rerank", "total"]),
     );
     expect(res.body.stage_timings.compose).toBeUndefined();
+    // An episode every sentence of which was superseded is its title alone: never served.
+    const [emptied] = await seed(orgId, [
+      { type: "episode", text: "Conversation", user_id: "u", details: { title: "Conversation" } },
+    ]);
+    const after = await search(key, { query: "Bob conversation", user_id: "u", mode: "retrieve" });
+    expect(after.body.data.length).toBeGreaterThan(0);
+    expect(after.body.data.map((r: { id: string }) => r.id)).not.toContain(emptied!.id);
     const one = await search(key, { query: "Bob", user_id: "u", mode: "retrieve", limit: 1 });
     expect(one.body.data).toHaveLength(1);
     const episodes = await search(key, {
@@ -542,6 +549,27 @@ describe("search compose", () => {
         "- 2025-03-20: The user bought a sofa.\n\n" +
         "### Episodes\n- 2025-03-20: The user and others moved to Toronto last weekend! The boxes are everywhere. The user bought a sofa.\n",
     );
+  });
+
+  it("shows one episode for a fact several conversations repeat, and another only for more of the query's words", () => {
+    const row = (id: string, type: string, text: string) =>
+      ({ id, type, text, details: {}, created_at: new Date("2025-08-01T10:00:00Z") }) as unknown as MemoryRow;
+    const shoes = "The user needs to buy new school shoes for Lily.";
+    const block = composeDeterministic(
+      [
+        row("fact", "fact", `On 1 August 2025, ${shoes}`),
+        row("e1", "episode", `${shoes} The user cleaned out the garage.`),
+        row("e2", "episode", `${shoes} The user repotted the basil.`),
+        row("e3", "episode", `${shoes} Lily's school starts in September.`),
+        row("e4", "episode", `${shoes} The weather was lovely.`),
+      ],
+      "Where does Lily go to school?",
+    );
+    expect(block).toContain("garage");
+    expect(block).toContain("school starts in September");
+    expect(block).not.toContain("basil");
+    expect(block).not.toContain("lovely");
+    expect(block.match(/buy new school shoes/g)).toHaveLength(3);
   });
 
   it("bounds each line's text, cut at a word, and the whole block", () => {

@@ -6,6 +6,7 @@ import { splitSentences } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
 import { contentTerms, unverified } from "../trigger/gate.js";
+import { bareWords, holdsWords } from "./linked.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */
 const DETERMINISTIC_ROWS = 12;
@@ -146,15 +147,6 @@ function line(row: MemoryRow, query: Set<string>): string {
   return `- ${date}: ${hedge}${fitted(row, title, date, query)}`;
 }
 
-/** A text as the block compares it: no leading day, no "X said:", words only, lower case. */
-const bare = (text: string) =>
-  text
-    .replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "")
-    .replace(/^(?:the assistant|\p{Lu}[\p{L}'-]*(?: \p{Lu}[\p{L}'-]*)?) said: /iu, "")
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
-
 /**
  * The rows worth a line each, in rank order: not one whose words a line above already holds (the
  * episode of a one-turn conversation is its fact again; a fact the assistant said is often a
@@ -163,17 +155,30 @@ const bare = (text: string) =>
  * clause, both facts of one turn) takes the place of the best of them, and the others go: one
  * line, the fuller text, at the better rank. A row of another type that holds them (an episode
  * holding its facts) is a line of its own. Copies spent the block's twelve lines: 10 of 12 in one
- * probe, 5 of 12 clauses beside their sentences in another.
+ * probe, 5 of 12 clauses beside their sentences in another. Nor is an episode that repeats only
+ * lines an episode above already repeats and says nothing else of the query's words: a fact
+ * restated in twelve conversations left one fact line and eleven episodes, each that fact and a
+ * remark about something else.
  */
-function distinct(rows: MemoryRow[]): MemoryRow[] {
+function distinct(rows: MemoryRow[], query: Set<string>): MemoryRow[] {
   const out: { row: MemoryRow; words: string }[] = [];
-  const holds = (outer: string, inner: string) => ` ${outer} `.includes(` ${inner} `);
+  // The lines an episode already shown repeats.
+  const repeated = new Set<string>();
+  const asked = (s: string) => [...contentTerms(s).keys()].some((w) => query.has(w));
   for (const row of rows) {
-    const words = bare(row.text);
-    const title = typeof row.details?.title === "string" ? bare(row.details.title) : "";
+    const words = bareWords(row.text);
+    const title = typeof row.details?.title === "string" ? bareWords(row.details.title) : "";
     if (!words || (row.type === "episode" && words === title)) continue;
-    if (out.some((s) => holds(s.words, words))) continue;
-    const held = out.filter((s) => s.row.type === row.type && holds(words, s.words));
+    if (out.some((s) => holdsWords(s.words, words))) continue;
+    if (row.type === "episode") {
+      const quoted = out
+        .filter((s) => s.row.type !== "episode" && holdsWords(words, s.words))
+        .map((s) => s.words);
+      const rest = splitSentences(row.text).filter((s) => !quoted.some((q) => holdsWords(q, bareWords(s))));
+      if (quoted.length && quoted.every((q) => repeated.has(q)) && !rest.some(asked)) continue;
+      for (const q of quoted) repeated.add(q);
+    }
+    const held = out.filter((s) => s.row.type === row.type && holdsWords(words, s.words));
     if (held.length === 0) {
       out.push({ row, words });
       continue;
@@ -193,7 +198,7 @@ export function composeDeterministic(rows: MemoryRow[], query = ""): string {
   const terms = new Set(contentTerms(query).keys());
   const top: { row: MemoryRow; text: string }[] = [];
   let size = 0;
-  for (const row of distinct(rows).slice(0, DETERMINISTIC_ROWS)) {
+  for (const row of distinct(rows, terms).slice(0, DETERMINISTIC_ROWS)) {
     const text = line(row, terms);
     size += text.length + 1;
     if (size > BLOCK_CHARS) break;

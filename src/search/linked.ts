@@ -90,20 +90,44 @@ const sameSpeaker = (a: RankRow, b: RankRow): boolean => {
 };
 
 /**
+ * A text as lines are compared: no leading day ("On 8 May 2023, "), no "X said:", words only,
+ * lower case. A fact's text compared so is inside the text of every episode that quotes it.
+ */
+export const bareWords = (text: string) =>
+  text
+    .replace(/^On \d{1,2} [A-Z][a-z]+ \d{4}, /, "")
+    .replace(/^(?:the assistant|\p{Lu}[\p{L}'-]*(?: \p{Lu}[\p{L}'-]*)?) said: /iu, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
+
+/** Whether `outer`'s words hold `inner`'s, in order and whole (bareWords of each). */
+export const holdsWords = (outer: string, inner: string) =>
+  inner !== "" && ` ${outer} `.includes(` ${inner} `);
+
+/**
  * An episode ranks below every one of its own facts that made the list: its summary is made of
  * their sentences, so where they match the facts are the precise answers and the summary only
  * repeats them (placed below the best of them only, it still took a slot above the others; on
- * LoCoMo dev R@5 0.717 -> 0.724). An episode none of whose facts made the list keeps its place.
+ * LoCoMo dev R@5 0.717 -> 0.724). So does an episode below a fact of another conversation that it
+ * quotes word for word: a fact restated in later conversations is stored once, in the first one's
+ * episode, and each later episode repeats its sentence (twelve restatements put eleven episodes
+ * above the fact). An episode none of whose facts made the list keeps its place.
  */
 export function factsBeforeTheirEpisode<T extends { row: RankRow; score: number }>(ranked: T[]): T[] {
   const lowest = new Map<string, number>();
+  const facts: { words: string; score: number }[] = [];
   for (const r of ranked) {
     const ep = episodeOf(r.row);
     if (ep && r.score < (lowest.get(ep) ?? 2)) lowest.set(ep, r.score);
+    if (r.row.type === "fact") facts.push({ words: bareWords(r.row.text), score: r.score });
   }
   let changed = false;
   const out = ranked.map((r) => {
-    const fact = r.row.type === "episode" ? lowest.get(r.row.id) : undefined;
+    if (r.row.type !== "episode") return r;
+    let fact = lowest.get(r.row.id);
+    const words = bareWords(r.row.text);
+    for (const f of facts) if (f.score < (fact ?? 2) && holdsWords(words, f.words)) fact = f.score;
     if (fact === undefined || r.score < fact) return r;
     changed = true;
     return { ...r, score: Math.max(0, round6(fact - 1e-6)) };

@@ -107,7 +107,10 @@ export async function searchMemories({
       const r = performance.now();
       const served = rerank(input.query, ranked, links, contentTypes, take, several);
       rerankSeconds = elapsed(r);
-      return servedRows(db, scope, served);
+      // An episode every sentence of which was superseded is left its title alone ("Conversation"):
+      // nothing to serve, though its vector still neighbours every query a little.
+      const rows = await servedRows(db, scope, served);
+      return rows.filter((r) => !(r.row.type === "episode" && r.row.text === r.row.details?.title));
     };
     let directives: { row: MemoryRow; matchedOn: string[] }[] = [];
     let ranked: { row: MemoryRow; score: number }[] = [];
