@@ -488,6 +488,102 @@ describe("webhook delivery", () => {
     expect(await pendingJobs(jobs[0]!)).toBe(0);
     expect(await pendingJobs(jobs[1]!)).toBe(0);
     expect(await kept()).toBe(0);
+    // Each event's last record says it was dropped, not "retrying" for ever.
+    const last = new Map<string, { outcome: string; error: string | null }>();
+    for (const d of await deliveries(org.key)) last.set(d.event_id, d);
+    expect(last.size).toBe(2);
+    for (const d of last.values()) {
+      expect(d.outcome).toBe("failed");
+      expect(d.error).toBe("not sent: its memories were forgotten; the delivery was dropped");
+    }
+  });
+
+  it("a forget of the user drops its queued events also after job retention removed the jobs' records", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key: org.key,
+      body: {
+        user_id: "whs",
+        conv_id: "s1",
+        messages: [{ role: "user", content: "I take lithium for my bipolar disorder." }],
+      },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const other = await svc.request("POST", "/v1/memories?wait=true", {
+      key: org.key,
+      body: {
+        user_id: "whs-other",
+        conv_id: "s1",
+        messages: [{ role: "user", content: "I collect vinyl records." }],
+      },
+    });
+    expect(other.body.status).toBe("succeeded");
+    await waitFor(
+      async () => (await pendingJobs(res.body.id)) === 1 && (await pendingJobs(other.body.id)) === 1,
+    );
+    await svc.deps.db.query("DELETE FROM ingest_jobs WHERE id = ANY($1::text[])", [
+      [res.body.id, other.body.id],
+    ]);
+    const forget = await svc.request("DELETE", "/v1/memories?user_id=whs", { key: org.key });
+    expect(forget.status).toBe(200);
+    expect(forget.body.jobs_deleted).toBe(0);
+    expect(await pendingJobs(res.body.id)).toBe(0);
+    // Another user's event stays queued.
+    expect(await pendingJobs(other.body.id)).toBe(1);
+  });
+
+  it("a deleted memory leaves the event of a retry still queued: its text is not sent", async () => {
+    const org = await orgWithHook();
+    // The receiver is away: each event's next attempt waits in the queue, its body with it.
+    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
+    const said = "My bank PIN hint is the name of my first cat Whiskers.";
+    // The second conversation restates the fact: its event reports it in memories_updated, with text.
+    let job = "";
+    for (const conv of ["d1", "d2"]) {
+      const res = await svc.request("POST", "/v1/memories?wait=true", {
+        key: org.key,
+        body: { user_id: "whd", conv_id: conv, messages: [{ role: "user", content: said }] },
+      });
+      expect(res.body.status).toBe("succeeded");
+      job = res.body.id;
+    }
+    const report = await svc.request("GET", `/v1/memories/jobs/${job}`, { key: org.key });
+    const fact = (report.body.result.memories_updated as Array<{ id: string; text: string }>).find((m) =>
+      /Whiskers/.test(m.text),
+    );
+    expect(fact).toBeDefined();
+    await waitFor(async () => (await deliveries(org.key)).length >= 2);
+    // The job's own record may be gone already (job retention): the event is found by what it names.
+    await svc.deps.db.query("DELETE FROM ingest_jobs WHERE id = $1", [job]);
+    const queued = async () =>
+      (
+        await svc.deps.db.query<{ body: string }>(
+          `SELECT data->>'body' AS body FROM pgboss.job
+            WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry')`,
+          [job],
+        )
+      ).rows.map((r) => r.body);
+    expect((await queued()).some((b) => b.includes("Whiskers"))).toBe(true);
+    expect((await svc.request("DELETE", `/v1/memories/${fact!.id}`, { key: org.key })).status).toBe(204);
+    const [body] = await queued();
+    expect(body).toBeDefined();
+    expect(body).not.toContain("Whiskers");
+    // The receiver is back and the retry's turn comes: what it is sent is the rewritten event, signed.
+    rx.script(org.path, [{ status: 200 }]);
+    await svc.deps.db.query(
+      "UPDATE pgboss.job SET start_after = now() WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry')",
+      [job],
+    );
+    await waitFor(async () => (await pendingJobs(job)) === 0);
+    const got = rx.at(org.path).at(-1)!;
+    const sent = JSON.parse(got.raw.toString());
+    expect(sent).toMatchObject({ event: "memory.learning.completed", job_id: job, user_id: "whd" });
+    expect(sent.memories_updated.map((m: { id: string }) => m.id)).not.toContain(fact!.id);
+    expect(got.raw.toString()).not.toContain("Whiskers");
+    expect(verifyWebhookSignature(org.secret, got.raw, got.headers["x-webhook-signature"] as string)).toBe(
+      true,
+    );
   });
 });
 

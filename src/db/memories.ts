@@ -2,6 +2,7 @@ import { UUID_RE } from "../ids.js";
 import type { Queryable } from "./db.js";
 import { type FilterNode, filterSql } from "./filter-sql.js";
 import { MEMORY_COLUMNS, MEMORY_TYPES, type MemoryRow, type MemoryType } from "./memory-row.js";
+import { rewriteQueuedEvents } from "./webhooks.js";
 
 export interface NewMemoryRow {
   id: string;
@@ -382,7 +383,8 @@ export async function forgetUnusedWords(
 /**
  * What the results of finished ingest jobs report of memories that changed since: the deleted
  * ones (`removed`) leave `memories_created` and `memories_updated` (each entry holds a text), and
- * the rewritten ones (`texts`: an episode a deleted fact left) read as they do now. The jobs'
+ * the rewritten ones (`texts`: an episode a deleted fact left) read as they do now; so do the
+ * webhook events of those jobs still queued or kept by the queue (rewriteQueuedEvents). The jobs'
  * requests keep the messages until the jobs' retention or a forget of their scope.
  */
 export async function rewriteJobReports(
@@ -411,6 +413,7 @@ export async function rewriteJobReports(
        AND jsonb_typeof(j.result -> 'memories_updated') = 'array'`,
     [orgId, removed, texts.map((t) => t.id), texts.map((t) => t.text)],
   );
+  await rewriteQueuedEvents(db, orgId, removed, texts);
 }
 
 /**

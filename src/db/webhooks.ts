@@ -166,24 +166,92 @@ export async function deleteDeliveriesBefore(db: Queryable, before: Date): Promi
   return rowCount ?? 0;
 }
 
+/** An event's body as the queue keeps it (`data.body`, the string that is signed), as jsonb. */
+const BODY = "(data ->> 'body')::jsonb";
+/** The ids of the memories an event's body names (`memories`, `memories_updated`). */
+const NAMED_IDS = `ARRAY(SELECT e ->> 'id' FROM jsonb_array_elements(
+    CASE WHEN jsonb_typeof(${BODY} -> 'memories') = 'array' THEN ${BODY} -> 'memories' ELSE '[]' END
+    || CASE WHEN jsonb_typeof(${BODY} -> 'memories_updated') = 'array' THEN ${BODY} -> 'memories_updated' ELSE '[]' END) e)`;
+
 /**
- * The webhook deliveries of these ingest jobs still queued (a retry waiting its turn) or kept by
- * the queue after their last attempt: a forget deletes the jobs, and their events' bodies (which
- * hold the memories' text) are neither sent nor kept after it. An attempt running at that moment
- * ends as it would have.
+ * The webhook deliveries of a forgotten scope still queued (a retry waiting its turn) or kept by
+ * the queue after their last attempt: those of its ingest jobs (`jobIds`), and, once the job's
+ * record is gone (job retention), those whose body names the scope's user and conversation
+ * (`scope`: the axes an event's body carries; with another axis the job is the only link, and
+ * rewriteQueuedEvents still takes the deleted memories out of the body). Their bodies (which hold
+ * the memories' text) are neither sent nor kept after the forget. A dropped retry of an event
+ * already attempted is recorded as a failed attempt, as a retry dropped at its turn is
+ * (src/webhooks/deliver.ts), so the event's last record does not read "retrying" for ever. An
+ * attempt running at that moment ends as it would have.
  */
-export async function dropDeliveriesOfJobs(
+export async function dropDeliveriesOfScope(
   db: Queryable,
   orgId: string,
   jobIds: readonly string[],
+  scope: { user_id?: string; conv_id?: string; agent_id?: string; app_id?: string },
 ): Promise<number> {
-  if (jobIds.length === 0) return 0;
-  const { rows } = await db.query<{ t: string | null }>("SELECT to_regclass('pgboss.job')::text AS t");
-  if (!rows[0]?.t) return 0;
-  const { rowCount } = await db.query(
-    `DELETE FROM pgboss.job WHERE name = 'webhook-delivery' AND state <> 'active'
-       AND data ->> 'orgId' = $1 AND data ->> 'jobId' = ANY($2::text[])`,
-    [orgId, jobIds],
+  if (!(await hasQueue(db))) return 0;
+  const byBody =
+    !scope.agent_id && !scope.app_id && (scope.user_id !== undefined || scope.conv_id !== undefined);
+  const { rows } = await db.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM pgboss.job WHERE name = 'webhook-delivery' AND state <> 'active' AND data ->> 'orgId' = $1
+         AND (data ->> 'jobId' = ANY($2::text[])
+              OR ($3::boolean AND ($4::text IS NULL OR ${BODY} ->> 'user_id' = $4)
+                  AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))
+       RETURNING state, data),
+     recorded AS (
+       INSERT INTO webhook_deliveries
+         (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome)
+       SELECT gen_random_uuid(), $1, g.data ->> 'eventId', g.data ->> 'event', g.data ->> 'jobId', last.url,
+              (g.data ->> 'attempt')::int, NULL,
+              'not sent: its memories were forgotten; the delivery was dropped', 0, 'failed'
+         FROM gone g CROSS JOIN LATERAL (
+           SELECT w.url FROM webhook_deliveries w
+            WHERE w.org_id = $1 AND w.event_id = g.data ->> 'eventId'
+            ORDER BY w.created_at DESC, w.id DESC LIMIT 1) last
+        WHERE g.state IN ('created', 'retry'))
+     SELECT count(*)::int AS n FROM gone`,
+    [orgId, jobIds, byBody, scope.user_id ?? null, scope.conv_id ?? null],
   );
-  return rowCount ?? 0;
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * The events still queued or kept by the queue that name these memories, rewritten as the jobs'
+ * results are (rewriteJobReports): a deleted memory (`removed`) leaves `memories` and
+ * `memories_updated`, and a rewritten episode (`texts`) reads as it does now. Found by the ids
+ * their bodies name, so also after the job's own record is gone. A retry sent after a memory's
+ * delete carried its text again.
+ */
+export async function rewriteQueuedEvents(
+  db: Queryable,
+  orgId: string,
+  removed: readonly string[],
+  texts: ReadonlyArray<{ id: string; text: string }>,
+): Promise<void> {
+  if ((removed.length === 0 && texts.length === 0) || !(await hasQueue(db))) return;
+  const list = (key: string, rewrite: boolean) => `coalesce((
+      SELECT jsonb_agg(${rewrite ? "CASE WHEN t.text IS NULL THEN x.e ELSE jsonb_set(x.e, '{text}', to_jsonb(t.text)) END" : "x.e"} ORDER BY x.n)
+      FROM jsonb_array_elements(b.body -> '${key}') WITH ORDINALITY x(e, n)
+        ${rewrite ? "LEFT JOIN unnest($3::text[], $4::text[]) t(id, text) ON t.id = x.e ->> 'id'" : ""}
+      WHERE NOT (x.e ->> 'id' = ANY($2::text[]))), '[]'::jsonb)`;
+  await db.query(
+    `UPDATE pgboss.job q SET data = jsonb_set(q.data, '{body}', to_jsonb((b.body
+         || jsonb_build_object('memories', ${list("memories", false)},
+                               'memories_updated', ${list("memories_updated", true)}))::text))
+       FROM (SELECT id, name, ${BODY} AS body FROM pgboss.job
+              WHERE name = 'webhook-delivery' AND state <> 'active' AND data ->> 'orgId' = $1
+                AND data ->> 'event' = 'memory.learning.completed'
+                AND ${NAMED_IDS} && ($2::text[] || $3::text[])) b
+      WHERE q.name = b.name AND q.id = b.id
+        AND jsonb_typeof(b.body -> 'memories') = 'array' AND jsonb_typeof(b.body -> 'memories_updated') = 'array'`,
+    [orgId, removed, texts.map((t) => t.id), texts.map((t) => t.text)],
+  );
+}
+
+/** Whether the queue's tables exist (a database the queue never started on has none). */
+async function hasQueue(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ t: string | null }>("SELECT to_regclass('pgboss.job')::text AS t");
+  return Boolean(rows[0]?.t);
 }

@@ -18,7 +18,7 @@ import {
   updateEpisodeText,
   usersInScope,
 } from "../db/memories.js";
-import { dropDeliveriesOfJobs } from "../db/webhooks.js";
+import { dropDeliveriesOfScope } from "../db/webhooks.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { contentWords, stem, withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
@@ -132,15 +132,16 @@ export async function deleteMemoriesInScope({
       const gone = await deleteMemoryRowsInScope(db, orgId, named);
       const facts = gone.filter((r) => r.type === "fact");
       if (facts.length) reworked = await unsayInEpisodes(db, orgId, facts, { unlist: true });
-      // Jobs outside the scope (kept) that reported them: restated facts, the episodes they left.
+      const jobIds = await deleteFinishedJobsInScope(db, orgId, named);
+      await dropDeliveriesOfScope(db, orgId, jobIds, named);
+      // Jobs outside the scope (kept) that reported them, and their events still queued: restated
+      // facts, the episodes they left.
       await rewriteJobReports(
         db,
         orgId,
         gone.map((r) => r.id),
         reworked,
       );
-      const jobIds = await deleteFinishedJobsInScope(db, orgId, named);
-      await dropDeliveriesOfJobs(db, orgId, jobIds);
       return { rows: gone, jobs: jobIds.length };
     }));
   } catch (err) {
