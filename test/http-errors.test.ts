@@ -180,6 +180,27 @@ describe("HTTP error envelopes", () => {
     expectEnvelope(await svc.request("GET", "/v1/groups/grp_%00", { key }), 422, "invalid_request");
   });
 
+  it("a query parameter a read route does not know is 422 invalid_request naming it, never dropped", async () => {
+    for (const [method, path, name] of [
+      ["GET", "/v1/groups?limit=5", "limit"],
+      ["GET", "/v1/groups?include_archived=true&cursor=x", "cursor"],
+      ["GET", "/v1/memories/jobs?userId=a", "userId"],
+      ["GET", "/v1/webhooks/deliveries?foo=1", "foo"],
+      ["GET", "/v1/webhooks?orgId=x", "orgId"],
+      ["DELETE", "/v1/webhooks?org=x", "org"],
+      ["GET", "/v1/usage?by_key=true", "by_key"],
+    ] as const) {
+      const r = await svc.request(method, path, { key });
+      expect(r.status, path).toBe(422);
+      expect(r.body.error.code, path).toBe("invalid_request");
+      expect(r.body.error.message, path).toContain(`"${name}"`);
+      expect(r.body.detail[0].loc, path).toEqual(["query"]);
+    }
+    expect((await svc.request("GET", "/v1/groups?include_archived=true", { key })).status).toBe(200);
+    expect((await svc.request("GET", "/v1/memories/jobs?limit=5", { key })).status).toBe(200);
+    expect((await svc.request("GET", "/v1/usage?daily=true", { key })).status).toBe(200);
+  });
+
   it("field validation is 422 with loc, msg and type", async () => {
     const r = await svc.request("POST", "/v1/groups", { key, body: {} });
     expect(r.status).toBe(422);

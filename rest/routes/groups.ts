@@ -43,12 +43,15 @@ export function registerGroupRoutes(app: App) {
       tags: ["groups"],
       summary: "List the organisation's groups (one page, no cursor)",
       request: {
-        query: z.object({
-          include_archived: QueryBool.openapi({
-            param: { name: "include_archived", in: "query" },
-            description: "Include archived groups (default false).",
-          }),
-        }),
+        query: z
+          .object({
+            include_archived: QueryBool.openapi({
+              param: { name: "include_archived", in: "query" },
+              description: "Include archived groups (default false).",
+            }),
+          })
+          // A parameter it does not know (`limit`, `cursor`: the list is one page) is a 422 naming it.
+          .strict(),
       },
       responses: {
         200: { description: "Groups, oldest first", ...json(GroupListSchema) },

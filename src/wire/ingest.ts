@@ -119,21 +119,27 @@ export const IngestJobListSchema = listOf(IngestJobSchema, "IngestJobList");
 export type IngestJobList = z.infer<typeof IngestJobListSchema>;
 
 /** GET /v1/memories/jobs query. */
-export const ListIngestJobsQuery = z.object({
-  status: z
-    .enum(JOB_STATUSES)
-    .optional()
-    .openapi({ param: { name: "status", in: "query" }, description: "Only jobs in this state." }),
-  cursor: Str()
-    .optional()
-    .openapi({ param: { name: "cursor", in: "query" }, description: "`next_cursor` of the previous page." }),
-  limit: DigitsLimit(JOB_LIST_LIMIT_MAX)
-    .default(JOB_LIST_LIMIT_DEFAULT)
-    .openapi({
-      param: { name: "limit", in: "query" },
-      type: "integer",
-      minimum: 1,
-      maximum: JOB_LIST_LIMIT_MAX,
-      default: JOB_LIST_LIMIT_DEFAULT,
-    }),
-});
+export const ListIngestJobsQuery = z
+  .object({
+    status: z
+      .enum(JOB_STATUSES)
+      .optional()
+      .openapi({ param: { name: "status", in: "query" }, description: "Only jobs in this state." }),
+    cursor: Str()
+      .optional()
+      .openapi({
+        param: { name: "cursor", in: "query" },
+        description: "`next_cursor` of the previous page.",
+      }),
+    limit: DigitsLimit(JOB_LIST_LIMIT_MAX)
+      .default(JOB_LIST_LIMIT_DEFAULT)
+      .openapi({
+        param: { name: "limit", in: "query" },
+        type: "integer",
+        minimum: 1,
+        maximum: JOB_LIST_LIMIT_MAX,
+        default: JOB_LIST_LIMIT_DEFAULT,
+      }),
+  })
+  // A parameter it does not know is a 422 naming it, never dropped (as on every list).
+  .strict();
