@@ -1629,7 +1629,11 @@ describe("a conversation pasted into one message", () => {
     // Lines about the one their label names are the sender's.
     [
       "Mom: she turns 70 next month.\nDad: he's 72 and still runs every day.",
-      ["The user's mom turns 70 next month. The user's dad is 72 and still runs every day."],
+      [
+        "The user's mom turns 70 next month. The user's dad is 72 and still runs every day.",
+        // An age said beside another claim stands alone too, in the words of an age.
+        "The user's dad is 72 years old.",
+      ],
     ],
     // A line without a name that names the speaker before it, or speaks of several speakers, is
     // the sender's comment; the lines after it go on with the sender.

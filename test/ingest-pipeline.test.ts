@@ -301,6 +301,14 @@ describe("supersede and dedup", () => {
     ["I'm 29.", "Correction: I am 30, not 29.", "The user is 30 years old, not 29."],
     ["I'm 29.", "I'm 30, not 29.", "The user is 30 years old, not 29."],
     ["I'm 29.", "I am 30 now.", "The user is 30 years old now."],
+    // Someone's age: named, or someone of the user's; "the user's daughter Lily" is "Lily".
+    ["My daughter Lily is 6.", "Lily turned 7 today!", /^Lily turned 7 years old today \(.+\)!$/],
+    [
+      "My daughter Lily is 6.",
+      "My daughter Lily turned 7 today!",
+      /^The user's daughter Lily turned 7 years old today \(.+\)!$/,
+    ],
+    ["My son is 3.", "My son just turned 4.", "The user's son just turned 4 years old."],
     ["I live in Leeds.", "Sorry, I live in York, not Leeds.", "The user lives in York, not Leeds."],
     // A job that ended, however it ended.
     [
@@ -767,6 +775,14 @@ describe("supersede and dedup", () => {
         ["We moved to Austin last month.", "2025-03-15"],
       ],
       ["On 1 February 2025, the user's wife Priya is a teacher."],
+    ],
+    [
+      "ages",
+      [
+        ["My daughter Lily is 6 and my son Theo is 3.", "2025-02-01"],
+        ["My son Theo turned 4 today!", "2025-05-09"],
+      ],
+      ["On 1 February 2025, the user's daughter Lily is 6 years old."],
     ],
   ])(
     "the rest of a superseded turn (%s) is whole clauses with their subject, none superseded, none said already",

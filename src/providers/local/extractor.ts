@@ -232,20 +232,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
       text = nameOnce(text);
-      // "The user is 34." says an age: in the words every statement of an age has, also as the
-      // first of several claims ("The user is 29 and the user works as a nurse", "Dana is 34, from
-      // Chicago"), said now or as a correction ("is 30 now", "is 30, not 29"), so a later age
-      // supersedes it.
-      text = text.replace(
-        /^((?:[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) is (?:now )?\d{1,3})((?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?=the user\b|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)? \p{Ll})|, (?=from\b|originally from\b|based in\b))/u,
-        (_m, claim: string, end: string) => `${claim} years old${end}`,
-      );
-      // "The user turned 30 on Monday": an age too, said in the words a question of age uses
-      // ("how old ...?"); not "turned 180 degrees".
-      text = text.replace(
-        /^((?:[Tt]he user(?:'s [a-z]+)?|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?) (?:just )?turned \d{1,3})(?=[ ,.!]|$)(?! (?:years|yrs|degrees|percent|times)\b)/u,
-        "$1 years old",
-      );
+      text = inWordsOfAge(text);
       if (shift || topics.length === 0) topics.push({ parts: [], attributes: [], shifted: !!shift });
       const topic = topics.at(-1)!;
       topic.parts.push(text);
@@ -999,7 +986,7 @@ function clausesOf(claim: string): string[] {
   parts.push(rest.slice(from));
   parts[0] = subject + parts[0];
   const own = (p: string) =>
-    /^the user\b/i.test(p) || p.toLowerCase().startsWith(`${subject.toLowerCase()} `);
+    /^the user\b/i.test(p) || p.toLowerCase().startsWith(`${subject.toLowerCase()} `) || KIN_SUBJECT.test(p);
   return parts.map((p, i) => (i === 0 || own(p) ? p : `${subject} ${p}`));
 }
 
@@ -1017,7 +1004,11 @@ function joinsClaim(text: string, subject: string): boolean {
   const lead = (prefix: string) =>
     text.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() &&
     CLAIM_VERB_START.test(text.slice(prefix.length));
-  return lead("the user ") || lead(`${subject} `);
+  // Another subject of the user's ("..., and the user's son Theo is 3"): a claim of its own.
+  const kin = KIN_SUBJECT.exec(text);
+  return (
+    lead("the user ") || lead(`${subject} `) || (!!kin && CLAIM_VERB_START.test(text.slice(kin[0].length)))
+  );
 }
 
 /** A fact's claim (bareClaim) without its end mark, or null when it is several sentences. */
@@ -1036,8 +1027,41 @@ function attributeClauses(text: string): string[] {
   const clauses = clausesOf(claim);
   if (clauses.length < 2) return [];
   return clauses
-    .map((c) => `${c.charAt(0).toUpperCase()}${c.slice(1)}.`)
+    .map((c) => inWordsOfAge(`${c.charAt(0).toUpperCase()}${c.slice(1)}.`))
     .filter((c) => slotsOf(c).length > 0);
+}
+
+/** A relative or someone of a person's life, as a subject names them ("the user's daughter"). */
+const KIN =
+  "brother|sister|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|friend|boyfriend|girlfriend|cousin|uncle|aunt|niece|nephew|grandmother|grandma|grandfather|grandpa|boss|manager|colleague|coworker|neighbou?r|roommate|flatmate|teacher|doctor|kid|child|baby|grandson|granddaughter|stepson|stepdaughter";
+/** A subject naming someone of a person's, and the space after it ("the user's son Theo "). */
+const KIN_SUBJECT = new RegExp(
+  String.raw`^(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(?:${KIN})(?: \p{Lu}\p{Ll}+)? `,
+  "u",
+);
+/** Whose age a claim may state: the user, a name, or someone of theirs ("the user's daughter Lily"). */
+const AGED = String.raw`(?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(?:${KIN})(?: \p{Lu}\p{Ll}+)?|[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?)`;
+/**
+ * "The user is 34.", "the user's son Theo is 3": an age, each clause of the sentence that says one
+ * (the first of several claims: "The user is 29 and the user works as a nurse", "Dana is 34, from
+ * Chicago"; said now or as a correction: "is 30 now", "is 30, not 29").
+ */
+const AGE_IS = new RegExp(
+  String.raw`(?<=^|,? and )(${AGED} is (?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll})|, (?:from|originally from|based in)\b)`,
+  "gu",
+);
+/** "The user turned 30 on Monday", "Lily turned 7 today": an age turned; not "turned 180 degrees". */
+const AGE_TURNED = new RegExp(
+  String.raw`^((?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}[\p{Ll}-]+(?: \p{Lu}\p{Ll}+)?|${AGED}) (?:just )?turned \d{1,3})(?=[ ,.!]|$)(?! (?:years|yrs|degrees|percent|times)\b)`,
+  "u",
+);
+
+/**
+ * A claim of an age in the words every statement of an age has ("is 34 years old", "turned 7 years
+ * old"), so a later age supersedes it and "how old ...?" finds it.
+ */
+function inWordsOfAge(text: string): string {
+  return text.replace(AGE_IS, "$1 years old").replace(AGE_TURNED, "$1 years old");
 }
 
 /**
@@ -1060,6 +1084,9 @@ const NAMED_SUBJECT =
   /^((?:[Tt]he user's|\p{Lu}\p{Ll}+'s) (?:[\p{Ll}-]+ ){0,2}(?:brother|sister|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|friend|boyfriend|girlfriend|cousin|uncle|aunt|niece|nephew|grandmother|grandma|grandfather|grandpa|boss|manager|colleague|coworker|neighbou?r|roommate|flatmate|teacher|doctor)(?: \p{Lu}\p{Ll}+)?) (?!and\b)[a-z]/u;
 const PRONOUN_SUBJECT =
   /^(?:he|she|they|it|him|her|them|this|that|these|those|someone|somebody|everyone|everybody|one|who)$/;
+
+/** A subject that names someone of a person's ("the user's daughter Lily", "Nora's friend Sam"): the name. */
+const NAMED_KIN = /^(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){1,3}(\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?)$/u;
 
 /** A statement of an attribute (slotsOf). */
 interface Statement {
@@ -1223,8 +1250,10 @@ function slotsOf(text: string): Statement[] {
       "",
     );
     value = value.replace(VALUE_END[slot] ?? /$^/, "");
-    // "The user and others moved ...": the user moved.
-    const subject = normaliseText(subjectText).replace(/ and .*$/, "");
+    // "The user and others moved ...": the user moved. Someone named is who the name says:
+    // "the user's daughter Lily" is "Lily".
+    const named = NAMED_KIN.exec(subjectText)?.[1];
+    const subject = normaliseText(named ?? subjectText).replace(/ and .*$/, "");
     // A pronoun names no one alone ("He now works at NASA." after "My brother ..."): as its own
     // fact it would be anyone's, and one "he" would supersede another's.
     if (PRONOUN_SUBJECT.test(subject)) continue;
