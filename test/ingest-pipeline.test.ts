@@ -611,6 +611,28 @@ describe("supersede and dedup", () => {
     expect(active[0]).toMatch(/^The user moved to Berlin last month \(\w+ \d{4}\)\.$/);
   });
 
+  it.each([
+    ["I live in Austin now and I'll set up a little tea corner.", 2],
+    ["I live in Austin now.", 1],
+  ])("a restatement of a home that lacks the day of the move keeps the dated move: %s", async (said, n) => {
+    const { key } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      user_id: "d1",
+      messages: [user("I moved to Austin on Saturday!", { date: "2025-06-16T10:00:00Z" })],
+    });
+    const moved = first.memories_created.find((m: any) => m.type === "fact");
+    expect(moved.text).toBe("On 16 June 2025, the user moved to Austin on Saturday (14 June 2025)!");
+    const again = await ingestOk(key, {
+      user_id: "d1",
+      conv_id: "c2",
+      messages: [user(said, { date: "2025-06-20T10:00:00Z" })],
+    });
+    expect(again.memories_superseded_by).toEqual({});
+    const active = await activeFacts(key, "d1");
+    expect(active).toContain(moved.text);
+    expect(active).toHaveLength(n);
+  });
+
   it("supersedes a changed single-valued fact and keeps the chain", async () => {
     const { key, orgId } = await svc.newOrg();
     const first = await ingestOk(key, { messages: [user("I live in Paris with two cats.")] });
@@ -702,6 +724,51 @@ describe("supersede and dedup", () => {
     ]);
     expect(u2.filter((t: string) => t.includes("Bergen"))).toEqual([]);
   });
+
+  it.each([
+    [
+      "I live in Portland with my partner Daniel and our two kids.",
+      "We moved to Denver last week!",
+      "On 6 January 2025, the user lives with the user's partner Daniel and the user's two kids.",
+    ],
+    // The new home said with the same people: nothing to keep.
+    ["I live in Paris with two cats.", "I live in Berlin with two cats.", null],
+  ])(
+    "a home superseded keeps who it was shared with, as a fact of its own: %s -> %s",
+    async (home, move, kept) => {
+      const { key, orgId } = await svc.newOrg();
+      const first = await ingestOk(key, {
+        user_id: "h1",
+        messages: [user(home, { date: "2025-01-06T09:00:00Z" })],
+      });
+      const old = first.memories_created.find((m: any) => m.type === "fact");
+      const moved = await ingestOk(key, {
+        user_id: "h1",
+        conv_id: "c2",
+        messages: [user(move, { date: "2025-03-02T09:00:00Z" })],
+      });
+      const facts = moved.memories_created.filter((m: any) => m.type === "fact");
+      const fresh = facts.find((m: any) => m.text !== kept);
+      // The home is superseded by the move, not by what is kept of it.
+      expect(moved.memories_superseded_by).toEqual({ [old.id]: fresh.id });
+      const active = await activeFacts(key, "h1");
+      if (kept === null) {
+        expect(active).toEqual([fresh.text]);
+        return;
+      }
+      expect(active.sort()).toEqual([fresh.text, kept].sort());
+      const rest = facts.find((m: any) => m.text === kept);
+      const [row] = await rowsOf(orgId, [rest]);
+      const episode = first.memories_created.find((m: any) => m.type === "episode");
+      expect(row!).toMatchObject({ conv_id: "c1", status: "active" });
+      expect(row!.details).toMatchObject({ episode_id: episode.id });
+      const found = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query: "What's my partner's name?", user_id: "h1", mode: "retrieve", include: ["fact"] },
+      });
+      expect(found.body.data[0].id).toBe(rest.id);
+    },
+  );
 
   it("a changed job leaves no fact stating the old one: the rest of its turn is kept as a fact, in its episode", async () => {
     const { key, orgId } = await svc.newOrg();

@@ -18,6 +18,7 @@ import { embeddingText } from "../memories/write.js";
 import { normaliseText, STOPWORDS, splitSentences } from "../providers/local/english.js";
 import {
   bareClaim,
+  companionsOf,
   earlierStatements,
   leadLowered,
   type SlotSearch,
@@ -194,6 +195,57 @@ export async function reconcile(
         supersedes: whole.id,
       };
       out.supersedes.set(whole.id, row.id);
+      out.rests.add(row.id);
+      out.insert.push(row);
+    });
+  }
+  // A home superseded keeps who it was shared with, a fact of its own where the home was said
+  // (companionsOf): "... in Portland with the user's partner Daniel" leaves Daniel named.
+  const texts = new Map(cases.flatMap((c) => c.candidates.map((x) => [x.id, x.text] as const)));
+  for (const f of out.insert) texts.set(f.id, f.text);
+  const shared = [...out.supersedes].flatMap(([old, by]) => {
+    const [was, now] = [texts.get(old), texts.get(by)];
+    const text = was && now ? companionsOf(was, now) : null;
+    return text ? [{ id: old, text }] : [];
+  });
+  const known = new Set(
+    (
+      await activeFactsByHash(
+        db,
+        scope,
+        shared.map((r) => factHash(r.text)),
+      )
+    ).map((r) => r.content_hash),
+  );
+  const wholes = new Map(
+    (
+      await factRows(
+        db,
+        scope,
+        shared.map((r) => r.id).filter((id) => !planned.has(id)),
+      )
+    ).map((r) => [r.id, r] as const),
+  );
+  const companions = shared.flatMap(({ id, text }) => {
+    const whole = plan.facts.find((f) => f.id === id) ?? wholes.get(id);
+    return whole && !known.has(factHash(text)) ? [{ whole, text }] : [];
+  });
+  if (companions.length) {
+    const vectors = await embedder.embed(
+      companions.map(({ whole, text }) => embeddingText({ ...whole, text })),
+    );
+    companions.forEach(({ whole, text }, k) => {
+      const key = `f${plan.facts.length + rests.length + k}`;
+      const row: PlannedRow = {
+        ...whole,
+        id: uuidFromSeed(`${plan.episode.job_id}:${key}`),
+        write_key: key,
+        job_id: plan.episode.job_id,
+        text,
+        content_hash: factHash(text),
+        embedding: vectors[k]!,
+        supersedes: null,
+      };
       out.rests.add(row.id);
       out.insert.push(row);
     });

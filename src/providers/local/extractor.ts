@@ -833,7 +833,9 @@ const SLOT_WORDS: Record<string, string> = {
 /** A slot's value ends where the next claim about it starts ("Acme as a designer": the employer is Acme). */
 const VALUE_END: Record<string, RegExp> = {
   // "Denver with two kids", "Denver near Wash Park": the city is Denver.
-  residence: / (?:with|near|close to|next to|since|for|because|but|where|when|while|until|after|before)\b.*$/,
+  // "Austin on Saturday", "Tulsa in January", "Austin now and the user will ...": the city is Austin.
+  residence:
+    / (?:with|near|close to|next to|since|for|because|but|where|when|while|until|after|before|and|(?:on|by) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|in (?:january|february|march|april|may|june|july|august|september|october|november|december|\d{4}|the (?:spring|summer|fall|autumn|winter))|(?:last|this|next) (?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today)\b.*$/,
   employer: / (?:as|in|since|from|on|last|this|next|yesterday|today|tomorrow)\b.*$/,
   job: / (?:at|for|in|since|from) .*$/,
 };
@@ -889,6 +891,40 @@ export function sameSlot(a: string, b: string): boolean {
   return slotsOf(a).some((x) =>
     ys.some((y) => x.slot === y.slot && x.subject === y.subject && (x.negated || (!x.adds && !y.adds))),
   );
+}
+
+/** Who a home is shared with, after "with": someone's ("the user's partner Daniel"), a number of them, a name. */
+const COMPANIONS =
+  /^(?:the user's|the user and others'|his|her|their|our|\p{Lu}\p{Ll}+'s|(?:two|three|four|five|six|seven|eight|nine|ten|\d+) |\p{Lu}\p{Ll}+\b)/u;
+/** Where who a home is shared with ends: what else is said of the home ("near the park", "since 2019"). */
+const COMPANIONS_END =
+  /,.*$| (?:near|close to|next to|since|for|because|but|where|when|while|until|after|before|now|these days|on|in)\b.*$|\s*\([^)]*\)/g;
+
+/**
+ * Who a home was shared with, when a change of home supersedes it ("The user lives in Portland with
+ * the user's partner Daniel and the user's two kids." -> "The user lives with the user's partner
+ * Daniel and the user's two kids."): still true after the move, and kept as a fact of its own, with
+ * the old fact's day. Null when the home was said with no one, or the new home says the same
+ * people.
+ */
+export function companionsOf(old: string, by: string): string | null {
+  const t = claimOf(old);
+  if (t === null || !slotsOf(old).some((x) => x.slot === "residence:" && !x.negated)) return null;
+  const m =
+    /^(?<s>.+?) (?:(?:now|currently|recently|just|finally|also|still|actually|officially) )*(?:lives|live|is living|moved|has moved|relocated) .*? with (?<w>.+)$/.exec(
+      t,
+    );
+  if (!m?.groups) return null;
+  const who = m.groups.w!.replace(COMPANIONS_END, "").trim();
+  if (!COMPANIONS.test(who) || contentWords(who).length === 0) return null;
+  const theirs = new Set(contentWords(bareClaim(by)));
+  if (contentWords(who).every((w) => theirs.has(w))) return null;
+  const subject = m.groups.s!;
+  const verb = /^(?:we|they)$| and /i.test(subject) ? "live" : "lives";
+  const claim = `${subject} ${verb} with ${who}.`;
+  const body = bareClaim(old);
+  const lead = old.slice(0, old.indexOf(body));
+  return lead ? `${lead}${leadLowered(claim)}` : sentenceCase(claim);
 }
 
 /**
@@ -1245,11 +1281,13 @@ function slotsOf(text: string): Statement[] {
       said = said.slice(at).replace(/,\s+(?=\p{Ll}).*$/u, "");
     }
     // A resolved date ("last month (October 2026)") and a time word say when, not what.
+    const when =
+      / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/;
     let value = normaliseText(said.replace(CORRECTION_TAIL, "").replace(/\s*\([^)]*\)/g, "")).replace(
-      / (now|currently|anymore|any more|these days|at the moment|recently|yesterday|(last|this) (week|month|year))$/,
+      when,
       "",
     );
-    value = value.replace(VALUE_END[slot] ?? /$^/, "");
+    value = value.replace(VALUE_END[slot] ?? /$^/, "").replace(when, "");
     // "The user and others moved ...": the user moved. Someone named is who the name says:
     // "the user's daughter Lily" is "Lily".
     const named = NAMED_KIN.exec(subjectText)?.[1];
@@ -1456,11 +1494,13 @@ const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].
 const sameValue = (a: string, b: string) => a === b || a.startsWith(`${b} `) || b.startsWith(`${a} `);
 
 /**
- * Words that say when or that nothing changed, not what: "still", "now", "last month", "nothing
- * changed" (a restatement with them adds no detail).
+ * Words that say nothing changed, not what: "still", "now", "again", "nothing changed" (a
+ * restatement with them adds no detail). Words of when ("last month", "on Saturday") are detail: a
+ * restatement that lacks the day a move was made on ("lives in Austin now" after "moved to Austin on
+ * Saturday") does not replace it.
  */
 const NO_DETAIL =
-  /\b(?:still|now|currently|nowadays|these days|at the moment|right now|anymore|any more|again|yet|already|actually|really|definitely|recently|lately|finally|just|also|today|tonight|yesterday|(?:last|this|next|earlier this) [a-z]+|[a-z]+ (?:days?|weeks?|months?|years?) ago|nothing(?:'s| has)? changed|as (?:always|usual|before|ever))\b/g;
+  /\b(?:still|now|currently|nowadays|these days|at the moment|right now|anymore|any more|again|yet|already|actually|really|definitely|recently|lately|finally|just|also|nothing(?:'s| has)? changed|as (?:always|usual|before|ever))\b/g;
 const PEOPLE_WORDS = new Set(["user", "assistant", "others"]);
 
 /**
