@@ -509,6 +509,30 @@ describe("supersede and dedup", () => {
     expect(await active("w4")).toEqual(["The user moved to Tromso.", "The user works as a carpenter."]);
   });
 
+  it("a claim said again past an opener, an aside, 'still' or 'as always', or as a request to remember it, is touched, not stored", async () => {
+    const { key } = await svc.newOrg();
+    const said = [
+      ["I'm allergic to penicillin.", "I do yoga every Tuesday evening."],
+      ["Just a reminder, I'm allergic to penicillin.", "I still do yoga every Tuesday evening."],
+      ["I am allergic to penicillin.", "Yoga every Tuesday evening, as always."],
+      ["For the record, I'm allergic to penicillin.", "I do yoga on Tuesday evenings."],
+      ["I'm allergic to penicillin, so no amoxicillin please.", "I do yoga every Tuesday evening."],
+      ["Remember I'm allergic to penicillin.", "I go to yoga every Tuesday evening."],
+      ["Penicillin allergy here, just so you know.", "As always, I do yoga every Tuesday evening."],
+      ["As I said, I'm allergic to penicillin.", "I do yoga every Tuesday evening!"],
+    ];
+    for (const [i, turns] of said.entries())
+      await ingestOk(key, { user_id: "r2", conv_id: `c${i}`, messages: turns.map((t) => user(t)) });
+    const active = (await activeFacts(key, "r2")).sort();
+    // What says more ("so no amoxicillin", "goes to yoga") is a fact of its own; nothing else.
+    expect(active).toEqual([
+      "The user does yoga every Tuesday evening.",
+      "The user goes to yoga every Tuesday evening.",
+      "The user is allergic to penicillin, so no amoxicillin please.",
+      "The user is allergic to penicillin.",
+    ]);
+  });
+
   it("a restatement that adds detail replaces the fact it restates; one that adds none is a duplicate", async () => {
     const { key, orgId } = await svc.newOrg();
     const first = await ingestOk(key, { messages: [user("I live in Denver.")] });

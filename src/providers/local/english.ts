@@ -504,7 +504,10 @@ const MONTH_DAY = new RegExp(
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =
-  /^(?:(?:(?:oh|ah|um|so)\s+)?(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*)+/i;
+  /^(?:(?:(?:oh|ah|um|so)\s+)?(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*|(?:just |as )?(?:a )?(?:quick |friendly )?reminder\s*[,:;.!-]+\s*|(?:for the record|just so you know|as (?:I|we) (?:said|mentioned|told you)(?: before| earlier)?|like I said(?: before| earlier)?|as (?:always|usual|ever))\s*[,:;.!-]+\s*)+/i;
+/** The same said after the claim ("..., just so you know.", "..., as always."): no part of it. */
+const TRAILING_ASIDE =
+  /,\s*(?:just so you know|for the record|as (?:always|usual|ever)|as (?:I|we) (?:said|mentioned)(?: before| earlier)?|like I said(?: before| earlier)?)(?=[.!]*$)/i;
 
 export const stripInterjections = (s: string) =>
   s
@@ -512,6 +515,7 @@ export const stripInterjections = (s: string) =>
     .replace(LEADING_INTERJECTION, "")
     .replace(OPENER_BEFORE_SELF, "")
     .replace(LEADING_LINK, "")
+    .replace(TRAILING_ASIDE, "")
     .trim();
 
 /**

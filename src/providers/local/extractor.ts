@@ -31,6 +31,7 @@ import {
   sentenceCase,
   splitSentences,
   standardFirstPerson,
+  stem,
   stripInterjections,
   thirdPersonVerb,
   toThirdPerson,
@@ -1488,6 +1489,42 @@ function specifics(text: string): Set<string> {
     words.filter((w, i) => /\d/.test(w) || (i > 0 && /^\p{Lu}/u.test(w))).map((w) => w.toLowerCase()),
   );
 }
+/**
+ * Whether a claim says again what another says: the same specifics, and nearly the same words (a
+ * close neighbour) or the same words once words of no change ("still", "as always", "again") and a
+ * request to remember it ("The user asked the assistant to remember they're allergic to ...") are
+ * left out ("The user still does yoga every Tuesday evening", "Yoga every Tuesday evening").
+ */
+function restates(text: string, other: string, similarity: number): boolean {
+  if (!sameSet(specifics(text), specifics(other))) return false;
+  if (similarity >= 0.93) return true;
+  const [a, b] = [restatedWords(text), restatedWords(other)];
+  return a !== null && b !== null && sameSet(a, b);
+}
+/** Stop words that change what a claim says: a negation, a modal, a past. */
+const SENSE_WORDS = new Set(
+  "not no nor never will would can could shall should may might must was were had did".split(" "),
+);
+/**
+ * A present claim's words (restates), stemmed; null for a past one ("went to the gym again" is
+ * another visit, not the same claim).
+ */
+function restatedWords(text: string): Set<string> | null {
+  const claim = bareClaim(text)
+    .replace(/\([^)]*\)/g, " ")
+    .toLowerCase()
+    .replace(/^the user asked the assistant to remember (?:that )?/, "")
+    .replace(/\b(?:still|again|currently|nowadays|these days|as (?:always|usual|ever|before))\b/g, " ");
+  const words = claim.match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+  if (words.some((w) => isPastForm(w))) return null;
+  const out = new Set(
+    contentWords(claim)
+      .filter((w) => !PEOPLE_WORDS.has(w) && !/^(?:they|their|they're|them)$/.test(w))
+      .map(stem),
+  );
+  for (const w of words) if (SENSE_WORDS.has(w)) out.add(w);
+  return out;
+}
 const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 /** The same value, or one a word-wise start of the other ("acme" and "acme corp"). */
@@ -1577,7 +1614,6 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
   const ending = endingOf(c.text);
   const ended = ending && c.candidates.find((cand) => endedBy(ending, cand.text));
   if (ended) return { verdict: "supersedes", id: ended.id };
-  const mine = specifics(c.text);
-  const best = c.candidates.find((x) => x.similarity >= 0.93 && sameSet(mine, specifics(x.text)));
+  const best = c.candidates.find((x) => restates(c.text, x.text, x.similarity));
   return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
 }
