@@ -2021,3 +2021,94 @@ describe("a turn's clauses", () => {
     ]);
   });
 });
+
+describe("a typed apostrophe reads as ASCII's", () => {
+  // Phones and word processors type "’" (U+2019), some "‘" or "ʼ" (U+02BC): the same facts as "'".
+  const said = [
+    "I'm vegan and I've been vegan since 2019.",
+    "I don't work at Acme anymore.",
+    "I'm not vegetarian anymore.",
+    "I'm 34.",
+    "My name's Dana.",
+    "Don't use yarn in this repo, use pnpm.",
+  ];
+  const typed = said.flatMap((s) => ["\u2019", "\u2018", "\u02bc"].map((a) => [s, s.replaceAll("'", a)]));
+  it.each(typed)("%s typed as %s", (ascii, curly) => {
+    const as = (content: string) => {
+      const x = extraction([turn(0, "user", content)]);
+      return { facts: x.facts.map((f) => f.text), directives: x.directives.map((d) => [d.type, d.text]) };
+    };
+    const want = as(ascii);
+    expect(want.facts.length + want.directives.length).toBeGreaterThan(0);
+    expect(as(curly)).toEqual(want);
+  });
+
+  it("leaves code as written", () => {
+    const x = extractLocally({
+      turns: [turn(0, "user", "My greeting script is:\n```js\nconsole.log('It\u2019s up');\n```")],
+      path: "live",
+      extractArtifacts: true,
+      agentic: false,
+      known: [],
+    });
+    expect(JSON.stringify(x.artifacts)).toContain("It\u2019s up");
+  });
+});
+
+describe("names and sentences of other languages", () => {
+  const cases: Array<[string, string | null]> = [
+    // A letter outside ASCII is part of its word: "I" of "Iñaki" is no pronoun.
+    ["Iñaki is my best friend from Bilbao.", "Iñaki is the user's best friend from Bilbao."],
+    ["My cousin Iñigo lives in Madrid now.", "The user's cousin Iñigo lives in Madrid now."],
+    [
+      "We visited Iğdır and Işıklar last summer.",
+      "The user and others visited Iğdır and Işıklar last summer.",
+    ],
+    // Another language's "me", "my" and "I" are no English speaker's: the sentence stays as said.
+    ["Je me lève tôt et je me couche tard le soir.", "Je me lève tôt et je me couche tard le soir."],
+    ["Eu me chamo João e moro em Lisboa.", "Eu me chamo João e moro em Lisboa."],
+    ["Yo me llamo Carlos y me gusta el fútbol.", "Yo me llamo Carlos y me gusta el fútbol."],
+    ["Ik ben Jan en ik woon in Utrecht met my vrouw.", "Ik ben Jan en ik woon in Utrecht met my vrouw."],
+    // ... while English without a function word is English ("Love my new bike!").
+    ["Love my new bike!", "Love the user's new bike!"],
+    // Words with combining marks (vowel signs, points) and Thai, written without spaces, are kept.
+    ["ผมอาศัยอยู่ที่เชียงใหม่ และทำงานเป็นครูสอนภาษาอังกฤษ", "ผมอาศัยอยู่ที่เชียงใหม่ และทำงานเป็นครูสอนภาษาอังกฤษ"],
+    ["मुझे बिरयानी बहुत पसंद है और मैं हर रविवार योग करती हूँ।", "मुझे बिरयानी बहुत पसंद है और मैं हर रविवार योग करती हूँ।"],
+    ["আমি কলকাতায় থাকি এবং একটি ব্যাংকে কাজ করি।", "আমি কলকাতায় থাকি এবং একটি ব্যাংকে কাজ করি।"],
+    [
+      "நான் சென்னையில் வசிக்கிறேன் மற்றும் ஆசிரியராக வேலை செய்கிறேன்.",
+      "நான் சென்னையில் வசிக்கிறேன் மற்றும் ஆசிரியராக வேலை செய்கிறேன்.",
+    ],
+    ["אֲנִי אוֹהֵב לִקְרוֹא סְפָרִים בַּלַּיְלָה", "אֲנִי אוֹהֵב לִקְרוֹא סְפָרִים בַּלַּיְלָה"],
+    ["Я веган уже пять лет.", "Я веган уже пять лет."],
+    // ... but not a question, nor a greeting or courtesy alone.
+    ["Как тебя зовут?", null],
+    ["Спасибо большое!", null],
+    ["¡Muchas gracias!", null],
+    ["नमस्ते!", null],
+  ];
+  it.each(cases)("%s", (content, want) => {
+    expect(facts([turn(0, "user", content)])[0]?.text ?? null).toBe(want);
+  });
+
+  it("keeps each turn of a conversation routed in another language, its words whole", () => {
+    const request = {
+      messages: [
+        { role: "user", content: "I drink green tea every morning at home." },
+        { role: "user", content: "ผมอาศัยอยู่ที่เชียงใหม่ และทำงานเป็นครูสอนภาษาอังกฤษ" },
+        { role: "user", content: "मुझे बिरयानी बहुत पसंद है और मैं हर रविवार योग करती हूँ।" },
+      ],
+    } as StoredRequest;
+    const x = extraction(routeTurns(request, 30).turns);
+    expect(x.facts.map((f) => f.source_event_ids[0])).toEqual(["0", "1", "2"]);
+    expect(x.facts[2]!.text).toContain("बिरयानी");
+  });
+
+  it("drops the assistant's greetings and courtesies in other languages, as in English", () => {
+    for (const courtesy of ["很高兴认识你！", "よろしくお願いします！", "आपसे मिलकर खुशी हुई!", "Enchanté !"])
+      expect(
+        facts([turn(0, "user", "I just moved to Lyon."), turn(1, "assistant", courtesy)]),
+        courtesy,
+      ).toEqual([expect.objectContaining({ text: "The user just moved to Lyon." })]);
+  });
+});

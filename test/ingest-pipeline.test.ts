@@ -351,6 +351,10 @@ describe("supersede and dedup", () => {
       "I started eating fish again, so I'm pescatarian now.",
       "The user started eating fish again, so the user is pescatarian now.",
     ],
+    // Typed with "smart punctuation" ("’"), as a phone writes it.
+    ["I work at Acme.", "I don\u2019t work at Acme anymore.", "The user doesn't work at Acme anymore."],
+    ["I\u2019m vegetarian.", "I\u2019m not vegetarian anymore.", "The user is not vegetarian anymore."],
+    ["I\u2019m 34.", "I just turned 35.", "The user just turned 35 years old."],
     ...HIDDEN_CHANGES,
   ])("a change the nearest neighbours miss still supersedes: %s -> %s", async (before, after, now) => {
     const { key } = await svc.newOrg();

@@ -777,7 +777,7 @@ export function isCommonNounNotName(word: string): boolean {
  * ("tent", "allergies"), a verb ("call", "moving", "used"), an adjective ("blue") or an adverb of
  * one ("honestly"); not a name WordNet has ("Paris", "Tuesday", "Dana").
  */
-function isCommonWord(word: string): boolean {
+export function isCommonWord(word: string): boolean {
   const d = load();
   const w = word.toLowerCase();
   if (isCommonProperNoun(w)) return false;

@@ -3,15 +3,33 @@ import { isKnownCommand } from "../../identifiers/identifiers.js";
 import type { FactType } from "../types.js";
 import {
   isCommonNoun,
+  isCommonWord,
   isMostlyVerb,
   isNationalityOrBelief,
   isPersonalNoun,
   isPlainAdjective,
   isVerb,
 } from "./concepts.js";
+import { standardWords } from "./informal.js";
 import { irregularBase } from "./irregular.js";
 
 /** Rule-based English helpers for the local extractor: sentences, person, fact types, categories. */
+
+/** Apostrophes that "smart punctuation" types: right and left single quotation marks, the modifier letter. */
+const TYPED_APOSTROPHE = /(?<=\p{L})[\u2019\u2018\u02bc](?=\p{L})/gu;
+/**
+ * `text` with a typed apostrophe between two letters written as ASCII's ("I’m" -> "I'm", "don’t",
+ * "name’s"), as the English rules read contractions and possessives; code (fenced or inline) as
+ * written. Phones and word processors type "’": read as it came, "I’m vegan" became "the user’m
+ * vegan" and "I don’t work at Acme anymore" superseded nothing.
+ */
+export function asciiApostrophes(text: string): string {
+  if (!/[\u2019\u2018\u02bc]/.test(text)) return text;
+  return text
+    .split(/(```[\s\S]*?```|`[^`\n]*`)/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(TYPED_APOSTROPHE, "'")))
+    .join("");
+}
 
 /**
  * A run of Chinese, Japanese (kana) or Korean characters: scripts written without spaces between
@@ -354,7 +372,7 @@ export function stem(w: string): string {
 }
 
 export const contentWords = (s: string) =>
-  (s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).filter(
+  (s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{M}\p{N}'-]*/gu) ?? []).filter(
     (w) => w.length > 2 && !STOPWORDS.has(w),
   );
 
@@ -391,8 +409,9 @@ const SO_OR_NOT =
   /^(?:I|we) (?:(?:don't|do not|really|kind of|kinda) )?(?:think|guess|hope|suppose|believe|reckon|expect) (?:so|not)\s*[.!]*$/i;
 /** Where one lives, said as "home": "Denver is home.", "Lisbon is my home now." */
 const HOME = /^\p{Lu}[\p{L}' -]*? (?:is|was|has been|will be|became) (?:my |our )?home(?: now)?[.!]*$/u;
-/** Scripts written without spaces between words (Chinese, Japanese). */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+/** Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese). */
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/gu;
 const HANGUL = /\p{Script=Hangul}/gu;
 
 /**
@@ -432,6 +451,79 @@ const TRAIT =
 const PREFERENCE = /^(?:I|We)\s+(?:(?:really|also|still|just|do|totally|kinda|kind of)\s+)*(?:like|liked)\b/i;
 
 /**
+ * Greetings and courtesies of other languages, said alone ("Hola!", "很高兴认识你！", "よろしくお願いします！",
+ * "आपसे मिलकर खुशी हुई!"): nothing about anyone, as their English ones (PLEASANTRY, ASSISTANT_OWN in
+ * extractor.ts) are not. A small table of the major languages, no dictionary: what it misses is kept
+ * as said.
+ */
+const COURTESIES = new Set(
+  `hola|buenos días|buenas tardes|buenas noches|gracias|muchas gracias|mucho gusto|encantado|encantada|de nada|adiós|hasta luego
+  bonjour|bonsoir|salut|merci|merci beaucoup|enchanté|enchantée|ravi de vous rencontrer|au revoir|de rien
+  hallo|guten morgen|guten tag|guten abend|danke|danke schön|vielen dank|freut mich|tschüss|bitte schön
+  ciao|buongiorno|buonasera|grazie|grazie mille|piacere|arrivederci|prego
+  olá|oi|bom dia|boa tarde|boa noite|obrigado|obrigada|muito obrigado|muito obrigada|prazer|tchau
+  привет|здравствуйте|спасибо|спасибо большое|очень приятно|пока
+  你好|您好|谢谢|谢谢你|非常感谢|很高兴认识你|认识你很高兴|再见|不客气
+  こんにちは|こんばんは|おはようございます|ありがとう|ありがとうございます|はじめまして|よろしくお願いします|どうぞよろしくお願いします|さようなら
+  안녕하세요|감사합니다|고맙습니다|만나서 반갑습니다|반갑습니다
+  नमस्ते|धन्यवाद|शुक्रिया|आपसे मिलकर खुशी हुई|आपसे मिलकर अच्छा लगा
+  مرحبا|شكرا|شكرا جزيلا|السلام عليكم
+  שלום|תודה|תודה רבה
+  สวัสดี|สวัสดีครับ|สวัสดีค่ะ|ขอบคุณ|ขอบคุณครับ|ขอบคุณค่ะ`
+    .split(/\s*\n\s*|\|/)
+    .map((w) => w.trim())
+    .filter(Boolean),
+);
+/** Whether a sentence is only a greeting or courtesy of COURTESIES, its punctuation and pictographs aside. */
+export const isCourtesy = (sentence: string) =>
+  COURTESIES.has(
+    sentence
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\s]+/gu, " ")
+      .replace(/\s+/g, " ")
+      .trim(),
+  );
+
+/**
+ * Function words of English that no other language written in Latin letters has as its own ("is",
+ * "was", "will", "to", "for", "of" are Dutch, German, Polish or Scandinavian words too).
+ */
+const ENGLISH_FUNCTION_WORDS = new Set(
+  "the and with from that this it are were have had not you your they their what would can could there which who something anything everything nothing gotta".split(
+    " ",
+  ),
+);
+/** An English contraction: "that's", "we've", "don't", "I'm" (another language's apostrophe comes first: "l'école"). */
+const CONTRACTION = /^\p{L}+(?:'(?:s|ve|re|ll|d|m)|n't)$/u;
+/**
+ * Whether a sentence reads as English, for the English person rules (toThirdPerson): no function
+ * word of another language (otherLanguage), and an English function word, a contraction or "I",
+ * or else at least half of its words of three letters or more English to WordNet or the stop
+ * words (names inside the sentence aside). "Yo me llamo Carlos y me gusta el fútbol." is not
+ * ("me" is the Spanish reflexive, not the speaker as an object), nor "ผมอาศัยอยู่ที่เชียงใหม่";
+ * "Love my new bike!" is.
+ */
+export function readsAsEnglish(sentence: string): boolean {
+  if (otherLanguage(sentence)) return false;
+  // An address, a file's or a compound name, and code are no words of a language.
+  const words =
+    sentence
+      .replace(ADDRESSES, " ")
+      .replace(/`[^`]*`/g, " ")
+      .match(/[\p{L}\p{M}][\p{L}\p{M}']*/gu) ?? [];
+  if (words.some((w) => w === "I" || ENGLISH_FUNCTION_WORDS.has(w.toLowerCase()) || CONTRACTION.test(w)))
+    return true;
+  // Shorter words: WordNet has most as abbreviations ("em", "eu", "el").
+  const plain = words
+    .filter((w, i) => w.length > 2 && (i === 0 || !/^\p{Lu}/u.test(w)))
+    .map((w) => w.toLowerCase());
+  const english = plain.filter(
+    (w) => STOPWORDS.has(w) || isCommonWord(w) || irregularBase(w) !== null || standardWords(w) !== null,
+  );
+  return 2 * english.length >= plain.length;
+}
+
+/**
  * A request asked as a question ("Can you remember that my locker code is 4821?") is the request
  * ("Remember that my locker code is 4821."): the claim it carries is kept.
  */
@@ -458,10 +550,16 @@ export function isSubstantive(sentence: string): boolean {
   if (field && FIELD_LABELS.has(field[1]!.toLowerCase())) return true;
   // Numbers say it: "My kids are 4 and 7.", "Our flat is 60 square metres."
   if (/^(?:my|our) [\p{L}' -]+ (?:is|are|was|were) (?:about |around |now )?\d/iu.test(s)) return true;
+  if (isCourtesy(s)) return false;
   if ((s.match(UNSPACED)?.length ?? 0) >= 6) return true;
   // Korean puts spaces between words of several syllables, particles attached: few words say
   // much ("제 남편은 요리사예요.", "my husband is a chef", is three).
   if ((s.match(HANGUL)?.length ?? 0) >= 6) return true;
+  // Words of a script the English rules below cannot read (Devanagari, Thai, Cyrillic, Hebrew ...):
+  // three words say something, as three of the speaker's own do in English, or four characters of
+  // a script without spaces ("我是学生。").
+  if (/\p{L}/u.test(s) && !/\p{Script=Latin}/u.test(s))
+    return s.split(/\s+/).length >= 3 || (s.match(UNSPACED)?.length ?? 0) >= 4;
   // A two-letter name in capitals is a word of content too ("I moved to the UK.", "We live in LA.").
   const words = [...contentWords(s), ...(s.match(/\b(?!OK\b)\p{Lu}{2}\b/gu) ?? [])];
   if (PLEASANTRY.test(s) && words.length < 4) return false;
@@ -792,10 +890,16 @@ export function thirdPersonVerb(v: string): string {
 
 /**
  * Addresses and compound names hold "me", "I" and "my" that are no pronoun (maria.g@proton.me,
- * maria.me, I/O, me-cli): `fn` runs on the text with each such token held aside, then put back.
+ * maria.me, I/O, me-cli), and so do words with a letter outside ASCII, where a JavaScript `\b`
+ * sees a word's edge ("Iñaki", "Iğdır"): `fn` runs on the text with each such token held aside,
+ * then put back.
  */
-const NOT_PRONOUNS =
-  /[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][\w+.-]*:\/\/\S+|\b[\w-]+(?:\.[\w-]+)+\b|\b\w+(?:\/\w+)+\b|\b(?:\w+-)+\w+\b/g;
+const ADDRESSES =
+  /[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][\w+.-]*:\/\/\S+|\b[\w-]+(?:\.[\w-]+)+\b|\b\w+(?:\/\w+)+\b|\b(?:\w+-)+\w+\b/gu;
+const NOT_PRONOUNS = new RegExp(
+  String.raw`${ADDRESSES.source}|(?<![\p{L}\p{M}\p{N}_])[\p{L}\p{M}\p{N}_]*(?:(?![\0-\x7f])[\p{L}\p{M}])[\p{L}\p{M}\p{N}_]*`,
+  "gu",
+);
 export function shielded(text: string, fn: (s: string) => string): string {
   const held: string[] = [];
   const masked = text.replace(NOT_PRONOUNS, (m) => {
@@ -816,6 +920,9 @@ export function toThirdPerson(sentence: string, name: string): string {
 }
 
 function toThirdPersonUnshielded(sentence: string, name: string): string {
+  // Another language's "me", "my" and "I" are no English speaker's ("Je me lève tôt", "Yo me llamo
+  // Carlos"): a sentence in another language stays as said.
+  if (!readsAsEnglish(sentence)) return sentence;
   // Words inside quotes are someone's own words, and inline code is code: they stay as said.
   const parts = sentence.split(/("[^"]*"|“[^”]*”|`[^`]*`)/);
   const out = parts.map((p, i) => (i % 2 === 1 ? p : unquotedToThird(p, name))).join("");
@@ -1086,8 +1193,13 @@ export function categoriesOf(sentence: string): string[] {
   return CATEGORY_RULES.filter(([, re]) => re.test(sentence)).map(([c]) => c);
 }
 
-/** Normalised text for hashing: lower case, words only. */
-export const normaliseText = (s: string) => (s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(" ");
+/**
+ * Normalised text for hashing: lower case, words only. A word keeps its combining marks (the vowel
+ * signs of Devanagari, Thai, Tamil, Hebrew points, a decomposed accent): without them two
+ * different Hindi sentences could hash as one.
+ */
+export const normaliseText = (s: string) =>
+  (s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu) ?? []).join(" ");
 
 const asSentence = (s: string) => s.replace(/[.!]?$/, ".");
 

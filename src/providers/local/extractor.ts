@@ -16,6 +16,7 @@ import { isNeverName, isTimeName, isVerb, placeKinds } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   ASSISTANT_OFFER,
+  asciiApostrophes,
   asRequest,
   attributeLine,
   CLAIM_LABEL,
@@ -129,7 +130,11 @@ export function extractLocally(raw: ExtractInput): Extraction {
 
 /** extractLocally, pausing (yield) once a step has run `stepMs` milliseconds (see STEP_MS). */
 function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefined, Extraction, undefined> {
-  const { input, introduced } = withUserName(raw);
+  // Every rule below reads the ASCII apostrophe: a typed one ("I’m", "don’t") is written so once, here.
+  const { input, introduced } = withUserName({
+    ...raw,
+    turns: raw.turns.map((t) => ({ ...t, content: asciiApostrophes(t.content) })),
+  });
   // Turns that now speak as the user's name: their facts also index "the user", so a question
   // either way reaches them.
   const renamed = new Set(
