@@ -2066,7 +2066,7 @@ describe("names and sentences of other languages", () => {
     ],
     // Another language's "me", "my" and "I" are no English speaker's: the sentence stays as said.
     ["Je me lève tôt et je me couche tard le soir.", "Je me lève tôt et je me couche tard le soir."],
-    ["Eu me chamo João e moro em Lisboa.", "Eu me chamo João e moro em Lisboa."],
+    ["Eu me levanto cedo todos os dias.", "Eu me levanto cedo todos os dias."],
     ["Yo me llamo Carlos y me gusta el fútbol.", "Yo me llamo Carlos y me gusta el fútbol."],
     ["Ik ben Jan en ik woon in Utrecht met my vrouw.", "Ik ben Jan en ik woon in Utrecht met my vrouw."],
     // ... while English without a function word is English ("Love my new bike!").
@@ -2110,5 +2110,23 @@ describe("names and sentences of other languages", () => {
         facts([turn(0, "user", "I just moved to Lyon."), turn(1, "assistant", courtesy)]),
         courtesy,
       ).toEqual([expect.objectContaining({ text: "The user just moved to Lyon." })]);
+  });
+});
+
+describe("a self-introduction in another language", () => {
+  it.each([
+    ["Hola, soy José.", "José"],
+    ["Me llamo Carlos y vivo en Madrid.", "Carlos"],
+    ["Je m'appelle Amélie, j'habite à Lyon.", "Amélie"],
+    ["Ich heiße Jan und wohne in Berlin.", "Jan"],
+    ["Mi chiamo Marco.", "Marco"],
+    ["Eu me chamo João e moro em Lisboa.", "João"],
+    ["我叫王伟，我在北京工作。", "王伟"],
+    ["田中と申します。", "田中"],
+    // "soy" without a greeting says what, not who
+    ["Soy Vegano.", null],
+  ])("%s", (content, name) => {
+    expect(introducedName(content)).toBe(name);
+    if (name) expect(facts([turn(0, "user", content)])[0]?.text).toBe(`The user's name is ${name}.`);
   });
 });

@@ -53,9 +53,40 @@ const NAME_FIELD = new RegExp(
   "u",
 );
 
+/** A word's first letter in either case, for patterns without the "i" flag (it would make \p{Lu} any letter). */
+const eitherCase = (words: string) =>
+  words.replace(/(^|\|)(\p{L})/gu, (_m, bar, c) => `${bar}[${c.toUpperCase()}${c}]`);
+/** Where a name said in another language ends: a stop or a comma, the text's end, or "and". */
+const OTHER_ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$)|\s(?:y|et|und|e|and)\s)`;
+/**
+ * Self-introductions of the major languages of Latin letters, a small table: "Me llamo Carlos",
+ * "Je m'appelle Amélie", "Ich heiße Jan", "Mi chiamo Marco", "Eu me chamo João", "Mi nombre es
+ * ...", "Mein Name ist ...", "Meu nome é ..."; and, after a greeting, "soy", "je suis", "ich bin",
+ * "sono", "sou" ("Hola, soy José.": without one, "Soy vegano" says what, not who).
+ */
+const OTHER_NAMED = new RegExp(
+  String.raw`(?:^|[.!?,;:¡¿]\s*)(?:${eitherCase("me llamo|je m'appelle|ich heiße|ich heisse|mi chiamo|eu me chamo|me chamo|mi nombre es|mon nom est|mein name ist|il mio nome è|meu nome é|o meu nome é")})\s+${TITLE}(${NAME})${OTHER_ENDS}`,
+  "u",
+);
+const OTHER_GREETED = new RegExp(
+  String.raw`^\s*¡?(?:${eitherCase("hola|buenas|bonjour|salut|hallo|guten tag|ciao|salve|olá|oi")})[,!]*\s+(?:${eitherCase("soy|je suis|ich bin|sono|sou")})\s+(${NAME})${OTHER_ENDS}`,
+  "u",
+);
+/** A name in Chinese or Japanese characters: no capitals say where it is. */
+const CJK_NAME = String.raw`[\p{Script=Han}\p{Script=Katakana}ー・]{1,8}`;
+/** "我叫王伟", "我的名字是王伟" (Chinese); "田中と申します", "田中といいます" (Japanese). */
+const CJK_NAMED = new RegExp(
+  String.raw`(?:我叫|我的名字是|我名叫)(${CJK_NAME})(?=[。，！,.!\s]|$)|(?:^|[。、！\s]|私は)(${CJK_NAME})(?:と申します|といいます|と言います)`,
+  "u",
+);
+
 export function introducedName(content: string): string | null {
-  const named = NAMED.exec(content) ?? NAME_FIELD.exec(content);
+  const named = NAMED.exec(content) ?? NAME_FIELD.exec(content) ?? OTHER_NAMED.exec(content);
   if (named) return named[1]!;
+  const hello = OTHER_GREETED.exec(content);
+  if (hello) return hello[1]!;
+  const cjk = CJK_NAMED.exec(content);
+  if (cjk) return cjk[1] ?? cjk[2]!;
   const called = CALLED.exec(content);
   const callName = called?.[1] ?? called?.[2] ?? called?.[3];
   if (callName && !WEEKDAY.test(callName)) return callName;
@@ -108,7 +139,7 @@ function hereName(content: string): string | null {
 export const userNameFact = (name: string) => `The user's name is ${name}.`;
 export const USER_NAME_FACT_PREFIX = "The user's name is ";
 export function nameFromFact(text: string): string | null {
-  const m = new RegExp(String.raw`^The user's name is (${NAME})\.$`, "u").exec(text);
+  const m = new RegExp(String.raw`^The user's name is (${NAME}|${CJK_NAME})\.$`, "u").exec(text);
   return m ? m[1]! : null;
 }
 
