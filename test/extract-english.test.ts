@@ -1829,6 +1829,14 @@ describe("a changed attribute, said the ways people say it", () => {
     ["The user drinks coffee every morning.", "The user gave up coffee."],
     ["The user smokes a pack a day.", "The user quit smoking last year (2025)."],
     ["Priya studies Japanese.", "Priya stopped studying Japanese."],
+    // "We" (the user and others) is the user, on either side; a phrase of where before the subject
+    // is no matter.
+    ["The user and others use jest for tests.", "The user and others moved from jest to vitest."],
+    ["The user and others play tennis every weekend.", "The user and others stopped playing tennis."],
+    ["The user and others play tennis every weekend.", "The user no longer plays tennis."],
+    ["The user drives a Honda Civic.", "The user and others sold the Civic and bought a Subaru Outback."],
+    ["In this repo the user uses jest for tests.", "The user moved from jest to vitest."],
+    ["At work Nora and others use Jira.", "In this repo Nora and others switched from Jira to Linear."],
   ])("%s -> %s supersedes (what the user stopped doing, liking, using or having)", (old, text) => {
     expect(judge(old, text)).toBe("supersedes");
   });
@@ -1844,6 +1852,22 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge("The user watches tennis on TV.", "The user stopped playing tennis.")).toBe("new");
     expect(judge("The user bought a Civic in 2019.", "The user sold the user's Civic.")).toBe("new");
     expect(judge("The user drives a red car.", "The user stopped the car.")).toBe("new");
+    // "We" is the user, not anyone else, and ends what the user does, in the present only.
+    expect(judge("The user plays tennis every weekend.", "The user and others stopped playing chess.")).toBe(
+      "new",
+    );
+    expect(judge("The user's sister plays tennis.", "The user and others stopped playing tennis.")).toBe(
+      "new",
+    );
+    expect(judge("The user and others played tennis on Sunday.", "The user stopped playing tennis.")).toBe(
+      "new",
+    );
+    expect(
+      judge("The user and others will play tennis on Sunday.", "The user and others stopped playing tennis."),
+    ).toBe("new");
+    expect(
+      judge("The user and others use jest for tests.", "The user's team moved from jest to vitest."),
+    ).toBe("new");
   });
 
   it("never takes a fact naming another thing or number for a near neighbour's restatement", () => {

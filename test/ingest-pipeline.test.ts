@@ -339,6 +339,27 @@ describe("supersede and dedup", () => {
     // A tool given up for another; a contact detail changed; a diet ended by what is eaten again.
     ["I use Vim for everything.", "I ditched Vim for Neovim.", "The user ditched Vim for Neovim."],
     ["I use Vim for everything.", "I moved from Vim to Emacs.", "The user moved from Vim to Emacs."],
+    // "We" is the user among others, on either side; a phrase of where before the subject is none.
+    [
+      "We use jest for tests.",
+      "We moved from jest to vitest.",
+      "The user and others moved from jest to vitest.",
+    ],
+    [
+      "We play tennis every weekend.",
+      "We stopped playing tennis.",
+      "The user and others stopped playing tennis.",
+    ],
+    [
+      "I drive a Honda Civic.",
+      "We sold the Civic and bought a Subaru Outback.",
+      "The user and others sold the Civic and bought a Subaru Outback.",
+    ],
+    [
+      "In this repo I use jest for tests.",
+      "I moved from jest to vitest.",
+      "The user moved from jest to vitest.",
+    ],
     ["My phone number is 555-0142.", "My new number is 555-0177.", "The user's new number is 555-0177."],
     [
       "My email is dana@example.com.",
@@ -384,6 +405,9 @@ describe("supersede and dedup", () => {
     ["I'm vegetarian.", "My daughter started eating meat again."],
     ["I'm vegetarian.", "I'm not vegan, just vegetarian."],
     ["I use VS Code.", "My coworker switched from VS Code to Zed."],
+    ["I play tennis every weekend.", "We stopped playing chess."],
+    ["My sister plays tennis every weekend.", "We stopped playing tennis."],
+    ["We played tennis on Sunday.", "I stopped playing tennis."],
     ["I have a phone with a cracked screen.", "I ditched the meeting for a walk."],
     ["My phone number is 555-0142.", "My sister's new number is 555-0199."],
     // A value said beside the one held ("also", "too", "on weekends", "on the side", "part-time",

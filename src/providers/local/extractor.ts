@@ -1385,7 +1385,10 @@ const ENDING_TAIL =
   /\s+(?:anymore|any more|these days|now|at all|for good|last \w+|this \w+|yesterday|today|recently|in \d{4}|a while ago|\([^)]*\)|because .*|since .*|after .*)$/i;
 const OWNER = /^(?:the user's|his|her|their|its|the|a|an|my|\p{Lu}\p{Ll}+'s)\s+/u;
 
-/** The third-person present forms of a verb given as a base ("play") or a gerund ("playing"). */
+/**
+ * The present forms of a verb given as a base ("play"), a gerund ("playing") or a third-person form
+ * ("plays"): the third person's ("plays") and the plural's ("the user and others play").
+ */
 function presentForms(word: string, gerund: boolean): Set<string> {
   const w = word.toLowerCase();
   const bases = new Set<string>();
@@ -1402,6 +1405,14 @@ function presentForms(word: string, gerund: boolean): Set<string> {
   }
   // "no longer plays": the verb was given in its present form already.
   if (!gerund && /s$/.test(w)) out.add(w);
+  // The plural's forms too ("the user and others play"): the bases, and those of a form in -s.
+  for (const b of bases) out.add(b);
+  if (!gerund && /[^s]s$/.test(w)) {
+    out.add(w.slice(0, -1)); // "plays", "uses"
+    if (/ies$/.test(w))
+      out.add(`${w.slice(0, -3)}y`); // "studies"
+    else if (/es$/.test(w)) out.add(w.slice(0, -2)); // "watches"
+  }
   return out;
 }
 
@@ -1424,8 +1435,18 @@ function endingOf(text: string): Ending | null {
   return t === null ? null : endingOfClaim(t);
 }
 
+/**
+ * A phrase of where or when before a claim's subject ("in this repo", "at work,", "on weekends"):
+ * no part of who says it, so "In this repo I use jest" is the user's as "I use jest" is.
+ */
+const LEAD_PHRASE =
+  /^(?:[Ii]n|[Aa]t|[Oo]n|[Ff]or|[Ww]ithin|[Aa]cross|[Ii]nside|[Oo]utside|[Dd]uring|[Aa]round) (?:[\p{L}\p{N}'-]+ ){0,3}?[\p{L}\p{N}'-]+,? (?=the user\b|\p{Lu})/u;
+/** "The user and others" (what "we" becomes): the user among them, the same speaker. */
+const AND_OTHERS = / and others$/;
+
 /** endingOf of a claim read already (claimOf). */
-function endingOfClaim(t: string): Ending | null {
+function endingOfClaim(claim: string): Ending | null {
+  const t = claim.replace(LEAD_PHRASE, "");
   for (const [re, kind] of ENDINGS) {
     const m = re.exec(t);
     if (!m?.groups) continue;
@@ -1444,7 +1465,7 @@ function endingOfClaim(t: string): Ending | null {
           : presentForms(m.groups.v!, kind === "gerund");
     // "stopped playing" alone ends the habit only ("plays every week"), see endedBy.
     if ((kind === "object" || kind === "using") && object.length === 0) continue;
-    const subject = normaliseText(m.groups.s!);
+    const subject = normaliseText(m.groups.s!).replace(AND_OTHERS, "");
     if (PRONOUN_SUBJECT.test(subject)) return null;
     return { subject, verbs, object };
   }
@@ -1455,23 +1476,36 @@ function endingOfClaim(t: string): Ending | null {
 const HABIT_TAIL =
   /^(?:$|every\b|each\b|daily\b|weekly\b|regularly\b|often\b|a lot\b|twice\b|once\b|on \w+s\b|in the (?:morning|evening)s?\b|(?:a|an|one|two|three|\d+) \w+ (?:a|per|every) (?:day|week|month|year)\b)/i;
 
+/** Words after a plural subject that state no present ("the user and others will", "... were"). */
+const NOT_PRESENT = /^(?:will|would|can|could|shall|should|may|might|must|were|was|had|did|used)$/;
+
 /**
  * Whether `text` states, in the present, what `ending` ended: the same subject, a present verb
  * (of the ended one's forms when it names one), and the thing's every content word. "The user
  * plays tennis every weekend" is ended by "stopped playing tennis"; "watched a tennis match" (a
- * past event), "the user's sister plays tennis" and "doesn't play tennis" are not.
+ * past event), "the user's sister plays tennis" and "doesn't play tennis" are not. "We" ("the user
+ * and others") is the user, on either side ("We use jest" is ended by "I moved from jest to
+ * vitest", "drives a Honda Civic" by "We sold the Civic"), and a phrase of where or when before
+ * the subject is no matter ("In this repo the user uses jest").
  */
 function endedBy(ending: Ending, text: string): boolean {
-  const t = claimOf(text);
-  if (t === null || (ENDING_WORD.test(text) && endingOfClaim(t))) return false;
+  const claim = claimOf(text);
+  if (claim === null || (ENDING_WORD.test(text) && endingOfClaim(claim))) return false;
+  const t = claim.replace(LEAD_PHRASE, "");
   const subject = ending.subject;
   if (normaliseText(t.slice(0, subject.length)) !== subject || t[subject.length] !== " ") return false;
+  const after = t.slice(subject.length + 1);
+  const plural = /^and others /i.exec(after);
   const m =
     /^(?:(?:now|still|really|also|currently|usually|often|always|sometimes) )*(?<v>[a-z]+)\b(?<rest>.*)$/i.exec(
-      t.slice(subject.length + 1),
+      plural ? after.slice(plural[0].length) : after,
     );
   const verb = m?.groups?.v?.toLowerCase();
-  if (!verb || verb === "was" || !/s$/.test(verb) || /n't$/.test(verb)) return false;
+  if (!verb || /n't$/.test(verb)) return false;
+  const present = plural
+    ? !NOT_PRESENT.test(verb) && isVerb(verb) && !isPastForm(verb)
+    : verb !== "was" && /s$/.test(verb);
+  if (!present) return false;
   if (ending.verbs && !ending.verbs.has(verb)) return false;
   const rest = m!.groups!.rest!.trim();
   if (ending.object.length === 0) return ending.verbs !== null && HABIT_TAIL.test(rest);
