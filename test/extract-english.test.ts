@@ -1837,6 +1837,14 @@ describe("a changed attribute, said the ways people say it", () => {
     ["The user drives a Honda Civic.", "The user and others sold the Civic and bought a Subaru Outback."],
     ["In this repo the user uses jest for tests.", "The user moved from jest to vitest."],
     ["At work Nora and others use Jira.", "In this repo Nora and others switched from Jira to Linear."],
+    // What took the thing's place, said after it, is no part of the thing.
+    ["The user drinks coffee every morning.", "The user no longer drinks coffee, only tea now."],
+    ["The user drinks coffee every morning.", "The user doesn't drink coffee anymore, only tea now."],
+    ["The user drinks coffee every morning.", "The user gave up coffee, just green tea now."],
+    [
+      "The user drinks coffee every morning.",
+      "The user stopped drinking coffee, the user drinks tea instead.",
+    ],
   ])("%s -> %s supersedes (what the user stopped doing, liking, using or having)", (old, text) => {
     expect(judge(old, text)).toBe("supersedes");
   });
@@ -1867,6 +1875,10 @@ describe("a changed attribute, said the ways people say it", () => {
     ).toBe("new");
     expect(
       judge("The user and others use jest for tests.", "The user's team moved from jest to vitest."),
+    ).toBe("new");
+    // What took its place is not what ended.
+    expect(
+      judge("The user drinks tea every morning.", "The user no longer drinks coffee, only tea now."),
     ).toBe("new");
   });
 

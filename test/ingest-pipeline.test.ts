@@ -360,6 +360,17 @@ describe("supersede and dedup", () => {
       "I moved from jest to vitest.",
       "The user moved from jest to vitest.",
     ],
+    // What took the thing's place, said after it.
+    [
+      "I drink coffee every morning.",
+      "I no longer drink coffee, only tea now.",
+      "The user no longer drinks coffee, only tea now.",
+    ],
+    [
+      "I drink coffee every morning.",
+      "I don't drink coffee anymore, only tea now.",
+      "The user doesn't drink coffee anymore, only tea now.",
+    ],
     ["My phone number is 555-0142.", "My new number is 555-0177.", "The user's new number is 555-0177."],
     [
       "My email is dana@example.com.",
@@ -408,6 +419,7 @@ describe("supersede and dedup", () => {
     ["I play tennis every weekend.", "We stopped playing chess."],
     ["My sister plays tennis every weekend.", "We stopped playing tennis."],
     ["We played tennis on Sunday.", "I stopped playing tennis."],
+    ["I drink tea every morning.", "I no longer drink coffee, only tea now."],
     ["I have a phone with a cracked screen.", "I ditched the meeting for a walk."],
     ["My phone number is 555-0142.", "My sister's new number is 555-0199."],
     // A value said beside the one held ("also", "too", "on weekends", "on the side", "part-time",

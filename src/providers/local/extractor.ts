@@ -1383,6 +1383,9 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using"]> = [
 /** What may follow the thing without being part of it ("tennis last month", "sushi anymore"). */
 const ENDING_TAIL =
   /\s+(?:anymore|any more|these days|now|at all|for good|last \w+|this \w+|yesterday|today|recently|in \d{4}|a while ago|\([^)]*\)|because .*|since .*|after .*)$/i;
+/** What took the thing's place, said after it: ", only tea", ", just tea now", ", tea instead", "; ...". */
+const REPLACED_BY =
+  /(?:,\s*(?:only|just|but|now|instead)\b|,[^,]*\binstead\b|\s*[;:]|\s+(?:but|instead of|rather than)\s).*$/i;
 const OWNER = /^(?:the user's|his|her|their|its|the|a|an|my|\p{Lu}\p{Ll}+'s)\s+/u;
 
 /**
@@ -1450,7 +1453,11 @@ function endingOfClaim(claim: string): Ending | null {
   for (const [re, kind] of ENDINGS) {
     const m = re.exec(t);
     if (!m?.groups) continue;
-    let rest = ` ${m.groups.o ?? ""}`.trimEnd();
+    // The thing ends where another clause starts, or what took its place ("no longer drinks
+    // coffee, only tea now", "..., the user drinks tea instead").
+    const said = m.groups.o ?? "";
+    const next = NEXT_CLAUSE.exec(said);
+    let rest = ` ${said.slice(0, next?.index).replace(REPLACED_BY, "")}`.trimEnd();
     for (let prev = ""; prev !== rest; ) {
       prev = rest;
       rest = rest.replace(ENDING_TAIL, "");
