@@ -1922,6 +1922,24 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge("The user moved to a new house in Tacoma.", "The user lives in Tacoma.")).toBe("duplicate");
     expect(judge("The user lives in denver.", "The user moved to austin.")).toBe("supersedes");
     expect(judge("The user lives in Paris.", "The user lives in the Bay Area now.")).toBe("supersedes");
+    // A move from a name that is no place to another is no home, nor one a move ends; one from a
+    // place WordNet knows is, to a name it does not know.
+    expect(judge("The user lives in Paris.", "The user moved from Vim to Emacs.")).toBe("new");
+    expect(
+      sameSlot("The user moved to Berlin.", "The user and others moved from Fly to Render for hosting."),
+    ).toBe(false);
+    expect(judge("The user lives in Leeds.", "The user moved from Leeds to York.")).toBe("supersedes");
+    // Every statement of the home held ends, the first as `id`.
+    expect(
+      judgeLocally({
+        text: "The user moved to Berlin.",
+        candidates: [
+          { id: "emacs", text: "The user moved from Vim to Emacs.", similarity: 0.5 },
+          { id: "paris", text: "The user lives in Paris now.", similarity: 0.5 },
+          { id: "kids", text: "The user and others live in Paris with the kids.", similarity: 0.5 },
+        ],
+      }),
+    ).toEqual({ verdict: "supersedes", id: "paris", also: ["kids"] });
     for (const text of [
       "The user lives in a small apartment near the park.",
       "The user moved to a bigger apartment downtown.",

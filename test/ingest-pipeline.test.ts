@@ -609,6 +609,34 @@ describe("supersede and dedup", () => {
     });
     expect(other.memories_superseded_by).toEqual({});
     expect(await activeFacts(key, "u1")).toHaveLength(2);
+    // A move ends both statements of the home, not the first only.
+    const moved = await ingestOk(key, { conv_id: "c6", messages: [user("We moved to Austin.")] });
+    const austin = moved.memories_created.find((m: any) => m.type === "fact");
+    const near = other.memories_created.find((m: any) => m.type === "fact");
+    expect(moved.memories_superseded_by).toEqual({ [rich.id]: austin.id, [near.id]: austin.id });
+    expect(await activeFacts(key, "u1")).toEqual(["The user and others moved to Austin."]);
+  });
+
+  it("a move from a thing that is no place is no home: the next move ends the home held", async () => {
+    const { key } = await svc.newOrg();
+    const paris = (await ingestOk(key, { messages: [user("I live in Paris.")] })).memories_created.find(
+      (m: any) => m.type === "fact",
+    );
+    for (const [i, said] of [
+      "I moved from Vim to Emacs.",
+      "We moved from Fly to Render for hosting.",
+    ].entries()) {
+      const tool = await ingestOk(key, { conv_id: `t${i}`, messages: [user(said)] });
+      expect(tool.memories_superseded_by, said).toEqual({});
+    }
+    const berlin = await ingestOk(key, { conv_id: "c3", messages: [user("I moved to Berlin.")] });
+    const fresh = berlin.memories_created.find((m: any) => m.type === "fact");
+    expect(berlin.memories_superseded_by).toEqual({ [paris.id]: fresh.id });
+    expect((await activeFacts(key, "u1")).sort()).toEqual([
+      "The user and others moved from Fly to Render for hosting.",
+      "The user moved from Vim to Emacs.",
+      "The user moved to Berlin.",
+    ]);
   });
 
   it("an age turned is found by how old the user is", async () => {

@@ -171,6 +171,15 @@ export async function reconcile(
     }
     f.supersedes = at;
     out.supersedes.set(at, f.id);
+    // Other statements of the value it changed end with it (as a whole sentence stating the old
+    // value does, below): superseded by it, its own link naming the first.
+    if (v.verdict === "supersedes")
+      for (const id of v.also ?? []) {
+        const other = latest(id);
+        const k = planned.get(other);
+        if (other === f.id || out.supersedes.has(other) || (k !== undefined && !apart(i, k))) continue;
+        out.supersedes.set(other, f.id);
+      }
     out.insert.push(f);
   });
   const rests = await wholeSentencesToo(

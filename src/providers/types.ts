@@ -118,7 +118,11 @@ export interface JudgeCase {
 export type JudgeVerdict =
   | { verdict: "new" }
   | { verdict: "duplicate"; id: string }
-  | { verdict: "supersedes"; id: string };
+  /**
+   * `also`: other candidates it ends as well, when several state the value it changes ("lives in
+   * Denver now" and "we live in Denver with the kids", both ended by "we moved to Austin").
+   */
+  | { verdict: "supersedes"; id: string; also?: string[] };
 
 export interface Extractor {
   readonly name: string;

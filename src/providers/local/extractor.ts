@@ -1206,13 +1206,19 @@ const JOINING = /^(?:of|in|on|at|to|for|from|by|with|near|and|or|but|outside|ins
  * "the beautiful Tulsa"), after "in", "near", "outside", "of" ("a new house in Tacoma", "the suburbs
  * of Chicago"), or set beside a noun ("the user's hometown, Tulsa"). A home, a shift, a drink is no
  * place ("a small apartment near the park", "the night shift", "decaf in January": a month is a
- * time; "the new Google office": a name that is no place).
+ * time; "the new Google office": a name that is no place). `known`: a name at the start is a place
+ * only when WordNet knows it as one (of a move from a name that is no place: "Vim to Emacs").
  */
-function placeAt(said: string): number | null {
+function placeAt(said: string, known = false): number | null {
   const nameAt = (i: number): number | null => {
     const rest = said.slice(i);
-    const cap = /^(?:the )?(\p{Lu}[\p{L}'.-]*)/u.exec(rest);
-    if (cap) return isTimeName(cap[1]!) ? null : i;
+    const cap = /^(?:the )?(\p{Lu}[\p{L}'.-]*)((?: \p{Lu}[\p{L}'.-]*){0,2})/u.exec(rest);
+    if (cap) {
+      if (isTimeName(cap[1]!)) return null;
+      const names = `${cap[1]}${cap[2]}`.split(" ");
+      const place = (n: number) => placeKinds(names.slice(0, n).join(" ")).length > 0;
+      return !known || [3, 2, 1].some(place) ? i : null;
+    }
     if (DETERMINER.test(rest)) return null;
     const modified = /^(?:the )?((?:[a-z][a-z'-]* ){1,2})(\p{Lu}[\p{L}'.-]*(?: \p{Lu}[\p{L}'.-]*)*)/u.exec(
       rest,
@@ -1281,7 +1287,10 @@ function slotsOf(text: string): Statement[] {
     // Where a person lives is a place: "lives in a small apartment" states none, "moved to a new
     // house in Tacoma" states Tacoma.
     if (slot === "residence") {
-      const at = placeAt(said.replace(CORRECTION_TAIL, ""));
+      // A move from a name that is no place is a move of home only to one WordNet knows ("moved
+      // from Vim to Emacs", "from Fly to Render" move none; "from Leeds to York" does).
+      const known = m.groups.f !== undefined && placeAt(m.groups.f.trim(), true) === null;
+      const at = placeAt(said.replace(CORRECTION_TAIL, ""), known);
       if (at === null) continue;
       // "Tulsa, in January": the place, not the time said after it ("Austin, Texas" is one).
       said = said.slice(at).replace(/,\s+(?=\p{Ll}).*$/u, "");
@@ -1609,6 +1618,12 @@ function detailWords(text: string, slots: Statement[]): Set<string> {
 const negates = (negation: Statement, value: string) =>
   !negation.value || sameValue(value, negation.value) || !!FOOD_ENDS[negation.value]?.includes(value);
 
+/** A verdict superseding every one of `ended` (distinct ids, the first as `id`, the rest `also`). */
+function superseding(ended: Array<{ id: string }>): JudgeVerdict {
+  const [id, ...also] = [...new Set(ended.map((x) => x.id))];
+  return also.length ? { verdict: "supersedes", id: id!, also } : { verdict: "supersedes", id: id! };
+}
+
 export function judgeLocally(c: JudgeCase): JudgeVerdict {
   const norm = normaliseText(bareClaim(c.text));
   for (const cand of c.candidates) {
@@ -1629,8 +1644,8 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
         .map((t) => ({ id, value: t.value, adds: t.adds })),
     );
     if (mine.negated) {
-      const ended = same.find((x) => negates(mine, x.value));
-      if (ended) return { verdict: "supersedes", id: ended.id };
+      const ended = same.filter((x) => negates(mine, x.value));
+      if (ended.length) return superseding(ended);
       continue;
     }
     const holding = same.find((x) => sameValue(x.value, mine.value));
@@ -1639,9 +1654,11 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
       continue;
     }
     if (mine.adds) continue;
-    // "Moved from Vim to Emacs" ends no residence but Vim's (and a tool is none).
-    const changed = mine.from ? same.find((x) => sameValue(x.value, mine.from!)) : same.find((x) => !x.adds);
-    if (changed) return { verdict: "supersedes", id: changed.id };
+    // A move from a place ends no residence but that one's. Every statement of the value changed
+    // ends, not the first only: two held ("lives in Denver now", "we live in Denver with the
+    // kids") would leave one active beside the new value.
+    const changed = same.filter(mine.from ? (x) => sameValue(x.value, mine.from!) : (x) => !x.adds);
+    if (changed.length) return superseding(changed);
   }
   if (slots.length && held.length === slots.length) {
     // A restatement that adds detail ("lives in Denver with two kids" after "lives in Denver")
