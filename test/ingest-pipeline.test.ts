@@ -614,7 +614,11 @@ describe("supersede and dedup", () => {
     const austin = moved.memories_created.find((m: any) => m.type === "fact");
     const near = other.memories_created.find((m: any) => m.type === "fact");
     expect(moved.memories_superseded_by).toEqual({ [rich.id]: austin.id, [near.id]: austin.id });
-    expect(await activeFacts(key, "u1")).toEqual(["The user and others moved to Austin."]);
+    // Who the home was shared with is still true after the move: kept as a fact of its own.
+    expect(await activeFacts(key, "u1")).toEqual([
+      "The user and others moved to Austin.",
+      "The user lives with the user's two kids and a parrot named Kiwi.",
+    ]);
   });
 
   it("a move from a thing that is no place is no home: the next move ends the home held", async () => {
