@@ -1834,6 +1834,92 @@ describe("directives", () => {
     expect(await recalled()).toEqual(["Never use yarn here, use pnpm."]);
   });
 
+  it.each([
+    [
+      "Always use Node 18: run `nvm use 18` first.",
+      "We upgraded to Node 22. Always run `nvm use 22`, not 18.",
+      "nvm use 18",
+    ],
+    ["Always run `npm test` before committing.", "Always run `pnpm test` before committing.", "npm test"],
+    [
+      "Always run `npm run lint` before pushing, ESLint catches a lot.",
+      "We replaced ESLint and Prettier with Biome. Don't run eslint anymore, run `pnpm biome check --write` before pushing.",
+      "npm run lint",
+    ],
+  ])(
+    "a rule changed (%s -> %s) supersedes the old one, and the trigger serves it no more",
+    async (rule, changed, command) => {
+      const { key, orgId } = await svc.newOrg();
+      const scope = { agent_id: "claude-code", namespace: "webapp", agentic: true };
+      const lessonsOf = (result: any) => result.memories_created.filter((m: any) => m.type === "lesson");
+      const [old] = lessonsOf(await ingestOk(key, { ...scope, messages: [user(rule)] }));
+      expect(old.text).toBe(rule);
+      // Another rule sharing the program stays in force beside either.
+      const [other] = lessonsOf(
+        await ingestOk(key, {
+          ...scope,
+          messages: [user("Always run `npm audit` after adding a dependency.")],
+        }),
+      );
+      const reversal = await ingestOk(key, { ...scope, messages: [user(changed)] });
+      const [now] = lessonsOf(reversal);
+      expect(reversal.memories_superseded_by[old.id]).toBe(now.id);
+      expect(reversal.memories_superseded_by[other.id]).toBeUndefined();
+      expect((await findMemory(svc.deps.db, orgId, old.id))!.status).toBe("superseded");
+      const served = await svc.request("POST", "/v1/memories/trigger", {
+        key,
+        body: { user_id: "u1", agent_id: "claude-code", action: bash(command), mode: "retrieve" },
+      });
+      expect(served.body.data.map((d: any) => d.id)).not.toContain(old.id);
+      // Search serves the old rule neither as a lesson nor through the fact that recorded it.
+      const found = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: {
+          user_id: "u1",
+          agent_id: "claude-code",
+          query: rule,
+          mode: "retrieve",
+          include: ["lesson", "fact"],
+        },
+      });
+      const texts: string[] = found.body.data.map((m: any) => m.text);
+      expect(texts.filter((t) => t.includes(`\`${command}\``))).toEqual([]);
+      expect(texts.some((t) => t.includes(now.text.slice(0, 20)))).toBe(true);
+    },
+  );
+
+  it("a procedure for the goal of one in force replaces it; another goal stays", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const scope = { agent_id: "claude-code", namespace: "webapp", agentic: true };
+    const assistant = (content: string) => ({ role: "assistant", content });
+    const procOf = async (content: string) =>
+      (
+        await ingestOk(key, { ...scope, messages: [user("How do we do it?"), assistant(content)] })
+      ).memories_created.find((m: any) => m.type === "procedure");
+    const old = await procOf(
+      "To release the webapp:\n1. Bump the version in package.json\n2. Run `npm run build`\n3. Deploy with `fly deploy`",
+    );
+    const other = await procOf("To rotate the signing key:\n1. Run `make keys`\n2. Deploy with `fly deploy`");
+    const result = await ingestOk(key, {
+      ...scope,
+      messages: [
+        user("How do we release now?"),
+        assistant(
+          "To release the webapp:\n1. Bump the version in package.json\n2. Run `pnpm build`\n3. Deploy with `render deploy`",
+        ),
+      ],
+    });
+    const now = result.memories_created.find((m: any) => m.type === "procedure");
+    expect(result.memories_superseded_by[old.id]).toBe(now.id);
+    expect((await findMemory(svc.deps.db, orgId, old.id))!.status).toBe("superseded");
+    expect((await findMemory(svc.deps.db, orgId, other.id))!.status).not.toBe("superseded");
+    const served = await svc.request("POST", "/v1/memories/trigger", {
+      key,
+      body: { user_id: "u1", agent_id: "claude-code", action: bash("fly deploy"), mode: "retrieve" },
+    });
+    expect(served.body.data.map((d: any) => d.id)).toEqual([other.id]);
+  });
+
   it("rules each scoped their own way, or agreeing, stay; 'do not use' and 'never ... with' are against", async () => {
     const { key } = await svc.newOrg();
     const superseded = async (messages: string[]) =>

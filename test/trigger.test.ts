@@ -788,6 +788,68 @@ describe("a lesson reversing another", () => {
     expect(reverses(l("Use yarn.", ["yarn"]), l("Run the build after yarn install.", ["yarn"]))).toBe(false);
   });
 
+  it.each([
+    // Another program for the same command, another version, or a tool the newer rule ends.
+    [
+      "Always run `pnpm test` before committing.",
+      ["pnpm"],
+      "Always run `npm test` before committing.",
+      ["npm"],
+      true,
+    ],
+    [
+      "Always run `nvm use 22`, not 18.",
+      ["nvm"],
+      "Always use Node 18: run `nvm use 18` first.",
+      ["nvm", "node"],
+      true,
+    ],
+    [
+      "Don't run eslint anymore, run `pnpm biome check --write` before pushing.",
+      ["pnpm", "--write", "eslint", "biome"],
+      "Always run `npm run lint` before pushing, ESLint catches a lot.",
+      ["npm"],
+      true,
+    ],
+    // Two rules sharing a program, another subcommand, paths, rules each scoped their own way, a
+    // way of running a tool, a scoped end of a tool, and a command said under a negation stay.
+    [
+      "Always run `npm run lint` before pushing.",
+      ["npm"],
+      "Always run `npm test` before committing.",
+      ["npm"],
+      false,
+    ],
+    [
+      "Always run `nvm use 18` for the legacy app.",
+      ["nvm"],
+      "Always run `nvm use 22` for the webapp.",
+      ["nvm"],
+      false,
+    ],
+    ["Never edit `src/b.ts` by hand.", ["src/b.ts"], "Never edit `src/a.ts` by hand.", ["src/a.ts"], false],
+    ["Always run `git pull` first.", ["git"], "Always run `git push` first.", ["git"], false],
+    [
+      "Don't run vitest in watch mode.",
+      ["vitest"],
+      "Run `vitest run` before committing, vitest is fast.",
+      ["vitest"],
+      false,
+    ],
+    [
+      "For the e2e suite, don't use vitest anymore.",
+      ["vitest"],
+      "Always run `vitest run` for unit tests.",
+      ["vitest"],
+      false,
+    ],
+    ["Don't run `pnpm test` in CI.", ["pnpm"], "Always run `npm test` in CI.", ["npm"], false],
+  ])("%s (%j) after %s (%j) reverses it: %s", (newer, mine, older, theirs, expected) => {
+    expect(reverses(l(newer as string, mine as string[]), l(older as string, theirs as string[]))).toBe(
+      expected,
+    );
+  });
+
   it("leaves the other side said (otherHalf), and a rule said again whole or in part restates it", () => {
     const pnpm = l("Don't use yarn in this repo, use pnpm instead.", ["yarn", "pnpm"]);
     expect(otherHalf(l("Actually, go back to yarn.", ["yarn"]), pnpm)).toEqual(["pnpm"]);

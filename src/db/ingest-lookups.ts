@@ -292,8 +292,9 @@ export async function latestArtifactVersion(
 }
 
 /**
- * The active lessons of the scope and namespace whose trigger entities share one of `entities`
- * (one GIN probe on trigger_keys), newest first, not of this job: what a new lesson may reverse.
+ * The active lessons of the scope and namespace, those whose trigger entities share one of
+ * `entities` first, then the latest others, newest first, not of this job: what a new lesson may
+ * reverse (a rule changed may share no entity with it: `npm test` became `pnpm test`).
  */
 export async function activeLessonsSharing(
   db: Queryable,
@@ -306,11 +307,33 @@ export async function activeLessonsSharing(
   const { rows } = await db.query(
     `SELECT id::text, text, trigger_entities FROM memories
      WHERE org_id = $1 AND user_id = $2 AND agent_id IS NOT DISTINCT FROM $3 AND type = 'lesson'
-       AND namespace IS NOT DISTINCT FROM $4 AND trigger_keys && $5::text[]
+       AND namespace IS NOT DISTINCT FROM $4
        AND status IS DISTINCT FROM 'superseded' AND outcome IS DISTINCT FROM 'failed'
        AND job_id IS DISTINCT FROM $6
-     ORDER BY created_at DESC, id LIMIT 20`,
+     ORDER BY (trigger_keys && $5::text[]) DESC, created_at DESC, id LIMIT 50`,
     [scope.orgId, scope.userId, scope.agentId, namespace, entities, jobId],
+  );
+  return rows;
+}
+
+/**
+ * The active procedures of the scope and namespace introduced by the same line (`heading`, as
+ * procedureGoal reads it), newest first, not of this job: what a new procedure replaces.
+ */
+export async function activeProceduresTitled(
+  db: Queryable,
+  scope: { orgId: string; userId: string; agentId: string | null },
+  namespace: string | null,
+  heading: string,
+  jobId: string,
+): Promise<Array<{ id: string; text: string }>> {
+  const { rows } = await db.query(
+    `SELECT id::text, text FROM memories
+     WHERE org_id = $1 AND user_id = $2 AND agent_id IS NOT DISTINCT FROM $3 AND type = 'procedure'
+       AND namespace IS NOT DISTINCT FROM $4 AND lower(split_part(text, chr(10), 1)) LIKE $5 || '%'
+       AND status IS DISTINCT FROM 'superseded' AND job_id IS DISTINCT FROM $6
+     ORDER BY created_at DESC, id LIMIT 20`,
+    [scope.orgId, scope.userId, scope.agentId, namespace, heading.replace(/[\\%_]/g, "\\$&"), jobId],
   );
   return rows;
 }

@@ -3,6 +3,7 @@ import {
   activeFactsByHash,
   activeFactsMatching,
   activeLessonsSharing,
+  activeProceduresTitled,
   factRows,
   factsOfLessonTurns,
   latestArtifactVersion,
@@ -27,7 +28,7 @@ import {
 } from "../providers/local/extractor.js";
 import type { Embedder, Extractor, JudgeCase } from "../providers/types.js";
 import { directiveHash, factHash, type Plan, type PlannedRow } from "./assemble.js";
-import { otherHalf, restates, reverses, statesRule } from "./reversal.js";
+import { otherHalf, procedureGoal, restates, reverses, statesRule } from "./reversal.js";
 
 /**
  * How many of the user's latest facts stating a kind of attribute are read (of any subject: "my
@@ -276,13 +277,16 @@ export async function reconcile(
 
   // Only the last form of a rule the conversation reversed is kept (the extractor lists a rule said
   // again where it was said last); a lesson reversing one in force supersedes it
-  // (src/ingest/reversal.ts), and one said before and still in force is counted again.
+  // (src/ingest/reversal.ts), and one said before and still in force is counted again. A
+  // procedure for the goal of one in force (the same line introducing its steps) replaces it.
+  const replacedBy = (later: PlannedRow, d: PlannedRow) =>
+    later.type === d.type &&
+    later.namespace === d.namespace &&
+    (d.type === "lesson"
+      ? reverses(later, d)
+      : procedureGoal(d.text) !== null && procedureGoal(later.text) === procedureGoal(d.text));
   const last = plan.directives.filter(
-    (d, i) =>
-      d.type !== "lesson" ||
-      !plan.directives
-        .slice(i + 1)
-        .some((later) => later.type === "lesson" && later.namespace === d.namespace && reverses(later, d)),
+    (d, i) => !plan.directives.slice(i + 1).some((later) => replacedBy(later, d)),
   );
   for (const d of last) {
     const prev = await sameDirective(db, scope, d.type, d.namespace ?? null, d.content_hash!);
@@ -320,6 +324,16 @@ export async function reconcile(
         d.trigger_entities = [...entities, ...unsaid];
         d.content_hash = directiveHash(d.type, d.text);
         [d.embedding] = await embedder.embed([embeddingText(d)]);
+      }
+    }
+    const goal = d.type === "procedure" ? procedureGoal(d.text) : null;
+    if (goal) {
+      const titled = await activeProceduresTitled(db, scope, d.namespace ?? null, goal, plan.episode.job_id);
+      // The same procedure stored by a job meanwhile is no older one: the store finds it again.
+      for (const old of titled) {
+        if (out.supersedes.has(old.id) || old.text === d.text || procedureGoal(old.text) !== goal) continue;
+        out.supersedes.set(old.id, d.id);
+        d.supersedes ??= old.id;
       }
     }
     out.insert.push(d);

@@ -21,6 +21,18 @@ const FOR =
 /** A choice under a negation is one against: "never commit with --no-verify", "don't run tests with jest". */
 const NEGATED = /\b(?:never|don't|do not|dont|not|avoid|stop)\b/i;
 /**
+ * "Don't run eslint (anymore)": against the tool itself when nothing but GENERIC words follow it in
+ * its clause; "don't run vitest in watch mode" is against a way of running it, and reads as neither.
+ */
+const NOT_RUN =
+  /\b(?:never|don't|do not|dont|not|avoid|no longer|stop)\s+(?:run|running|to run|call|calling)\s+$/i;
+/** Words that say a choice has ended: "don't run eslint anymore", "no longer use jest". */
+const ENDED = /\b(?:anymore|any more|no longer|stop(?:ped)?|from now on)\b/i;
+/** A number or version as a command's argument: 18, v22, 3.12. */
+const VERSION = /^v?\d+(?:\.\d+)*$/i;
+/** A program's name as the first word of a command line: npm, pnpm, docker (not a path or a file). */
+const PROGRAM = /^[a-z][\w-]*$/i;
+/**
  * Words that say no more than the choice itself ("here", "from now on", "in this repo"): beyond
  * them, words one lesson has and the other lacks scope it ("for unit tests", "in the frontend/
  * package"), and two lessons each scoped their own way do not contradict each other.
@@ -46,7 +58,9 @@ export function stances(text: string, entities: readonly string[]): Map<string, 
       const at = clause.search(named);
       if (at < 0) continue;
       const before = clause.slice(0, at);
+      const after = clause.slice(at).replace(named, "");
       if (AGAINST.test(before)) out.set(entity.toLowerCase(), -1);
+      else if (NOT_RUN.test(before) && words(after).length === 0) out.set(entity.toLowerCase(), -1);
       else if (FOR.test(before)) out.set(entity.toLowerCase(), NEGATED.test(before) ? -1 : 1);
       break;
     }
@@ -64,6 +78,7 @@ export function reverses(
   newer: { text: string; trigger_entities?: readonly string[] | null },
   older: { text: string; trigger_entities?: readonly string[] | null },
 ): boolean {
+  if (changesValue(newer, older) || endsToolOf(newer, older)) return true;
   // Most pairs share no entity: no side to compare, and no clause worth reading.
   const theirs = new Set((older.trigger_entities ?? []).map((e) => e.toLowerCase()));
   if (!(newer.trigger_entities ?? []).some((e) => theirs.has(e.toLowerCase()))) return false;
@@ -110,20 +125,114 @@ export function restates(
 /** A lesson's words beyond its entities and GENERIC ones, lower-cased. */
 function context(l: { text: string; trigger_entities?: readonly string[] | null }): string[] {
   const entities = new Set((l.trigger_entities ?? []).map((e) => e.toLowerCase()));
+  return words(l.text).filter((w) => !entities.has(w));
+}
+
+/** A text's words beyond GENERIC ones, lower-cased. */
+function words(text: string): string[] {
   return (
-    l.text
+    text
       .toLowerCase()
       .replace(/\u2019/g, "'")
       .match(/[\p{L}\p{N}'_./-]+/gu) ?? []
   )
     .map((w) => w.replace(/^[-'./]+|[-'./]+$/g, ""))
-    .filter((w) => w && !entities.has(w) && !GENERIC.has(w));
+    .filter((w) => w && !GENERIC.has(w));
+}
+
+/** The command lines a lesson prescribes: its code spans' words, those not under a negation. */
+function commandLines(text: string): string[][] {
+  const out: string[][] = [];
+  for (const clause of text.replace(/\u2019/g, "'").split(/[;!?]|\.(?=\s|$)|,\s+(?=not\s)/)) {
+    for (const m of clause.matchAll(/`([^`\n]+)`/g)) {
+      if (NEGATED.test(clause.slice(0, m.index))) continue;
+      out.push(m[1]!.trim().split(/\s+/));
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether `newer` prescribes a command line of `older` with one value changed, and is otherwise
+ * the same rule: "Always run `pnpm test` before committing." after "Always run `npm test` before
+ * committing." (another program for the same subcommand), "Always run `nvm use 22`, not 18." after
+ * "Always use Node 18: run `nvm use 18` first." (another version). Only a program's name or a
+ * number changed counts: "run `npm run lint`" and "run `npm test`" are two rules, and so are
+ * "run `nvm use 22` for the api" and "run `nvm use 18` for the legacy app" (each scoped its own
+ * way, by the words beyond the command lines and numbers).
+ */
+function changesValue(
+  newer: { text: string; trigger_entities?: readonly string[] | null },
+  older: { text: string; trigger_entities?: readonly string[] | null },
+): boolean {
+  const mine = commandLines(newer.text);
+  const theirs = commandLines(older.text);
+  const key = (line: string[]) => line.join(" ").toLowerCase();
+  const held = new Set(mine.map(key));
+  const changed = theirs.some(
+    (old) =>
+      !held.has(key(old)) &&
+      mine.some((line) => {
+        if (line.length !== old.length || line.length < 2) return false;
+        const at = line.map((w, k) => w.toLowerCase() !== old[k]!.toLowerCase());
+        const k = at.indexOf(true);
+        if (k < 0 || at.lastIndexOf(true) !== k) return false;
+        return k === 0
+          ? PROGRAM.test(line[0]!) && PROGRAM.test(old[0]!)
+          : VERSION.test(line[k]!) && VERSION.test(old[k]!);
+      }),
+  );
+  if (!changed) return false;
+  // Beyond the command lines, the entities and the numbers, not each scoped its own way.
+  const entities = new Set(
+    [...(newer.trigger_entities ?? []), ...(older.trigger_entities ?? [])].map((e) => e.toLowerCase()),
+  );
+  const prose = (text: string) =>
+    words(text.replace(/`[^`\n]*`/g, " ")).filter((w) => !VERSION.test(w) && !entities.has(w));
+  const [a, b] = [new Set(prose(newer.text)), new Set(prose(older.text))];
+  return ![...a].some((w) => !b.has(w)) || ![...b].some((w) => !a.has(w));
+}
+
+/**
+ * Whether `newer` ends the use of a tool `older` relies on: "Don't run eslint anymore, run `pnpm
+ * biome check --write` before pushing." after "Always run `npm run lint` before pushing, ESLint
+ * catches a lot.": an entity chosen against with words of a change ("anymore", "no longer",
+ * "stop"), in a sentence that scopes it no further ("For the e2e suite, don't use vitest
+ * anymore" leaves "Use vitest for unit tests"), named in `older` by a clause not against it.
+ */
+function endsToolOf(
+  newer: { text: string; trigger_entities?: readonly string[] | null },
+  older: { text: string },
+): boolean {
+  const text = newer.text.replace(/\u2019/g, "'");
+  for (const [entity, side] of stances(text, newer.trigger_entities ?? [])) {
+    if (side !== -1 || !naming(entity).test(older.text)) continue;
+    const sentence = splitAt(text, entity);
+    if (!sentence || !ENDED.test(sentence)) continue;
+    if (words(sentence).some((w) => w !== entity && !/^(?:run|running|call|calling)$/.test(w))) continue;
+    if (stances(older.text, [entity]).get(entity) === -1) continue;
+    return true;
+  }
+  return false;
+}
+
+/** The words of `text` from its sentence's start to the end of the clause that names `entity`. */
+function splitAt(text: string, entity: string): string | null {
+  for (const sentence of text.split(/(?<=[.!?;])\s+/)) {
+    const at = sentence.search(naming(entity));
+    if (at < 0) continue;
+    const end = sentence.slice(at).search(CLAUSES);
+    return end < 0 ? sentence : sentence.slice(0, at + end);
+  }
+  return null;
 }
 
 /**
  * Whether a fact states the lesson's rule ("The user asked the assistant never to use yarn here,
  * use pnpm." for "Never use yarn here, use pnpm."): it takes the same side on every entity the
- * lesson takes one on.
+ * lesson takes one on; or, for a rule that takes none, it holds every command line the lesson
+ * prescribes ("... to always run `npm test` before committing." for "Always run `npm test`
+ * before committing.").
  */
 export function statesRule(
   fact: { text: string },
@@ -131,7 +240,12 @@ export function statesRule(
 ): boolean {
   const rule = stances(lesson.text, lesson.trigger_entities ?? []);
   const said = stances(fact.text, lesson.trigger_entities ?? []);
-  return rule.size > 0 && [...rule].every(([entity, side]) => said.get(entity) === side);
+  if (rule.size > 0) return [...rule].every(([entity, side]) => said.get(entity) === side);
+  const lines = commandLines(lesson.text);
+  return (
+    lines.length > 0 &&
+    lines.every((line) => commandLines(fact.text).some((l) => l.join(" ") === line.join(" ")))
+  );
 }
 
 /**
@@ -154,4 +268,19 @@ export function otherHalf(
     const lower = e.toLowerCase();
     return b.get(lower) === 1 && !mine.has(lower) && !naming(lower).test(text);
   });
+}
+
+/**
+ * What a procedure is for, read from the line that introduces its steps ("To release the webapp:"
+ * -> "to release the webapp"), lower-cased; null when that line names no goal ("Procedure:",
+ * "Steps:") or there is none. A procedure with the goal of one in force replaces it.
+ */
+export function procedureGoal(text: string): string | null {
+  const first = text.split("\n", 1)[0]!.trim();
+  if (!first.endsWith(":") || !text.includes("\n")) return null;
+  const goal = first.slice(0, -1).trim().toLowerCase().replace(/\s+/g, " ");
+  const named = words(goal).filter(
+    (w) => !/^(?:steps?|procedure|checklist|process|runbook|here|are|is|the|these|follow)$/.test(w),
+  );
+  return named.length ? goal : null;
 }
