@@ -745,6 +745,12 @@ describe("concept expansion (WordNet)", () => {
     for (const w of ["diabetes", "asthma", "migraine", "fracture", "insomnia"])
       expect(expandWord(w), w).toEqual(expect.arrayContaining(["illness", "health condition"]));
     for (const w of ["cold", "cello", "nurse", "book"]) expect(expandWord(w), w).not.toContain("illness");
+    // Only the medical sense of "disorder", "pain" or "injury": a stir is a disturbance of the
+    // peace, a nuisance a pain, a wrong done an injury, and none is an illness.
+    for (const w of ["stir", "commotion", "riot", "nuisance", "mess"])
+      expect(expandWord(w), w).not.toContain("illness");
+    for (const w of ["sprain", "concussion", "fever", "flu", "allergy", "whiplash", "rash"])
+      expect(expandWord(w), w).toEqual(expect.arrayContaining(["illness", "health condition"]));
   });
 
   it("reaches an animal from its young, read from the young one's definition", () => {

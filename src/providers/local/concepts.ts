@@ -346,6 +346,10 @@ function isKin(d: Dictionary, offset: number, depthLeft = 16): boolean {
  * broader terms ("condition", "state") say nothing alone, so they bring these words instead.
  */
 const AILMENT_TERMS = ["illness", "health condition"];
+/** WordNet's noun.state, where illnesses, disorders and injuries are filed. */
+const STATE_CLASS = 26;
+/** The other classes of an ailment's senses: noun.event, noun.process, noun.cognition (a sensation). */
+const AILMENT_CLASSES = new Set([11, 22, 9]);
 const AILMENT_ROOTS = [
   "ill health",
   "illness",
@@ -363,10 +367,16 @@ const AILMENT_ROOTS = [
 function isAilment(d: Dictionary, offset: number, depthLeft = 12): boolean {
   const cached = d.ailment.get(offset);
   if (cached !== undefined) return cached;
-  // Every listed sense of the roots: "disorder" is first an untidiness, then an illness.
+  // The roots' medical senses: the first filed as a state (noun.state: "disorder" as an illness,
+  // not as untidiness or a disturbance of the peace, which "stir" and "commotion" are kinds of),
+  // and those filed as an event ("injury" as an accident that hurts: a concussion), a process
+  // (an infection's invasion by pathogens: a fungal one) or a sensation (noun.cognition: a pain
+  // felt); not a feeling ("pain" as distress), a person or an act ("injury" as a wrong done).
   const roots = AILMENT_ROOTS.flatMap((w) => {
     const l = d.nouns.get(w);
-    return l ? [l.first, ...(l.more ?? [])] : [];
+    const senses = l ? [l.first, ...(l.more ?? [])] : [];
+    const state = senses.find((o) => synset(d, o).lexFile === STATE_CLASS);
+    return senses.filter((o) => o === state || AILMENT_CLASSES.has(synset(d, o).lexFile));
   });
   const value =
     roots.includes(offset) ||
