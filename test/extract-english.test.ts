@@ -896,6 +896,23 @@ describe("the context block and episode titles read cleanly", () => {
 });
 
 describe("named speakers, dates and categories", () => {
+  it("reads a weekday of the assistant's reply by the reply's own tense, not by the 'said' it is given", () => {
+    const wed = new Date("2025-01-08T12:00:00Z");
+    const said = (role: string, content: string) =>
+      extraction([{ ...datedTurn(wed, content), role }]).facts.map((f) => f.text);
+    // A plan for Saturday, from the assistant as from the user, is no past Saturday.
+    expect(said("assistant", "A quick pasta on Saturday works well.")).toEqual([
+      "On 8 January 2025, the assistant said: A quick pasta on Saturday works well.",
+    ]);
+    expect(said("user", "A quick pasta on Saturday works well.")).toEqual([
+      "On 8 January 2025, a quick pasta on Saturday works well.",
+    ]);
+    // A clause in the past still means the Saturday before.
+    expect(said("assistant", "We went there on Saturday and it was great.")).toEqual([
+      "On 8 January 2025, the assistant and others went there on Saturday (4 January 2025) and it was great.",
+    ]);
+  });
+
   it("a named speaker's self-introduction leaves the fact (no 'Dave is Dave ...')", () => {
     const said = "Hey! I am Dave, I just adopted a cat called Miso.";
     expect(facts([turn(0, "user", said, "Dave")]).map((f) => f.text)).toEqual([

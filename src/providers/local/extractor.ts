@@ -276,6 +276,9 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       return i === 0 && context ? { context } : {};
     };
     for (let { text, shifted, i } of texts) {
+      // Relative dates are read from the clause's own words: the "said" of "X said:" is not its
+      // tense ("A quick pasta on Saturday works well." means the coming Saturday).
+      text = resolveRelativeDates(text, turn.refDate, [...speakers]);
       // Say whose statement it is when the text does not name them ("X said: ..."); what an
       // assistant says ("You might enjoy Spanish") is its claim or advice, never the user's.
       // (The chat's user named by a self-introduction is the user as before: no "Dana said:".)
@@ -284,9 +287,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       else if (!turn.speaker && turn.role === "assistant" && !/^the assistant\b/i.test(text))
         text = `The assistant said: ${text}`;
       if (day) text = `On ${day}, ${leadLowered(text, names)}`;
-      text = resolveRelativeDates(text, turn.refDate, [...speakers])
-        .replace(/\s+/g, " ")
-        .trim();
+      text = text.replace(/\s+/g, " ").trim();
       const key = normaliseText(text);
       // A fact the user already has (an agentic ingest's `known`) is given all the same: the
       // dedup stage touches the existing row and reports it, as on any ingest (skipped here, it
