@@ -1,3 +1,4 @@
+import { truncate } from "../src/truncate.js";
 import type { SearchResult } from "../src/wire/search.js";
 
 /** Readable text renderings of tool results, for the language model reading them. */
@@ -32,7 +33,7 @@ export function memoryDetail(m: Row): string {
 /** How many memories an ingest's text names, and how long each line's text may be. */
 const JOB_LINES = 25;
 const LINE_CHARS = 200;
-const clip = (s: string) => (s.length > LINE_CHARS ? `${s.slice(0, LINE_CHARS - 1)}…` : s);
+const clip = (s: string) => truncate(s, LINE_CHARS, "…");
 
 export function jobText(job: Row): string {
   const status = String(job.status);
@@ -72,4 +73,4 @@ export function groupLine(g: Row): string {
   return `- ${g.name} (id ${g.id}, ${g.status})${prompt}`;
 }
 
-const oneLine = (s: string) => (s.length > 300 ? `${s.slice(0, 297)}...` : s).replace(/\s*\n\s*/g, " ");
+const oneLine = (s: string) => truncate(s, 300, "...").replace(/\s*\n\s*/g, " ");

@@ -176,6 +176,43 @@ describe("ingest jobs", () => {
     expect(res.body.result.memories_created.length).toBeGreaterThan(0);
   });
 
+  // A cut the extractor makes (the episode's first-turn fallback at 300, an artifact's title at
+  // 60, a session title's goal at 100) through an emoji's surrogate pair left a lone surrogate,
+  // which PostgreSQL's json refused: the whole job failed.
+  const EMOJI = "\u{1F600}";
+  const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+  it.each([
+    [
+      "the episode's first-turn fallback",
+      `Can you tell me ${"which ".repeat(47)}x${EMOJI.repeat(4)} is best for me?`,
+      {},
+      `Can you tell me ${"which ".repeat(47)}x`,
+    ],
+    [
+      "an artifact's title",
+      `Here is my little backup script for the photos folder ${EMOJI.repeat(2)} that I run nightly:\n\`\`\`bash\nrsync -av ~/Photos /mnt/backup/photos\n\`\`\``,
+      { extract_artifacts: true },
+      `bash snippet: Here is my little backup script for the photos folder ${EMOJI}...`,
+    ],
+    [
+      "a session title",
+      `Please fix ${"the build ".repeat(8)}and aaaa${EMOJI.repeat(3)} in the repo today.`,
+      { agentic: true },
+      `Session: Please fix ${"the build ".repeat(8)}and aaaa`,
+    ],
+  ])("stores a job whose text has an emoji where %s is cut", async (_where, content, options, cut) => {
+    const { key, orgId } = await svc.newOrg();
+    const res = await ingest(key, { ...base, ...options, messages: [turn(content)] });
+    expect(res.body.status).toBe("succeeded");
+    const rows = await Promise.all(
+      res.body.result.memories_created.map(
+        async (m: { id: string }) => (await findMemory(svc.deps.db, orgId, m.id))!,
+      ),
+    );
+    expect(rows.map((r) => `${r.text}\n${JSON.stringify(r.details)}`).join("\n")).not.toMatch(LONE);
+    expect(rows.flatMap((r) => [r.text, r.details.title])).toContain(cut);
+  });
+
   it("sweeps terminal jobs after the retention period, then reads are 404", async () => {
     const { key } = await svc.newOrg();
     const res = await ingest(key, { ...base, messages: [turn("I play the cello every weekend.")] });

@@ -372,6 +372,28 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await client.close();
   });
 
+  it("cuts its text lines between characters, never through an emoji's surrogate pair", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const emoji = "\u{1F600}".repeat(10);
+    const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+    // A line of an ingest's answer is cut at 200 characters, a group's prompt at 300.
+    const added = await callOk(client, tools, "add_memory", {
+      user_id: "u-cut",
+      text: `I really like ${"b".repeat(176)}${emoji} in my kitchen every day.`,
+    });
+    expect(added.text).toMatch(/b{100}(?:\u{1F600})*… \(id /u);
+    expect(added.text).not.toMatch(lone);
+    const prompt = `${"x".repeat(296)}${emoji} and more`;
+    const g = await callOk(client, tools, "create_group", { name: "emoji", prompt });
+    expect(g.text).toContain(`${"x".repeat(296)}...`);
+    expect(g.text).not.toMatch(lone);
+    const listed = await callOk(client, tools, "list_groups", {});
+    expect(listed.text).toContain(`${"x".repeat(296)}...`);
+    expect(listed.text).not.toMatch(lone);
+    await client.close();
+  });
+
   it("runs search_memory and recall_directives end to end", async () => {
     const { orgId, key } = await svc.newOrg();
     const { client, tools } = await connect(key);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import type { MemoryRow } from "../src/db/memory-row.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
-import { BLOCK_CHARS, composeDeterministic, LINE_CHARS } from "../src/search/compose.js";
+import { BLOCK_CHARS, composeDeterministic, cutAtWord, LINE_CHARS } from "../src/search/compose.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubLlm, startStubLlm } from "./helpers/stub-llm.js";
 
@@ -591,12 +591,30 @@ describe("search compose", () => {
     expect(lines.length).toBeLessThan(12);
     for (const l of lines) {
       const text = l.slice("- 2025-03-01: ".length);
-      expect(text.length).toBeLessThanOrEqual(LINE_CHARS + 1);
+      expect(text.length).toBeLessThanOrEqual(LINE_CHARS);
       expect(text).toMatch(/ word\d+…$/);
     }
     expect(lines.join("\n").length).toBeLessThanOrEqual(BLOCK_CHARS);
     expect(lines[0]).toMatch(/^- 2025-03-01: Step 0: /);
   });
+
+  const FAMILY = "\u{1F468}\u200D\u{1F469}\u200D\u{1F467}\u200D\u{1F466}";
+  it.each([
+    // A run without a space is cut at the bound, between two graphemes: a ZWJ sequence, a flag
+    // and a letter with its combining accent stay whole or go whole.
+    ["a ZWJ sequence", FAMILY.repeat(5), 20, FAMILY.repeat(1)],
+    ["a flag", "\u{1F1EF}\u{1F1F5}".repeat(10), 7, "\u{1F1EF}\u{1F1F5}"],
+    ["a combining accent", "cafe\u0301".repeat(10), 10, "cafe\u0301caf"],
+    ["a surrogate pair", "\u{1F600}".repeat(10), 8, "\u{1F600}".repeat(3)],
+    ["a word", "the quick brown fox jumps", 17, "the quick brown"],
+  ])(
+    "cuts a long line between graphemes, never inside %s, in at most the bound",
+    (_what, text, max, kept) => {
+      const cut = cutAtWord(text, max);
+      expect(cut).toBe(`${kept}…`);
+      expect(cut.length).toBeLessThanOrEqual(max);
+    },
+  );
 
   // The probe's bodies (regression R4): a 714-character message and an 8-step procedure.
   const MOVE =

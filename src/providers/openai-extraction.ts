@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { identifiersFromText } from "../identifiers/identifiers.js";
+import { truncate } from "../truncate.js";
 import { normaliseText } from "./local/english.js";
 import type { Extraction, Turn } from "./types.js";
 import { FACT_TYPES } from "./types.js";
@@ -110,7 +111,7 @@ export function normaliseExtraction(
   // Nothing the model writes from this window is longer than the window itself (an artifact's
   // content is quoted from it): a runaway reply of megabytes is cut there, not stored and served.
   const most = Math.max(2_000, transcript.length);
-  const clip = (s: string, max = most) => (s.length > max ? s.slice(0, max) : s);
+  const clip = (s: string, max = most) => truncate(s, max);
   const cap = <T>(list: T[], kind: keyof typeof REPLY_CAPS): T[] => {
     const max = REPLY_CAPS[kind];
     if (list.length <= max) return list;
@@ -187,11 +188,7 @@ export function joinWindows(
     .map((p) => p.episode.summary.trim())
     .filter(Boolean)
     .join(" ");
-  const firstWords =
-    turns
-      .find((t) => t.content.trim())
-      ?.content.trim()
-      .slice(0, 300) ?? "";
+  const firstWords = truncate(turns.find((t) => t.content.trim())?.content.trim() ?? "", 300);
   const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
   return {
     facts: onceEach(

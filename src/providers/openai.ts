@@ -4,6 +4,7 @@ import { APICallError, embedMany, InvalidResponseDataError, NoObjectGeneratedErr
 import { z } from "zod";
 import type { Config } from "../config.js";
 import { redactSecrets } from "../ingest/redact.js";
+import { truncate } from "../truncate.js";
 import {
   type Dropped,
   ExtractionSchema,
@@ -396,7 +397,7 @@ function refusal(err: APICallError): string {
     const e = body.error as { message?: unknown } | string | undefined;
     const said =
       typeof e === "string" ? e : typeof e?.message === "string" ? e.message : (body.detail ?? body.message);
-    return typeof said === "string" ? said.replace(/\s+/g, " ").trim().slice(0, 200) : "";
+    return typeof said === "string" ? truncate(said.replace(/\s+/g, " ").trim(), 200) : "";
   } catch {
     return "";
   }

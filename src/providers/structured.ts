@@ -9,6 +9,7 @@ import {
 } from "ai";
 import type { z } from "zod";
 import type { Config } from "../config.js";
+import { truncate } from "../truncate.js";
 import { looseDeep } from "../wire/common.js";
 
 /**
@@ -104,7 +105,7 @@ export const httpStatus = (err: APICallError) =>
  * default message does, and the answer can hold users' facts).
  */
 export const invalidAnswer = (err: InvalidResponseDataError) =>
-  err.message.startsWith("Invalid response data:") ? "" : err.message.slice(0, 200);
+  err.message.startsWith("Invalid response data:") ? "" : truncate(err.message, 200);
 
 /**
  * A failed model call summed up for the log: the kind of failure, the HTTP status, why the
@@ -123,5 +124,5 @@ export function describeModelError(err: unknown): string {
   if (APICallError.isInstance(err)) return `${httpStatus(err)}; retryable ${err.isRetryable}`;
   if (InvalidResponseDataError.isInstance(err)) return invalidAnswer(err) || "an invalid answer";
   // Other errors (a refused connection, a time-out) say nothing of the model's words; bounded all the same.
-  return err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200);
+  return truncate(err instanceof Error ? err.message : String(err), 200);
 }

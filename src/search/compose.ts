@@ -6,6 +6,7 @@ import { splitSentences } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
 import { contentTerms, unverified } from "../trigger/gate.js";
+import { truncate } from "../truncate.js";
 import { bareWords, holdsWords } from "./linked.js";
 
 /** How many candidates the deterministic block renders, and how many the model is shown. */
@@ -67,14 +68,16 @@ function withoutShownDay(text: string, date: string): string {
 /** A lesson or procedure served hedged, as trigger serves it (`unverified`). */
 const hedged = (row: MemoryRow) => (row.type === "lesson" || row.type === "procedure") && unverified(row);
 
-/** A text cut to at most `max` characters at a word, with "…" where it was cut. */
+/**
+ * A text cut to at most `max` characters (UTF-16 units, "…" included) at a word, with "…" where it
+ * was cut; without a space in its second half (a path, a run of Chinese), at the bound itself,
+ * between two graphemes (`truncate`).
+ */
 export function cutAtWord(text: string, max: number): string {
   if (text.length <= max) return text;
-  const head = text.slice(0, max);
+  const head = truncate(text, max - 1);
   const space = head.lastIndexOf(" ");
-  // Without a space in its second half (a path, a run of Chinese), cut at the bound itself, never
-  // inside a character (a lone surrogate).
-  const cut = space > max / 2 ? head.slice(0, space) : head.replace(/[\ud800-\udbff]$/, "");
+  const cut = space > max / 2 ? head.slice(0, space) : head;
   return `${cut.replace(/[\s,;:.!?-]+$/, "")}…`;
 }
 

@@ -6,6 +6,7 @@ import { baseName, RUNNERS } from "../identifiers/identifiers.js";
 import { STOPWORDS } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
+import { truncate } from "../truncate.js";
 
 export interface Verdict {
   keep: boolean;
@@ -417,11 +418,7 @@ export async function modelVerdicts(
     const out = new Map<string, Verdict>();
     for (const v of output.verdicts) {
       if (!asked.has(v.id)) continue;
-      // Not cut inside a character (a lone surrogate).
-      const because = v.because
-        .trim()
-        .slice(0, BECAUSE_MAX)
-        .replace(/[\ud800-\udbff]$/, "");
+      const because = truncate(v.because.trim(), BECAUSE_MAX);
       out.set(v.id, { keep: v.relevant, because, confidence: round2(v.confidence) });
     }
     return out;

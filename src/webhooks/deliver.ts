@@ -6,6 +6,7 @@ import { type Ctx, inTx } from "../context.js";
 import { type Queryable, untilReachable } from "../db/db.js";
 import { findWebhook, insertDelivery, lastDeliveryUrl, wasDelivered } from "../db/webhooks.js";
 import { isDatabaseUnavailable } from "../errors.js";
+import { truncate } from "../truncate.js";
 import { deliveryExpirySeconds } from "./enqueue.js";
 import { decryptSecret, signBody } from "./secrets.js";
 import { createSafeDispatcher, type Resolver, UnsafeAddressError } from "./url-safety.js";
@@ -254,7 +255,7 @@ function isUnsafe(err: unknown): boolean {
 function describe(err: unknown): string {
   const e = err as { name?: string; code?: string; message?: string };
   if (e.name === "TimeoutError" || /TIMEOUT/.test(e.code ?? "")) return "timeout";
-  return (e.code ? `${e.code}: ` : "") + (e.message ?? String(err)).slice(0, 300);
+  return (e.code ? `${e.code}: ` : "") + truncate(e.message ?? String(err), 300);
 }
 
 /** Retry-After in seconds, from delta-seconds or an HTTP date. */

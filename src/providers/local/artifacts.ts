@@ -1,3 +1,4 @@
+import { truncate } from "../../truncate.js";
 import type { ExtractedArtifact, Turn } from "../types.js";
 import { splitSentences } from "./english.js";
 
@@ -79,7 +80,7 @@ export function extractArtifacts(turns: Turn[], agentic: boolean): ExtractedArti
       const summary = !rationale ? title : named ? `${title}: ${rationale}` : `${lang} snippet: ${rationale}`;
       out.push({
         title,
-        summary: summary.slice(0, 300),
+        summary: truncate(summary, 300),
         rationale,
         content: body,
         source_event_ids: [turn.eventId],
@@ -145,7 +146,7 @@ function described(kind: string, lead: string | null, content: string): string {
     .replace(/[:.!]+$/, "")
     .replace(/\s+/g, " ");
   if (!hint) return kind;
-  return `${kind}: ${hint.length > 60 ? `${hint.slice(0, 57)}...` : hint}`;
+  return `${kind}: ${truncate(hint, 60, "...")}`;
 }
 
 function tryJson(s: string): Record<string, unknown> | null {

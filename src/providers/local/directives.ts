@@ -1,4 +1,5 @@
 import { identifiersFromText, isKnownCommand, RUNNERS, sameJob } from "../../identifiers/identifiers.js";
+import { truncate } from "../../truncate.js";
 import type { ExtractedDirective, Turn } from "../types.js";
 import { ASSISTANT_OFFER, ASSISTANT_SUPPOSING, splitSentences, stripInterjections } from "./english.js";
 import { irregularBase } from "./irregular.js";
@@ -156,12 +157,11 @@ function adviceBefore(
   const prev = turns[j];
   if (!prev || prev.role === turns[i]!.role || prev.role === "tool" || prev.eventId === errorEventId)
     return null;
-  const text = splitSentences(prev.content)
+  const said = splitSentences(prev.content)
     .map(stripInterjections)
     .filter((s) => s.length >= 8 && !s.endsWith("?"))
-    .join(" ")
-    .slice(0, 300)
-    .trim();
+    .join(" ");
+  const text = truncate(said, 300).trim();
   return text ? { text, eventIds: [prev.eventId] } : null;
 }
 
@@ -366,7 +366,7 @@ export function* directivesInSteps(
       const traceback = lines.some((l) => TRACEBACK.test(l));
       const line = (traceback ? naming.at(-1) : naming[0]) ?? lines.find((l) => ERROR.test(l)) ?? lines[0]!;
       lastError = {
-        text: line.trim().slice(0, 200),
+        text: truncate(line.trim(), 200),
         entities: identifiersFromText(line),
         eventId: turn.eventId,
       };

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { formatDay, resolveRelativeDates } from "../../dates/dates.js";
 import { escapeRe } from "../../dates/strptime.js";
 import { identifiersFromText } from "../../identifiers/identifiers.js";
+import { truncate } from "../../truncate.js";
 import type {
   ExtractedFact,
   ExtractInput,
@@ -349,8 +350,9 @@ export function inPieces(sentences: string[]): string[] {
       flush();
       const cut = rest.lastIndexOf(" ", FACT_BUDGET);
       const at = cut > FACT_BUDGET / 2 ? cut : FACT_BUDGET;
-      pieces.push(rest.slice(0, at).trim());
-      rest = rest.slice(at).trim();
+      const piece = truncate(rest, at);
+      pieces.push(piece.trim());
+      rest = rest.slice(piece.length).trim();
     }
     if (!rest) continue;
     if (run && run.length + 1 + rest.length > FACT_BUDGET) flush();
@@ -359,7 +361,7 @@ export function inPieces(sentences: string[]): string[] {
   flush();
   if (pieces.length <= MAX_PIECES) return pieces;
   const kept = pieces.slice(0, MAX_PIECES);
-  kept[MAX_PIECES - 1] = `${kept[MAX_PIECES - 1]!.slice(0, FACT_BUDGET - 3)}...`;
+  kept[MAX_PIECES - 1] = `${truncate(kept[MAX_PIECES - 1]!, FACT_BUDGET - 3)}...`;
   return kept;
 }
 
@@ -631,7 +633,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
   const summary = chosen.length
     ? chosen.map((c) => (/[。！？]$/.test(c.text) ? c.text : c.text.replace(/[.!]?$/, "."))).join(" ")
-    : firstTurn.slice(0, 300);
+    : truncate(firstTurn, 300);
   const who = speakers.filter((s) => !/^the /i.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
   if (topics.length) title += ` about ${topics.map((w) => asWritten(w, said)).join(", ")}`;
@@ -655,7 +657,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
     // The exception a traceback ends with, not its opening line.
     const errors = lines
       .filter((l) => ERROR.test(l) && !TRACEBACK.test(l))
-      .map((l) => l.slice(0, 200))
+      .map((l) => truncate(l, 200))
       .slice(0, 5);
     const lastAssistant = [...input.turns].reverse().find((t) => t.role === "assistant");
     const outcome = lastAssistant ? (splitSentences(lastAssistant.content).pop() ?? null) : null;
@@ -666,7 +668,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
       errors,
       outcome,
     };
-    if (goal) title = `Session: ${goal.slice(0, 100)}`;
+    if (goal) title = `Session: ${truncate(goal, 100)}`;
   }
   return { title, summary, gist };
 }
