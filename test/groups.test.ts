@@ -79,6 +79,13 @@ describe("groups registry", () => {
       message: "prompt: must be 1 to 2000 characters (not blank)",
       field: "prompt",
     });
+    // A zero-width space shows nothing either.
+    const invisible = await create(key, { name: "\u200b" });
+    expect(invisible.body.detail).toEqual({
+      code: "empty_name",
+      message: "name: must be 1 to 120 characters (not blank)",
+      field: "name",
+    });
   });
 
   it("rejects an empty prompt, a bad name and a missing body field with validation 422", async () => {

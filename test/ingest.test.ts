@@ -39,7 +39,11 @@ describe("ingest validation", () => {
     const empty = await ingest(key, { ...base, messages: [] }, false);
     expect(empty.status).toBe(400);
     expect(empty.body.detail.code).toBe("invalid_messages");
-    const blank = await ingest(key, { ...base, messages: [turn("  "), turn("\n")] }, false);
+    const blank = await ingest(
+      key,
+      { ...base, messages: [turn("  "), turn("\n"), turn("\u200b\u200b")] },
+      false,
+    );
     expect(blank.status).toBe(400);
     expect(blank.body.detail.code).toBe("invalid_messages");
   });
@@ -66,10 +70,14 @@ describe("ingest validation", () => {
     expect(emptyConv.status).toBe(422);
     expect(emptyConv.body.detail).toMatchObject({ code: "missing_conv_id", field: "conv_id" });
     expect(emptyConv.body.error.details.issues[0].loc).toEqual(["body", "conv_id"]);
-    // A blank id is no id: it would file memories under an invisible user or conversation.
+    // A blank id is no id: it would file memories under an invisible user or conversation. An
+    // invisible character (a zero-width space, a BOM, a joiner) is as blank as a space.
     for (const [field, body] of [
       ["user_id", { user_id: "   ", conv_id: "c" }],
       ["conv_id", { user_id: "u", conv_id: "\t " }],
+      ["user_id", { user_id: "\u200b", conv_id: "c" }],
+      ["user_id", { user_id: "\u00a0\u200d\ufeff", conv_id: "c" }],
+      ["conv_id", { user_id: "u", conv_id: "\u2060\u00ad" }],
     ] as const) {
       const blank = await ingest(key, { ...body, messages: msgs }, false);
       expect(blank.status, field).toBe(422);

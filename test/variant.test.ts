@@ -693,6 +693,10 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     expect(blank.body.detail.code).toBe("empty_text_field");
     const nul = await patch(moved.body.id, { text: "\u0000 " });
     expect(nul.body.detail.code).toBe("empty_text_field");
+    // Invisible characters only (zero-width spaces, a BOM) would store an invisible fact.
+    const invisible = await patch(moved.body.id, { text: "\u200b\u200b\ufeff" });
+    expect(invisible.status).toBe(422);
+    expect(invisible.body.detail.code).toBe("empty_text_field");
     // Free text, as message content: a lone surrogate (half an emoji) becomes U+FFFD, never a 500.
     const torn = await patch(moved.body.id, { text: "I live in Lisbon \ud83c" });
     expect(torn.status, torn.text).toBe(200);

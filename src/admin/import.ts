@@ -26,7 +26,7 @@ import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { webhookConfig } from "../webhooks/put.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
-import { isStorable, JsonObject, looseDeep } from "../wire/common.js";
+import { isBlank, isStorable, JsonObject, looseDeep } from "../wire/common.js";
 import { GroupName, GroupPrompt } from "../wire/groups.js";
 import { DETAILS_BY_TYPE } from "../wire/memories.js";
 import { PutWebhookRequest } from "../wire/webhooks.js";
@@ -48,7 +48,7 @@ const nstr = z.string().nullable();
 /** A user id as ingest takes it: none, or not blank (a file's "" was stored and served). */
 const userId = z
   .string()
-  .refine((s) => s.trim() !== "", "must not be empty or blank (null for no user)")
+  .refine((s) => !isBlank(s), "must not be empty or blank (null for no user)")
   .nullable();
 const Header = z.object({
   kind: z.literal("header"),

@@ -3,7 +3,7 @@ import { isoDateTime, timestampText } from "../dates/dates.js";
 import type { ExportMemory } from "../db/transfer.js";
 import { UUID_RE, uuidFromSeed } from "../ids.js";
 import { factHash } from "../ingest/assemble.js";
-import { JsonObject } from "../wire/common.js";
+import { isBlank, JsonObject } from "../wire/common.js";
 
 /** One mem0 memory as its `get_all`/export gives it; unknown fields are ignored. */
 const Mem0Item = z.object({
@@ -12,7 +12,7 @@ const Mem0Item = z.object({
   // A blank user id is no user the API would take (ingest refuses it), not "no user".
   user_id: z
     .string()
-    .refine((s) => s.trim() !== "", "must not be empty or blank")
+    .refine((s) => !isBlank(s), "must not be empty or blank")
     .nullish(),
   agent_id: z.string().nullish(),
   run_id: z.string().nullish(),

@@ -2,6 +2,7 @@ import type { Principal } from "../context.js";
 import type { FilterNode } from "../db/filter-sql.js";
 import { CoreError } from "../errors.js";
 import { namedValues } from "../memories/filters.js";
+import { isBlank } from "../wire/common.js";
 
 /*
  * Credentials that carry a user (a service key minted from a user's token, an operator key made
@@ -28,7 +29,7 @@ export function writeUserId(p: Principal, asked: string | null | undefined): str
   const user = confinedUser(p);
   if (user === null) return asked;
   // A blank user_id names no user: omitted, as everywhere.
-  if (asked != null && asked.trim() !== "" && asked !== user) throw mismatch("user_id", asked, user);
+  if (asked != null && !isBlank(asked) && asked !== user) throw mismatch("user_id", asked, user);
   return user;
 }
 
@@ -44,7 +45,7 @@ export function readUserId(
 ): string | null | undefined {
   const user = confinedUser(p);
   if (user === null) return asked;
-  if (asked != null && asked.trim() !== "") {
+  if (asked != null && !isBlank(asked)) {
     if (asked !== user) throw mismatch("user_id", asked, user);
     return asked;
   }

@@ -7,6 +7,7 @@ import { newJobId } from "../ids.js";
 import { ingestMetadata } from "../memories/metadata.js";
 import { checkMonthlyQuota } from "../usage/quota.js";
 import { recordUsage } from "../usage/record.js";
+import { isBlank } from "../wire/common.js";
 import type { IngestMessage, IngestRequest } from "../wire/ingest.js";
 import { type IngestJob, isTerminal, toJobWire } from "./job-wire.js";
 import { redactSecrets } from "./redact.js";
@@ -37,7 +38,7 @@ export async function submitIngest({
   const request = { ...input.request, user_id: writeUserId(ctx.principal, input.request.user_id) ?? "" };
   if (request.messages.length === 0)
     throw new CoreError("invalid_messages", "messages must not be empty.", { field: "messages" });
-  if (request.messages.every((m) => !m.content.trim())) {
+  if (request.messages.every((m) => isBlank(m.content))) {
     throw new CoreError("invalid_messages", "Every message is blank; send at least one turn with content.", {
       field: "messages",
     });

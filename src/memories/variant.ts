@@ -16,6 +16,7 @@ import { CoreError } from "../errors.js";
 import { factHash } from "../ingest/assemble.js";
 import { sameSlot } from "../providers/local/extractor.js";
 import { fingerprint } from "../seal.js";
+import { isBlank } from "../wire/common.js";
 import type { Memory } from "../wire/memories.js";
 import {
   VARIANT_LIST_LIMIT_DEFAULT,
@@ -190,7 +191,7 @@ export async function patchVariant({
   if (text === undefined && metadata === undefined && !groups) {
     throw new CoreError("empty_patch", "Send text, metadata, add_group_ids or remove_group_ids.");
   }
-  if (text !== undefined && !text.trim()) {
+  if (text !== undefined && isBlank(text)) {
     throw new CoreError("empty_text_field", "text must not be empty or blank.", { field: "text" });
   }
   const orgId = ctx.principal.orgId;

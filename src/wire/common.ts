@@ -63,6 +63,13 @@ export const JsonObject = (message = "expected an object") =>
     // zod's own JSON Schema (the MCP tools' input schemas) reads `meta`, the OpenAPI document `openapi`.
     .meta({ type: "object", additionalProperties: {} }) as unknown as z.ZodType<Record<string, unknown>>;
 
+/**
+ * Whether a string shows nothing: white space and invisible characters only (format and other
+ * default-ignorable ones: U+200B zero-width space, U+FEFF, U+200D, a soft hyphen). `trim()` keeps
+ * a zero-width space, so "\u200b" was a user id and a fact's whole text while an NBSP was blank.
+ */
+export const isBlank = (s: string): boolean => /^[\s\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u.test(s);
+
 /** Whether PostgreSQL can store a string as it is (`Str`'s rules), for values outside a schema. */
 export const isStorable = (s: string): boolean => NUL_FREE.test(s) && !LONE_SURROGATE.test(s);
 

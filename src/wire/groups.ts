@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import type { ErrorCode } from "../errors.js";
 import { GROUP_NAME_MAX, GROUP_PROMPT_MAX } from "../groups/model.js";
-import { DateTime, listOf, Str } from "./common.js";
+import { DateTime, isBlank, listOf, Str } from "./common.js";
 
 export const GroupSchema = z
   .object({
@@ -21,14 +22,21 @@ export type Group = z.infer<typeof GroupSchema>;
 export const GroupListSchema = listOf(GroupSchema, "GroupList");
 export type GroupList = z.infer<typeof GroupListSchema>;
 
-/** A name or prompt, trimmed: 1 to `max` characters (code points), one message either way. */
-const Text = (max: number) => {
+/**
+ * A name or prompt, trimmed: 1 to `max` characters (code points), one message either way; one of
+ * invisible characters only (a zero-width space) is as blank as a space (`empty`).
+ */
+const Text = (max: number, empty: ErrorCode) => {
   const error = `must be 1 to ${max} characters (not blank)`;
-  return Str().trim().min(1, { error }).max(max, { error });
+  return Str()
+    .trim()
+    .min(1, { error })
+    .max(max, { error })
+    .refine((s) => !isBlank(s), { error, params: { code: empty } });
 };
 /** A group's name and prompt as the API takes them (also what `admin import` takes). */
-export const GroupName = Text(GROUP_NAME_MAX);
-export const GroupPrompt = Text(GROUP_PROMPT_MAX);
+export const GroupName = Text(GROUP_NAME_MAX, "empty_name");
+export const GroupPrompt = Text(GROUP_PROMPT_MAX, "empty_prompt");
 
 export const CreateGroupRequest = z
   .object({

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MEMORY_TYPES } from "../memories/model.js";
-import { DateTime, DigitsLimit, Ident, JsonObject, LooseText, listOf, Str } from "./common.js";
+import { DateTime, DigitsLimit, Ident, isBlank, JsonObject, LooseText, listOf, Str } from "./common.js";
 
 export const MessageSchema = z
   .looseObject({
@@ -23,10 +23,10 @@ export const IngestRequestSchema = z
     // A blank id is no id: it would file the memories under a user or conversation no one sees.
     user_id: Ident()
       .min(1)
-      .refine((s) => s.trim() !== "", { error: "must not be blank", params: { code: "missing_user_id" } }),
+      .refine((s) => !isBlank(s), { error: "must not be blank", params: { code: "missing_user_id" } }),
     conv_id: Ident()
       .min(1)
-      .refine((s) => s.trim() !== "", { error: "must not be blank", params: { code: "missing_conv_id" } }),
+      .refine((s) => !isBlank(s), { error: "must not be blank", params: { code: "missing_conv_id" } }),
     agent_id: Ident().nullish(),
     app_id: Ident().nullish(),
     outcome: z.enum(["resolved", "failed"]).nullish(),
