@@ -487,6 +487,28 @@ describe("local extraction", () => {
   );
 });
 
+describe("an episode's summary", () => {
+  it("ends each sentence once, with the full stop of its own script where it has one", () => {
+    const turns = [
+      turn(0, "user", "I live in Pune and I work as a nurse at the city hospital."),
+      turn(1, "assistant", "आपसे मिलकर बहुत खुशी हुई, पुणे एक सुंदर शहर है।"),
+      turn(2, "assistant", "很高兴认识你，北京是一个美丽的城市。"),
+    ];
+    const { episode } = extractLocally({
+      turns,
+      path: "batch",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(episode.summary).toBe(
+      "The user lives in Pune and the user works as a nurse at the city hospital. " +
+        "The assistant said: आपसे मिलकर बहुत खुशी हुई, पुणे एक सुंदर शहर है। " +
+        "The assistant said: 很高兴认识你，北京是一个美丽的城市。",
+    );
+  });
+});
+
 describe("the local extractor on a long conversation", () => {
   const turns = Array.from({ length: 1200 }, (_, i) =>
     turn(i, i % 2 ? "assistant" : "user", `I moved to city number ${i} and I still live there.`),

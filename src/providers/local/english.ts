@@ -1201,7 +1201,12 @@ export function categoriesOf(sentence: string): string[] {
 export const normaliseText = (s: string) =>
   (s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu) ?? []).join(" ");
 
-const asSentence = (s: string) => s.replace(/[.!]?$/, ".");
+/**
+ * A fact as a sentence of an episode's summary: ending with a period, unless it already ends with
+ * a question mark or a full stop of its own script (a Devanagari danda, "।" or "॥", Chinese and
+ * Japanese "。！？"), which had been followed by a period ("…हूँ।.").
+ */
+export const asSentence = (s: string) => (/[?。！？।॥]$/u.test(s) ? s : s.replace(/[.!]?$/, "."));
 
 /**
  * `text` without the sentences of `removed` (an extractive summary without one of its facts). A

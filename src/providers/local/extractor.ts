@@ -19,6 +19,7 @@ import {
   ASSISTANT_OFFER,
   asciiApostrophes,
   asRequest,
+  asSentence,
   attributeLine,
   CLAIM_LABEL,
   categoriesOf,
@@ -631,9 +632,7 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   }
   chosen.sort((a, b) => a.i - b.i);
   const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
-  const summary = chosen.length
-    ? chosen.map((c) => (/[。！？]$/.test(c.text) ? c.text : c.text.replace(/[.!]?$/, "."))).join(" ")
-    : truncate(firstTurn, 300);
+  const summary = chosen.length ? chosen.map((c) => asSentence(c.text)).join(" ") : truncate(firstTurn, 300);
   const who = speakers.filter((s) => !/^the /i.test(s));
   let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
   if (topics.length) title += ` about ${topics.map((w) => asWritten(w, said)).join(", ")}`;
