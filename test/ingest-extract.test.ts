@@ -475,6 +475,17 @@ describe("local extraction", () => {
     ["The user will be on parental leave from the project when the baby is due.", "personal"],
     ["The user was arrested last year; keep it out of the hiring process notes.", "personal"],
     ["The root login for the billing server is admin.", "personal"],
+    // a password or PIN named in another language, its value an identifier (Soleil2024)
+    ["Mon mot de passe est Soleil2024!", "personal"],
+    ["Mein Passwort für den Server ist Hund2024!", "personal"],
+    ["La contraseña del wifi de la oficina es Gato2024!", "personal"],
+    ["Mon code de carte bancaire est 4821.", "personal"],
+    ["A senha do servidor é Gato2024!", "personal"],
+    ["Het wachtwoord van de database is Kat2024!", "personal"],
+    ["Пароль от сервера — Kot2024!", "personal"],
+    ["我的密码是 Panda2024!", "personal"],
+    ["サーバーのパスワードは Panda2024 です。", "personal"],
+    ["서버 비밀번호는 Panda2024!입니다.", "personal"],
     // technical wording that only looks like a credential stays shareable
     ["Pin the node version to 24 in package.json.", "shareable"],
     ["The billing service release moved to Thursday after the incident review.", "shareable"],

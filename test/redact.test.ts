@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redactSecrets } from "../src/ingest/redact.js";
+import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
 import { type StubOpenAI, startStubOpenAI } from "./helpers/stub-openai.js";
 
@@ -79,6 +80,25 @@ describe("redactSecrets", () => {
       ["My password is hunter2.", "My password is [redacted password]."],
       ["the wifi passcode was 'tulip-88'", "the wifi passcode was '[redacted password]'"],
       ["MNEMO_API_KEY=mnemo_rtFcefpGOQpfuogNJ7W5dFAdL7oK5zUYKgrviNX7", "MNEMO_API_KEY=[redacted Mnemo key]"],
+      // Said in other languages.
+      ["Mon mot de passe est Soleil2024!", "Mon mot de passe est [redacted password]!"],
+      ["Mon code de carte bancaire est 4821.", "Mon code de carte bancaire est [redacted password]."],
+      ["Mein Passwort ist Hund2024!", "Mein Passwort ist [redacted password]!"],
+      ["Die PIN meiner Bankkarte lautet 4821.", "Die PIN meiner Bankkarte lautet [redacted password]."],
+      ["Mi contraseña es Gato2024!", "Mi contraseña es [redacted password]!"],
+      [
+        "La contraseña del wifi de la oficina es Gato2024!",
+        "La contraseña del wifi de la oficina es [redacted password]!",
+      ],
+      ["Mi PIN del banco es 4821", "Mi PIN del banco es [redacted password]"],
+      ["A minha senha é Gato2024!", "A minha senha é [redacted password]!"],
+      ["La mia password è Gatto2024!", "La mia password è [redacted password]!"],
+      ["Mijn wachtwoord is Kat2024!", "Mijn wachtwoord is [redacted password]!"],
+      ["Мой пароль — Kot2024!", "Мой пароль — [redacted password]!"],
+      ["我的密码是 Panda2024!", "我的密码是 [redacted password]!"],
+      ["我的密码是Panda2024，请记住。", "我的密码是[redacted password]，请记住。"],
+      ["私のパスワードはPanda2024です。", "私のパスワードは[redacted password]です。"],
+      ["제 비밀번호는 Panda2024!입니다.", "제 비밀번호는 [redacted password]!입니다."],
     ];
     for (const [said, kept] of cases) {
       const out = redactSecrets(said);
@@ -115,13 +135,30 @@ describe("redactSecrets", () => {
       'password: "string"',
       "git push -u origin main",
       '{"command":"ls -la","description":"list files"}',
+      "Mon mot de passe est trop court.",
+      "Mi contraseña es muy segura",
+      "我的密码是什么？",
+      "the pin layout is GPIO17 on this board",
+      "La clave es la paciencia, 100%.",
     ];
     for (const text of plain) expect(redactSecrets(text), text).toEqual({ text, kinds: [] });
   });
 
   it("reads a megabyte of adversarial text in one pass (no pattern backtracks over what it read)", () => {
     // Each of these made a pattern restart inside what it had read: minutes for a megabyte.
-    for (const unit of ["a-", "a.", "sk-", "a: ", "mysql ", "Bearer ", 'token: "', "password is ", "x"]) {
+    for (const unit of [
+      "a-",
+      "a.",
+      "sk-",
+      "a: ",
+      "mysql ",
+      "Bearer ",
+      'token: "',
+      "password is ",
+      "mot de passe ",
+      "密码",
+      "x",
+    ]) {
       const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
       expect(redactSecrets(text).text.length).toBeGreaterThan(900_000);
     }
@@ -191,6 +228,38 @@ describe("secrets in an ingest", () => {
     expect(metrics).toMatch(/kind="GitHub token"} [1-9]/);
     expect(metrics).toMatch(/kind="password"} [1-9]/);
   });
+
+  it.each([
+    ["Mon mot de passe est Soleil2024!", "Soleil2024"],
+    ["Mein Passwort ist Hund2024!", "Hund2024"],
+    ["La contraseña del wifi de la oficina es Gato2024!", "Gato2024"],
+    ["Mon code de carte bancaire est 4821.", "4821"],
+    ["我的密码是 Panda2024!", "Panda2024"],
+  ])(
+    "said in another language, are masked and kept personal, not shared with a catch-all group: %s",
+    async (said, secret) => {
+      const { orgId, key } = await local.newOrg();
+      const everyone = await seedGroup(local.deps, orgId, { prompt: null, name: "everyone" });
+      const res = await local.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: {
+          user_id: "ada",
+          conv_id: "c1",
+          group_ids: [everyone],
+          messages: [{ role: "user", content: said }],
+        },
+      });
+      expect(res.body.status).toBe("succeeded");
+      const all = await stored(local, orgId);
+      expect(all).toContain("[redacted password]");
+      expect(all).not.toContain(secret);
+      const { rows } = await local.deps.db.query("SELECT type, group_ids FROM memories WHERE org_id = $1", [
+        orgId,
+      ]);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) expect(row.group_ids, row.type).toEqual([]);
+    },
+  );
 
   it("are kept as said with MNEMO_REDACT_SECRETS=false", async () => {
     const { orgId, key } = await local.newOrg();

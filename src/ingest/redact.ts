@@ -39,6 +39,48 @@ const VARIABLE = /^(?:\$|process\.env\.|os\.environ|<|\{\{|\[redacted\b)/;
 /** Code, not a value: a property path (`config.apiToken`), a call or an index (`jwt.sign(...)`, `tokens[0]`). */
 const CODE = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$|[([]/;
 
+/**
+ * A password or PIN named in another language than English (the rules below read English):
+ * French, Spanish, Portuguese, German, Italian, Dutch, Russian, Chinese, Japanese, Korean. A word
+ * that also means something else ("code", "clave", "codice") only with what makes it a credential.
+ * The local classifier reads them too: a memory naming one is personal.
+ */
+export const CREDENTIAL_WORDS = [
+  "mot de passe|code (?:pin|secret|confidentiel|d'accès|de (?:la )?carte)", // fr
+  "contraseña|clave (?:de acceso|secreta|del? wi-?fi)|código (?:pin|secreto|de acceso)", // es
+  "senha|palavra-passe", // pt
+  "passwort|kennwort|geheimzahl|pin-?code|pin-nummer", // de, nl
+  "parola d'ordine|codice (?:pin|segreto)", // it
+  "wachtwoord", // nl
+  "парол[ьяе]|пин-код", // ru
+  "密码|密碼|口令", // zh
+  "パスワード|暗証番号", // ja
+  "비밀번호|암호", // ko
+].join("|");
+/** Not inside a word of a script written with spaces (a CJK word follows a letter: "我的密码"). */
+const WORD_START = String.raw`(?<![\p{Script=Latin}\p{Script=Cyrillic}\p{N}])`;
+/** Whether a text names a password or PIN in one of those languages. */
+export const NAMES_CREDENTIAL = new RegExp(`${WORD_START}(?:${CREDENTIAL_WORDS})`, "iu");
+/** "is" in those languages, also a colon or a dash; a CJK particle needs no space around it. */
+const COPULA = String.raw`\s+(?:est|était|c['’]est|es|era|será|é|foi|ist|lautet|war|è|—|–)\s+`;
+const COPULA_CJK = String.raw`\s*[:：是为為は는은]\s*`;
+/** Up to five words between the credential and its "is" ("del wifi de la oficina", "meiner Karte"). */
+const QUALIFIER = String.raw`(?:\s+[\p{L}'’-]+){0,5}?`;
+/** A value said in a sentence: to a space, a quote, or CJK text or punctuation after it. */
+const SAID_VALUE = String.raw`(["']?)([^\s"'”»」，。！？、；\p{Script=Han}\p{Script=Hangul}\p{Script=Hiragana}\p{Script=Katakana}]{3,})\2`;
+
+/**
+ * A password said in words ("my password is hunter2"): masked when it looks like a secret and has
+ * at least four characters before the sentence's end, so "the LED pin is 13." stays.
+ */
+function saidSecret(kind: string, head: string, quote: string, value: string): string {
+  const end = /[.,;:!?]+$/.exec(value)?.[0] ?? "";
+  const core = value.slice(0, value.length - end.length);
+  return core.length >= 4 && (quote || SECRET_LIKE.test(core)) && !VARIABLE.test(core)
+    ? `${head}${quote}${marker(kind)}${quote}${end}`
+    : `${head}${quote}${value}${quote}`;
+}
+
 interface Rule {
   kind: string;
   pattern: RegExp;
@@ -148,13 +190,18 @@ const RULES: Rule[] = [
     kind: "password",
     pattern:
       /\b((?:password|passcode|passphrase|pin(?: code)?)(?:\s+(?:for|of|to|on)(?:\s+[\w-]+){1,3})?\s+(?:is|was|will be)\s+)(["'“]?)([^\s"'”]{3,})\2/gi,
-    replace: (kind, head, quote, value) => {
-      const end = /[.,;:!?]+$/.exec(value!)?.[0] ?? "";
-      const core = value!.slice(0, value!.length - end.length);
-      return core.length >= 4 && (quote || SECRET_LIKE.test(core))
-        ? `${head}${quote}${marker(kind)}${quote}${end}`
-        : `${head}${quote}${value}${quote}`;
-    },
+    replace: (kind, head, quote, value) => saidSecret(kind, head!, quote!, value!),
+  },
+  {
+    // The same in other languages: "Mon mot de passe est Soleil2024!", "Mi PIN del banco es
+    // 4821", "Mijn wachtwoord is Kat2024!", "我的密码是 Panda2024!", "비밀번호는 Panda2024!입니다".
+    // English "password" and "PIN" here only before another language's "is" (Italian, Spanish).
+    kind: "password",
+    pattern: new RegExp(
+      `(${WORD_START}(?:(?:password|pin)${QUALIFIER}${COPULA}|(?:${CREDENTIAL_WORDS})${QUALIFIER}(?:${COPULA}|\\s+(?:is|was)\\s+|${COPULA_CJK})))${SAID_VALUE}`,
+      "giu",
+    ),
+    replace: (kind, head, quote, value) => saidSecret(kind, head!, quote!, value!),
   },
 ];
 

@@ -1,10 +1,12 @@
 import { identifiersFromText } from "../../identifiers/identifiers.js";
+import { NAMES_CREDENTIAL } from "../../ingest/redact.js";
 import type { Classification, Classifier, ClassifyItem } from "../types.js";
 import { contentWords, stem } from "./english.js";
 
 /**
  * The rule-based classifier, used when no language model is configured: health, family,
- * finances, credentials and contact details are personal; content about work, tools, code,
+ * finances, credentials (also a password or PIN named in the main European languages, Russian,
+ * Chinese, Japanese or Korean: `CREDENTIAL_WORDS`) and contact details are personal; content about work, tools, code,
  * products or shared knowledge is shareable; anything else is personal (if unsure, personal).
  * Prompted groups match by overlap between the memory's words and the group's criterion.
  */
@@ -41,7 +43,8 @@ export function classifyLocally(
   item: ClassifyItem,
   groups: Array<{ id: string; prompt: string }>,
 ): Classification {
-  if (PERSONAL.test(item.text) || PIN.test(item.text)) return { verdict: "personal", matched_group_ids: [] };
+  if (PERSONAL.test(item.text) || PIN.test(item.text) || NAMES_CREDENTIAL.test(item.text))
+    return { verdict: "personal", matched_group_ids: [] };
   const technical =
     item.type === "lesson" ||
     item.type === "procedure" ||
