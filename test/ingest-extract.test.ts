@@ -69,6 +69,22 @@ describe("strptime subset", () => {
     // A word that starts like a weekday is none.
     expect(iso("monitor 2024-03-15")).toBeNull();
   });
+
+  it.each([
+    ["2025年3月10日", "2025-03-10"],
+    ["2025年3月10日 14:30", "2025-03-10"],
+    ["2025년 3월 10일", "2025-03-10"],
+    ["２０２５-０３-１０", "2025-03-10"],
+    ["１５/０３/２０２５", "2025-03-15"],
+    ["10 mars 2025", "2025-03-10"],
+    ["10. März 2025", "2025-03-10"],
+    ["10 de marzo de 2025", "2025-03-10"],
+    ["1 de janeiro de 2025", "2025-01-01"],
+    ["10 maggio 2025", "2025-05-10"],
+    ["10 марта 2025 г.", "2025-03-10"],
+  ])("reads a date written in another language: %s", (raw, day) => {
+    expect(parseLooseDate(raw)?.toISOString().slice(0, 10)).toBe(day);
+  });
 });
 
 describe("the days a fact names are the sender's", () => {
@@ -115,6 +131,33 @@ describe("a message sent without a date", () => {
       expect(painted).not.toContain("2026");
     }
   });
+});
+
+describe("a message whose date cannot be read", () => {
+  const received = new Date("2026-11-27T10:00:00Z");
+  const factOf = (date: string) => {
+    const request = {
+      messages: [{ role: "user", content: "I went to the dentist yesterday for a filling.", date }],
+    } as unknown as StoredRequest;
+    const { turns } = routeTurns(request, 30, received);
+    return extractLocally({ turns, path: "live", extractArtifacts: false, agentic: false, known: [] })
+      .facts[0]!.text;
+  };
+
+  it("resolves its relative dates as a message without a date does, and leads with no day", () => {
+    expect(factOf("le jour de la fête")).toBe(
+      "The user went to the dentist yesterday (26 November 2026) for a filling.",
+    );
+  });
+
+  it.each(["2025年3月10日", "10 mars 2025", "10. März 2025", "10 марта 2025"])(
+    "is read when another language wrote it: %s",
+    (date) => {
+      expect(factOf(date)).toBe(
+        "On 10 March 2025, the user went to the dentist yesterday (9 March 2025) for a filling.",
+      );
+    },
+  );
 });
 
 describe("relative dates", () => {

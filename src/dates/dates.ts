@@ -77,10 +77,48 @@ export function timestampText(s: string): string | null {
   return format.endsWith("%z") ? s : `${s}Z`;
 }
 
+/**
+ * Month names in French, Spanish, Portuguese, German, Italian and Russian (its genitive, as a date
+ * writes it), read as the English one: "10 mars 2025", "10. März 2025", "10 de marzo de 2025",
+ * "10 марта 2025 г.".
+ */
+const FOREIGN_MONTHS = new Map(
+  [
+    "janvier enero janeiro januar jänner gennaio января",
+    "février febrero fevereiro februar febbraio февраля",
+    "mars marzo março märz марта",
+    "avril abril aprile апреля",
+    "mai mayo maio maggio мая",
+    "juin junio junho juni giugno июня",
+    "juillet julio julho juli luglio июля",
+    "août agosto августа",
+    "septembre septiembre setiembre setembro settembre сентября",
+    "octobre octubre outubro oktober ottobre октября",
+    "novembre noviembre novembro ноября",
+    "décembre diciembre dezembro dezember dicembre декабря",
+  ].flatMap((names, month) => names.split(" ").map((n) => [n, MONTH_NAMES[month]!] as const)),
+);
+
+/**
+ * A date written in another language as the formats below read it: full-width digits and spaces
+ * as ASCII ones (NFKC), 2025年3月10日 (also Korean 2025년 3월 10일) as 2025-03-10, another
+ * language's month name as the English one.
+ */
+function inEnglish(raw: string): string {
+  const s = raw.normalize("NFKC").trim();
+  const cjk = /^(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]/.exec(s);
+  if (cjk) return `${cjk[1]}-${cjk[2]!.padStart(2, "0")}-${cjk[3]!.padStart(2, "0")}`;
+  const words = s.replace(/\p{L}+/gu, (w) => FOREIGN_MONTHS.get(w.toLowerCase()) ?? w);
+  if (words === s) return s;
+  return words
+    .replace(/^(\d{1,2})\.\s/, "$1 ")
+    .replace(/\s(?:de|del)\s/gi, " ")
+    .replace(/\s*г\.?$/, "");
+}
+
 /** A message date in one of the loose formats above (or ISO 8601), else null. */
 export function parseLooseDate(raw: string): Date | null {
-  const s = raw
-    .trim()
+  const s = inEnglish(raw)
     .replace(
       /^(?:mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs?|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\.?,?\s+/i,
       "",

@@ -22,7 +22,8 @@ const STANDARD_ROLES = new Set([
  * string. Either way a loosely read date is kept to resolve relative dates ("yesterday"); a
  * message without one was said on the day of the dated message before it in the request (a reply
  * sent without a date in a dated conversation), else, live, about when it was sent (`receivedAt`),
- * so its relative dates resolve against that (a batch without dates is history of unknown age:
+ * and so was a message whose date cannot be read (its raw string is kept all the same), so its
+ * relative dates resolve against that (a batch without dates is history of unknown age:
  * left as said).
  */
 export function routeTurns(
@@ -63,7 +64,8 @@ export function routeTurns(
       content,
       date: said?.date ?? null,
       at: said?.at ?? null,
-      refDate: m.date ? own : (lastDated ?? (path === "live" ? receivedAt : null)),
+      // A date that cannot be read resolves as a missing one does ("yesterday" was left as said).
+      refDate: own ?? lastDated ?? (path === "live" ? receivedAt : null),
       eventId: m.dia_id?.trim() ? m.dia_id.trim() : String(index),
     };
     const lines = named ? transcriptLines(m.content) : null;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { formatDay, resolveRelativeDates } from "../../dates/dates.js";
+import { formatDay, parseLooseDate, resolveRelativeDates } from "../../dates/dates.js";
 import { escapeRe } from "../../dates/strptime.js";
 import { identifiersFromText } from "../../identifiers/identifiers.js";
 import { truncate } from "../../truncate.js";
@@ -267,8 +267,10 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       ),
     );
     // The day the message carried leads the fact: a fact read later keeps its time, and questions
-    // that name one ("what did Ana do in May 2023?") find it by full text.
-    const day = turn.date && turn.refDate ? formatDay(turn.refDate) : null;
+    // that name one ("what did Ana do in May 2023?") find it by full text. Not a day its date was
+    // not read as (an unreadable date resolves "yesterday" as a missing one, and leads with none).
+    const read = turn.date && (turn.at ?? parseLooseDate(turn.date));
+    const day = read && turn.refDate ? formatDay(turn.refDate) : null;
     // A topic's fact carries context: the question answered (by what the turn says before changing
     // the subject) and, for a user known by name, "the user". Attributes repeated alone carry none.
     const contextOf = (shifted: boolean, i: number): { context?: string } => {
