@@ -32,7 +32,8 @@ const Text = (max: number, empty: ErrorCode) => {
     .trim()
     .min(1, { error })
     .max(max, { error })
-    .refine((s) => !isBlank(s), { error, params: { code: empty } });
+    // An empty one failed `min` already: one message, not two.
+    .refine((s) => s === "" || !isBlank(s), { error, params: { code: empty } });
 };
 /** A group's name and prompt as the API takes them (also what `admin import` takes). */
 export const GroupName = Text(GROUP_NAME_MAX, "empty_name");
