@@ -511,6 +511,85 @@ describe("text written without spaces (Chinese, Japanese, Korean)", () => {
   });
 });
 
+describe("text in other Unicode forms, and emoji", () => {
+  it("finds a word however its characters are composed (NFC, NFD, full-width, ligatures, zero-width spaces), and emoji", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const filler = [
+      "The user likes green tea.",
+      "The user went to Tokyo last spring.",
+      "The user plays the cello on Fridays.",
+      "The user has a dog named Rex.",
+    ];
+    await seed(orgId, [
+      ...filler.map((text) => ({ type: "fact" as const, text, user_id: "u1" })),
+      { type: "fact", text: "I meet Paul at the little cafe\u0301 on Rue Cler every Sunday.", user_id: "u1" },
+      { type: "fact", text: "Ana ordered a crème brûlée for dessert.", user_id: "u1" },
+      { type: "fact", text: "The locker code is ７８９.", user_id: "u1" },
+      { type: "fact", text: "We watched a ﬁlm about the ofﬁce.", user_id: "u1" },
+      { type: "fact", text: "Ren\u200bata called about the invoice.", user_id: "u1" },
+      { type: "fact", text: "She said yes 💍 last night!", user_id: "u1" },
+      { type: "fact", text: "Back from the trip 🇯🇵 with photos.", user_id: "u1" },
+      { type: "fact", text: "Great work on the launch 👍🏽", user_id: "u1" },
+    ]);
+    const first = async (query: string) => {
+      const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
+      expect(res.status).toBe(200);
+      // Matched by full text: ahead of the next row, not merely the nearest neighbour.
+      expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
+      return res.body.data[0]?.text;
+    };
+    for (const [query, expected] of [
+      ["café", "I meet Paul at the little cafe\u0301 on Rue Cler every Sunday."],
+      ["cre\u0300me bru\u0302le\u0301e", "Ana ordered a crème brûlée for dessert."],
+      ["789", "The locker code is ７８９."],
+      ["film office", "We watched a ﬁlm about the ofﬁce."],
+      ["Renata", "Ren\u200bata called about the invoice."],
+      ["Ren\u2060ata", "Ren\u200bata called about the invoice."],
+      ["💍", "She said yes 💍 last night!"],
+      ["🇯🇵", "Back from the trip 🇯🇵 with photos."],
+      ["👍", "Great work on the launch 👍🏽"],
+    ] as const) {
+      expect(await first(query), query).toBe(expected);
+    }
+    // The local embedder reads the same plain words.
+    const embed = (text: string) => svc.deps.providers.embedder.embed([text]).then((v) => v[0]);
+    expect(await embed("café ofﬁce")).toEqual(await embed("cafe\u0301 office"));
+    expect(await embed("Ren\u200bata")).toEqual(await embed("Renata"));
+    // The stored text stays as sent.
+    const all = await svc.request("GET", "/v1/memories?user_id=u1&limit=100", { key });
+    expect(all.body.data.map((m: { text: string }) => m.text)).toContain(
+      "I meet Paul at the little cafe\u0301 on Rue Cler every Sunday.",
+    );
+    // A memory indexed by an earlier version (NFD as written, no emoji) is indexed again by the
+    // upgrade (sql/105).
+    const [old] = await seed(orgId, [
+      { type: "fact", text: "Dinner at the cre\u0300perie 🍕 downtown.", user_id: "u1" },
+    ]);
+    // The word as the English parser reads it; the emoji as a lexeme (the parser skips emoji).
+    const matches = async () =>
+      (
+        await svc.deps.db.query<{ word: boolean; emoji: boolean }>(
+          `SELECT tsv @@ plainto_tsquery('english', 'crèperie') AS word, tsv @@ quote_literal('🍕')::tsquery AS emoji
+           FROM memories WHERE id = $1`,
+          [old!.id],
+        )
+      ).rows[0];
+    expect(await matches()).toEqual({ word: true, emoji: true });
+    await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
+    try {
+      await svc.deps.db.query("UPDATE memories SET tsv = to_tsvector('english', text) WHERE id = $1", [
+        old!.id,
+      ]);
+    } finally {
+      await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
+    }
+    expect(await matches()).toEqual({ word: false, emoji: false });
+    const sql = readFileSync(new URL("../sql/105_index_normalised.sql", import.meta.url), "utf8");
+    await svc.deps.db.query(sql.slice(sql.indexOf("UPDATE memories SET tsv = NULL")));
+    expect(await matches()).toEqual({ word: true, emoji: true });
+  });
+});
+
 describe("search compose", () => {
   it("without a model renders a deterministic block grouped by type with dates", async () => {
     const { orgId, key } = await svc.newOrg();

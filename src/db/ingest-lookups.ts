@@ -107,7 +107,7 @@ export async function activeFactsMatching(
   for (let offset = 0; out.length < limit && offset < MATCHING_MOST; offset += MATCHING_PAGE) {
     const { rows } = await db.query<{ id: string; text: string }>(
       `SELECT id::text, text FROM memories
-       WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', $3)
+       WHERE org_id = $1 AND user_id = $2 AND tsv @@ to_tsquery('english', mnemo_index_text($3, 50000))
          AND type = 'fact' AND status = 'active'
          AND ($4::text IS NULL OR job_id IS DISTINCT FROM $4)
        ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,

@@ -131,8 +131,7 @@ function textCtes(p: { q: string; org: string; types: string; limit: string; whe
   const rows = `m.tsv @@ %TSQ% AND ${p.where} AND m.type = ANY(${p.types}::text[]) AND ${SERVABLE}`;
   return `terms AS (
        SELECT l AS lexeme, mnemo_lexeme_dim(l) AS dim, greatest(coalesce(sum(s.df), 0), 0)::float8 AS df
-       FROM unnest(tsvector_to_array(to_tsvector('english', ${p.q}::text)
-         || mnemo_cjk_tsv(${p.q}::text, 'A'))) AS l
+       FROM unnest(tsvector_to_array(mnemo_query_tsv(${p.q}::text))) AS l
        LEFT JOIN text_lexeme_stats s ON s.org_id = ${p.org}::text AND s.lexeme = l
        GROUP BY l),
      term_info AS (

@@ -19,8 +19,11 @@ export function createLocalEmbedder(dim: number): Embedder {
       const [i, s] = bucket(f);
       v[i]! += s * w;
     };
-    // CJK runs as their two-character pieces, as full text reads them (cjkSpaced).
-    const words = (cjkSpaced(text.toLowerCase()).match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+    // CJK runs as their two-character pieces, as full text reads them (cjkSpaced); the text in
+    // NFKC without default-ignorable characters, as full text reads it too (sql/105), so "café"
+    // composed or not, "ﬁlm" and "Ren<U+200B>ata" are the plain words.
+    const plain = text.normalize("NFKC").replace(/\p{Default_Ignorable_Code_Point}/gu, "");
+    const words = (cjkSpaced(plain.toLowerCase()).match(/[\p{L}\p{N}]+/gu) ?? []).filter(
       (w) => !STOPWORDS.has(w),
     );
     const stems = words.map(stem);
