@@ -868,6 +868,37 @@ describe("a lesson reversing another", () => {
   });
 });
 
+describe("paths and file names in any script", () => {
+  it("are identifiers as ASCII ones are, and a lesson about one fires on a call editing it", async () => {
+    for (const [path, base] of [
+      ["src/données/schéma.sql", "schéma.sql"],
+      ["src/数据/模型.sql", "模型.sql"],
+      ["src/generated/schema.sql", "schema.sql"],
+    ]) {
+      const [rule] = extractDirectives([
+        turn(0, "user", `Never edit ${path} by hand; run \`pnpm gen:schema\` instead.`),
+      ]);
+      expect(rule?.type, path).toBe("lesson");
+      expect(rule?.trigger_entities, path).toEqual(expect.arrayContaining(["pnpm", path, base]));
+    }
+    expect(identifiersFromText("Open Café.md, not naïve_notes.txt")).toEqual(["Café.md", "naïve_notes.txt"]);
+    const [rule] = extractDirectives([
+      turn(0, "user", "Never edit src/données/schéma.sql by hand; run `pnpm gen:schéma` instead."),
+    ]);
+    const { key, orgId } = await svc.newOrg("unicode-paths");
+    await seed(orgId, [lesson(rule!.text, rule!.trigger_entities, { user_id: "a1" })]);
+    const edit = await trigger(key, {
+      user_id: "a1",
+      mode: "retrieve",
+      action: { tool: "Edit", args: { file_path: "/home/x/proj/src/données/schéma.sql" } },
+    });
+    expect(edit.status).toBe(200);
+    expect(edit.body.data.map((d: { text: string }) => d.text)).toEqual([rule!.text]);
+    const named = await trigger(key, { user_id: "a1", mode: "retrieve", entities: ["schéma.sql"] });
+    expect(named.body.data.map((d: { text: string }) => d.text)).toEqual([rule!.text]);
+  });
+});
+
 describe("trigger matching", () => {
   it("matches exactly, by base name for paths, across nested args, and fills matched_on", async () => {
     const { orgId, key } = await svc.newOrg();

@@ -27,8 +27,10 @@ const SHELL_TOOL = /(bash|shell|terminal|exec|command|run_?cmd|sh)$/i;
 
 const SPLIT = /[\s"'`()[\]{}<>,;=|&!?*$#\u0000]+/;
 const FLAG = /^--?[A-Za-z][\w-]*$/;
-const PATH = /^(?:[A-Za-z]:)?[~.\w@+-]*(?:[/\\][\w.@+-]+)+[/\\]?$/;
-const FILE_NAME = /^[\w+-]+(?:\.[\w+-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+// Path parts and file names in any script (`src/données/schéma.sql`, `src/数据/模型.sql`): `\w`
+// and combining marks beyond ASCII. File extensions stay ASCII.
+const PATH = /^(?:[A-Za-z]:)?[~.\p{L}\p{M}\p{N}_@+-]*(?:[/\\][\p{L}\p{M}\p{N}_.@+-]+)+[/\\]?$/u;
+const FILE_NAME = /^[\p{L}\p{M}\p{N}_+-]+(?:\.[\p{L}\p{M}\p{N}_+-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}$/u;
 const QUALIFIED = /^[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+$/;
 const SNAKE = /^_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*$/;
 const CAMEL = /^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$/;
