@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { refuseUrlNotUtf8 } from "../rest/middleware/body.js";
 import { admitPrincipal } from "../src/auth/admit.js";
 import type { Deps } from "../src/context.js";
 import { CoreError, isCoreError } from "../src/errors.js";
@@ -96,10 +97,12 @@ export function createConsole(deps: Deps): ConsoleApp {
 
   registerSignInPages(app, deps);
 
-  // Form fields and query values end up in PostgreSQL text, which cannot hold NUL.
+  // Form fields and query values end up in PostgreSQL text, which cannot hold NUL; a query value
+  // must decode to UTF-8 (refuseUrlNotUtf8).
   app.use("*", async (c, next) => {
     if (/%00/i.test(c.req.url))
       throw new CoreError("invalid_request", "NUL characters are not allowed in the URL.");
+    refuseUrlNotUtf8(c.req.url);
     if (c.req.method === "POST" && /form/.test(c.req.header("content-type") ?? "")) {
       const form = await parseForm(c);
       if (

@@ -358,6 +358,7 @@ describe("console security", () => {
     expect((await client.post("/console/groups", { name: "a\u0000b" })).status).toBe(422);
     expect((await client.post("/console/search", { user_id: "u\u0000", query: "x" })).status).toBe(422);
     expect((await client.get("/console/memories?user_id=%00")).status).toBe(422);
+    expect((await client.get("/console/memories?user_id=%C3")).status).toBe(422);
     expect((await svc.request("GET", "/v1/groups", { key })).body.data).toEqual([]);
   });
 

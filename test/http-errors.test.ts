@@ -1,6 +1,8 @@
 import { gzipSync } from "node:zlib";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemCtx } from "../src/context.js";
+import { writeMemories } from "../src/memories/write.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 
 let svc: TestService;
@@ -199,6 +201,23 @@ describe("HTTP error envelopes", () => {
     expect((await svc.request("GET", "/v1/groups?include_archived=true", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/memories/jobs?limit=5", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/usage?daily=true", { key })).status).toBe(200);
+
+  it("percent-escapes that do not decode to UTF-8 are 422 invalid_request, never read as a literal id", async () => {
+    const { orgId, key: own } = await svc.newOrg();
+    await writeMemories(systemCtx(svc.deps, orgId, "seed"), [{ type: "fact", text: "tea", user_id: "%C3" }]);
+    for (const [method, url] of [
+      ["GET", "/v1/memories?user_id=%C3"],
+      ["DELETE", "/v1/memories?user_id=%C3"],
+      ["GET", "/v1/memories/?user_id=%C3%28"],
+      ["GET", "/v1/memories/%FF"],
+    ] as const) {
+      expectEnvelope(await svc.request(method, url, { key: own }), 422, "invalid_request");
+    }
+    // The literal "%C3" user (sent as %25C3) keeps its memory; valid escapes and a bare % read as before.
+    const listed = await svc.request("GET", "/v1/memories?user_id=%25C3", { key: own });
+    expect(listed.body.data.map((m: { text: string }) => m.text)).toEqual(["tea"]);
+    expect((await svc.request("GET", "/v1/memories?user_id=caf%C3%A9", { key: own })).status).toBe(200);
+    expect((await svc.request("GET", "/v1/memories?user_id=100%", { key: own })).status).toBe(200);
   });
 
   it("field validation is 422 with loc, msg and type", async () => {

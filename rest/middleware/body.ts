@@ -10,11 +10,34 @@ function charsetOf(type: string): string | undefined {
 }
 
 /**
+ * Refuses a URL whose percent-escapes do not decode to UTF-8 (`?user_id=%C3`): read leniently, the
+ * escape stayed as the literal text "%C3", so a list or a forget reached the user of that name. A
+ * `%` that starts no escape (`?q=100%`) is read as itself, as before.
+ */
+export function refuseUrlNotUtf8(url: string) {
+  if (!url.includes("%")) return;
+  const bytes: Buffer[] = [];
+  let last = 0;
+  for (const m of url.matchAll(/%[0-9a-f]{2}/gi)) {
+    bytes.push(Buffer.from(url.slice(last, m.index)), Buffer.from([Number.parseInt(m[0].slice(1), 16)]));
+    last = m.index + 3;
+  }
+  bytes.push(Buffer.from(url.slice(last)));
+  if (!isUtf8(Buffer.concat(bytes))) {
+    throw new CoreError(
+      "invalid_request",
+      "The URL is not valid UTF-8 once its percent-escapes are decoded.",
+    );
+  }
+}
+
+/**
  * Input rules for /v1 and /mcp, checked before authentication work or parsing: bodies must be JSON
  * (UTF-8: another declared `charset` is 415, bytes that are not UTF-8 are 400 `invalid_json`; a
  * lenient decoder turned them into U+FFFD, so an identifier was silently rewritten), sent
  * without a content coding, and at most `maxBytes` (an oversized one is refused without being read whole), and the URL may not carry
- * NUL characters (query and path values are identifiers; PostgreSQL text cannot hold NUL). In
+ * NUL characters (query and path values are identifiers; PostgreSQL text cannot hold NUL) nor
+ * percent-escapes that are not UTF-8 (refuseUrlNotUtf8). In
  * bodies, NUL is a per-field matter: identifiers refuse it, free text (tool output) drops it.
  */
 export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
@@ -24,6 +47,7 @@ export function bodyRules(maxBytes: number): MiddlewareHandler<AppEnv> {
     if (/%00/i.test(c.req.url)) {
       throw new CoreError("invalid_request", "NUL characters (%00) are not allowed in the URL.");
     }
+    refuseUrlNotUtf8(c.req.url);
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
     const length = c.req.header("content-length");
