@@ -201,6 +201,7 @@ describe("HTTP error envelopes", () => {
     expect((await svc.request("GET", "/v1/groups?include_archived=true", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/memories/jobs?limit=5", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/usage?daily=true", { key })).status).toBe(200);
+  });
 
   it("percent-escapes that do not decode to UTF-8 are 422 invalid_request, never read as a literal id", async () => {
     const { orgId, key: own } = await svc.newOrg();
