@@ -28,12 +28,14 @@ export type GroupList = z.infer<typeof GroupListSchema>;
  */
 const Text = (max: number, empty: ErrorCode) => {
   const error = `must be 1 to ${max} characters (not blank)`;
-  return Str()
-    .trim()
-    .min(1, { error })
-    .max(max, { error })
-    // An empty one failed `min` already: one message, not two.
-    .refine((s) => s === "" || !isBlank(s), { error, params: { code: empty } });
+  return (
+    Str()
+      .trim()
+      .min(1, { error })
+      .max(max, { error })
+      // An empty one failed `min` already: one message, not two.
+      .refine((s) => s === "" || !isBlank(s), { error, params: { code: empty } })
+  );
 };
 /** A group's name and prompt as the API takes them (also what `admin import` takes). */
 export const GroupName = Text(GROUP_NAME_MAX, "empty_name");
