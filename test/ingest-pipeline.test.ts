@@ -339,6 +339,19 @@ describe("supersede and dedup", () => {
     // A tool given up for another; a contact detail changed; a diet ended by what is eaten again.
     ["I use Vim for everything.", "I ditched Vim for Neovim.", "The user ditched Vim for Neovim."],
     ["I use Vim for everything.", "I moved from Vim to Emacs.", "The user moved from Vim to Emacs."],
+    // Places WordNet writes without accents ("Bogota", "Dusseldorf"), and a move between names it
+    // does not know as places when the place left is the home held.
+    [
+      "I live in Bogotá.",
+      "I moved from Bogotá to Medellín last year.",
+      /^The user moved from Bogotá to Medellín/,
+    ],
+    [
+      "I live in Düsseldorf.",
+      "We moved from Düsseldorf to Köln.",
+      "The user and others moved from Düsseldorf to Köln.",
+    ],
+    ["I live in Ottawa.", "I moved from Ottawa to Kyiv.", "The user moved from Ottawa to Kyiv."],
     // "We" is the user among others, on either side; a phrase of where before the subject is none.
     [
       "We use jest for tests.",
@@ -412,6 +425,7 @@ describe("supersede and dedup", () => {
     ["I live in Denver.", "My parents moved to Florida when they retired."],
     ["I live in Denver.", "If I moved to Berlin I would miss the mountains."],
     ["I live in Seattle.", "I moved from Vim to Emacs."],
+    ["I live in Seattle.", "I moved from Ottawa to Kyiv."],
     ["I love Paris.", "I moved from Paris to Berlin."],
     ["I'm vegetarian.", "My daughter started eating meat again."],
     ["I'm vegetarian.", "I'm not vegan, just vegetarian."],

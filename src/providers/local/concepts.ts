@@ -476,7 +476,13 @@ const LOCATION_CLASS = 15;
 export function placeKinds(name: string): string[] {
   if (!/^\p{Lu}/u.test(name)) return [];
   const d = load();
-  const key = name.toLowerCase().replace(/\s+/g, "_");
+  // WordNet writes names without accents ("Bogota", "Montreal", "Dusseldorf"): "Bogotá" is read
+  // as it. The key is the name's letters without their combining marks.
+  const key = name
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/\p{M}+/gu, "")
+    .replace(/\s+/g, "_");
   const cacheKey = `place:${key}`;
   const cached = d.expansions.get(cacheKey);
   if (cached) return cached;

@@ -1150,6 +1150,12 @@ interface Statement {
    * "is vegan on weekdays"): it changes none (ADDED).
    */
   adds: boolean;
+  /**
+   * A move from a name WordNet does not know as a place to another it does not know ("moved from
+   * Ottawa to Kyiv", as "from Vim to Emacs" reads): a move of home only when the place it leaves is
+   * a home held (judgeLocally); never a home of its own. Only with slotsOf's `unsure`.
+   */
+  unsure?: boolean;
 }
 
 /** A contact detail's kind, one name for each ("number", "cell phone": phone). */
@@ -1257,7 +1263,7 @@ function placeAt(said: string, known = false): number | null {
 }
 
 /** The attributes a one-claim fact states (none for a whole turn, or a sentence of several claims). */
-function slotsOf(text: string): Statement[] {
+function slotsOf(text: string, options: { unsure?: boolean } = {}): Statement[] {
   // A whole turn of several sentences is no attribute statement: its attribute sentences are
   // stored as facts of their own, and those are what a later change supersedes. So is a sentence
   // joining several claims (attributeClauses). A text written in the first person (a PATCH, an
@@ -1290,11 +1296,16 @@ function slotsOf(text: string): Statement[] {
     const adds = !m.groups.move && ADDED.test(clause) && !CHANGED.test(clause);
     // Where a person lives is a place: "lives in a small apartment" states none, "moved to a new
     // house in Tacoma" states Tacoma.
+    let unsure = false;
     if (slot === "residence") {
       // A move from a name that is no place is a move of home only to one WordNet knows ("moved
       // from Vim to Emacs", "from Fly to Render" move none; "from Leeds to York" does).
       const known = m.groups.f !== undefined && placeAt(m.groups.f.trim(), true) === null;
-      const at = placeAt(said.replace(CORRECTION_TAIL, ""), known);
+      let at = placeAt(said.replace(CORRECTION_TAIL, ""), known);
+      if (at === null && known && options.unsure) {
+        at = placeAt(said.replace(CORRECTION_TAIL, ""));
+        unsure = at !== null;
+      }
       if (at === null) continue;
       // "Tulsa, in January": the place, not the time said after it ("Austin, Texas" is one).
       said = said.slice(at).replace(/,\s+(?=\p{Ll}).*$/u, "");
@@ -1323,6 +1334,7 @@ function slotsOf(text: string): Statement[] {
       denial: negation === "negation",
       adds,
       ...(origin ? { from: origin } : {}),
+      ...(unsure ? { unsure } : {}),
     });
   }
   return out;
@@ -1638,7 +1650,7 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
   // attribute holds its value already the fact restates one, a duplicate unless it adds to it.
   // A value said beside another ("also", "on weekends": Statement.adds) changes none, and no new
   // value ends one said so; a negation ends either.
-  const slots = slotsOf(c.text);
+  const slots = slotsOf(c.text, { unsure: true });
   const stated = slots.length ? c.candidates.map((cand) => ({ id: cand.id, slots: slotsOf(cand.text) })) : [];
   const held: string[] = [];
   for (const mine of slots) {
@@ -1650,6 +1662,13 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
     if (mine.negated) {
       const ended = same.filter((x) => negates(mine, x.value));
       if (ended.length) return superseding(ended);
+      continue;
+    }
+    // A move between names WordNet does not know as places ends the home it leaves, if held
+    // ("lives in Ottawa", then "moved from Ottawa to Kyiv"), and nothing else ("from Vim to Emacs").
+    if (mine.unsure) {
+      const left = same.filter((x) => sameValue(x.value, mine.from ?? ""));
+      if (left.length) return superseding(left);
       continue;
     }
     const holding = same.find((x) => sameValue(x.value, mine.value));
