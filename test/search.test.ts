@@ -585,7 +585,8 @@ describe("text in other Unicode forms, and emoji", () => {
     }
     expect(await matches()).toEqual({ word: false, emoji: false });
     const sql = readFileSync(new URL("../sql/105_index_normalised.sql", import.meta.url), "utf8");
-    await svc.deps.db.query(sql.slice(sql.indexOf("UPDATE memories SET tsv = NULL")));
+    // The upgrade's own pass (the test database is far below its 50,000-row bound).
+    await svc.deps.db.query(sql.slice(sql.indexOf("DO $$")));
     expect(await matches()).toEqual({ word: true, emoji: true });
   });
 });
