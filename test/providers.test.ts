@@ -618,6 +618,38 @@ describe("openai-compatible provider", () => {
     }
   });
 
+  it("a refusal that judges what was sent gives its status and code, never its message (it may quote users' text)", async () => {
+    const { key } = await svc.newOrg();
+    const echo = "Flagged: [0] (user) My secret word is quixotrombonequinn, call +1-555-0199-7731";
+    const cases = [
+      {
+        refused: {
+          status: 400,
+          body: { error: { message: echo, type: "invalid_request_error", code: "content_filter" } },
+        },
+        said: "HTTP 400: content_filter, invalid_request_error",
+      },
+      // No identifier beside the message (a local server's validation error): the status alone.
+      { refused: { status: 422, body: { detail: echo } }, said: "HTTP 422)" },
+    ];
+    for (const [i, c] of cases.entries()) {
+      stub.enqueue("extract", c.refused);
+      const res = await svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: body({ conv_id: `flag${i}` }),
+      });
+      expect(res.body.status).toBe("failed");
+      expect(res.body.error.message).toContain(`The language model call failed (${c.said}`);
+      const line = logged.find((l) => l.includes(res.body.id) && l.includes("ingest job failed"));
+      expect(line).toBeDefined();
+    }
+    expect(logged.filter((l) => l.includes("quixotrombonequinn") || l.includes("0199-7731"))).toEqual([]);
+    const { rows } = await svc.deps.db.query(
+      "SELECT count(*)::int AS n FROM ingest_jobs WHERE error::text LIKE '%quixotrombone%'",
+    );
+    expect(rows[0].n).toBe(0);
+  });
+
   it("says how long the server asked to wait, so the job's pause is at least that (bounded)", async () => {
     const { extractor } = createOpenAIProviders(
       loadConfig({

@@ -335,8 +335,7 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
     });
   }
   if (APICallError.isInstance(err)) {
-    // A refusal of the request (4xx other than 429) says why in the server's own words ("model
-    // not found", "dimensions is not supported"), which name the request, not users' text.
+    // A refusal of the request (4xx other than 429) says why without users' text (see refusal).
     const said = refusal(err);
     return new ProviderError(`${The} call failed (${httpStatus(err)}${said ? `: ${said}` : ""}).`, {
       cause,
@@ -388,16 +387,35 @@ const JUDGE_SYSTEM =
 const CLASSIFY_SYSTEM =
   "For each memory decide personal (about one person's private life: health, family, finances, credentials, contact details; if unsure, personal) or shareable (useful to a team: work, tools, code, products, shared knowledge). For shareable memories list the ids of the groups whose criterion the memory matches. Reply with JSON matching the schema.";
 
-/** The message of a 4xx answer other than 429 (`{"error": {"message"}}`, `{"error": "..."}`, `{"detail"}`), at most 200 characters. */
+/**
+ * Why a server refused the request (a 4xx other than 429), in words that cannot hold users' text.
+ * A 401 or 404 judges the key, the URL or the model, before anything sent is read: its message
+ * ("Incorrect API key provided", "model 'nomic' not found") is quoted, at most 200 characters.
+ * Any other refusal judges what was sent, and a moderation or validation error of a proxy or a
+ * local server may quote it ("Flagged: <the user's message>"): only the answer's `code` and
+ * `type` are given, when they are identifiers ("content_filter", "invalid_request_error"), never
+ * its message, which would otherwise reach the job's error, its webhook and the log.
+ */
 function refusal(err: APICallError): string {
   const status = err.statusCode ?? 0;
   if (status < 400 || status >= 500 || status === 429 || !err.responseBody) return "";
   try {
-    const body = JSON.parse(err.responseBody) as { error?: unknown; detail?: unknown; message?: unknown };
-    const e = body.error as { message?: unknown } | string | undefined;
-    const said =
-      typeof e === "string" ? e : typeof e?.message === "string" ? e.message : (body.detail ?? body.message);
-    return typeof said === "string" ? truncate(said.replace(/\s+/g, " ").trim(), 200) : "";
+    const body = JSON.parse(err.responseBody) as Record<string, unknown>;
+    const e = body.error as Record<string, unknown> | string | undefined;
+    if (status === 401 || status === 404) {
+      const said =
+        typeof e === "string"
+          ? e
+          : typeof e?.message === "string"
+            ? e.message
+            : (body.detail ?? body.message);
+      return typeof said === "string" ? truncate(said.replace(/\s+/g, " ").trim(), 200) : "";
+    }
+    const fields = typeof e === "object" && e !== null ? e : body;
+    const ids = [fields.code, fields.type].filter(
+      (v): v is string => typeof v === "string" && /^[A-Za-z][\w.-]{0,63}$/.test(v),
+    );
+    return [...new Set(ids)].join(", ");
   } catch {
     return "";
   }
