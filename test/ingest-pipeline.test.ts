@@ -2655,7 +2655,75 @@ describe("DELETE /v1/memories (forget a scope)", () => {
     });
     expect(search.body.data).toEqual([]);
     const again = await svc.request("DELETE", "/v1/memories?user_id=u1", { key });
-    expect(again.body).toEqual({ object: "memory_deletion", deleted: 0, by_type: {}, jobs_deleted: 0 });
+    expect(again.body).toEqual({
+      object: "memory_deletion",
+      deleted: 0,
+      by_type: {},
+      jobs_deleted: 0,
+      jobs_in_flight: 0,
+    });
+  });
+
+  it("says how many of the scope's jobs were still pending or running, which it leaves to store after it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    await ingestOk(key, { user_id: "late1", conv_id: "late", messages: [user("I moved to Porto.")] });
+    // Jobs not finished (their rows as a worker leaves them before and while it runs one): two of
+    // the scope, one of another user.
+    const unfinished = [
+      ["late1", "pending"],
+      ["late1", "running"],
+      ["late2", "running"],
+    ].map(([u, status], i) => ({ id: `job_late_${orgId}_${i}`, u, status }));
+    for (const j of unfinished)
+      await svc.deps.db.query(
+        "INSERT INTO ingest_jobs (id, org_id, status, request) VALUES ($1, $2, $3, $4::jsonb)",
+        [j.id, orgId, j.status, JSON.stringify({ user_id: j.u, conv_id: "late", messages: [] })],
+      );
+    try {
+      const forget = await svc.request("DELETE", "/v1/memories?user_id=late1", { key });
+      expect(forget.status).toBe(200);
+      expect(forget.body).toMatchObject({ jobs_deleted: 1, jobs_in_flight: 2 });
+      expect(forget.body.deleted).toBeGreaterThan(0);
+      const byConv = await svc.request("DELETE", "/v1/memories?conv_id=late", { key });
+      expect(byConv.body).toMatchObject({ deleted: 0, jobs_deleted: 0, jobs_in_flight: 3 });
+    } finally {
+      await svc.deps.db.query("DELETE FROM ingest_jobs WHERE id = ANY($1::text[])", [
+        unfinished.map((j) => j.id),
+      ]);
+    }
+    const none = await svc.request("DELETE", "/v1/memories?user_id=late1", { key });
+    expect(none.body.jobs_in_flight).toBe(0);
+  });
+
+  it("leaves none of the scope's values in the planner statistics (pg_stats) of the tables it deleted from", async () => {
+    const { key } = await svc.newOrg();
+    const who = "zorblax-stats-user";
+    // Another user's rows stay (ANALYZE of a table left empty keeps its old statistics: the
+    // service deletes them where it may, tested where the database allows).
+    await ingestOk(key, { user_id: "stats-keeper", conv_id: "keep", messages: [user("I play the oboe.")] });
+    for (const [i, said] of [
+      "My secret word is quixotrombone.",
+      "I live in Vellingford.",
+      "I work as a glassblower.",
+    ].entries())
+      await ingestOk(key, { user_id: who, conv_id: `stats${i}`, messages: [user(said)] });
+    const quoted = async () =>
+      (
+        await svc.deps.db.query<{ at: string }>(
+          `SELECT tablename || '.' || attname AS at FROM pg_stats
+            WHERE schemaname = 'public' AND tablename IN ('memories', 'ingest_jobs')
+              AND (most_common_vals::text LIKE '%zorblax-stats%' OR histogram_bounds::text LIKE '%zorblax-stats%'
+                   OR most_common_vals::text LIKE '%quixotrombone%' OR histogram_bounds::text LIKE '%quixotrombone%')
+            ORDER BY 1`,
+        )
+      ).rows.map((r) => r.at);
+    // As autovacuum or an operator would: the statistics now quote the user's rows.
+    await svc.deps.db.query("ANALYZE memories, ingest_jobs");
+    expect(await quoted()).toEqual(expect.arrayContaining(["ingest_jobs.request", "memories.user_id"]));
+    const forget = await svc.request("DELETE", `/v1/memories?user_id=${who}`, { key });
+    expect(forget.body.deleted).toBeGreaterThan(0);
+    // Analyzed after the answer.
+    await waitFor(async () => (await quoted()).length === 0, { timeoutMs: 30_000, intervalMs: 250 });
   });
 });
 

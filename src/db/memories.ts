@@ -433,6 +433,20 @@ export async function deleteFinishedJobsInScope(
   return rows.map((r) => r.id);
 }
 
+/** The scope's ingest jobs not finished yet (pending or running): a forget leaves them to store. */
+export async function countUnfinishedJobsInScope(
+  db: Queryable,
+  orgId: string,
+  scope: ForgetScope,
+): Promise<number> {
+  const where = axesWhere(scope, (a) => `request ->> '${a}'`, 2);
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ingest_jobs WHERE org_id = $1 AND status IN ('pending', 'running') AND ${where.sql}`,
+    [orgId, ...where.values],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /**
  * Deleted facts leave their neighbours' links (`details.episode_near`, the facts either side of a
  * fact in its episode, which a search may add beside a hit): of the facts `candidates` (the ones

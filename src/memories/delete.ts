@@ -4,6 +4,7 @@ import { analyzeIfStale } from "../db/analyze.js";
 import type { Queryable } from "../db/db.js";
 import { lockIngestUser } from "../db/locks.js";
 import {
+  countUnfinishedJobsInScope,
   type DeletedRow,
   deleteFinishedJobsInScope,
   deleteMemoryRow,
@@ -81,6 +82,7 @@ export interface ScopeDeletion {
   deleted: number;
   by_type: Record<string, number>;
   jobs_deleted: number;
+  jobs_in_flight: number;
 }
 
 /**
@@ -119,9 +121,11 @@ export async function deleteMemoriesInScope({
   const long = withoutDeadline(ctx);
   let rows: DeletedRow[];
   let jobs: number;
+  let inFlight: number;
+  let dropped: number;
   let reworked: ReworkedEpisode[] = [];
   try {
-    ({ rows, jobs } = await inTx(long, async ({ db }) => {
+    ({ rows, jobs, inFlight, dropped } = await inTx(long, async ({ db }) => {
       // Under each user's ingest lock, as a single delete: a job storing at once (in another
       // conversation of the user, restating a fact of this scope) finishes first and its episode
       // is cleaned here, or starts after and sees the facts gone.
@@ -133,7 +137,7 @@ export async function deleteMemoriesInScope({
       const facts = gone.filter((r) => r.type === "fact");
       if (facts.length) reworked = await unsayInEpisodes(db, orgId, facts, { unlist: true });
       const jobIds = await deleteFinishedJobsInScope(db, orgId, named);
-      await dropDeliveriesOfScope(db, orgId, jobIds, named);
+      const dropped = await dropDeliveriesOfScope(db, orgId, jobIds, named);
       // Jobs outside the scope (kept) that reported them, and their events still queued: restated
       // facts, the episodes they left.
       await rewriteJobReports(
@@ -142,7 +146,10 @@ export async function deleteMemoriesInScope({
         gone.map((r) => r.id),
         reworked,
       );
-      return { rows: gone, jobs: jobIds.length };
+      // Jobs still pending or running are left to finish: they store after this, and the caller
+      // forgets again once they have (README); the answer says how many there were.
+      const inFlight = await countUnfinishedJobsInScope(db, orgId, named);
+      return { rows: gone, jobs: jobIds.length, inFlight, dropped };
     }));
   } catch (err) {
     if (isCoreError(err)) throw err;
@@ -156,17 +163,54 @@ export async function deleteMemoriesInScope({
       ctx.log.warn({ err }, "forgetting unused words of the search statistics failed"),
     );
   }
-  // The dead rows a big forget leaves are vacuumed where no autovacuum runs (the embedded
+  // After the answer, as after an ingest job: the tables it deleted from are analyzed, as the
+  // planner's statistics (pg_stats: a column's most common values and histogram) quote rows
+  // verbatim, the forgotten user's sentences, ids and webhook bodies included, and autovacuum's
+  // threshold (50 rows plus a tenth of the table) is not reached by one user's rows in a big table.
+  // Then the dead rows a big forget leaves are vacuumed where no autovacuum runs (the embedded
   // database): a search of the forgotten user read them all, about a second each, until the next
-  // maintenance sweep. After the answer, as after an ingest job.
-  if (rows.length)
-    void analyzeIfStale(long.db).catch((err: unknown) =>
-      ctx.log.warn({ err }, "analyze after a forget failed"),
-    );
+  // maintenance sweep.
+  const touched = [rows.length && "memories", jobs && "ingest_jobs", dropped && "pgboss.job"].filter(
+    (t): t is string => typeof t === "string",
+  );
+  if (touched.length)
+    void (async () => {
+      await long.db.query(`ANALYZE ${touched.join(", ")}`);
+      await clearStatisticsOfEmptied(long.db, touched);
+      if (rows.length) await analyzeIfStale(long.db);
+    })().catch((err: unknown) => ctx.log.warn({ err }, "analyze after a forget failed"));
   const byType: Record<string, number> = {};
   for (const r of rows) byType[r.type] = (byType[r.type] ?? 0) + 1;
-  ctx.log.info({ scope: named, deleted: rows.length, jobs }, "memories deleted");
-  return { object: "memory_deletion", deleted: rows.length, by_type: byType, jobs_deleted: jobs };
+  ctx.log.info({ scope: named, deleted: rows.length, jobs, inFlight }, "memories deleted");
+  return {
+    object: "memory_deletion",
+    deleted: rows.length,
+    by_type: byType,
+    jobs_deleted: jobs,
+    jobs_in_flight: inFlight,
+  };
+}
+
+/**
+ * ANALYZE of a table with no rows left keeps its previous statistics (PostgreSQL updates them only
+ * from a sample of some rows): the last user forgotten stays quoted there. Where the service may
+ * (the embedded database; a PostgreSQL role with the right to write pg_statistic), the statistics
+ * of such a table (and of its partitions) are deleted; elsewhere that is the operator's (README).
+ */
+async function clearStatisticsOfEmptied(db: Queryable, tables: readonly string[]): Promise<void> {
+  for (const table of tables) {
+    const { rows } = await db.query<{ empty: boolean }>(
+      `SELECT NOT EXISTS (SELECT 1 FROM ${table}) AS empty`,
+    );
+    if (!rows[0]?.empty) continue;
+    await db
+      .query(
+        `DELETE FROM pg_statistic WHERE starelid = $1::regclass
+            OR starelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = $1::regclass)`,
+        [table],
+      )
+      .catch(() => undefined);
+  }
 }
 
 /**

@@ -201,6 +201,10 @@ export const MemoryDeletionSchema = z
       description:
         "Finished ingest jobs of the scope deleted with them (their request and result hold the text).",
     }),
+    jobs_in_flight: z.number().int().openapi({
+      description:
+        "Ingest jobs of the scope still pending or running at the time of the forget. They are left to finish and store their memories afterwards: when this is not 0, forget again once they have (GET /v1/memories/jobs?status=pending and ?status=running list them).",
+    }),
   })
   .openapi("MemoryDeletion");
 
