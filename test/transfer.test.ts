@@ -302,11 +302,24 @@ describe("admin export", () => {
     });
   });
 
-  it("limits memories to one user with --user", async () => {
+  it("limits memories to one user with --user, and leaves the organisation's webhook out", async () => {
     const lines = await exportLines(src.deps.db, src.deps.providers.embedder, orgId, "bob");
-    const memories = lines.map((l) => JSON.parse(l)).filter((r) => r.kind === "memory");
+    const rows = lines.map((l) => JSON.parse(l));
+    const memories = rows.filter((r) => r.kind === "memory");
     expect(memories.length).toBeGreaterThan(0);
     expect(memories.every((m) => m.user_id === "bob")).toBe(true);
+    // Imported into another organisation, it would send every event of that one to this receiver.
+    expect(file.some((l) => l.includes('"kind":"webhook"'))).toBe(true);
+    expect(rows.filter((r) => r.kind === "webhook")).toEqual([]);
+    // (Into a new organisation of the same database: the memories are another's, the rest is taken.)
+    const report = await importInto(
+      { db: src.deps.db, embedder: src.deps.providers.embedder },
+      lines,
+      "org_one_user",
+    );
+    expect(report.webhook).toBe("none");
+    const { rows: hooks } = await src.deps.db.query("SELECT url FROM webhooks WHERE org_id = 'org_one_user'");
+    expect(hooks).toEqual([]);
   });
 });
 

@@ -88,7 +88,9 @@ export async function exportOrg(
         groupCount++;
       }
     }
-    const hook = await exportWebhook(from, org.id);
+    // The organisation's receiver is no part of one user's data: imported into another
+    // organisation, it would be sent every event of that one.
+    const hook = userId === null ? await exportWebhook(from, org.id) : null;
     if (hook) await write(JSON.stringify({ kind: "webhook", ...hook }));
     return { groups: groupCount, memories, webhook: Boolean(hook) };
   });
