@@ -82,9 +82,14 @@ describe("identity-provider JWTs", () => {
       headers: { authorization: `Bearer ${await signToken(k1, { org, sub: "carol" })}` },
     });
     const admitted = 1 + statuses.filter((s) => s === 200).length + 1 + 1;
-    expect(usage.body.operations.requests).toBe(admitted);
-    // The organisation's counts hold every user's token requests; the per-key breakdown of a user's
-    // credential shows that user's keys only, not the line of every user's token requests.
+    const { rows } = await svc.deps.db.query(
+      "SELECT sum(day_count)::int AS n FROM rate_limit_counters WHERE org_id = $1 AND key_id = ''",
+      [org],
+    );
+    expect(rows[0].n).toBe(admitted);
+    // The organisation's counts hold every user's token requests under no key; a user's
+    // credential sees its own user's keys' counts only (none here), not that line of every user's.
+    expect(usage.body.operations).toEqual({ messages_ingested: 0, searches: 0, requests: 0 });
     expect(usage.body.by_api_key).toEqual([]);
   });
 

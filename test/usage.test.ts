@@ -352,6 +352,49 @@ describe("usage by key for a credential confined to a user", () => {
   });
 });
 
+describe("usage for a credential confined to a user", () => {
+  it("shows its own user's operations, days, quota use and stored memories, not the organisation's", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const ann = await createKey(svc.deps.db, { orgId, name: "ann", userId: "ann" });
+    const bob = await createKey(svc.deps.db, { orgId, name: "bob", userId: "bob" });
+    await recordUsage(svc.deps.db, { orgId, keyId: ann.key_id, messages: 2, searches: 1 });
+    await recordUsage(svc.deps.db, { orgId, keyId: bob.key_id, messages: 40, searches: 9 });
+    // Every user's identity-provider tokens count on the line of no key.
+    await recordUsage(svc.deps.db, { orgId, keyId: null, messages: 100 });
+    const ctx = systemCtx(svc.deps, orgId, "usage-confined");
+    for (const [user, n] of [
+      ["ann", 2],
+      ["bob", 11],
+    ] as const)
+      await writeMemories(
+        ctx,
+        Array.from({ length: n }, (_, i) => ({
+          type: "fact" as const,
+          text: `fact ${i} of ${user}`,
+          user_id: user,
+          status: "active" as const,
+        })),
+      );
+    await writeMemories(ctx, [{ type: "episode", text: "bob's session", user_id: "bob" }]);
+    // One request each (counted by the rate limiter), the organisation's key twice.
+    for (const k of [ann.api_key, bob.api_key, key, key])
+      expect((await svc.request("GET", "/v1/groups", { key: k })).status).toBe(200);
+
+    const mine = await svc.request("GET", "/v1/usage?daily=true", { key: ann.api_key });
+    expect(mine.status).toBe(200);
+    expect(UsageSchema.safeParse(mine.body).success).toBe(true);
+    // Its own request to /v1/usage is counted before the figures are read.
+    expect(mine.body.operations).toEqual({ messages_ingested: 2, searches: 1, requests: 2 });
+    expect(mine.body.daily.map((d: any) => d.messages_ingested)).toEqual([2]);
+    expect(mine.body.quota.monthly.messages_ingested.used).toBe(2);
+    expect(mine.body.storage).toMatchObject({ memories_active: 2, episodes_active: 0 });
+
+    const all = await svc.request("GET", "/v1/usage?daily=true", { key });
+    expect(all.body.operations).toEqual({ messages_ingested: 142, searches: 10, requests: 6 });
+    expect(all.body.storage).toMatchObject({ memories_active: 13, episodes_active: 1 });
+  });
+});
+
 describe("storage counts", () => {
   /** The counts as a scan of the organisation's memories finds them. */
   const recount = async (orgId: string) =>

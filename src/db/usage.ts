@@ -78,27 +78,43 @@ export async function monthBounds(db: Queryable, month: string | undefined): Pro
 }
 
 // Requests are counted by the rate limiter's per-subject day rows; the rest by usage_counters.
+// With $4 (a credential confined to a user), only the rows of that user's API keys.
+const OF_USER =
+  "($4::text IS NULL OR key_id IN (SELECT id FROM api_keys WHERE org_id = $1 AND user_id = $4))";
 const OPS = `(
   SELECT day, key_id, messages, searches, requests FROM usage_counters
-  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date
+  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date AND ${OF_USER}
   UNION ALL
   SELECT day, key_id, 0, 0, day_count FROM rate_limit_counters
-  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date
+  WHERE org_id = $1 AND day BETWEEN $2::date AND $3::date AND ${OF_USER}
 ) ops`;
 
 const SUMS =
   "coalesce(sum(messages), 0)::bigint AS messages_ingested, coalesce(sum(searches), 0)::bigint AS searches, " +
   "coalesce(sum(requests), 0)::bigint AS requests";
 
-export async function usageTotals(db: Queryable, orgId: string, start: string, end: string) {
-  const { rows } = await db.query<UsageCounts>(`SELECT ${SUMS} FROM ${OPS}`, [orgId, start, end]);
+/** The month's counts: the organisation's, or with `userId` those of that user's API keys. */
+export async function usageTotals(
+  db: Queryable,
+  orgId: string,
+  start: string,
+  end: string,
+  userId: string | null = null,
+) {
+  const { rows } = await db.query<UsageCounts>(`SELECT ${SUMS} FROM ${OPS}`, [orgId, start, end, userId]);
   return rows[0]!;
 }
 
-export async function usageByDay(db: Queryable, orgId: string, start: string, end: string) {
+export async function usageByDay(
+  db: Queryable,
+  orgId: string,
+  start: string,
+  end: string,
+  userId: string | null = null,
+) {
   const { rows } = await db.query<UsageCounts & { date: string }>(
     `SELECT day::text AS date, ${SUMS} FROM ${OPS} GROUP BY day ORDER BY day`,
-    [orgId, start, end],
+    [orgId, start, end, userId],
   );
   return rows;
 }
@@ -115,8 +131,8 @@ export interface UsageByKeyRow extends UsageCounts {
 
 /**
  * The month's counts per key. With `userId` (a credential confined to a user), only that user's
- * keys' lines and the line of requests made with no key (identity-provider tokens), chosen in the
- * statement, not after reading every key's line.
+ * keys' lines, not the line of requests made with no key (identity-provider tokens, every user's),
+ * chosen in the statement, not after reading every key's line.
  */
 export async function usageByKey(
   db: Queryable,
@@ -129,7 +145,6 @@ export async function usageByKey(
     `SELECT ops.key_id, k.name, k.kind, k.prefix, k.last_four, k.key_hash,
             to_char(k.last_used_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS last_used_at, ${SUMS}
      FROM ${OPS} LEFT JOIN api_keys k ON k.id = ops.key_id AND k.org_id = $1
-     WHERE $4::text IS NULL OR k.user_id = $4
      GROUP BY ops.key_id, k.name, k.kind, k.prefix, k.last_four, k.key_hash, k.last_used_at ORDER BY ops.key_id`,
     [orgId, start, end, userId],
   );
@@ -155,6 +170,26 @@ export async function storageCounts(db: Queryable, orgId: string): Promise<Stora
             coalesce(sum(directives), 0)::bigint AS directives_active
      FROM storage_counts WHERE org_id = $1`,
     [orgId],
+  );
+  return rows[0]!;
+}
+
+/**
+ * One user's stored rows per type, counted as storage_counts counts them (sql/098_storage_counts.sql):
+ * what a credential confined to that user is shown instead of its organisation's.
+ */
+export async function userStorageCounts(
+  db: Queryable,
+  orgId: string,
+  userId: string,
+): Promise<StorageCounts> {
+  const { rows } = await db.query<StorageCounts>(
+    `SELECT count(*) FILTER (WHERE kind = 'facts')::bigint AS memories_active,
+            count(*) FILTER (WHERE kind = 'episodes')::bigint AS episodes_active,
+            count(*) FILTER (WHERE kind = 'artifacts')::bigint AS artifacts_active,
+            count(*) FILTER (WHERE kind = 'directives')::bigint AS directives_active
+     FROM (SELECT mnemo_storage_kind(type, status) AS kind FROM memories WHERE org_id = $1 AND user_id = $2) m`,
+    [orgId, userId],
   );
   return rows[0]!;
 }

@@ -2,7 +2,14 @@ import { maskKey } from "../auth/keys.js";
 import { confinedUser } from "../auth/user-scope.js";
 import type { Ctx } from "../context.js";
 import { getOrg } from "../db/orgs.js";
-import { monthBounds, storageCounts, usageByDay, usageByKey, usageTotals } from "../db/usage.js";
+import {
+  monthBounds,
+  storageCounts,
+  usageByDay,
+  usageByKey,
+  usageTotals,
+  userStorageCounts,
+} from "../db/usage.js";
 import { CoreError } from "../errors.js";
 import { resolveTier } from "../ratelimit/tiers.js";
 import { MONTH_RE, type Usage } from "../wire/usage.js";
@@ -24,15 +31,16 @@ export async function getUsage({ ctx, input }: { ctx: Ctx; input: GetUsageInput 
   if (!org) throw new CoreError("unauthorized", "The organisation of this credential no longer exists.");
   const tier = resolveTier(ctx.deps.config, org.tier);
   const period = await monthBounds(ctx.db, input.month);
-  // A credential confined to a user sees the per-key lines of its own user's keys only: not the
-  // line of requests made with no key (identity-provider tokens), which counts every user's.
+  // A credential confined to a user sees its own user's figures only: the counts of its user's
+  // API keys (not the line of requests made with no key, identity-provider tokens, which counts
+  // every user's) and its user's stored memories. The organisation's would show it how much every
+  // other user ingests, searches and keeps.
+  const user = confinedUser(ctx.principal);
   const [totals, storage, daily, keyLines] = await Promise.all([
-    usageTotals(ctx.db, orgId, period.start, period.end),
-    storageCounts(ctx.db, orgId),
-    input.daily ? usageByDay(ctx.db, orgId, period.start, period.end) : undefined,
-    input.byApiKey
-      ? usageByKey(ctx.db, orgId, period.start, period.end, confinedUser(ctx.principal))
-      : undefined,
+    usageTotals(ctx.db, orgId, period.start, period.end, user),
+    user === null ? storageCounts(ctx.db, orgId) : userStorageCounts(ctx.db, orgId, user),
+    input.daily ? usageByDay(ctx.db, orgId, period.start, period.end, user) : undefined,
+    input.byApiKey ? usageByKey(ctx.db, orgId, period.start, period.end, user) : undefined,
   ]);
   const counts = (r: { messages_ingested: number; searches: number; requests: number }) => ({
     messages_ingested: r.messages_ingested,

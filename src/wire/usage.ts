@@ -93,5 +93,8 @@ export const UsageSchema = z
       .nullable()
       .openapi({ description: "Per credential; null unless `by_api_key=true`." }),
   })
-  .openapi("Usage");
+  .openapi("Usage", {
+    description:
+      "The organisation's usage; for a credential confined to a user (a user's key or token), its own user's: operations, daily, quota `used` and by_api_key count that user's API keys' requests only, storage that user's memories. Limits are the organisation's.",
+  });
 export type Usage = z.infer<typeof UsageSchema>;
