@@ -434,6 +434,16 @@ describe("supersede and dedup", () => {
     ["My sister plays tennis every weekend.", "We stopped playing tennis."],
     ["We played tennis on Sunday.", "I stopped playing tennis."],
     ["I drink tea every morning.", "I no longer drink coffee, only tea now."],
+    // A fact of several sentences, ended in none of them: another thing, another's change.
+    [
+      "In this repo we use jest for tests. Always run `npm test` before committing.",
+      "We moved from npm to pnpm.",
+    ],
+    [
+      "In this repo we use jest for tests. Always run `npm test` before committing.",
+      "My coworker switched from jest to vitest.",
+    ],
+    ["I play tennis every weekend. I have two kids.", "We stopped playing chess."],
     ["I have a phone with a cracked screen.", "I ditched the meeting for a walk."],
     ["My phone number is 555-0142.", "My sister's new number is 555-0199."],
     // A value said beside the one held ("also", "too", "on weekends", "on the side", "part-time",
@@ -988,6 +998,57 @@ describe("supersede and dedup", () => {
           facts.map((m: { text: string }) => m.text).filter((t: string) => t.includes("Deloitte")),
         ).toEqual([]);
       }
+    },
+  );
+
+  it.each([
+    [
+      "In this repo we use jest for tests. Always run `npm test` before committing.",
+      "We moved from jest to vitest. Use `npx vitest run` for tests from now on.",
+      "On 9 January 2025, the user asked the assistant to always run `npm test` before committing.",
+      "jest",
+    ],
+    [
+      "I play tennis every weekend. I have two kids.",
+      "I stopped playing tennis.",
+      "On 9 January 2025, the user has two kids.",
+      "tennis",
+    ],
+    [
+      "My kids love the park. I drive a Honda Civic, it's great in the snow.",
+      "We sold the Civic and bought a Subaru Outback.",
+      "On 9 January 2025, the user's kids love the park.",
+      "Civic",
+    ],
+  ])(
+    "a fact of several sentences ended by one of them is superseded, what the others say kept as a fact: %s -> %s",
+    async (before, after, kept, ended) => {
+      const { key, orgId } = await svc.newOrg();
+      const first = await ingestOk(key, {
+        user_id: "m1",
+        messages: [user(before, { date: "2025-01-09T09:00:00Z" })],
+      });
+      const [old] = first.memories_created.filter((m: any) => m.type === "fact");
+      const second = await ingestOk(key, {
+        user_id: "m1",
+        conv_id: "c2",
+        messages: [user(after, { date: "2025-03-09T09:00:00Z" })],
+      });
+      const rest = second.memories_created.find((m: any) => m.type === "fact" && m.text === kept);
+      expect(rest, JSON.stringify(second.memories_created)).toBeDefined();
+      expect(Object.keys(second.memories_superseded_by)).toEqual([old.id]);
+      expect((await findMemory(svc.deps.db, orgId, old.id))!.status).toBe("superseded");
+      const fresh = second.memories_created.filter((m: any) => m.type === "fact" && m.id !== rest.id);
+      expect((await activeFacts(key, "m1")).sort()).toEqual([kept, ...fresh.map((m: any) => m.text)].sort());
+      // The rest stays where the fact was; its episode says the rest, not what ended.
+      const episode = first.memories_created.find((m: any) => m.type === "episode");
+      const [restRow, episodeRow] = await rowsOf(orgId, [rest, episode]);
+      expect(restRow).toMatchObject({ conv_id: "c1", status: "active", supersedes: old.id });
+      expect(episodeRow!.details.fact_ids).toContain(rest.id);
+      expect(episodeRow!.text.toLowerCase()).toContain(
+        kept.slice("On 9 January 2025, ".length).toLowerCase(),
+      );
+      expect(episodeRow!.text).not.toContain(ended);
     },
   );
 

@@ -68,6 +68,11 @@ export interface Reconciled {
    * (wholeSentencesToo): the earlier fact's, in its conversation and episode, with its groups.
    */
   rests: Set<string>;
+  /**
+   * Of each fact superseded with a rest kept (rests), its sentences that the rest holds nothing
+   * of, in the fact's own form: what its episode no longer says.
+   */
+  unsaid: Map<string, string>;
 }
 
 /**
@@ -93,6 +98,7 @@ export async function reconcile(
     sameEpisode: null,
     slotSeen: new Set(),
     rests: new Set(),
+    unsaid: new Map(),
   };
   const similar = await similarActiveFactsOf(
     db,
@@ -192,7 +198,7 @@ export async function reconcile(
   );
   if (rests.length) {
     const vectors = await embedder.embed(rests.map(({ whole, text }) => embeddingText({ ...whole, text })));
-    rests.forEach(({ whole, text }, k) => {
+    rests.forEach(({ whole, text, unsaid }, k) => {
       const key = `f${plan.facts.length + k}`;
       const row: PlannedRow = {
         ...whole,
@@ -206,6 +212,7 @@ export async function reconcile(
       };
       out.supersedes.set(whole.id, row.id);
       out.rests.add(row.id);
+      if (unsaid) out.unsaid.set(whole.id, unsaid);
       out.insert.push(row);
     });
   }
@@ -404,7 +411,7 @@ async function wholeSentencesToo(
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
   planned: PlannedRow[],
-): Promise<Array<{ whole: NewMemoryRow; text: string }>> {
+): Promise<Array<{ whole: NewMemoryRow; text: string; unsaid: string | null }>> {
   // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
   const turnOf = new Map(planned.map((f) => [f, JSON.stringify(f.details?.source_event_ids ?? [])]));
   const own = new Map(planned.map((f) => [f.id, f]));
@@ -433,7 +440,7 @@ async function wholeSentencesToo(
     if (!gone.has(s.id) || unsaid.has(s.id)) continue;
     const by = s.successor ?? byId.get(supersedes.get(s.id) ?? "") ?? null;
     const parts = clausesOf(bareClaim(s.text)).map((c) => c.text);
-    const changed = by === null ? [] : parts.filter((c) => sameSlot(c, by));
+    const changed = by === null ? [] : parts.filter((c) => sameSlot(c, by) || sameSlot(by, c));
     unsaid.set(s.id, changed.length ? changed : parts);
   }
   // Each sentence stating an old value in a clause of its own (clausesOf), with the clause that
@@ -447,13 +454,30 @@ async function wholeSentencesToo(
     for (const whole of turn)
       if (whole.id !== old && !gone.has(whole.id) && !wholes.has(whole.id) && states(whole.text))
         wholes.set(whole.id, { text: whole.text, by: old, turn });
+    // A fact of several sentences changed in some of them only ("In this repo we use jest for
+    // tests. Always run `npm test` before committing." by "We moved from jest to vitest.") is a
+    // whole of its own: superseded, its other sentences kept.
+    const self = turn.find((s) => s.id === old);
+    const clauses = self ? clausesOf(bareClaim(self.text)) : [];
+    const changed = new Set(clauses.filter((c) => parts.includes(c.text)).map((c) => c.sentence));
+    if (self && !wholes.has(old) && clauses.some((c) => !changed.has(c.sentence)))
+      wholes.set(old, { text: self.text, by: old, turn });
   }
   const found: Array<{ id: string; text: string; left: string[]; standing: typeof siblings }> = [];
   for (const [id, { text, by, turn }] of wholes) {
     supersedes.set(id, supersedes.get(by)!);
-    const dropped = turn.filter((s) => s.id !== id && gone.has(s.id)).flatMap((s) => unsaid.get(s.id)!);
+    const dropped = turn
+      .filter((s) => (s.id !== id || by === id) && gone.has(s.id))
+      .flatMap((s) => unsaid.get(s.id)!);
     const standing = turn.filter((s) => s.id !== id && !gone.has(s.id) && !wholes.has(s.id));
-    const left = clausesOf(bareClaim(text))
+    const clauses = clausesOf(bareClaim(text));
+    // Its own sentences only whole (the clause cut of a sentence that named a home "with the
+    // user's two kids" is no claim).
+    const changed = new Set(
+      clauses.filter((c) => by === id && dropped.includes(c.text)).map((c) => c.sentence),
+    );
+    const left = clauses
+      .filter((c) => !changed.has(c.sentence))
       .map((c) => c.text)
       .filter((c) => !dropped.some((d) => holdsClaim(c, d)));
     if (left.length) found.push({ id, text, left, standing });
@@ -467,11 +491,22 @@ async function wholeSentencesToo(
   );
   const verdicts = cases.length ? await extractor.judge(cases) : [];
   let k = 0;
-  const rests: Array<{ id: string; text: string }> = [];
+  const rests: Array<{ id: string; text: string; unsaid: string | null }> = [];
   for (const { id, text, left } of found) {
     const restated = new Set(left.filter(() => verdicts[k++]?.verdict === "duplicate"));
     const rest = restOf(text, (c) => !left.includes(c) || restated.has(c));
-    if (rest !== null) rests.push({ id, text: rest });
+    // Its episode keeps every sentence a clause of the rest is in, and no other: the others as
+    // the fact (and so its episode) says them, the first with the day that leads it.
+    const body = bareClaim(text);
+    const kept = new Set(
+      clausesOf(body)
+        .filter((c) => left.includes(c.text))
+        .map((c) => c.sentence),
+    );
+    const gone = splitSentences(text.slice(0, text.indexOf(body) + body.length)).filter(
+      (_, i) => !kept.has(i),
+    );
+    if (rest !== null) rests.push({ id, text: rest, unsaid: gone.length ? gone.join(" ") : null });
   }
   // Nor one that an active fact says already, word for word.
   const said = new Set(
@@ -496,9 +531,9 @@ async function wholeSentencesToo(
       )
     ).map((r) => [r.id, r]),
   );
-  return kept.flatMap(({ id, text }) => {
+  return kept.flatMap(({ id, text, unsaid }) => {
     const whole = own.get(id) ?? stored.get(id);
-    return whole ? [{ whole, text }] : [];
+    return whole ? [{ whole, text, unsaid }] : [];
   });
 }
 

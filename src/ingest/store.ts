@@ -433,12 +433,18 @@ export async function storeResult({
     // A fact of this job changed later in it is reported created (and superseded), not updated.
     for (const r of superseded)
       if (!stored.has(r.id)) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
-    // A sentence whose rest is kept as a fact leaves its episode the rest: the clause superseded
-    // with it took the old value out.
+    // A sentence whose rest is kept as a fact leaves its episode the rest: only its sentences the
+    // rest holds nothing of go (the clause superseded with it took the old value out already,
+    // when it was cut from it).
     reworked = await unsayInEpisodes(
       tx,
       orgId,
-      superseded.filter((r) => r.type === "fact" && !rec.rests.has(rec.supersedes.get(r.id) ?? "")),
+      superseded.flatMap((r) => {
+        if (r.type !== "fact") return [];
+        if (!rec.rests.has(rec.supersedes.get(r.id) ?? "")) return [r];
+        const unsaid = rec.unsaid.get(r.id);
+        return unsaid ? [{ ...r, text: unsaid }] : [];
+      }),
       { unlist: false },
     );
     for (const a of sameArtifacts) {

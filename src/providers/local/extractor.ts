@@ -875,15 +875,16 @@ export function slotSearches(text: string): SlotSearch[] {
     states: (t: string) => slotsOf(t).some((s) => !s.denial && s.slot.startsWith(`${kind}:`)),
   }));
   // What an ending ended: the statements holding the thing's words (or, for a habit, the verb's).
-  const ending = endingOf(text);
-  const words = ending?.object.length ? ending.object : [...(ending?.verbs ?? [])];
-  const terms = words.map((w) => w.replace(/[^\p{L}\p{N}]+/gu, "")).filter(Boolean);
-  if (ending && terms.length)
-    searches.push({
-      kind: `ended:${terms.join(" ")}`,
-      words: ending.object.length ? terms.join(" & ") : terms.join(" | "),
-      states: (t: string) => endedBy(ending, t),
-    });
+  for (const ending of endingsOf(text)) {
+    const words = ending.object.length ? ending.object : [...(ending.verbs ?? [])];
+    const terms = words.map((w) => w.replace(/[^\p{L}\p{N}]+/gu, "")).filter(Boolean);
+    if (terms.length)
+      searches.push({
+        kind: `ended:${terms.join(" ")}`,
+        words: ending.object.length ? terms.join(" & ") : terms.join(" | "),
+        states: (t: string) => endedBy(ending, t),
+      });
+  }
   return searches;
 }
 
@@ -895,8 +896,7 @@ const FIRST_PERSON_START = /^(?:I|I'm|I've|I am|My)\b/;
  * job, nor does a new job end that one; a negation still ends it: "quit the bakery").
  */
 export function sameSlot(a: string, b: string): boolean {
-  const ending = endingOf(a);
-  if (ending && endedBy(ending, b)) return true;
+  if (endingsOf(a).some((ending) => endedBy(ending, b))) return true;
   const ys = slotsOf(b);
   return slotsOf(a).some((x) =>
     ys.some((y) => x.slot === y.slot && x.subject === y.subject && (x.negated || (!x.adds && !y.adds))),
@@ -956,8 +956,7 @@ export function earlierStatements(
     const mine = slotsOf(text);
     const found = new Set<number>();
     for (const x of mine) for (const j of byKey.get(key(x)) ?? []) found.add(j);
-    const ending = endingOf(text);
-    if (ending) {
+    for (const ending of endingsOf(text)) {
       // Its words first (a substring test), as the full-text query does for stored facts.
       const verbs = [...(ending.verbs ?? [])];
       const mentions = (t: string) =>
@@ -1447,20 +1446,32 @@ function presentForms(word: string, gerund: boolean): Set<string> {
 /** A claim as endings and their statements are read: no date, no lead adverb, in the third person. */
 function claimOf(text: string): string | null {
   const claim = oneSentence(text);
-  if (claim === null) return null;
-  let t = withoutLead(claim);
-  if (FIRST_PERSON_START.test(t)) t = toThirdPerson(t, "the user");
-  return t;
+  return claim === null ? null : readClaim(claim);
+}
+/** A sentence's claim (claimOf) without its lead adverb, in the third person. */
+function readClaim(sentence: string): string {
+  const t = withoutLead(sentence);
+  return FIRST_PERSON_START.test(t) ? toThirdPerson(t, "the user") : t;
+}
+/**
+ * Each sentence's claim of a fact (claimOf), for endings: a fact of several sentences (a whole
+ * turn, "In this repo we use jest for tests. Always run `npm test` before committing.") states,
+ * and ends, what each of its sentences does.
+ */
+function claimsOf(text: string): string[] {
+  return splitSentences(bareClaim(text))
+    .map((s) => readClaim(s.replace(/[.!]+$/, "").trim()))
+    .filter(Boolean);
 }
 
 /** Words every ending holds, tested before the patterns (whose lazy subject tries every split). */
 const ENDING_WORD =
   /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away)\b/i;
 
-function endingOf(text: string): Ending | null {
-  if (!ENDING_WORD.test(text)) return null;
-  const t = claimOf(text);
-  return t === null ? null : endingOfClaim(t);
+/** What a fact's sentences say ended (endingOfClaim), each sentence's. */
+function endingsOf(text: string): Ending[] {
+  if (!ENDING_WORD.test(text)) return [];
+  return claimsOf(text).flatMap((t) => (ENDING_WORD.test(t) ? (endingOfClaim(t) ?? []) : []));
 }
 
 /**
@@ -1472,7 +1483,7 @@ const LEAD_PHRASE =
 /** "The user and others" (what "we" becomes): the user among them, the same speaker. */
 const AND_OTHERS = / and others$/;
 
-/** endingOf of a claim read already (claimOf). */
+/** What one sentence's claim (claimOf) says ended. */
 function endingOfClaim(claim: string): Ending | null {
   const t = claim.replace(LEAD_PHRASE, "");
   for (const [re, kind] of ENDINGS) {
@@ -1521,8 +1532,12 @@ const NOT_PRESENT = /^(?:will|would|can|could|shall|should|may|might|must|were|w
  * the subject is no matter ("In this repo the user uses jest").
  */
 function endedBy(ending: Ending, text: string): boolean {
-  const claim = claimOf(text);
-  if (claim === null || (ENDING_WORD.test(text) && endingOfClaim(claim))) return false;
+  return claimsOf(text).some((claim) => statesEnded(ending, claim));
+}
+
+/** Whether one sentence's claim states what `ending` ended (endedBy); an ending itself states none. */
+function statesEnded(ending: Ending, claim: string): boolean {
+  if (ENDING_WORD.test(claim) && endingOfClaim(claim)) return false;
   const t = claim.replace(LEAD_PHRASE, "");
   const subject = ending.subject;
   if (normaliseText(t.slice(0, subject.length)) !== subject || t[subject.length] !== " ") return false;
@@ -1697,9 +1712,13 @@ export function judgeLocally(c: JudgeCase): JudgeVerdict {
     return [...theirs].every((w) => mine.has(w)) ? { verdict: "supersedes", id } : { verdict: "new" };
   }
   // Something the user stopped doing, liking or having ends the statements of it.
-  const ending = endingOf(c.text);
-  const ended = ending && c.candidates.find((cand) => endedBy(ending, cand.text));
-  if (ended) return { verdict: "supersedes", id: ended.id };
+  // Every statement of it, as every statement of a value changed (a whole turn and the sentence
+  // said in it).
+  const endings = endingsOf(c.text);
+  const ended = endings.length
+    ? c.candidates.filter((cand) => endings.some((ending) => endedBy(ending, cand.text)))
+    : [];
+  if (ended.length) return superseding(ended);
   const best = c.candidates.find((x) => restates(c.text, x.text, x.similarity));
   return best ? { verdict: "duplicate", id: best.id } : { verdict: "new" };
 }
