@@ -1240,6 +1240,34 @@ describe("what an assistant says, and how a sentence starts", () => {
     ]);
   });
 
+  it.each([
+    // A generic verdict on a kind, a place or a thing, with or without a subject: dropped.
+    ["Beagles are very loyal.", false],
+    ["Austin summers are intense.", false],
+    ["Tea is a fun rabbit hole.", false],
+    ["Pandas are a hit with kids.", false],
+    ["Sushi is a real treat.", false],
+    ["Perfect for road trips.", false],
+    ["Always good to repeat.", false],
+    ["Sounds ideal for the kids.", false],
+    ["Looks perfect for a picnic.", false],
+    ["A nice weekend ritual.", false],
+    // Advice with specifics, the assistant's doing in the user's affairs, facts with numbers,
+    // anything said of the user: kept.
+    ["Perfect for road trips, the Outback seats 5.", true],
+    ["Try the Thai place on 5th Street, it's great.", true],
+    ["I've booked your table at Nopa for 7 pm.", true],
+    ["Beagles need about an hour of exercise a day.", true],
+    ["Austin summers average 35 degrees in July.", true],
+    ["Your Subaru is perfect for road trips.", true],
+    ["Perfect for Lily's party.", true],
+    ["Tokyo is expensive in cherry blossom season.", true],
+  ])("an assistant's reaction is no fact, what it tells is: %s (kept: %s)", (said, kept) => {
+    expect(texts(["assistant", said]).length).toBe(kept ? 1 : 0);
+    // A named speaker (LoCoMo's) says it as a claim of theirs, whatever their role.
+    if (!kept) expect(facts([turn(0, "assistant", said, "Melanie")]).length, said).toBe(1);
+  });
+
   it("writes a command, a mixed-case name or a file name as written at a sentence's start", () => {
     expect(texts(["assistant", "git branch -a lists all branches, including remote ones."])).toEqual([
       "The assistant said: git branch -a lists all branches, including remote ones.",

@@ -118,13 +118,29 @@ function isAssistantAction(sentence: string): boolean {
 /**
  * An assistant's verdict on what was just said, in a few words and not about the user ("Cats are
  * great companions.", "Ottawa is a lovely city.", "Porto in May is beautiful.", "Makes sense, it's
- * quieter than Toronto."): a reaction, not a claim of the conversation.
+ * quieter than Toronto.", "Tea is a fun rabbit hole.", "Beagles are very loyal.", "Pandas are a
+ * hit with kids."): a reaction, not a claim of the conversation.
  */
-const EVALUATIVE = String.raw`(?:lovely|great|beautiful|adorable|wonderful|amazing|fun|nice|cool|fantastic|excellent|delightful|charming|awesome|perfect|gorgeous|cute|sweet|exciting|brilliant|impressive|fascinating|stunning|incredible|special|lovely|interesting|good|smart|clever|fair|understandable|tough|hard|rough|delicious|tasty|yummy|relaxing|peaceful|inspiring|touching|heartwarming)`;
+const EVALUATIVE = String.raw`(?:lovely|great|beautiful|adorable|wonderful|amazing|fun|nice|cool|fantastic|excellent|delightful|charming|awesome|perfect|ideal|gorgeous|cute|sweet|exciting|brilliant|impressive|fascinating|stunning|breathtaking|incredible|special|interesting|good|smart|clever|wise|sensible|thoughtful|fair|understandable|tough|hard|rough|brutal|intense|challenging|tricky|stressful|scary|frustrating|delicious|tasty|yummy|relaxing|peaceful|soothing|calming|refreshing|cozy|cosy|magical|memorable|iconic|classic|vibrant|lively|scenic|inspiring|touching|heartwarming|loyal|friendly|affectionate|playful|gentle|popular|handy|helpful|useful|worthwhile|rewarding)`;
+/** A noun that praises what it names ("a hit with kids", "a real treat", "a gem"). */
+const PRAISE_NOUN = String.raw`(?:hit|treat|gem|classic|winner|keeper|delight|joy|blast|must|favou?rite|crowd[- ]pleaser|game[- ]changer|lifesaver)`;
 const ASSISTANT_VERDICT = new RegExp(
-  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+)?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$|^[\p{L}' -]{1,40}?\s(?:could|would|might|will|must) be\s+(?:so\s+|really\s+|a lot of\s+)?${EVALUATIVE}(?:\s+to\s+\p{L}+)?[.!]*$|^(?!.*\b(?:you|your)\b)\p{Lu}[\p{L}' -]{0,30}?\s(?:has|have)\s+(?:such\s+|some\s+|really\s+|an?\s+)?(?:${EVALUATIVE})\s+[\p{L} -]{1,30}[.!]*$`,
+  String.raw`^(?:makes sense|fair enough|true|indeed)?[,!. ]*(?!.*\b(?:you|your|yours)\b)[\p{L}' -]{1,40}?\s*(?:\bis|\bare|'s|'re|\bsounds?|\blooks?|\bseems?)\s+(?:such\s+|so\s+|really\s+|very\s+|truly\s+|absolutely\s+|quite\s+|pretty\s+)?(?:(?:a|an)\s+)?(?:${EVALUATIVE}(?:\s+[\p{L}-]+){0,2}|(?:real\s+|big\s+|huge\s+)?${PRAISE_NOUN}(?:\s+(?:with|for|among)\s+[\p{L} -]{1,30})?|\p{L}+er than\s+[\p{L} ]{1,30})[.!]*$|^[\p{L}' -]{1,40}?\s(?:could|would|might|will|must) be\s+(?:so\s+|really\s+|a lot of\s+)?${EVALUATIVE}(?:\s+to\s+\p{L}+)?[.!]*$|^(?!.*\b(?:you|your)\b)\p{Lu}[\p{L}' -]{0,30}?\s(?:has|have)\s+(?:such\s+|some\s+|really\s+|an?\s+)?(?:${EVALUATIVE})\s+[\p{L} -]{1,30}[.!]*$`,
   "iu",
 );
+
+/**
+ * An assistant's verdict said without a subject ("Perfect for road trips.", "Always good to
+ * repeat.", "Sounds ideal for the kids.", "A nice weekend ritual."): no one's affairs, so no "you", no number and no name
+ * after its first word.
+ */
+const ASSISTANT_REMARK = new RegExp(
+  String.raw`^(?!.*\b(?:you|your|yours)\b)(?!.*\d)(?:(?:always|so|really|very|just|truly|pretty|quite)\s+)*(?:(?:sounds?|looks?|seems?)\s+(?:like\s+)?)?(?:(?:a|an)\s+)?(?:(?:so|really|very|truly|absolutely|pretty|quite)\s+)?${EVALUATIVE}(?:\s+[\p{L}-]+){0,2}(?:\s+(?:for|to|with|in|on|at|when)\s+[\p{L}' -]{1,40})?[.!]*$`,
+  "iu",
+);
+/** ASSISTANT_REMARK, no capital after its first word (a name: "Perfect for Lily's party."). */
+const isAssistantRemark = (sentence: string) =>
+  ASSISTANT_REMARK.test(sentence) && !/\s\p{Lu}/u.test(sentence);
 
 export function extractLocally(raw: ExtractInput): Extraction {
   return allSteps(extractInSteps(raw));
@@ -232,6 +248,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
           ASSISTANT_ASKS_COURTESY.test(sentence) ||
           isAssistantSupposing(sentence) ||
           ASSISTANT_VERDICT.test(sentence) ||
+          isAssistantRemark(sentence) ||
           VAGUE_ADVICE.test(sentence))
       )
         continue;
