@@ -1052,6 +1052,19 @@ describe("supersede and dedup", () => {
     },
   );
 
+  it("a rest kept of a lesson's turn goes when the lesson is reversed, as the turn's fact would", async () => {
+    const { key } = await svc.newOrg();
+    for (const [i, said] of [
+      "In this repo we use jest for tests. Always run `npm test` before committing.",
+      "We moved from jest to vitest.",
+      "Always run `pnpm test` before committing.",
+    ].entries())
+      await ingestOk(key, { user_id: "m2", conv_id: `c${i}`, messages: [user(said)] });
+    const active = await activeFacts(key, "m2");
+    expect(active.filter((t: string) => t.includes("`npm test`"))).toEqual([]);
+    expect(active).toContain("The user asked the assistant to always run `pnpm test` before committing.");
+  });
+
   it("supersedes an employer joined or started at, an age said with a name or a day, past a label", async () => {
     const { key } = await svc.newOrg();
     const activeOf = async (userId: string) =>

@@ -338,20 +338,32 @@ export async function activeProceduresTitled(
   return rows;
 }
 
-/** The active facts a lesson's own turns gave in its job: those that may state its rule. */
+/**
+ * The active facts a lesson's own turns gave in its job: those that may state its rule. A fact of
+ * them superseded with a rest kept (what it said besides, written by a later job with its turns)
+ * is there through that rest.
+ */
 export async function factsOfLessonTurns(
   db: Queryable,
   orgId: string,
   lessonId: string,
 ): Promise<Array<{ id: string; text: string }>> {
   const { rows } = await db.query(
-    `SELECT f.id::text, f.text FROM memories l
-       JOIN memories f ON f.org_id = l.org_id AND f.job_id = l.job_id AND f.user_id IS NOT DISTINCT FROM l.user_id
-         AND f.type = 'fact' AND f.status = 'active'
-     WHERE l.org_id = $1 AND l.id = $2::uuid
-       AND jsonb_typeof(l.details -> 'source_event_ids') = 'array'
-       AND jsonb_typeof(f.details -> 'source_event_ids') = 'array'
-       AND f.details -> 'source_event_ids' ?| ARRAY(SELECT jsonb_array_elements_text(l.details -> 'source_event_ids'))`,
+    `WITH turn AS (
+       SELECT f.id, f.text, f.status, f.details -> 'source_event_ids' AS events, l.user_id FROM memories l
+         JOIN memories f ON f.org_id = l.org_id AND f.job_id = l.job_id AND f.user_id IS NOT DISTINCT FROM l.user_id
+           AND f.type = 'fact'
+       WHERE l.org_id = $1 AND l.id = $2::uuid
+         AND jsonb_typeof(l.details -> 'source_event_ids') = 'array'
+         AND jsonb_typeof(f.details -> 'source_event_ids') = 'array'
+         AND f.details -> 'source_event_ids' ?| ARRAY(SELECT jsonb_array_elements_text(l.details -> 'source_event_ids'))
+     )
+     SELECT id::text, text FROM turn WHERE status = 'active'
+     UNION ALL
+     SELECT r.id::text, r.text FROM turn t
+       JOIN memories r ON r.org_id = $1 AND r.supersedes = t.id AND r.type = 'fact' AND r.status = 'active'
+         AND r.user_id IS NOT DISTINCT FROM t.user_id AND r.details -> 'source_event_ids' = t.events
+     WHERE t.status = 'superseded'`,
     [orgId, lessonId],
   );
   return rows;
