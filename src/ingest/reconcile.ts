@@ -196,11 +196,16 @@ export async function reconcile(
     out.supersedes,
     out.insert.filter((r) => r.type === "fact"),
   );
-  if (rests.length) {
-    const vectors = await embedder.embed(rests.map(({ whole, text }) => embeddingText({ ...whole, text })));
-    rests.forEach(({ whole, text, unsaid }, k) => {
-      const key = `f${plan.facts.length + k}`;
-      const row: PlannedRow = {
+  // Facts kept of superseded ones, each a row where its whole was said: a rest (what the whole
+  // said besides, superseding it) and who a home was shared with (a fact of its own).
+  let kept = plan.facts.length;
+  const keptRows = async (items: Array<{ whole: NewMemoryRow; text: string }>, supersede: boolean) => {
+    const vectors = items.length
+      ? await embedder.embed(items.map(({ whole, text }) => embeddingText({ ...whole, text })))
+      : [];
+    return items.map(({ whole, text }, k): PlannedRow => {
+      const key = `f${kept++}`;
+      return {
         ...whole,
         id: uuidFromSeed(`${plan.episode.job_id}:${key}`),
         write_key: key,
@@ -208,16 +213,19 @@ export async function reconcile(
         text,
         content_hash: factHash(text),
         embedding: vectors[k]!,
-        supersedes: whole.id,
+        supersedes: supersede ? whole.id : null,
       };
-      out.supersedes.set(whole.id, row.id);
-      out.rests.add(row.id);
-      if (unsaid) out.unsaid.set(whole.id, unsaid);
-      out.insert.push(row);
     });
+  };
+  for (const [k, row] of (await keptRows(rests, true)).entries()) {
+    const { whole, unsaid } = rests[k]!;
+    out.supersedes.set(whole.id, row.id);
+    out.rests.add(row.id);
+    if (unsaid) out.unsaid.set(whole.id, unsaid);
+    out.insert.push(row);
   }
-  // A home superseded keeps who it was shared with, a fact of its own where the home was said
-  // (companionsOf): "... in Portland with the user's partner Daniel" leaves Daniel named.
+  // A home superseded keeps who it was shared with (companionsOf): "... in Portland with the
+  // user's partner Daniel" leaves Daniel named.
   const texts = new Map(cases.flatMap((c) => c.candidates.map((x) => [x.id, x.text] as const)));
   for (const f of out.insert) texts.set(f.id, f.text);
   const shared = [...out.supersedes].flatMap(([old, by]) => {
@@ -247,25 +255,9 @@ export async function reconcile(
     const whole = plan.facts.find((f) => f.id === id) ?? wholes.get(id);
     return whole && !known.has(factHash(text)) ? [{ whole, text }] : [];
   });
-  if (companions.length) {
-    const vectors = await embedder.embed(
-      companions.map(({ whole, text }) => embeddingText({ ...whole, text })),
-    );
-    companions.forEach(({ whole, text }, k) => {
-      const key = `f${plan.facts.length + rests.length + k}`;
-      const row: PlannedRow = {
-        ...whole,
-        id: uuidFromSeed(`${plan.episode.job_id}:${key}`),
-        write_key: key,
-        job_id: plan.episode.job_id,
-        text,
-        content_hash: factHash(text),
-        embedding: vectors[k]!,
-        supersedes: null,
-      };
-      out.rests.add(row.id);
-      out.insert.push(row);
-    });
+  for (const row of await keptRows(companions, false)) {
+    out.rests.add(row.id);
+    out.insert.push(row);
   }
 
   for (const a of plan.artifacts) {
