@@ -5,7 +5,7 @@ import type { StoredRequest } from "../src/ingest/submit.js";
 import { extractArtifacts } from "../src/providers/local/artifacts.js";
 import { conceptTerms, expandWord, placeKinds, titleKinds } from "../src/providers/local/concepts.js";
 import { FIELD_LABELS, splitSentences, withoutSentencesOf } from "../src/providers/local/english.js";
-import { extractLocally, judgeLocally, sameSlot } from "../src/providers/local/extractor.js";
+import { extractLocally, judgeLocally, sameSlot, slotSearches } from "../src/providers/local/extractor.js";
 import { introducedName } from "../src/providers/local/names.js";
 import type { Turn } from "../src/providers/types.js";
 import { composeDeterministic } from "../src/search/compose.js";
@@ -1268,6 +1268,24 @@ describe("what an assistant says, and how a sentence starts", () => {
     if (!kept) expect(facts([turn(0, "assistant", said, "Melanie")]).length, said).toBe(1);
   });
 
+  it.each([
+    ["Where should we hike this summer?", "Mount Rainier is a hit with hikers in summer.", true],
+    ["Which neighborhood in Lisbon should we stay in?", "Alfama is very charming and central.", true],
+    ["Where should we go for fall foliage?", "Vermont is stunning in October.", true],
+    // A reaction to a question that names nothing stays a reaction.
+    ["We adopted a beagle! What do you think?", "Beagles are very loyal.", false],
+  ])(
+    "a verdict on something named, answering the user's question, is the assistant's recommendation: %s %s",
+    (asked, said, kept) => {
+      const replies = facts([turn(0, "user", asked), turn(1, "assistant", said)]).filter(
+        (f) => f.source_role === "assistant",
+      );
+      expect(replies.length).toBe(kept ? 1 : 0);
+      // Said with no question before it, it is the reaction the rule drops.
+      if (kept) expect(texts(["assistant", said]), said).toEqual([]);
+    },
+  );
+
   it("writes a command, a mixed-case name or a file name as written at a sentence's start", () => {
     expect(texts(["assistant", "git branch -a lists all branches, including remote ones."])).toEqual([
       "The assistant said: git branch -a lists all branches, including remote ones.",
@@ -1976,6 +1994,11 @@ describe("a changed attribute, said the ways people say it", () => {
     // A move from a name that is no place to another is no home, nor one a move ends; one from a
     // place WordNet knows is, to a name it does not know.
     expect(judge("The user lives in Paris.", "The user moved from Vim to Emacs.")).toBe("new");
+    // A move between names WordNet does not know as places still looks up the homes held (the
+    // judge ends the one it leaves): without it, "lives in Kyiv" was never a candidate.
+    expect(slotSearches("The user moved from Kyiv to Lviv.").map((x) => x.kind)).toContain("residence");
+    expect(judge("The user lives in Kyiv.", "The user moved from Kyiv to Lviv.")).toBe("supersedes");
+    expect(judge("The user lives in Paris.", "The user moved from Kyiv to Lviv.")).toBe("new");
     expect(
       sameSlot("The user moved to Berlin.", "The user and others moved from Fly to Render for hosting."),
     ).toBe(false);

@@ -352,6 +352,13 @@ describe("supersede and dedup", () => {
       "The user and others moved from Düsseldorf to Köln.",
     ],
     ["I live in Ottawa.", "I moved from Ottawa to Kyiv.", "The user moved from Ottawa to Kyiv."],
+    ["I live in Kyiv.", "I moved from Kyiv to Lviv.", "The user moved from Kyiv to Lviv."],
+    // A claim of one thing, whatever else its sentence says after it.
+    [
+      "I play tennis every weekend with friends and neighbours.",
+      "I stopped playing tennis.",
+      "The user stopped playing tennis.",
+    ],
     // "We" is the user among others, on either side; a phrase of where before the subject is none.
     [
       "We use jest for tests.",
@@ -426,6 +433,11 @@ describe("supersede and dedup", () => {
     ["I live in Denver.", "If I moved to Berlin I would miss the mountains."],
     ["I live in Seattle.", "I moved from Vim to Emacs."],
     ["I live in Seattle.", "I moved from Ottawa to Kyiv."],
+    // An ending of one of several things a claim names leaves the claim (and the others) said.
+    ["We have a dog named Max and a cat named Luna. We live in Portland.", "We don't have Max anymore."],
+    ["We have a dog named Max and a cat named Luna.", "We don't have Max anymore."],
+    ["I play tennis and golf. My wife is a dentist.", "I stopped playing golf."],
+    ["I drink coffee and tea every morning.", "I no longer drink tea."],
     ["I love Paris.", "I moved from Paris to Berlin."],
     ["I'm vegetarian.", "My daughter started eating meat again."],
     ["I'm vegetarian.", "I'm not vegan, just vegetarian."],

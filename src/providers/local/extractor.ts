@@ -13,7 +13,7 @@ import type {
   Turn,
 } from "../types.js";
 import { extractArtifacts, toolCallInput, toolCallPath } from "./artifacts.js";
-import { isNeverName, isTimeName, isVerb, placeKinds } from "./concepts.js";
+import { isCommonWord, isMostlyVerb, isNeverName, isTimeName, isVerb, placeKinds } from "./concepts.js";
 import { directivesInSteps, ERROR, ERROR_MARK, TRACEBACK } from "./directives.js";
 import {
   ASSISTANT_OFFER,
@@ -138,6 +138,17 @@ const ASSISTANT_REMARK = new RegExp(
   String.raw`^(?!.*\b(?:you|your|yours)\b)(?!.*\d)(?:(?:always|so|really|very|just|truly|pretty|quite)\s+)*(?:(?:sounds?|looks?|seems?)\s+(?:like\s+)?)?(?:(?:a|an)\s+)?(?:(?:so|really|very|truly|absolutely|pretty|quite)\s+)?${EVALUATIVE}(?:\s+[\p{L}-]+){0,2}(?:\s+(?:for|to|with|in|on|at|when)\s+[\p{L}' -]{1,40})?[.!]*$`,
   "iu",
 );
+/**
+ * A verdict whose subject names something ("Mount Rainier is a hit with hikers in summer.",
+ * "Alfama is very charming and central."): said in answer to the user's question ("Where should
+ * we hike?"), the assistant's recommendation, not a reaction.
+ */
+const namesItsSubject = (sentence: string) => {
+  const subject = /^(.*?)\s+(?:is|are|sounds?|looks?|seems?)\b|^(.*?)'(?:s|re)\b/i.exec(sentence);
+  const words = (subject?.[1] ?? subject?.[2] ?? "").match(/\p{Lu}[\p{L}'-]*/gu) ?? [];
+  return words.some((w) => !isCommonWord(w));
+};
+
 /** ASSISTANT_REMARK, no capital after its first word (a name: "Perfect for Lily's party."). */
 const isAssistantRemark = (sentence: string) =>
   ASSISTANT_REMARK.test(sentence) && !/\s\p{Lu}/u.test(sentence);
@@ -247,7 +258,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
         ((ASSISTANT_OWN.test(sentence) && !isAssistantAction(sentence)) ||
           ASSISTANT_ASKS_COURTESY.test(sentence) ||
           isAssistantSupposing(sentence) ||
-          ASSISTANT_VERDICT.test(sentence) ||
+          (ASSISTANT_VERDICT.test(sentence) && !(askedOf() !== null && namesItsSubject(sentence))) ||
           isAssistantRemark(sentence) ||
           VAGUE_ADVICE.test(sentence))
       )
@@ -885,7 +896,10 @@ export interface SlotSearch {
  * kind's patterns, a third of an embedded database's time per job once the patterns grew.
  */
 export function slotSearches(text: string): SlotSearch[] {
-  const kinds = [...new Set(slotsOf(text).map((s) => s.slot.slice(0, s.slot.indexOf(":"))))];
+  // An unsure move ("from Kyiv to Lviv") looks for the homes held too: the judge ends the one it leaves.
+  const kinds = [
+    ...new Set(slotsOf(text, { unsure: true }).map((s) => s.slot.slice(0, s.slot.indexOf(":")))),
+  ];
   const searches: SlotSearch[] = kinds.map((kind) => ({
     kind,
     words: SLOT_WORDS[kind]!,
@@ -1574,7 +1588,37 @@ function statesEnded(ending: Ending, claim: string): boolean {
   const rest = m!.groups!.rest!.trim();
   if (ending.object.length === 0) return ending.verbs !== null && HABIT_TAIL.test(rest);
   const words = new Set(contentWords(rest));
-  return ending.object.every((w) => words.has(w));
+  if (!ending.object.every((w) => words.has(w))) return false;
+  // A claim of several things ("a dog named Max and a cat named Luna", "coffee and tea") is ended
+  // only by an ending of each: "We don't have Max anymore" leaves Luna said.
+  const ended = new Set(ending.object);
+  return listedItems(rest).every((item) => item.length === 0 || item.some((w) => ended.has(w)));
+}
+
+/** A part of a list that starts a clause of its own ("and it's great", "and they love it"). */
+const PRONOUN_START = /^(?:it|it's|its|they|they're|he|he's|she|she's|which|who|that|this|there|then)$/;
+
+/**
+ * The things a claim's object lists, each as its content words: "a dog named Max and a cat named
+ * Luna" is two, "coffee, tea and juice every morning" three. Only the object itself is read, up to
+ * a preposition or a time ("tennis every weekend with friends and neighbours" is one), and what
+ * follows "and" as a verb ("and run it in CI") is a clause of the same thing, no item of its own.
+ */
+function listedItems(rest: string): string[][] {
+  const head = rest.split(
+    /\s(?:with|for|at|in|on|every|each|to|from|near|since|because|when|while|after|before|by|about|during|until|except|so|but)\s/i,
+  )[0]!;
+  const items: string[] = [];
+  // Commas list things only in a list that ends with "and" ("coffee, tea and juice"); elsewhere a
+  // comma starts a clause ("a Honda Civic, it's great in the snow").
+  const parts = / and /.test(head) ? head.split(/\s*,\s*(?:and\s+)?|\s+and\s+/) : [head];
+  for (const part of parts) {
+    const first = /^[\p{L}'-]+/u.exec(part)?.[0]?.toLowerCase() ?? "";
+    const clause = !first || isMostlyVerb(first) || isPastForm(first) || PRONOUN_START.test(first);
+    if (items.length && clause) items[items.length - 1] += ` ${part}`;
+    else items.push(part);
+  }
+  return items.map((item) => contentWords(item));
 }
 
 /**
