@@ -1064,6 +1064,25 @@ describe("supersede and dedup", () => {
     },
   );
 
+  it("a fact of several sentences ended by one keeps the others in its episode when an active fact says them already", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      user_id: "m3",
+      messages: [user("My sister Emma lives in Boston. I live in Chicago.")],
+    });
+    await ingestOk(key, {
+      user_id: "m3",
+      conv_id: "c2",
+      messages: [user("Emma doesn't live in Boston anymore.")],
+    });
+    expect(await activeFacts(key, "m3")).toContain("The user lives in Chicago.");
+    const episode = first.memories_created.find((m: any) => m.type === "episode");
+    const [episodeRow] = await rowsOf(orgId, [episode]);
+    // Only what ended leaves the episode: it was emptied to its title ("Conversation") before.
+    expect(episodeRow!.text).toContain("The user lives in Chicago.");
+    expect(episodeRow!.text).not.toContain("Boston");
+  });
+
   it("a rest kept of a lesson's turn goes when the lesson is reversed, as the turn's fact would", async () => {
     const { key } = await svc.newOrg();
     for (const [i, said] of [

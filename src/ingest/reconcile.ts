@@ -69,8 +69,9 @@ export interface Reconciled {
    */
   rests: Set<string>;
   /**
-   * Of each fact superseded with a rest kept (rests), its sentences that the rest holds nothing
-   * of, in the fact's own form: what its episode no longer says.
+   * Of each fact superseded with a rest kept (rests, or a rest an active fact says already), its
+   * sentences that the rest holds nothing of, in the fact's own form: what its episode no longer
+   * says ("" when nothing goes).
    */
   unsaid: Map<string, string>;
 }
@@ -217,13 +218,17 @@ export async function reconcile(
       };
     });
   };
-  for (const [k, row] of (await keptRows(rests, true)).entries()) {
-    const { whole, unsaid } = rests[k]!;
+  const written = rests.filter((r) => !r.said);
+  for (const [k, row] of (await keptRows(written, true)).entries()) {
+    const { whole, unsaid } = written[k]!;
     out.supersedes.set(whole.id, row.id);
     out.rests.add(row.id);
     if (unsaid) out.unsaid.set(whole.id, unsaid);
     out.insert.push(row);
   }
+  // A rest an active fact says already is written no row of its own ("I live in Chicago", its
+  // turn's clause), but its whole's episode keeps it: only what the change took out goes.
+  for (const { whole, unsaid, said } of rests) if (said) out.unsaid.set(whole.id, unsaid ?? "");
   // A home superseded keeps who it was shared with (companionsOf): "... in Portland with the
   // user's partner Daniel" leaves Daniel named.
   const texts = new Map(cases.flatMap((c) => c.candidates.map((x) => [x.id, x.text] as const)));
@@ -403,7 +408,7 @@ async function wholeSentencesToo(
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
   planned: PlannedRow[],
-): Promise<Array<{ whole: NewMemoryRow; text: string; unsaid: string | null }>> {
+): Promise<Array<{ whole: NewMemoryRow; text: string; unsaid: string | null; said: boolean }>> {
   // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
   const turnOf = new Map(planned.map((f) => [f, JSON.stringify(f.details?.source_event_ids ?? [])]));
   const own = new Map(planned.map((f) => [f.id, f]));
@@ -483,7 +488,7 @@ async function wholeSentencesToo(
   );
   const verdicts = cases.length ? await extractor.judge(cases) : [];
   let k = 0;
-  const rests: Array<{ id: string; text: string; unsaid: string | null }> = [];
+  const rests: Array<{ id: string; text: string; unsaid: string | null; said?: boolean }> = [];
   for (const { id, text, left } of found) {
     const restated = new Set(left.filter(() => verdicts[k++]?.verdict === "duplicate"));
     const rest = restOf(text, (c) => !left.includes(c) || restated.has(c));
@@ -499,6 +504,8 @@ async function wholeSentencesToo(
       (_, i) => !kept.has(i),
     );
     if (rest !== null) rests.push({ id, text: rest, unsaid: gone.length ? gone.join(" ") : null });
+    // Every clause left restated by an active fact: no rest to write, but the episode keeps them.
+    else if (left.length) rests.push({ id, text: "", unsaid: gone.join(" "), said: true });
   }
   // Nor one that an active fact says already, word for word.
   const said = new Set(
@@ -506,26 +513,28 @@ async function wholeSentencesToo(
       await activeFactsByHash(
         db,
         scope,
-        rests.map((r) => factHash(r.text)),
+        rests.filter((r) => !r.said).map((r) => factHash(r.text)),
       )
     )
       .filter((r) => !wholes.has(r.id))
       .map((r) => r.content_hash),
   );
-  const kept = rests.filter((r) => !said.has(factHash(r.text)));
-  if (kept.length === 0) return [];
+  // Such a rest is no row, but its whole's episode still keeps what the rest says.
+  if (rests.length === 0) return [];
   const stored = new Map(
     (
       await factRows(
         db,
         scope,
-        kept.map((r) => r.id).filter((id) => !own.has(id)),
+        rests.map((r) => r.id).filter((id) => !own.has(id)),
       )
     ).map((r) => [r.id, r]),
   );
-  return kept.flatMap(({ id, text, unsaid }) => {
-    const whole = own.get(id) ?? stored.get(id);
-    return whole ? [{ whole, text, unsaid }] : [];
+  return rests.flatMap((r) => {
+    const whole = own.get(r.id) ?? stored.get(r.id);
+    return whole
+      ? [{ whole, text: r.text, unsaid: r.unsaid, said: r.said || said.has(factHash(r.text)) }]
+      : [];
   });
 }
 

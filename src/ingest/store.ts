@@ -433,17 +433,17 @@ export async function storeResult({
     // A fact of this job changed later in it is reported created (and superseded), not updated.
     for (const r of superseded)
       if (!stored.has(r.id)) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
-    // A sentence whose rest is kept as a fact leaves its episode the rest: only its sentences the
-    // rest holds nothing of go (the clause superseded with it took the old value out already,
-    // when it was cut from it).
+    // A sentence whose rest is kept (as a fact, or by an active fact that says it already) leaves
+    // its episode the rest: only its sentences the rest holds nothing of go (the clause
+    // superseded with it took the old value out already, when it was cut from it).
     reworked = await unsayInEpisodes(
       tx,
       orgId,
       superseded.flatMap((r) => {
         if (r.type !== "fact") return [];
-        if (!rec.rests.has(rec.supersedes.get(r.id) ?? "")) return [r];
         const unsaid = rec.unsaid.get(r.id);
-        return unsaid ? [{ ...r, text: unsaid }] : [];
+        if (unsaid !== undefined) return unsaid ? [{ ...r, text: unsaid }] : [];
+        return rec.rests.has(rec.supersedes.get(r.id) ?? "") ? [] : [r];
       }),
       { unlist: false },
     );
