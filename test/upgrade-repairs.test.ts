@@ -138,7 +138,7 @@ describe("repairs of migrations changed after release (sql/102)", () => {
 
     await db.query(repair);
     const later = readFileSync(path.join(ROOT, "sql/105_index_normalised.sql"), "utf8");
-    await db.query(/CREATE FUNCTION mnemo_query_tsv[\s\S]*?x\);\n/.exec(later)![0]);
+    await db.query(/CREATE FUNCTION mnemo_query_tsv[\s\S]*?END;\n/.exec(later)![0]);
     await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
       { type: "fact", text: "我住在东京，我喜欢寿司。", user_id: "u1" },
     ]);
