@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -459,5 +459,28 @@ describe("Claude Code hooks against a real server", () => {
     });
     expect(texts.some((t) => t.includes("keep them under fixtures"))).toBe(true);
     expect(texts.filter((t) => /tool call|file_path/.test(t))).toEqual([]);
+  });
+});
+
+describe("example MCP configs", () => {
+  // examples/README.md: an agent id narrows reads as well as writes, so the configs pin the user
+  // only and every tool of the same user reads what the others (and the Stop hook) wrote.
+  const configs = [
+    "examples/claude-code/mcp.http.json",
+    "examples/claude-code/mcp.stdio.json",
+    "examples/claude-desktop/claude_desktop_config.json",
+    "examples/cursor/mcp.json",
+  ];
+  it.each(configs)("%s pins the user and no agent id", (file) => {
+    const text = readFileSync(path.join(ROOT, file), "utf8");
+    const servers = Object.values(
+      (JSON.parse(text) as { mcpServers: Record<string, Record<string, unknown>> }).mcpServers,
+    );
+    expect(servers.length).toBeGreaterThan(0);
+    for (const server of servers) {
+      const pinned = Object.keys({ ...(server.headers as object), ...(server.env as object) });
+      expect(pinned.some((k) => /User-Id$|DEFAULT_USER_ID$/.test(k))).toBe(true);
+      expect(pinned.filter((k) => /Agent-Id$|DEFAULT_AGENT_ID$/.test(k))).toEqual([]);
+    }
   });
 });
