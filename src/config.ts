@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 
@@ -129,7 +130,21 @@ const RateTiersSchema = z.record(
  */
 export const EnvSchema = z.object({
   PORT: int(8080, 0, 65535),
-  HOST: orDefault(z.string().trim().default("127.0.0.1")),
+  /** An IP address or a host name (checked here: a listen on a malformed one fails only after the database opened). */
+  HOST: orDefault(
+    z
+      .string()
+      .trim()
+      .default("127.0.0.1")
+      .refine(
+        (v) =>
+          isIP(v) !== 0 ||
+          /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+            v,
+          ),
+        "must be an IP address or a host name",
+      ),
+  ),
   DATABASE_URL: PostgresUrl,
   MNEMO_DATA_DIR: orDefault(z.string().default("./.mnemo-data")),
   MNEMO_BOOTSTRAP_API_KEY: optionalString.pipe(
@@ -300,7 +315,21 @@ export const EnvSchema = z.object({
   MNEMO_TRUST_PROXY: bool(false),
   // Identity-provider JWTs
   MNEMO_JWT_JWKS_URL: httpUrl,
-  MNEMO_JWT_SECRET: optionalString,
+  /**
+   * Taken as given (no trim: it must equal the identity provider's byte for byte), and at least
+   * 32 bytes, the HS256 key size RFC 7518 §3.2 requires: a short shared secret is guessed
+   * offline from one token, and then any organisation's tokens can be forged.
+   */
+  MNEMO_JWT_SECRET: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === "" ? undefined : v))
+    .pipe(
+      z
+        .string()
+        .refine((v) => Buffer.byteLength(v) >= 32, "must be at least 32 bytes (RFC 7518: the HS256 key size)")
+        .optional(),
+    ),
   MNEMO_JWT_ISSUER: optionalString,
   MNEMO_JWT_AUDIENCE: optionalString,
   MNEMO_JWT_ORG_CLAIM: orDefault(z.string().trim().default("org_id")),

@@ -91,7 +91,7 @@ export function createMetrics(): Metrics {
     }),
     ingestJobs: new Counter({
       name: "mnemo_ingest_jobs_total",
-      help: "Ingest job runs by outcome (succeeded, failed, gave_up, interrupted: the database was unavailable, retried).",
+      help: "Ingest job runs by outcome (succeeded, failed, gave_up, interrupted: the database or the model's endpoint was unavailable, retried).",
       labelNames: ["outcome"] as const,
       registers,
     }),
@@ -128,7 +128,7 @@ export function createMetrics(): Metrics {
     }),
     rateLimited: new Counter({
       name: "mnemo_rate_limited_total",
-      help: "Requests refused by the rate limiter, by error code (rate_limited, daily_cap_exceeded).",
+      help: "Requests refused by the rate limiter, by error code (rate_limited, daily_cap_exceeded, monthly_quota_exceeded).",
       labelNames: ["code"] as const,
       registers,
     }),

@@ -9,7 +9,7 @@ import type { Config } from "./config.js";
 import type { Deps } from "./context.js";
 import { analyzeIfStale } from "./db/analyze.js";
 import { migrate } from "./db/migrate.js";
-import { durabilityWarning, type OpenedDatabase, openDatabase } from "./db/open.js";
+import { durabilityWarning, type OpenedDatabase, openDatabase, StartupError } from "./db/open.js";
 import { type HttpServer, startHttpServer } from "./http-server.js";
 import { relayFinishedJobs, signalStopping } from "./ingest/signals.js";
 import type { Logger } from "./logger.js";
@@ -47,6 +47,17 @@ export async function startRuntime(
   roles: { api: boolean; worker: boolean },
   options: { opened?: OpenedDatabase; listen?: boolean; takeOver?: boolean; bootstrap?: boolean } = {},
 ): Promise<Runtime> {
+  // Checked before the database opens (a first start would create and migrate it for nothing).
+  if (
+    roles.api &&
+    options.listen !== false &&
+    config.PORT !== 0 &&
+    config.MNEMO_METRICS_PORT === config.PORT
+  ) {
+    throw new StartupError(
+      `MNEMO_METRICS_PORT equals PORT (${config.PORT}), where the API listens and already serves /metrics: set another port or unset it`,
+    );
+  }
   if (config.MNEMO_WEBHOOK_ALLOW_PRIVATE) {
     log.warn(
       "UNSAFE: MNEMO_WEBHOOK_ALLOW_PRIVATE=true lets webhooks use http:// and private, loopback and " +

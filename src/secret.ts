@@ -11,10 +11,15 @@ export async function loadServerSecret(
   db: Db,
   configured: string | undefined,
 ): Promise<{ key: Buffer; source: "config" | "database" }> {
-  if (configured) return { key: createHash("sha256").update(configured).digest(), source: "config" };
-  const seed = await serverSecretSeed(db, randomBytes(32).toString("base64"));
-  return { key: createHash("sha256").update(seed).digest(), source: "database" };
+  if (configured) return { key: serverKeyOf(configured), source: "config" };
+  return {
+    key: serverKeyOf(await serverSecretSeed(db, randomBytes(32).toString("base64"))),
+    source: "database",
+  };
 }
+
+/** The server key made from a configured MNEMO_SECRET_KEY or the stored seed. */
+export const serverKeyOf = (secret: string) => createHash("sha256").update(secret).digest();
 
 /** A short public fingerprint of a server key: equal keys, equal fingerprints; it reveals nothing of the key. */
 export const keyFingerprint = (key: Buffer) =>

@@ -52,6 +52,11 @@ describe("configuration", () => {
       expect(() => loadConfig({ MNEMO_METRICS_PORT: v }), v).toThrow(/MNEMO_METRICS_PORT/);
     }
     expect(loadConfig({ PORT: " 8081 " }).PORT).toBe(8081);
+    // A HOST that is neither an address nor a host name is refused before anything opens.
+    for (const v of ["not_a_host", "http://example.com", "[::1]", "a..b", "-x.example"])
+      expect(() => loadConfig({ HOST: v }), v).toThrow(/HOST: must be an IP address or a host name/);
+    for (const v of ["0.0.0.0", "::", "::1", "localhost", "mnemo-api.internal", "10.0.0.7"])
+      expect(loadConfig({ HOST: v }).HOST, v).toBe(v);
     expect(() => loadConfig({ MNEMO_RATE_TIERS: '{"pro":{"per_minute":10}}' })).toThrow(
       /MNEMO_RATE_TIERS: invalid tiers: pro\.per_day: required/,
     );

@@ -179,6 +179,37 @@ describe("identity-provider JWTs", () => {
     expect(await verifier.verify(token)).toEqual({ orgId: "acme", userId: "ann@acme.test" });
   });
 
+  it("refuses a shared secret shorter than 32 bytes, and HS384/HS512 tokens a secret too short for them", async () => {
+    expect(() => loadConfig({ MNEMO_JWT_SECRET: "short" })).toThrow(
+      /MNEMO_JWT_SECRET: must be at least 32 bytes/,
+    );
+    // 31 bytes in 11 characters: bytes count, not characters.
+    expect(() => loadConfig({ MNEMO_JWT_SECRET: "ü".repeat(15) + "x" })).toThrow(/at least 32 bytes/);
+    // Taken as given: the identity provider signs with the spaces too.
+    const spaced = ` ${"s".repeat(34)} `;
+    expect(loadConfig({ MNEMO_JWT_SECRET: spaced }).MNEMO_JWT_SECRET).toBe(spaced);
+    const secret = "k".repeat(40);
+    const verifier = createJwtVerifier(
+      loadConfig({
+        MNEMO_JWT_SECRET: secret,
+        MNEMO_JWT_ISSUER: JWT_ISSUER,
+        MNEMO_JWT_AUDIENCE: JWT_AUDIENCE,
+      }),
+    )!;
+    const { SignJWT } = await import("jose");
+    const sign = (alg: string) =>
+      new SignJWT({ org_id: "acme" })
+        .setProtectedHeader({ alg })
+        .setSubject("ann")
+        .setIssuer(JWT_ISSUER)
+        .setAudience(JWT_AUDIENCE)
+        .setExpirationTime("5m")
+        .sign(new TextEncoder().encode(secret));
+    expect(await verifier.verify(await sign("HS256"))).toEqual({ orgId: "acme", userId: "ann" });
+    for (const alg of ["HS384", "HS512"])
+      await expect(verifier.verify(await sign(alg))).rejects.toMatchObject({ code: "unauthorized" });
+  });
+
   it("refuses to start JWT auth without an issuer and an audience", () => {
     expect(() => createJwtVerifier(loadConfig({ MNEMO_JWT_SECRET: "x".repeat(40) }))).toThrow(
       /MNEMO_JWT_ISSUER and MNEMO_JWT_AUDIENCE/,

@@ -56,6 +56,9 @@ describe("structured logs", () => {
       return found.some((l) => l.msg === "ingest job succeeded") ? found : undefined;
     });
     for (const l of jobLines) expect(l.jobId, l.msg).toBe(res.body.id);
+    // `path` is a request line's URL path; the job line names its pipeline under its own key.
+    expect(jobLines.find((l) => l.msg === "ingest job succeeded")).toMatchObject({ pipeline: "live" });
+    expect(jobLines.filter((l) => "path" in l)).toEqual([]);
     const rawJobLines = raw.filter((l) => l.includes('"req-logs-1"') && !l.includes('"msg":"request"'));
     expect(rawJobLines.length).toBe(jobLines.length);
     for (const l of rawJobLines) expect(duplicateKeys(l), l).toEqual([]);

@@ -6,6 +6,7 @@ import { loadConfig } from "../src/config.js";
 import { createDb, type Queryable } from "../src/db/db.js";
 import { silentLogger } from "../src/logger.js";
 import { type Runtime, startRuntime } from "../src/runtime.js";
+import { keyFingerprint, serverKeyOf } from "../src/secret.js";
 import { decryptSecret } from "../src/webhooks/secrets.js";
 import { TEST_EMBEDDING_DIM } from "./helpers/constants.js";
 import { waitFor } from "./helpers/harness.js";
@@ -246,6 +247,10 @@ describe("admin migrate-to", () => {
     expect(report.webhookSecrets).toEqual({ kept: 0, reencrypted: 1, unreadable: 0 });
     expect(report.instructions).toContain("MNEMO_SECRET_KEY=<the value of MNEMO_NEW_SECRET_KEY>");
     expect(report.instructions).not.toContain("the server key moved with the data");
+    // The target records the new key's fingerprint: its first start with the new key warns of no mismatch.
+    expect(
+      await scalar(target.url, "SELECT value AS n FROM settings WHERE key = 'server_key_fingerprint'"),
+    ).toBe(keyFingerprint(serverKeyOf(newKey)));
     // Following them, the webhook secret reads on the target.
     const onPg = await startRuntime(
       loadConfig({ ...env, DATABASE_URL: target.url, MNEMO_SECRET_KEY: newKey }),

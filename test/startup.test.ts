@@ -237,6 +237,19 @@ describe("database start-up", { timeout: 180_000 }, () => {
   });
 });
 
+describe("MNEMO_METRICS_PORT equal to PORT", { timeout: 120_000 }, () => {
+  it("is refused at once, naming both, before the database is made", async () => {
+    const dataDir = path.join(mkdtempSync(path.join(os.tmpdir(), "mn-sameport-")), "data");
+    cleanups.push(async () => rmSync(path.dirname(dataDir), { recursive: true, force: true }));
+    const port = String(await freePort());
+    const failed = spawnMnemo(["serve"], { MNEMO_DATA_DIR: dataDir, PORT: port, MNEMO_METRICS_PORT: port });
+    cleanups.push(() => failed.kill("SIGKILL"));
+    expect(await failed.exited, failed.stderr()).toBe(1);
+    expect(failed.stderr()).toContain(`MNEMO_METRICS_PORT equals PORT (${port})`);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
 describe("a port another process holds", { timeout: 180_000 }, () => {
   it.each(["PORT", "MNEMO_METRICS_PORT"])(
     "%s: exit 1 naming it, the database closed; the next start still prints the first-start key",

@@ -572,6 +572,10 @@ describe("admin import (embedded database)", () => {
       [other.orgId],
     );
     expect(rows.every((r) => r.d === TEST_EMBEDDING_DIM)).toBe(true);
+    // Again: every row is there, none is embedded (their 1536-number vectors are not sent either).
+    const again = await importIntoDst(renamed, other.orgId);
+    expect(again.bad).toEqual([]);
+    expect(again.memories).toMatchObject({ imported: 0, existing: renamed.length - 1, reembedded: 0 });
   });
 
   it("imports a mem0 export, each item a fact, idempotently", async () => {
@@ -609,7 +613,8 @@ describe("admin import (embedded database)", () => {
     // JSON lines work too, and a second import adds nothing.
     const jsonl = (JSON.parse(doc).results as object[]).slice(0, 2).map((r) => JSON.stringify(r));
     const again = await importIntoDst(jsonl, other.orgId, "mem0");
-    expect(again.memories).toMatchObject({ imported: 0, existing: 2 });
+    // Rows already stored are sent to no model: nothing is embedded again.
+    expect(again.memories).toMatchObject({ imported: 0, existing: 2, reembedded: 0 });
   });
 
   it("mem0: the same words without an id for two agents are two memories; dates are read, not invented", async () => {

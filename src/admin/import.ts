@@ -297,9 +297,20 @@ export async function importOrg(
     memories = [];
     const numbers = [...batch.groups, ...batch.memories].map((x) => x.line);
     try {
-      // Vectors first, outside the transaction: a model call may be slow.
+      // Vectors first, outside the transaction: a model call may be slow. A row whose id is already
+      // stored is left alone by the insert, so it is sent to no model (and sends no vector).
+      const present = new Set(
+        (
+          await db.query<{ id: string }>("SELECT id::text AS id FROM memories WHERE id = ANY($1::uuid[])", [
+            batch.memories.map((m) => m.row.id),
+          ])
+        ).rows.map((r) => r.id),
+      );
+      for (const m of batch.memories) if (present.has(m.row.id.toLowerCase())) m.row.embedding = null;
       const stale = batch.memories.filter(
-        (m) => !keepVectors || !m.row.embedding || m.row.embedding.length !== embedder.dim,
+        (m) =>
+          !present.has(m.row.id.toLowerCase()) &&
+          (!keepVectors || !m.row.embedding || m.row.embedding.length !== embedder.dim),
       );
       if (stale.length) {
         const vectors = await embedder.embed(stale.map((m) => embeddingText(m.row)));

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { bossDb, startBoss } from "../../jobs/boss.js";
@@ -18,8 +17,10 @@ import { createDb, type Queryable, withSnapshot } from "../db/db.js";
 import { findRunningServer, startEmbedded } from "../db/embedded.js";
 import { migrate } from "../db/migrate.js";
 import { requireVector } from "../db/open.js";
+import { swapKeyFingerprint } from "../db/settings.js";
 import { CoreError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { keyFingerprint, serverKeyOf } from "../secret.js";
 import { decryptSecret, encryptSecret } from "../webhooks/secrets.js";
 import { progress } from "./progress.js";
 
@@ -222,7 +223,6 @@ function order<T extends { name: string }>(
  * under that key; any that this process cannot read are counted for a clear warning.
  */
 async function checkWebhookSecrets(source: Queryable, target: Queryable, config: Config) {
-  const keyOf = (v: string) => createHash("sha256").update(v).digest();
   const stored = (
     await source.query<{ value: string }>("SELECT value FROM settings WHERE key = 'server_secret'")
   ).rows[0]?.value;
@@ -236,7 +236,7 @@ async function checkWebhookSecrets(source: Queryable, target: Queryable, config:
     let plain: string;
     try {
       if (!current) throw new Error("no key");
-      plain = decryptSecret(keyOf(current), r.org_id, r.secret_enc);
+      plain = decryptSecret(serverKeyOf(current), r.org_id, r.secret_enc);
     } catch {
       out.unreadable++;
       continue;
@@ -244,11 +244,14 @@ async function checkWebhookSecrets(source: Queryable, target: Queryable, config:
     if (next && next !== current) {
       await target.query("UPDATE webhooks SET secret_enc = $2 WHERE org_id = $1", [
         r.org_id,
-        encryptSecret(keyOf(next), r.org_id, plain),
+        encryptSecret(serverKeyOf(next), r.org_id, plain),
       ]);
       out.reencrypted++;
     } else out.kept++;
   }
+  // The key the target will run with is the new one: the fingerprint copied with the settings is
+  // the old key's, and the first start would warn of a key mismatch that is not there.
+  if (next) await swapKeyFingerprint(target, keyFingerprint(serverKeyOf(next)));
   return out;
 }
 

@@ -40,10 +40,16 @@ export function createJwtVerifier(config: Config): JwtVerifier | undefined {
     ? createRemoteJWKSet(new URL(jwksUrl), { cooldownDuration: config.MNEMO_JWT_JWKS_COOLDOWN_MS })
     : undefined;
   const secretKey = secret ? new TextEncoder().encode(secret) : undefined;
-  const algorithms = [...(jwks ? ASYMMETRIC : []), ...(secretKey ? SYMMETRIC : [])];
+  // RFC 7518 §3.2: an HMAC key at least as long as its hash, so HS384 needs 48 bytes and HS512 64.
+  const symmetric = secretKey ? SYMMETRIC.filter((alg) => secretKey.length * 8 >= Number(alg.slice(2))) : [];
+  const algorithms = [...(jwks ? ASYMMETRIC : []), ...symmetric];
   const getKey: JWTVerifyGetKey = async (header, token) => {
     if (header.alg && SYMMETRIC.includes(header.alg)) {
-      if (!secretKey) throw new errors.JOSEAlgNotAllowed("symmetric tokens are not accepted");
+      if (!secretKey || !symmetric.includes(header.alg)) {
+        throw new errors.JOSEAlgNotAllowed(
+          secretKey ? `${header.alg} needs a longer MNEMO_JWT_SECRET` : "symmetric tokens are not accepted",
+        );
+      }
       return secretKey;
     }
     if (!jwks) throw new errors.JOSEAlgNotAllowed("asymmetric tokens are not accepted");

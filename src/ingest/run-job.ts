@@ -167,7 +167,7 @@ export async function runIngestJob({
       if (timings[stage] !== undefined) metrics.ingestStage.observe({ stage }, timings[stage]);
     }
     metrics.ingestJobs.inc({ outcome: "succeeded" });
-    ctx.log.info({ path, created: rec.insert.length }, "ingest job succeeded");
+    ctx.log.info({ pipeline: path, created: rec.insert.length }, "ingest job succeeded");
   } catch (err) {
     if (err instanceof StaleAttempt) return;
     // The database out of reach or out of room (a connection dropped, a server restarting or
