@@ -921,6 +921,17 @@ describe("named speakers, dates and categories", () => {
     expect(facts([turn(0, "Dave", said, "Dave")]).map((f) => f.text)).toEqual([
       "Dave just adopted a cat called Miso.",
     ]);
+    // Accents aside: "Zoë" introducing herself as "Zoe", and "Jose" as "José".
+    for (const [speaker, typed] of [
+      ["Zoë", "Zoe"],
+      ["Jose", "José"],
+    ] as const)
+      expect(
+        facts([turn(0, speaker, `Hey! I am ${typed}, I just adopted a cat called Miso.`, speaker)]).map(
+          (f) => f.text,
+        ),
+        typed,
+      ).toEqual([`${speaker} just adopted a cat called Miso.`]);
     // A form's name field giving the speaker's full name: the full name speaks, said once.
     expect(
       facts([turn(0, "Jordan", "Name: Jordan Lee. I just started at Stripe as a PM.", "Jordan")]).map(

@@ -237,6 +237,24 @@ describe("a question naming one speaker", () => {
     const out = preferNamedSpeaker(query, list);
     expect(out.map((r) => [r.row.id, r.score])).toEqual(expected);
   });
+  it("knows a speaker named with or without accents ('Zoë' asked about as 'Zoe', 'Jose' as 'José')", () => {
+    const accented = [said("tims-books", "Tim", 0.8), said("zoes-books", "Zoë", 0.75)];
+    for (const query of [
+      "What books has Zoe read?",
+      "What books has Zoë read?",
+      "What books has Zoe\u0308 read?",
+    ]) {
+      expect(
+        preferNamedSpeaker(query, accented).map((r) => [r.row.id, r.score]),
+        query,
+      ).toEqual([
+        ["zoes-books", 0.975],
+        ["tims-books", 0.8],
+      ]);
+    }
+    const plain = [said("tims-books", "Tim", 0.8), said("joses-books", "Jose", 0.75)];
+    expect(preferNamedSpeaker("What books has José read?", plain)[0]!.row.id).toBe("joses-books");
+  });
   it("leaves the list alone when it names both speakers or none", () => {
     expect(preferNamedSpeaker("Which books did Tim recommend to John?", ranked)).toBe(ranked);
     expect(preferNamedSpeaker("What books were mentioned?", ranked)).toBe(ranked);

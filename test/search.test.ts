@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import type { MemoryRow } from "../src/db/memory-row.js";
+import { foldLatin } from "../src/fold.js";
 import { type MemoryInput, writeMemories } from "../src/memories/write.js";
 import { BLOCK_CHARS, composeDeterministic, cutAtWord, LINE_CHARS } from "../src/search/compose.js";
 import { startTestService, type TestService, withConfig } from "./helpers/harness.js";
@@ -565,11 +566,12 @@ describe("text in other Unicode forms, and emoji", () => {
     const [old] = await seed(orgId, [
       { type: "fact", text: "Dinner at the cre\u0300perie 🍕 downtown.", user_id: "u1" },
     ]);
-    // The word as the English parser reads it; the emoji as a lexeme (the parser skips emoji).
+    // The word as a query is read (in NFKC, accents folded since sql/106); the emoji as a lexeme
+    // (the parser skips emoji).
     const matches = async () =>
       (
         await svc.deps.db.query<{ word: boolean; emoji: boolean }>(
-          `SELECT tsv @@ plainto_tsquery('english', 'crèperie') AS word, tsv @@ quote_literal('🍕')::tsquery AS emoji
+          `SELECT tsv @@ plainto_tsquery('english', mnemo_index_text('crèperie', 100)) AS word, tsv @@ quote_literal('🍕')::tsquery AS emoji
            FROM memories WHERE id = $1`,
           [old!.id],
         )
@@ -588,6 +590,156 @@ describe("text in other Unicode forms, and emoji", () => {
     // The upgrade's own pass (the test database is far below its 50,000-row bound).
     await svc.deps.db.query(sql.slice(sql.indexOf("DO $$")));
     expect(await matches()).toEqual({ word: true, emoji: true });
+  });
+});
+
+describe("Latin letters with and without accents", () => {
+  it("finds a name or word typed without its accents, and the other way round; other scripts as written (sql/106)", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const filler = [
+      "The user drinks green tea.",
+      "The user went to Tokyo last spring.",
+      "The user plays the cello on Fridays.",
+      "The user has a dog named Rex.",
+    ];
+    const [zoe] = await seed(orgId, [
+      { type: "fact", text: "Zoë loves sushi.", user_id: "u1" },
+      ...filler.map((text) => ({ type: "fact" as const, text, user_id: "u1" })),
+      { type: "fact", text: "My daughter Chloé started piano lessons.", user_id: "u1" },
+      { type: "fact", text: "I live in São Paulo.", user_id: "u1" },
+      { type: "fact", text: "We had cake at Café Müller yesterday.", user_id: "u1" },
+      { type: "fact", text: "Jose plays the guitar in a band.", user_id: "u1" },
+      { type: "fact", text: "Lukasz fixed the old bicycle.", user_id: "u1" },
+      { type: "fact", text: "Søren moved to Straße 12 in Berlin.", user_id: "u1" },
+      { type: "fact", text: "Я люблю йогурт.", user_id: "u1" },
+      { type: "fact", text: "Η Αθήνα είναι όμορφη.", user_id: "u1" },
+      { type: "fact", text: "我的猫很可爱。", user_id: "u1" },
+    ]);
+    const first = async (query: string) => {
+      const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
+      expect(res.status).toBe(200);
+      // Matched by full text: ahead of the next row, not merely the nearest neighbour.
+      expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
+      return res.body.data[0]?.text;
+    };
+    for (const [query, expected] of [
+      ["What does Zoe like?", "Zoë loves sushi."],
+      ["zoe sushi", "Zoë loves sushi."],
+      ["When did Chloe start piano?", "My daughter Chloé started piano lessons."],
+      ["Sao Paulo", "I live in São Paulo."],
+      ["cafe muller", "We had cake at Café Müller yesterday."],
+      ["CAFE MULLER", "We had cake at Café Müller yesterday."],
+      ["cafe\u0301 mu\u0308ller", "We had cake at Café Müller yesterday."],
+      ["What does José play?", "Jose plays the guitar in a band."],
+      ["Who fixed Łukasz's bike?", "Lukasz fixed the old bicycle."],
+      ["Soren strasse", "Søren moved to Straße 12 in Berlin."],
+      ["йогурт", "Я люблю йогурт."],
+      ["Αθήνα", "Η Αθήνα είναι όμορφη."],
+      ["猫", "我的猫很可爱。"],
+    ] as const) {
+      expect(await first(query), query).toBe(expected);
+    }
+    // Typed either way, a query is read as the same words, and leads with the same memory at the
+    // same score (the rows after it come from the local embedder, which reads words as written).
+    const read = async (query: string) => {
+      const { rows } = await svc.deps.db.query<{ t: string }>("SELECT mnemo_query_tsv($1)::text AS t", [
+        query,
+      ]);
+      const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
+      return [rows[0]!.t, res.body.data[0].text, res.body.data[0].score];
+    };
+    for (const [typed, accented] of [
+      ["What does Zoe like?", "What does Zoë like?"],
+      ["Sao Paulo", "São Paulo"],
+      ["cafe muller", "Café Müller"],
+    ] as const)
+      expect(await read(typed), typed).toEqual(await read(accented));
+    // Only Latin letters lose their marks: и is not й, nor α ά (as the reader of either writes).
+    // (Every word of the query, as the search reads it.)
+    const matches = async (query: string, id: string) =>
+      (
+        await svc.deps.db.query<{ m: boolean }>(
+          `SELECT tsv @@ (SELECT string_agg(quote_literal(l), ' & ')::tsquery
+             FROM unnest(tsvector_to_array(mnemo_query_tsv($1))) l) AS m FROM memories WHERE id = $2`,
+          [query, id],
+        )
+      ).rows[0]!.m;
+    const idOf = async (text: string) =>
+      (
+        await svc.deps.db.query<{ id: string }>(
+          "SELECT id::text FROM memories WHERE org_id = $1 AND text = $2",
+          [orgId, text],
+        )
+      ).rows[0]!.id;
+    const russian = await idOf("Я люблю йогурт.");
+    const greek = await idOf("Η Αθήνα είναι όμορφη.");
+    expect([await matches("йогурт", russian), await matches("иогурт", russian)]).toEqual([true, false]);
+    expect([await matches("Αθήνα", greek), await matches("Αθηνα", greek)]).toEqual([true, false]);
+    const { rows } = await svc.deps.db.query<{ t: string }>("SELECT mnemo_index_text($1, 1000) AS t", [
+      "Я люблю йогурт, ёлка. Η Αθήνα είναι όμορφη. 我的猫很可爱。한국어 👍🏽",
+    ]);
+    expect(rows[0]!.t).toBe("Я люблю йогурт, ёлка. Η Αθήνα είναι όμορφη. 我的猫很可爱。한국어 👍🏽");
+    // Names compared in TypeScript (speakers, trigger entities) are folded as the index folds them.
+    const names: string[] = [
+      "Zoë",
+      "São Paulo",
+      "Łukasz",
+      "Straße",
+      "Søren",
+      "Nguyễn",
+      "İstanbul",
+      "Œuvre",
+      "Zoe\u0308",
+      "Ǿ",
+      "йогурт",
+      "Αθήνα",
+    ];
+    const folded = await svc.deps.db.query<{ t: string }>(
+      "SELECT mnemo_index_text(n, 1000) AS t FROM unnest($1::text[]) WITH ORDINALITY u(n, i) ORDER BY i",
+      [names],
+    );
+    expect(folded.rows.map((r) => r.t)).toEqual(names.map(foldLatin));
+    expect(names.map(foldLatin)).toEqual([
+      "Zoe",
+      "Sao Paulo",
+      "Lukasz",
+      "Strasse",
+      "Soren",
+      "Nguyen",
+      "Istanbul",
+      "OEuvre",
+      "Zoe",
+      "O",
+      "йогурт",
+      "Αθήνα",
+    ]);
+    // The stored text stays as sent.
+    const all = await svc.request("GET", "/v1/memories?user_id=u1&limit=100", { key });
+    expect(all.body.data.map((m: { text: string }) => m.text)).toContain("Zoë loves sushi.");
+    // A memory indexed by an earlier version (sql/105: accents kept) is indexed again by the
+    // upgrade (sql/106), and so is a speaker's name.
+    await svc.deps.db.query("ALTER TABLE memories DISABLE TRIGGER memories_text");
+    try {
+      await svc.deps.db.query(
+        "UPDATE memories SET tsv = to_tsvector('english', text), details = details || '{\"source_role\": \"Zoë\"}' WHERE id = $1",
+        [zoe!.id],
+      );
+    } finally {
+      await svc.deps.db.query("ALTER TABLE memories ENABLE TRIGGER memories_text");
+    }
+    expect([await matches("Zoe sushi", zoe!.id), await matches("Zoë sushi", zoe!.id)]).toEqual([
+      false,
+      false,
+    ]);
+    const sql = readFileSync(new URL("../sql/106_accent_folding.sql", import.meta.url), "utf8");
+    // The upgrade's own pass (the test database is far below its 50,000-row bound).
+    await svc.deps.db.query(sql.slice(sql.indexOf("DO $$")));
+    expect([await matches("Zoe sushi", zoe!.id), await matches("Zoë sushi", zoe!.id)]).toEqual([true, true]);
+    const role = await svc.deps.db.query<{ m: boolean }>(
+      "SELECT tsv @@ to_tsquery('simple', 'zoe:C') AS m FROM memories WHERE id = $1",
+      [zoe!.id],
+    );
+    expect(role.rows[0]!.m).toBe(true);
   });
 });
 

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemCtx } from "../src/context.js";
 import { identifiersFromAction, identifiersFromText } from "../src/identifiers/identifiers.js";
@@ -896,6 +897,72 @@ describe("paths and file names in any script", () => {
     expect(edit.body.data.map((d: { text: string }) => d.text)).toEqual([rule!.text]);
     const named = await trigger(key, { user_id: "a1", mode: "retrieve", entities: ["schéma.sql"] });
     expect(named.body.data.map((d: { text: string }) => d.text)).toEqual([rule!.text]);
+  });
+
+  it("match with or without Latin accents, either way, and not across other scripts (sql/106)", async () => {
+    const { key, orgId } = await svc.newOrg("accents");
+    const [accented, plain, cyrillic] = await seed(orgId, [
+      lesson("Never edit the generated schéma.sql by hand", ["src/données/schéma.sql"]),
+      lesson("Ask Zoe before touching the billing code", ["Zoe"]),
+      lesson("Run йогурт.sh with sudo", ["йогурт.sh"]),
+    ]);
+    const hits = async (body: Record<string, unknown>) => {
+      const res = await trigger(key, { user_id: "u", mode: "retrieve", ...body });
+      expect(res.status).toBe(200);
+      return res.body.data.map((d: { text: string; details: { matched_on: string[] } }) => [
+        d.text,
+        d.details.matched_on,
+      ]);
+    };
+    const schema = ["Never edit the generated schéma.sql by hand", ["src/données/schéma.sql"]];
+    const zoe = ["Ask Zoe before touching the billing code", ["Zoe"]];
+    for (const path of [
+      "/repo/src/donnees/schema.sql",
+      "/repo/src/données/schéma.sql",
+      "/repo/src/donne\u0301es/sche\u0301ma.sql",
+    ])
+      expect(await hits({ action: { tool: "Edit", args: { file_path: path } } }), path).toEqual([schema]);
+    expect(await hits({ entities: ["schema.sql"] })).toEqual([schema]);
+    expect(await hits({ entities: ["Zoë"] })).toEqual([zoe]);
+    expect(await hits({ entities: ["Zoe"] })).toEqual([zoe]);
+    // Other scripts stay as written: и is not й.
+    expect(await hits({ entities: ["иогурт.sh"] })).toEqual([]);
+    expect(await hits({ entities: ["йогурт.sh"] })).toEqual([["Run йогурт.sh with sudo", ["йогурт.sh"]]]);
+    // A directive stored before sql/106 (trigger_keys as sql/030 made them) is still triggered by
+    // its entities as written, and by their folded form once the upgrade derives its keys again.
+    const db = svc.deps.db;
+    const keysOf = async (id: string) =>
+      (await db.query<{ k: string[] }>("SELECT trigger_keys AS k FROM memories WHERE id = $1", [id])).rows[0]!
+        .k;
+    expect(await keysOf(accented!.id)).toEqual(
+      expect.arrayContaining([
+        "src/donnees/schema.sql",
+        "schema.sql",
+        "src/données/schéma.sql",
+        "schéma.sql",
+      ]),
+    );
+    expect((await keysOf(plain!.id)).sort()).toEqual(["Zoe"]);
+    expect(await keysOf(cyrillic!.id)).toEqual(["йогурт.sh"]);
+    const sql = readFileSync(new URL("../sql/106_accent_folding.sql", import.meta.url), "utf8");
+    const keysFunction = sql.slice(sql.indexOf("CREATE OR REPLACE FUNCTION mnemo_trigger_keys"));
+    const old = readFileSync(new URL("../sql/030_search.sql", import.meta.url), "utf8");
+    await db.query(
+      old
+        .slice(old.indexOf("CREATE FUNCTION mnemo_trigger_keys"), old.indexOf("ALTER TABLE memories"))
+        .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"),
+    );
+    try {
+      await db.query("UPDATE memories SET trigger_entities = trigger_entities WHERE org_id = $1", [orgId]);
+    } finally {
+      await db.query(keysFunction.slice(0, keysFunction.indexOf("-- Memories whose index")));
+    }
+    expect((await keysOf(accented!.id)).sort()).toEqual(["schéma.sql", "src/données/schéma.sql"]);
+    expect(await hits({ entities: ["schéma.sql"] })).toEqual([schema]);
+    expect(await hits({ entities: ["schema.sql"] })).toEqual([]);
+    // The upgrade's own pass (the test database is far below its 50,000-row bound).
+    await db.query(sql.slice(sql.indexOf("DO $$")));
+    expect(await hits({ entities: ["schema.sql"] })).toEqual([schema]);
   });
 });
 

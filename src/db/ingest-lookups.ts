@@ -1,3 +1,4 @@
+import { withFolded } from "../fold.js";
 import { type Queryable, queryInOneTrip } from "./db.js";
 import type { NewMemoryRow } from "./memories.js";
 import type { MemoryType } from "./memory-row.js";
@@ -311,7 +312,7 @@ export async function activeLessonsSharing(
        AND status IS DISTINCT FROM 'superseded' AND outcome IS DISTINCT FROM 'failed'
        AND job_id IS DISTINCT FROM $6
      ORDER BY (trigger_keys && $5::text[]) DESC, created_at DESC, id LIMIT 50`,
-    [scope.orgId, scope.userId, scope.agentId, namespace, entities, jobId],
+    [scope.orgId, scope.userId, scope.agentId, namespace, withFolded(entities), jobId],
   );
   return rows;
 }

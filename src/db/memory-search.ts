@@ -1,3 +1,4 @@
+import { withFolded } from "../fold.js";
 import {
   inlineParams,
   kept,
@@ -446,8 +447,8 @@ export async function hybridSearch(
 }
 
 /**
- * Directives whose trigger entities (or their base names) equal one of `keys`: one GIN probe on
- * `trigger_keys`. Failed directives and lessons a later one reversed are never served; a namespace narrows to itself plus the
+ * Directives whose trigger entities (or their base names) equal one of `keys`, Latin accents aside
+ * (`trigger_keys` holds each folded too, sql/106): one GIN probe on `trigger_keys`. Failed directives and lessons a later one reversed are never served; a namespace narrows to itself plus the
  * global (null-namespace) ones. `usage` counts one search in the same statement.
  */
 export async function directivesByKeys(
@@ -463,7 +464,7 @@ export async function directivesByKeys(
     if (usage) await db.query(usageUpsertSql("$1", "$2", { searches: 1 }), [scope.orgId, usage.keyId ?? ""]);
     return [];
   }
-  const params: unknown[] = [keys, types, namespace, limit];
+  const params: unknown[] = [withFolded(keys), types, namespace, limit];
   const where = scopeSql(scope, params);
   let counted = "";
   if (usage) {

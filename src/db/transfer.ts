@@ -207,12 +207,16 @@ export async function memoryIdsPage(
   return rows;
 }
 
+/**
+ * The full-text columns of `ids` derived again (the text trigger recomputes a cleared tsv and the
+ * BM25 vector), and trigger_keys (a generated column, derived again when trigger_entities is set).
+ */
 export async function reindexText(db: Queryable, orgId: string, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 1000)
-    await db.query("UPDATE memories SET tsv = NULL WHERE org_id = $1 AND id = ANY($2::uuid[])", [
-      orgId,
-      ids.slice(i, i + 1000),
-    ]);
+    await db.query(
+      "UPDATE memories SET tsv = NULL, trigger_entities = trigger_entities WHERE org_id = $1 AND id = ANY($2::uuid[])",
+      [orgId, ids.slice(i, i + 1000)],
+    );
 }
 
 /** Of `ids`, those that exist under another organisation (an import cannot take them over). */

@@ -1,3 +1,4 @@
+import { foldLatin } from "../fold.js";
 import { COMMON_WORDS } from "./common-words.js";
 
 /**
@@ -396,16 +397,18 @@ export function normaliseEntities(entities: string[]): string[] {
 }
 
 /**
- * Which of a directive's trigger entities a set of identifiers hit: those it names exactly, and a
+ * Which of a directive's trigger entities a set of identifiers hit: those it names exactly (Latin
+ * accents aside, as the lookup by `trigger_keys` matches: `schéma.sql` and `schema.sql`), and a
  * path it names by base name only when the directive does not carry that base name as an entity of
  * its own (then the base name is what was hit, not the path: `migrate.ts` in `lib/migrate.ts` hits
  * `migrate.ts`, not `src/db/migrate.ts`).
  */
 export function matchedOn(triggerEntities: string[], identifiers: Set<string>): string[] {
-  const own = new Set(triggerEntities);
+  const own = new Set(triggerEntities.map(foldLatin));
+  const hit = new Set([...identifiers].map(foldLatin));
   return triggerEntities.filter((e) => {
-    if (identifiers.has(e)) return true;
-    const base = baseName(e);
-    return base !== e && identifiers.has(base) && !own.has(base);
+    if (hit.has(foldLatin(e))) return true;
+    const base = foldLatin(baseName(e));
+    return base !== foldLatin(e) && hit.has(base) && !own.has(base);
   });
 }

@@ -9,6 +9,7 @@ import {
   textMatches,
 } from "../db/memory-search.js";
 import { CoreError, isCoreError } from "../errors.js";
+import { foldLatin } from "../fold.js";
 import { identifiersFromAction, matchedOn } from "../identifiers/identifiers.js";
 import type { FilterNode } from "../memories/filters.js";
 import { CONTENT_TYPES, DIRECTIVE_TYPES, type MemoryType, toWire } from "../memories/model.js";
@@ -252,10 +253,13 @@ async function leadingDirectives(
     );
     // Found by their text: the trigger entities the query still names as words ("npm" in "fix
     // this failing npm install", which holds no identifier a tool call would) are what it hit.
-    const words = new Set(query.toLowerCase().match(/[\p{L}\p{N}_./-]+/gu) ?? []);
+    const words = new Set(foldLatin(query.toLowerCase()).match(/[\p{L}\p{N}_./-]+/gu) ?? []);
     const meant = extra.filter((row) => sharesContentWord(row, query));
     for (const row of meant.slice(0, max - out.length))
-      out.push({ row, matchedOn: row.trigger_entities.filter((e) => words.has(e.toLowerCase())) });
+      out.push({
+        row,
+        matchedOn: row.trigger_entities.filter((e) => words.has(foldLatin(e.toLowerCase()))),
+      });
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import type { RankRow } from "../db/memory-row.js";
+import { foldLatin } from "../fold.js";
 import { byScore, round6 } from "./linked.js";
 import { asksForSeveral } from "./several.js";
 
@@ -53,10 +54,13 @@ export function preferNamedSpeaker<T extends { row: RankRow; score: number }>(
   // Whether the question asks for several things (asksForSeveral), when the caller knows.
   several = asksForSeveral(query),
 ): T[] {
-  const named = new Set((query.match(/\p{Lu}[\p{L}'-]*/gu) ?? []).map((w) => w.replace(/'s$/, "")));
+  // Accents aside: a speaker "Zoë" is named by "What does Zoe like?".
+  const named = new Set(
+    (query.match(/\p{Lu}[\p{L}'-]*/gu) ?? []).map((w) => foldLatin(w.replace(/'s$/, ""))),
+  );
   const speakerOf = (r: T) => {
     const role = r.row.details?.source_role;
-    return typeof role === "string" && named.has(role) ? role : undefined;
+    return typeof role === "string" && named.has(foldLatin(role)) ? role : undefined;
   };
   const speakers = new Set(ranked.map(speakerOf).filter((s) => s !== undefined));
   if (speakers.size !== 1) return ranked;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { formatDay, parseLooseDate, resolveRelativeDates } from "../../dates/dates.js";
 import { escapeRe } from "../../dates/strptime.js";
+import { foldLatin } from "../../fold.js";
 import { identifiersFromText } from "../../identifiers/identifiers.js";
 import { truncate } from "../../truncate.js";
 import type {
@@ -417,9 +418,11 @@ function withUserName(input: ExtractInput): {
     if (name && t.role === "user" && !t.speaker)
       return { ...t, speaker: name, content: withoutIntroduction(t.content, name) };
     // A named speaker introducing themself ("Hey! I am Dave, I just adopted a cat") says nothing
-    // the speaker's name does not: "Dave is Dave just adopted ..." otherwise.
+    // the speaker's name does not: "Dave is Dave just adopted ..." otherwise (accents aside: "Zoë"
+    // typing "I'm Zoe").
     const own = t.speaker ? introducedName(t.content) : null;
-    if (own && own === t.speaker) return { ...t, content: withoutIntroduction(t.content, t.speaker) };
+    if (own && foldLatin(own) === foldLatin(t.speaker!))
+      return { ...t, content: withoutIntroduction(t.content, own) };
     // "Name: Jordan Lee. I just started at Stripe" from Jordan: the full name speaks this turn.
     if (own && t.speaker && own.startsWith(`${t.speaker} `))
       return { ...t, speaker: own, content: withoutIntroduction(t.content, own) };
