@@ -64,8 +64,17 @@ describe("third-person facts of tricky turns", () => {
     ["I have three pets: a dog, a cat and a parrot.", "The user has three pets: a dog, a cat and a parrot."],
     [
       "Me and my husband go to the gym every morning.",
-      "The user and the user's husband go to the gym every morning.",
+      "The user and their husband go to the gym every morning.",
     ],
+    // the speaker's own thing in the clause the speaker is the subject of is "their"; after
+    // someone else is named, or in a subject shared with someone, "their" could be theirs
+    ["I gave my notice at Acme yesterday.", "The user gave their notice at Acme yesterday."],
+    ["I and my wife moved to Berlin.", "The user and their wife moved to Berlin."],
+    ["We sold our house last year.", "The user and others sold their house last year."],
+    ["I told my boss about my plans.", "The user told their boss about the user's plans."],
+    ["I gave the dog my sandwich.", "The user gave the dog the user's sandwich."],
+    ["My sister and I visited my parents.", "The user's sister and the user visited the user's parents."],
+    ["My mom called me about my car.", "The user's mom called the user about the user's car."],
     [
       "I watch a lot of movies and I fix old bikes.",
       "The user watches a lot of movies and the user fixes old bikes.",
@@ -78,7 +87,7 @@ describe("third-person facts of tricky turns", () => {
     ["I hardly ever drink coffee after lunch.", "The user hardly ever drinks coffee after lunch."],
     ["I fly to Paris every month for work.", "The user flies to Paris every month for work."],
     ["I apply for jobs every week now.", "The user applies for jobs every week now."],
-    ["I quit my job last month.", "The user quit the user's job last month."],
+    ["I quit my job last month.", "The user quit their job last month."],
     // verbs the clause coordinates with the speaker's take the third person too; nouns do not
     ["I live in Lisbon and work as a nurse.", "The user lives in Lisbon and works as a nurse."],
     [
@@ -94,7 +103,7 @@ describe("third-person facts of tricky turns", () => {
     ["I like tea and often cake with honey.", "The user likes tea and often cake with honey."],
     ["I went to Rome and then flew to Oslo.", "The user went to Rome and then flew to Oslo."],
     ["I read the book and now plan a trip to Oslo.", "The user read the book and now plans a trip to Oslo."],
-    ["I can swim and also run with my dog.", "The user can swim and also run with the user's dog."],
+    ["I can swim and also run with my dog.", "The user can swim and also run with their dog."],
     // after a modal or an infinitive's "to" a verb keeps its base form
     ["I love to cook and bake for friends.", "The user loves to cook and bake for friends."],
     [
@@ -186,7 +195,7 @@ describe("third-person facts of tricky turns", () => {
     ["im meeting Mia for lunch", "The user is meeting Mia for lunch"],
     ["i love Uma Thurman movies", "The user loves Uma Thurman movies"],
     ["Lately Ive been running every morning", "Lately the user has been running every morning"],
-    ["i and my wife love hiking", "The user and the user's wife love hiking"],
+    ["i and my wife love hiking", "The user and their wife love hiking"],
     // ... but another language's "im" and "i", and a surname, are words of their own
     ["Ich arbeite als Krankenschwester im Klinikum.", "Ich arbeite als Krankenschwester im Klinikum."],
     ["Im Sommer fahre ich nach Italien.", "Im Sommer fahre ich nach Italien."],
@@ -215,15 +224,15 @@ describe("third-person facts of tricky turns", () => {
     ["Check engine light came on again.", "Check engine light came on again."],
     ["Remember Sarah is vegan.", "The user asked the assistant to remember Sarah is vegan."],
     // an irregular past takes no -s, with its subject or without
-    ["I broke my wrist skiing last winter.", "The user broke the user's wrist skiing last winter."],
-    ["I tore my ACL playing soccer.", "The user tore the user's ACL playing soccer."],
-    ["I lent my car to Joe.", "The user lent the user's car to Joe."],
+    ["I broke my wrist skiing last winter.", "The user broke their wrist skiing last winter."],
+    ["I tore my ACL playing soccer.", "The user tore their ACL playing soccer."],
+    ["I lent my car to Joe.", "The user lent their car to Joe."],
     ["Hung out with Dana last night.", "The user hung out with Dana last night."],
     // an interjection before the claim is no part of it
     ["Ugh, my landlord raised the rent again.", "The user's landlord raised the rent again."],
-    ["Yikes, I missed my flight.", "The user missed the user's flight."],
+    ["Yikes, I missed my flight.", "The user missed their flight."],
     ["ngl i'm kinda obsessed with pickleball", "The user is kinda obsessed with pickleball"],
-    ["Tbh I hate my commute.", "The user hates the user's commute."],
+    ["Tbh I hate my commute.", "The user hates their commute."],
     // an age said beside another claim is an age all the same; a height is not
     ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
     ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],
@@ -272,7 +281,7 @@ describe("third-person facts of tricky turns", () => {
     ["Question: what should I pack?", null],
     // ... and a state said by an adjective, its subject dropped
     ["Allergic to penicillin.", "The user is allergic to penicillin."],
-    ["Proud of my daughter today.", "The user is proud of the user's daughter today."],
+    ["Proud of my daughter today.", "The user is proud of their daughter today."],
     // a name that is also a verb's past, opening a shared subject, is no dropped "I"
     ["Rose and I went to the park yesterday.", "Rose and the user went to the park yesterday."],
     ["Rose and Tom went hiking.", "Rose and Tom went hiking."],
@@ -373,7 +382,7 @@ describe("the other speaker, addressed as you", () => {
     // -ed base forms and negative contractions after I
     [
       "I need my family more than ever after the accident.",
-      "Bo needs Bo's family more than ever after the accident.",
+      "Bo needs their family more than ever after the accident.",
     ],
     [
       "I haven't done pottery yet, but I'd love to try it.",
@@ -427,7 +436,7 @@ describe("one claim per fact: a turn that changes the subject", () => {
       ),
     ]);
     expect(out.map((f) => f.text)).toEqual([
-      "The user ran the user's first marathon in May. It took almost five hours.",
+      "The user ran their first marathon in May. It took almost five hours.",
       "The user's sister is getting married in June!",
     ]);
     // Sentences that explain each other stay one fact.
@@ -439,7 +448,7 @@ describe("one claim per fact: a turn that changes the subject", () => {
   it.each([
     [
       "Oh, and btw - I've been working on my online store.",
-      "The user has been working on the user's online store.",
+      "The user has been working on their online store.",
     ],
     ["Anyway, I adopted a greyhound last week.", "The user adopted a greyhound last week."],
     ["On another note, I started learning Korean.", "The user started learning Korean."],
@@ -696,7 +705,7 @@ describe("the user's name", () => {
     // "here" goes with the name, and the rest keeps its subject
     expect(texts("Hi, I'm Frank here, need help with my taxes.")).toEqual([
       "The user's name is Frank.",
-      "Frank needs help with Frank's taxes.",
+      "Frank needs help with their taxes.",
     ]);
     // a belief after a greeting is no name, and stays the user's
     expect(texts("Hi, I'm Muslim and I don't drink alcohol.")).toEqual([
@@ -723,7 +732,7 @@ describe("the user's name", () => {
 
   it("uses a name on record for later turns", () => {
     expect(facts([turn(0, "user", "I ran my first 10k race this morning.")], "Priya")[0]!.text).toBe(
-      "Priya ran Priya's first 10k race this morning.",
+      "Priya ran their first 10k race this morning.",
     );
   });
 });
@@ -943,7 +952,7 @@ describe("named speakers, dates and categories", () => {
   it("resolves a thing due in a while and this weekend, and writes a leading relative date lower case", () => {
     const text = (content: string) => datedText(new Date("2024-07-03T12:00:00Z"), content); // a Wednesday
     expect(text("Last Tuesday I went hiking with my brother.")).toBe(
-      "On 3 July 2024, last Tuesday (2 July 2024) the user went hiking with the user's brother.",
+      "On 3 July 2024, last Tuesday (2 July 2024) the user went hiking with their brother.",
     );
     expect(text("Two days ago I adopted a greyhound.")).toBe(
       "On 3 July 2024, two days ago (1 July 2024) the user adopted a greyhound.",
@@ -963,7 +972,7 @@ describe("named speakers, dates and categories", () => {
       "On 3 July 2024, the user got back from Rome the day before yesterday (1 July 2024).",
     );
     expect(text("I start my new job in 5 days.")).toBe(
-      "On 3 July 2024, the user starts the user's new job in 5 days (8 July 2024).",
+      "On 3 July 2024, the user starts their new job in 5 days (8 July 2024).",
     );
     expect(text("I have a dentist appointment in three weeks.")).toBe(
       "On 3 July 2024, the user has a dentist appointment in three weeks (the week of 24 July 2024).",
@@ -1070,7 +1079,7 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
       "The user went to the dentist yesterday, he said the user's teeth are fine",
     ]);
     expect(texts("Finished my thesis draft last night!")).toEqual([
-      "The user finished the user's thesis draft last night!",
+      "The user finished their thesis draft last night!",
     ]);
     expect(texts("Excited for the trip to Rome next week.")).toEqual([
       "The user is excited for the trip to Rome next week.",
@@ -1156,14 +1165,14 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     );
     // Each weekday by its own sentence, every one of them.
     expect(text("I saw my therapist on Tuesday. I have a job interview next week.")).toBe(
-      "On 5 March 2025, the user saw the user's therapist on Tuesday (4 March 2025). The user has a job interview next week (the week after 5 March 2025).",
+      "On 5 March 2025, the user saw their therapist on Tuesday (4 March 2025). The user has a job interview next week (the week after 5 March 2025).",
     );
     expect(text("I called my mom on Friday and on Sunday.")).toBe(
-      "On 5 March 2025, the user called the user's mom on Friday (28 February 2025) and on Sunday (2 March 2025).",
+      "On 5 March 2025, the user called their mom on Friday (28 February 2025) and on Sunday (2 March 2025).",
     );
     // A list of days is a schedule.
     expect(text("I switched my running to Monday, Wednesday and Friday mornings.")).toBe(
-      "On 5 March 2025, the user switched the user's running to Monday, Wednesday and Friday mornings.",
+      "On 5 March 2025, the user switched their running to Monday, Wednesday and Friday mornings.",
     );
     // Habits and a day named without a tense stay as said.
     expect(text("We play chess every Monday.")).toBe(

@@ -285,7 +285,7 @@ describe("relative dates", () => {
 describe("local extraction", () => {
   it("turns first-person statements into third-person facts and resolves relative dates", () => {
     expect(toThirdPerson("I live in Paris", "Ana")).toBe("Ana lives in Paris");
-    expect(toThirdPerson("I really love my dog", "Ana")).toBe("Ana really loves Ana's dog");
+    expect(toThirdPerson("I really love my dog", "Ana")).toBe("Ana really loves their dog");
     expect(resolveRelativeDates("I went yesterday", new Date("2023-05-08T13:56:00Z"))).toBe(
       "I went yesterday (7 May 2023)",
     );

@@ -263,7 +263,7 @@ const HIDDEN_CHANGES: Array<[string, string, string | RegExp]> = [
   [
     "I live in Denver.",
     "I moved back to my hometown, Tulsa, in January.",
-    "The user moved back to the user's hometown, Tulsa, in January.",
+    "The user moved back to their hometown, Tulsa, in January.",
   ],
 ];
 
@@ -294,7 +294,7 @@ describe("supersede and dedup", () => {
     [
       "I drive a Honda Civic.",
       "I sold my Civic and now drive a Tesla.",
-      "The user sold the user's Civic and now drives a Tesla.",
+      "The user sold their Civic and now drives a Tesla.",
     ],
     ["I smoke a pack a day.", "I quit smoking.", "The user quit smoking."],
     // A correction "X, not Y", and an age said now.

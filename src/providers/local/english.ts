@@ -1056,8 +1056,24 @@ const INVERTED_AUX: Record<string, string> = { do: "does", am: "is", have: "has"
 const matchCase = (like: string, word: string) =>
   /^\p{Lu}/u.test(like) ? word.charAt(0).toUpperCase() + word.slice(1) : word;
 
+/**
+ * The speaker's own thing in the clause the speaker alone is the subject of ("I gave my notice",
+ * "I told my boss", "I and my wife", "we sold our house"): "their", as English says it, not "the
+ * user gave the user's notice". Only the first one before anyone or anything else is named (a
+ * determiner, a pronoun or a name between): after "their boss" another "their" could be the
+ * boss's ("The user told their boss about the user's plans"). Not a subject shared with someone
+ * named before it ("My sister and I visited my parents": "their parents" would be both of theirs).
+ */
+const OWN_POSSESSIVE =
+  /(?<!\b(?:and|or|nor) )\b(I|[Ww]e|^\s*[Mm]e(?= and\b))((?:'(?:m|ve|d|ll|re))?(?: (?!(?:my|our|the|a|an|this|that|these|those|his|her|its|their|your|you|him|them|it|he|she|they|who|whom|whose|which|what|someone|somebody|everyone|everybody)\b)[a-z]+){0,6}) (?:my|our)\b/;
+const withOwnPossessive = (s: string) =>
+  s.replace(OWN_POSSESSIVE, (m, subject: string, between: string) =>
+    // "I" owns "my", "we" "our": "we sold my car" is no one's "their".
+    /^I$|^\s*[Mm]e$/.test(subject) === m.endsWith(" my") ? `${subject}${between} their` : m,
+  );
+
 function unquotedToThird(sentence: string, name: string): string {
-  let s = sentence;
+  let s = withOwnPossessive(sentence);
   const poss = `${name}'s`;
   s = s.replace(/^(\s*)[Mm]e and\b/, (_m, sp: string) => `${sp}${name} and`);
   // "My partner and I are", "Jamie and I have": the speaker in a plural subject keeps its verb.
