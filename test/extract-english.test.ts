@@ -995,6 +995,31 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
     expect(texts("Random fact: my sister is getting married in June.")).toEqual([
       "The user's sister is getting married in June.",
     ]);
+    // A change of plan announced, and a label after a dash or before a comma, are labels too.
+    for (const [content, text] of [
+      [
+        "Change of plan: we are going to Rome instead of Paris.",
+        "The user and others are going to Rome instead of Paris.",
+      ],
+      ["Change of plans, we are going to Rome.", "The user and others are going to Rome."],
+      ["Slight change of plans: I'm flying on Friday.", "The user is flying on Friday."],
+      [
+        "Plot twist: my sister is moving in with us.",
+        "The user's sister is moving in with the user and others.",
+      ],
+      ["Quick update - I moved to Berlin.", "The user moved to Berlin."],
+      ["Quick update \u2014 I moved to Berlin.", "The user moved to Berlin."],
+      ["Quick update, I moved to Berlin.", "The user moved to Berlin."],
+      ["Big change: I quit my job.", "The user quit their job."],
+      ["Update: I got the job at Stripe.", "The user got the job at Stripe."],
+      ["FYI: my flight is on Tuesday.", "The user's flight is on Tuesday."],
+      ["Good news! I passed the exam.", "The user passed the exam."],
+      ["Heads up: I'll be offline next week.", "The user will be offline next week."],
+      ["PS: I love sushi.", "The user loves sushi."],
+    ])
+      expect(texts(content!), content).toEqual([text]);
+    // A noun phrase before a colon that is no label is what the line is about.
+    expect(texts("Family plan: 40 dollars a month.")).toEqual(["Family plan: 40 dollars a month."]);
     expect(texts("Also, I have a dentist appointment soon.")).toEqual([
       "The user has a dentist appointment soon.",
     ]);
@@ -1934,6 +1959,14 @@ describe("a changed attribute, said the ways people say it", () => {
       "The user drinks coffee every morning.",
       "The user stopped drinking coffee, the user drinks tea instead.",
     ],
+    // A thing chosen instead of another: the same verb and words before it, with the old thing.
+    [
+      "The user and others are going to Paris in May.",
+      "The user and others are going to Rome instead of Paris.",
+    ],
+    ["The user is going to Paris in May.", "The user is going to Rome rather than Paris."],
+    ["The user drinks coffee every morning.", "The user drinks tea instead of coffee now."],
+    ["The user uses npm for everything.", "The user uses pnpm instead of npm."],
   ])("%s -> %s supersedes (what the user stopped doing, liking, using or having)", (old, text) => {
     expect(judge(old, text)).toBe("supersedes");
   });
@@ -1969,6 +2002,15 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(
       judge("The user drinks tea every morning.", "The user no longer drinks coffee, only tea now."),
     ).toBe("new");
+    // A thing chosen instead of another ends only the same doing of it, in the present, and the
+    // same subject's.
+    const rome = "The user and others are going to Rome instead of Paris.";
+    expect(judge("The user loves Paris.", rome)).toBe("new");
+    expect(judge("The user and others went to Paris in May.", rome)).toBe("new");
+    expect(judge("The user's sister is going to Paris in May.", rome)).toBe("new");
+    expect(judge("The user is going to Paris in May.", "The user went to Rome instead of Paris.")).toBe(
+      "new",
+    );
   });
 
   it("never takes a fact naming another thing or number for a near neighbour's restatement", () => {

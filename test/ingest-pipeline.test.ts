@@ -407,6 +407,12 @@ describe("supersede and dedup", () => {
     ["I work at Acme.", "I don\u2019t work at Acme anymore.", "The user doesn't work at Acme anymore."],
     ["I\u2019m vegetarian.", "I\u2019m not vegetarian anymore.", "The user is not vegetarian anymore."],
     ["I\u2019m 34.", "I just turned 35.", "The user just turned 35 years old."],
+    // A change of plan: what is chosen instead of the plan held.
+    [
+      "We are going to Paris in May.",
+      "Change of plan: we are going to Rome instead of Paris.",
+      "The user and others are going to Rome instead of Paris.",
+    ],
     ...HIDDEN_CHANGES,
   ])("a change the nearest neighbours miss still supersedes: %s -> %s", async (before, after, now) => {
     const { key } = await svc.newOrg();

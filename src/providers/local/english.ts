@@ -71,6 +71,10 @@ const CLAIM_LABELS = [
   "edit",
   "tl;dr",
   "tldr",
+  "change of plan",
+  "change of plans",
+  "plan change",
+  "plot twist",
 ];
 /**
  * The same kind of label with a word or two before it ("Quick update:", "Random fact:", "Personal
@@ -78,10 +82,13 @@ const CLAIM_LABELS = [
  * noun and a colon ("My favourite thing: pizza") keeps its subject.
  */
 const LABEL_MODIFIERS =
-  "quick|small|little|short|brief|another|one more|random|fun|personal|side|important|last|final|general|big|good|bad|sad|exciting|some|life|work|family|health|unrelated|totally unrelated|different";
-const LABEL_NOUNS = "update|note|fact|thing|stuff|news|info|question|reminder|confession";
+  "quick|small|little|short|brief|another|one more|random|fun|personal|side|important|last|final|general|big|good|bad|sad|exciting|some|life|work|family|health|unrelated|totally unrelated|different|slight|minor|major|new";
+const LABEL_NOUNS =
+  "update|note|fact|thing|stuff|news|info|question|reminder|confession|change|change of plans?";
+/** What ends a label: a colon, or a dash with a space after it ("Quick update - I moved ..."). */
+const LABEL_END = "\\s*(?::|[-\u2013\u2014](?=\\s))";
 export const CLAIM_LABEL = new RegExp(
-  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})\\s*[:-]|p\\.\\s?s\\.:?|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})\\s*:)\\s+`,
+  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})${LABEL_END}|p\\.\\s?s\\.:?|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})${LABEL_END})\\s+`,
   "i",
 );
 
@@ -602,7 +609,7 @@ const MONTH_DAY = new RegExp(
 
 /** Openers that join a sentence to the talk before it and say nothing themselves. */
 const LEADING_LINK =
-  /^(?:(?:(?:oh|ah|um|so)\s+)?(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*|(?:just |as )?(?:a )?(?:quick |friendly )?reminder\s*[,:;.!-]+\s*|(?:for the record|just so you know|as (?:I|we) (?:said|mentioned|told you)(?: before| earlier)?|like I said(?: before| earlier)?|as (?:always|usual|ever))\s*[,:;.!-]+\s*)+/i;
+  /^(?:(?:(?:oh|ah|um|so)\s+)?(?:and|but|also|plus)\s*[,:]?\s+|(?:nope|nah|no)\s*,\s*|(?:big|good|bad|great|exciting|some) news\s*[:!,.-]+\s*|(?:(?:a |one )?(?:slight |small |quick |little |big |minor |major )?change of plans?|plot twist|(?:quick |small |little |short |brief )?update)\s*[:!,.\-\u2013\u2014]+\s+|actually\s*,?\s+|(?:I(?:'ve| have)? changed my mind|on second thought)\s*[,:;.!-]+\s*|(?:just |as )?(?:a )?(?:quick |friendly )?reminder\s*[,:;.!-]+\s*|(?:for the record|just so you know|as (?:I|we) (?:said|mentioned|told you)(?: before| earlier)?|like I said(?: before| earlier)?|as (?:always|usual|ever))\s*[,:;.!-]+\s*)+/i;
 /** The same said after the claim ("..., just so you know.", "..., as always."): no part of it. */
 const TRAILING_ASIDE =
   /,\s*(?:just so you know|for the record|as (?:always|usual|ever)|as (?:I|we) (?:said|mentioned)(?: before| earlier)?|like I said(?: before| earlier)?)(?=[.!]*$)/i;

@@ -1392,7 +1392,7 @@ const LIKING = ["like", "love", "enjoy", "adore"];
 const ENDING_LEAD = String.raw`(?:(?:has|had|just|recently|finally|eventually|already) )*`;
 /** The verbs of using a thing, what "moved from Vim to Emacs" ends (not "loves Paris"). */
 const USING = ["use", "run", "prefer"];
-const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using"]> = [
+const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using" | "instead"]> = [
   [
     new RegExp(
       String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:stopped|quit|quitted|gave up|given up) (?<v>[a-z]+ing)\b(?<o>.*)$`,
@@ -1437,7 +1437,16 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using"]> = [
     ),
     "object",
   ],
+  // "(Change of plan:) we are going to Rome instead of Paris", "drinks tea rather than coffee": the
+  // same verb and words before the new thing, with the old one, are what ended ("are going to
+  // Paris in May"). The subject is a person as a fact names one, so the verb is the word after it.
+  [
+    /^(?<s>(?:the user|\p{Lu}[\p{L}'-]*(?: \p{Lu}[\p{L}'-]*)?)(?:'s (?:[\p{Ll}-]+ ){0,2}?[\p{Ll}-]+)?(?: and others)?) (?:(?:now|also|still|really|actually|currently) )*(?<v>[a-z]+) (?<p>.+?),? (?:instead of|rather than) (?<o>.+)$/iu,
+    "instead",
+  ],
 ];
+/** The forms of "be" a statement in the present may use: "is going to Paris", "are going to Paris". */
+const BE_FORMS = new Set(["is", "are", "am"]);
 /** What may follow the thing without being part of it ("tennis last month", "sushi anymore"). */
 const ENDING_TAIL =
   /\s+(?:anymore|any more|these days|now|at all|for good|last \w+|this \w+|yesterday|today|recently|in \d{4}|a while ago|\([^)]*\)|because .*|since .*|after .*)$/i;
@@ -1500,7 +1509,7 @@ function claimsOf(text: string): string[] {
 
 /** Words every ending holds, tested before the patterns (whose lazy subject tries every split). */
 const ENDING_WORD =
-  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away)\b/i;
+  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away|instead of|rather than)\b/i;
 
 /** What a fact's sentences say ended (endingOfClaim), each sentence's. */
 function endingsOf(text: string): Ending[] {
@@ -1533,13 +1542,24 @@ function endingOfClaim(claim: string): Ending | null {
       rest = rest.replace(ENDING_TAIL, "");
     }
     rest = rest.trim().replace(OWNER, "");
-    const object = contentWords(rest).slice(0, 4);
+    let object = contentWords(rest).slice(0, 4);
+    if (kind === "instead") {
+      // The words before the new thing ("going to" of "going to Rome"), as many words taken off
+      // its end as the old thing has ("Rome" for "Paris", "the red one" for "the blue one").
+      const verb = m.groups.v!.toLowerCase();
+      // A verb in the present: what ends is what holds now ("went to Rome instead" ends nothing).
+      if (!BE_FORMS.has(verb) && (isPastForm(verb) || ![...presentForms(verb, false)].some(isVerb))) continue;
+      const before = m.groups.p!.split(" ");
+      object = [...contentWords(before.slice(0, -rest.split(" ").length).join(" ")), ...object];
+    }
     const verbs =
       kind === "object"
         ? null
         : kind === "using"
           ? new Set(USING.flatMap((v) => [...presentForms(v, false)]))
-          : presentForms(m.groups.v!, kind === "gerund");
+          : kind === "instead" && BE_FORMS.has(m.groups.v!.toLowerCase())
+            ? BE_FORMS
+            : presentForms(m.groups.v!, kind === "gerund");
     // "stopped playing" alone ends the habit only ("plays every week"), see endedBy.
     if ((kind === "object" || kind === "using") && object.length === 0) continue;
     const subject = normaliseText(m.groups.s!).replace(AND_OTHERS, "");
@@ -1584,7 +1604,7 @@ function statesEnded(ending: Ending, claim: string): boolean {
   const verb = m?.groups?.v?.toLowerCase();
   if (!verb || /n't$/.test(verb)) return false;
   const present = plural
-    ? !NOT_PRESENT.test(verb) && isVerb(verb) && !isPastForm(verb)
+    ? !NOT_PRESENT.test(verb) && (BE_FORMS.has(verb) || isVerb(verb)) && !isPastForm(verb)
     : verb !== "was" && /s$/.test(verb);
   if (!present) return false;
   if (ending.verbs && !ending.verbs.has(verb)) return false;
