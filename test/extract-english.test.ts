@@ -1369,8 +1369,10 @@ describe("a short answer to a question", () => {
       ["At Lake Tahoe.", "Where did the user go camping last summer?"],
     ]);
     expect(reply("How old is your daughter?", "She's 7.")).toEqual([
-      ["She's 7.", "How old is the user's daughter?"],
+      ["She is 7 years old.", "How old is the user's daughter?"],
     ]);
+    // A thing's "it" has no age: "It's 5." answers what time it is.
+    expect(reply("What time is it?", "It's 5.")).toEqual([["It's 5.", "What time is it?"]]);
     // The question's verb before "you" agrees with the third person.
     expect(reply("Where are you headed this weekend?", "Lake Tahoe with my wife.")).toEqual([
       ["Lake Tahoe with the user's wife.", "Where is the user headed this weekend?"],
@@ -1928,6 +1930,11 @@ describe("a changed attribute, said the ways people say it", () => {
     ["Alice Chen is vegetarian.", "Actually, Alice Chen isn't vegetarian anymore."],
     ["The user lives in Paris.", "The user lives in Berlin."],
     ["The user is 34 years old.", "The user just turned 35."],
+    // Someone's age turned, whenever it is said to have been; someone's age said now.
+    ["The user's son Noah is 9 years old.", "Noah turned 10 years old last Sunday (9 March 2025)."],
+    ["Noah is 9 years old.", "Noah turned 10 years old two days ago (9 March 2025)."],
+    ["Noah is 9 years old.", "Noah turned 10 years old in March."],
+    ["The user's son Noah is 9 years old.", "Noah is 10 years old now."],
   ])("%s -> %s supersedes", (old, text) => {
     expect(judge(old, text)).toBe("supersedes");
   });
@@ -2103,6 +2110,10 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(one("Sorry, I live in York, not Leeds.")).toEqual(["The user lives in York, not Leeds."]);
     expect(one("Wait no, sorry, I live in York.")).toEqual(["The user lives in York."]);
     expect(one("I'm vegetarian.")).toEqual(["The user is vegetarian."]);
+    // Someone's age by their name, "'s" too; not a thing's number ("Dinner is 7.").
+    expect(one("Noah is 9.")).toEqual(["Noah is 9 years old."]);
+    expect(one("Noah's 10 now.")).toEqual(["Noah is 10 years old now."]);
+    expect(one("Dinner is 7.")).toEqual([]);
     // Not an age: a turn of a thing.
     expect(one("The car turned 180 degrees on the ice.")).toEqual(["The car turned 180 degrees on the ice."]);
     // Not an age: a number of a thing.

@@ -309,6 +309,10 @@ describe("supersede and dedup", () => {
       /^The user's daughter Lily turned 7 years old today \(.+\)!$/,
     ],
     ["My son is 3.", "My son just turned 4.", "The user's son just turned 4 years old."],
+    // An age turned on any day said, or said now with "'s"; an age said by a name alone.
+    ["My son Noah is 9.", "Noah turned 10 last Sunday.", /^Noah turned 10 years old last Sunday \(.+\)\.$/],
+    ["My son Noah is 9.", "Noah's 10 now.", "Noah is 10 years old now."],
+    ["Noah is 9.", "Noah just turned 10.", "Noah just turned 10 years old."],
     ["I live in Leeds.", "Sorry, I live in York, not Leeds.", "The user lives in York, not Leeds."],
     // A job that ended, however it ended.
     [

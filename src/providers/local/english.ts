@@ -430,6 +430,9 @@ const HANGUL = /\p{Script=Hangul}/gu;
 const SELF_AGE_OR_DIET =
   /^(?:I'm|I am|I just turned|I turned|I'll be)\s+(?:now\s+)?(?:a |an )?(?:\d{1,3}|vegetarian|vegan|pescatarian|pescetarian)\b/i;
 
+/** Someone's age by their name alone, said in a few words: "Noah is 9.", "Noah's 10 now.". */
+const NAMED_AGE = /^(\p{Lu}\p{Ll}+)(?:'s| is| just turned| turned) (?:now )?\d{1,3}(?: now)?[.!]*$/u;
+
 /**
  * A speaker's life event, said short and said of themselves: "I just got married!", "We got
  * engaged 💍", "I'm pregnant!", "I finally graduated", "Just got engaged!"; not a phrase that only
@@ -575,6 +578,9 @@ export function isSubstantive(sentence: string): boolean {
   // "I'm vegetarian.").
   // A correction after it is no more words of the claim ("I am 30, not 29.").
   if (s.replace(/,\s*not\s+\S+$/i, "").split(/\s+/).length <= 4 && SELF_AGE_OR_DIET.test(s)) return true;
+  // ... or someone's age, by their name ("Noah is 9.", "Noah's 10 now."; not "Dinner is 7.").
+  const aged = NAMED_AGE.exec(s)?.[1]?.toLowerCase();
+  if (aged && !STOPWORDS.has(aged) && !isCommonWord(aged)) return true;
   // ... a life event ("I just got married!", "Just got engaged 💍", "I'm pregnant!") or where the
   // speaker is from or what they believe ("I'm French.", "I'm Buddhist.").
   if (n <= 6 && LIFE_EVENT.test(s)) return true;

@@ -830,10 +830,11 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   ],
   ["name", /^(?<s>.+?)'s name is (?<v>.+)$/i],
   ["age", /^(?<s>.+?) is (?:now )?(?<v>\d+) years old/i],
-  // "... turned 53 today (10 March 2025)", "... turned 40 last week".
+  // "... turned 53 today (10 March 2025)", "... turned 40 last week", "... last Sunday", "... two
+  // days ago", "... in May": any time said after it.
   [
     "age",
-    /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?(?:,? (?:today|yesterday|this (?:week|month)|last (?:week|month)|on [^,]+|\([^)]*\)))*$/i,
+    /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?(?:,? (?:today|yesterday|(?:this|last|past) [a-z]+|on [^,]+|in [a-z]+(?: \d{4})?|(?:a|an|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:days?|weeks?|months?) ago|\([^)]*\)))*$/i,
   ],
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
   // Eating again what a diet leaves out ends it ("started eating meat again": no longer vegetarian;
@@ -1118,15 +1119,18 @@ const KIN_SUBJECT = new RegExp(
   String.raw`^(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(?:${KIN})(?: \p{Lu}\p{Ll}+)? `,
   "u",
 );
-/** Whose age a claim may state: the user, a name, or someone of theirs ("the user's daughter Lily"). */
-const AGED = String.raw`(?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(?:${KIN})(?: \p{Lu}\p{Ll}+)?|[Tt]he user|\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?)`;
+/**
+ * Whose age a claim may state: the user, a name, or someone of theirs ("the user's daughter Lily");
+ * not a thing's pronoun ("It's 5." answers what time it is).
+ */
+const AGED = String.raw`(?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(?:${KIN})(?: \p{Lu}\p{Ll}+)?|[Tt]he user|(?!(?:It|This|That|There|Here|What|Which|Who)\b)\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?)`;
 /**
  * "The user is 34.", "the user's son Theo is 3": an age, each clause of the sentence that says one
  * (the first of several claims: "The user is 29 and the user works as a nurse", "Dana is 34, from
  * Chicago"; said now or as a correction: "is 30 now", "is 30, not 29").
  */
 const AGE_IS = new RegExp(
-  String.raw`(?<=^|,? and )(${AGED} is (?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll})|, (?:from|originally from|based in)\b)`,
+  String.raw`(?<=^|,? and )(${AGED})(?: is|'s) ((?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll})|, (?:from|originally from|based in)\b)`,
   "gu",
 );
 /** "The user turned 30 on Monday", "Lily turned 7 today": an age turned; not "turned 180 degrees". */
@@ -1140,7 +1144,7 @@ const AGE_TURNED = new RegExp(
  * old"), so a later age supersedes it and "how old ...?" finds it.
  */
 function inWordsOfAge(text: string): string {
-  return text.replace(AGE_IS, "$1 years old").replace(AGE_TURNED, "$1 years old");
+  return text.replace(AGE_IS, "$1 is $2 years old").replace(AGE_TURNED, "$1 years old");
 }
 
 /**
