@@ -1859,6 +1859,26 @@ describe("a fact taken out of its episode's summary", () => {
       "Not only B likes tea. C likes tea.",
     );
   });
+
+  it("is said in its place as what of it still holds, once", () => {
+    expect(
+      withoutSentencesOf(
+        "A likes tea and B likes tea. C likes tea.",
+        "A likes tea and B likes tea.",
+        "B likes tea.",
+      ),
+    ).toBe("B likes tea. C likes tea.");
+    // Not where the summary says it already.
+    expect(
+      withoutSentencesOf(
+        "A likes tea and C likes tea. C likes tea.",
+        "A likes tea and C likes tea.",
+        "C likes tea.",
+      ),
+    ).toBe("C likes tea.");
+    // Where the split did not isolate it too.
+    expect(withoutSentencesOf("A and B. <b> said hi.", "A and B.", "B.")).toBe("B. <b> said hi.");
+  });
 });
 
 describe("lists and an assistant's words", () => {

@@ -2452,6 +2452,57 @@ describe("a superseded fact leaves its episodes", () => {
     expect(after!.text).not.toContain("Lisbon");
     expect(after!.updated_at!.getTime()).toBeGreaterThan(before!.updated_at!.getTime());
   });
+  it.each([
+    // The rest is said by the turn's own active clause already.
+    [
+      "I live in Paris and I work at Initech.",
+      "I moved to Lyon last weekend.",
+      "On 1 April 2025, the user works at Initech.",
+      "Paris",
+    ],
+    // The rest is written as a fact of its own.
+    [
+      "I live in Denver and work as an accountant at Deloitte, and my wife Priya is a teacher.",
+      "We moved to Austin last month.",
+      "On 1 April 2025, the user's wife Priya is a teacher.",
+      "Denver",
+    ],
+    [
+      "My daughter Lily is 6 and my son Theo is 3.",
+      "My son Theo turned 4 today!",
+      "On 1 April 2025, the user's daughter Lily is 6 years old.",
+      "3 years",
+    ],
+  ])(
+    "a sentence saying an old value with a claim still true is said again as that claim alone: %s -> %s",
+    async (before, after, now, ended) => {
+      const { key, orgId } = await svc.newOrg();
+      const first = await ingestOk(key, {
+        user_id: "u9",
+        conv_id: "a",
+        messages: [user(before, { date: "2025-04-01T09:00:00Z" })],
+      });
+      const episode = first.memories_created.find((m: any) => m.type === "episode");
+      expect((await findMemory(svc.deps.db, orgId, episode.id))!.text).toContain(ended);
+      await ingestOk(key, {
+        user_id: "u9",
+        conv_id: "b",
+        messages: [user(after, { date: "2025-04-07T09:00:00Z" })],
+      });
+      const ep = (await findMemory(svc.deps.db, orgId, episode.id))!;
+      expect(ep.text).not.toContain(ended);
+      expect(ep.text).toContain(now);
+      const found = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query: `Where does the user live? ${ended}`, user_id: "u9" },
+      });
+      expect(found.status).toBe(200);
+      expect(found.body.context).not.toContain(ended);
+      expect(
+        found.body.data.map((m: { text: string }) => m.text).filter((t: string) => t.includes(ended)),
+      ).toEqual([]);
+    },
+  );
 });
 
 describe("a deleted fact leaves its episodes", () => {

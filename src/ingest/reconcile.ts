@@ -69,12 +69,17 @@ export interface Reconciled {
    */
   rests: Set<string>;
   /**
-   * Of each fact superseded with a rest kept (rests, or a rest an active fact says already), its
-   * sentences that the rest holds nothing of, in the fact's own form: what its episode no longer
-   * says ("" when nothing goes).
+   * Of each fact superseded with a rest kept (rests, or a rest an active fact says already), how
+   * its episode says its sentences now, each sentence in the fact's own form: "" for one the rest
+   * holds nothing of (it goes), the rest's clauses alone for one that holds a clause that ended as
+   * well ("On 1 April 2025, the user lives in Paris and the user works at Initech." says "On 1
+   * April 2025, the user works at Initech."). Sentences all of whose clauses hold are not listed.
    */
-  unsaid: Map<string, string>;
+  unsaid: Map<string, SentenceEdit[]>;
 }
+
+/** A sentence of an episode (`said`) and what the episode says in its place (`now`, "" for nothing). */
+export type SentenceEdit = { said: string; now: string };
 
 /**
  * Stage 4, dedup and supersede, against the same user's active facts (never another user's) and
@@ -223,12 +228,12 @@ export async function reconcile(
     const { whole, unsaid } = written[k]!;
     out.supersedes.set(whole.id, row.id);
     out.rests.add(row.id);
-    if (unsaid) out.unsaid.set(whole.id, unsaid);
+    out.unsaid.set(whole.id, unsaid);
     out.insert.push(row);
   }
   // A rest an active fact says already is written no row of its own ("I live in Chicago", its
   // turn's clause), but its whole's episode keeps it: only what the change took out goes.
-  for (const { whole, unsaid, said } of rests) if (said) out.unsaid.set(whole.id, unsaid ?? "");
+  for (const { whole, unsaid, said } of rests) if (said) out.unsaid.set(whole.id, unsaid);
   // A home superseded keeps who it was shared with (companionsOf): "... in Portland with the
   // user's partner Daniel" leaves Daniel named.
   const texts = new Map(cases.flatMap((c) => c.candidates.map((x) => [x.id, x.text] as const)));
@@ -408,7 +413,7 @@ async function wholeSentencesToo(
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
   planned: PlannedRow[],
-): Promise<Array<{ whole: NewMemoryRow; text: string; unsaid: string | null; said: boolean }>> {
+): Promise<Array<{ whole: NewMemoryRow; text: string; unsaid: SentenceEdit[]; said: boolean }>> {
   // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
   const turnOf = new Map(planned.map((f) => [f, JSON.stringify(f.details?.source_event_ids ?? [])]));
   const own = new Map(planned.map((f) => [f.id, f]));
@@ -488,24 +493,25 @@ async function wholeSentencesToo(
   );
   const verdicts = cases.length ? await extractor.judge(cases) : [];
   let k = 0;
-  const rests: Array<{ id: string; text: string; unsaid: string | null; said?: boolean }> = [];
+  const rests: Array<{ id: string; text: string; unsaid: SentenceEdit[]; said?: boolean }> = [];
   for (const { id, text, left } of found) {
     const restated = new Set(left.filter(() => verdicts[k++]?.verdict === "duplicate"));
     const rest = restOf(text, (c) => !left.includes(c) || restated.has(c));
-    // Its episode keeps every sentence a clause of the rest is in, and no other: the others as
-    // the fact (and so its episode) says them, the first with the day that leads it.
+    // Its episode says each sentence as the clauses of the rest in it (those restated too), and
+    // one with none of them not at all: the sentences as the fact (and so its episode) says them,
+    // the first with the day that leads it.
     const body = bareClaim(text);
-    const kept = new Set(
-      clausesOf(body)
-        .filter((c) => left.includes(c.text))
-        .map((c) => c.sentence),
+    const clauses = clausesOf(body);
+    const unsaid = splitSentences(text.slice(0, text.indexOf(body) + body.length)).flatMap(
+      (said, i): SentenceEdit[] => {
+        const own = clauses.filter((c) => c.sentence === i);
+        if (own.every((c) => left.includes(c.text))) return [];
+        return [{ said, now: restOf(said, (c) => !left.includes(c)) ?? "" }];
+      },
     );
-    const gone = splitSentences(text.slice(0, text.indexOf(body) + body.length)).filter(
-      (_, i) => !kept.has(i),
-    );
-    if (rest !== null) rests.push({ id, text: rest, unsaid: gone.length ? gone.join(" ") : null });
+    if (rest !== null) rests.push({ id, text: rest, unsaid });
     // Every clause left restated by an active fact: no rest to write, but the episode keeps them.
-    else if (left.length) rests.push({ id, text: "", unsaid: gone.join(" "), said: true });
+    else if (left.length) rests.push({ id, text: "", unsaid, said: true });
   }
   // Nor one that an active fact says already, word for word.
   const said = new Set(

@@ -434,17 +434,16 @@ export async function storeResult({
     for (const r of superseded)
       if (!stored.has(r.id)) updated.set(r.id, { id: r.id, type: r.type, text: r.text });
     // A sentence whose rest is kept (as a fact, or by an active fact that says it already) leaves
-    // its episode the rest: only its sentences the rest holds nothing of go (the clause
-    // superseded with it took the old value out already, when it was cut from it).
+    // its episode the rest: its sentences the rest holds nothing of go, and one that said an ended
+    // clause with the rest is said as the rest's clauses alone (rec.unsaid).
     reworked = await unsayInEpisodes(
       tx,
       orgId,
-      superseded.flatMap((r) => {
-        if (r.type !== "fact") return [];
-        const unsaid = rec.unsaid.get(r.id);
-        if (unsaid !== undefined) return unsaid ? [{ ...r, text: unsaid }] : [];
-        return rec.rests.has(rec.supersedes.get(r.id) ?? "") ? [] : [r];
-      }),
+      superseded.flatMap((r) =>
+        r.type !== "fact"
+          ? []
+          : (rec.unsaid.get(r.id)?.map((e) => ({ ...r, text: e.said, instead: e.now })) ?? [r]),
+      ),
       { unlist: false },
     );
     for (const a of sameArtifacts) {

@@ -215,7 +215,8 @@ async function clearStatisticsOfEmptied(db: Queryable, tables: readonly string[]
 
 /**
  * The episodes that list these facts (each of its user) no longer say them: their sentences leave
- * the episodes' text (an episode left with none reads as its title). A deleted fact also leaves
+ * the episodes' text (an episode left with none reads as its title), or are said as `instead`
+ * where a fact's sentence is rewritten to what of it still holds. A deleted fact also leaves
  * their `fact_ids` and its neighbours' links (`details.episode_near`) (`unlist`); a superseded one stays listed (it is still the episode's, as
  * history), but the summary no longer serves what the fact's successor replaced. One read per
  * user; run inside the transaction that deletes or supersedes the facts.
@@ -228,6 +229,7 @@ export async function unsayInEpisodes(
     text: string;
     user_id: string | null;
     near?: Record<string, unknown> | null;
+    instead?: string;
   }>,
   options: { unlist: boolean },
 ): Promise<ReworkedEpisode[]> {
@@ -249,7 +251,8 @@ export async function unsayInEpisodes(
       const listed = new Set(Array.isArray(ep.details.fact_ids) ? (ep.details.fact_ids as string[]) : []);
       for (const id of listed) linking.add(String(id));
       let next: { text: string; details: Record<string, unknown> } = ep;
-      for (const f of ofUser) if (listed.has(f.id)) next = withoutFact(next, f.id, f.text, options);
+      for (const f of ofUser)
+        if (listed.has(f.id)) next = withoutFact(next, f.id, f.text, options, f.instead);
       if (next.text !== ep.text || next.details !== ep.details) {
         await updateEpisodeText(db, orgId, ep.id, next.text, next.details, { dropVector: options.unlist });
         if (options.unlist) reworked.push({ id: ep.id, text: next.text, details: next.details });
@@ -293,14 +296,18 @@ export async function embedEpisodesAgain(ctx: Ctx, episodes: readonly ReworkedEp
   }
 }
 
-/** An episode without a fact's sentences where the summary quotes them (and without its id: `unlist`). */
+/**
+ * An episode without a fact's sentences where the summary quotes them (and without its id:
+ * `unlist`), or saying `instead` in their place.
+ */
 export function withoutFact(
   episode: { text: string; details: Record<string, unknown> },
   factId: string,
   factText: string,
   options: { unlist: boolean } = { unlist: true },
+  instead = "",
 ): { text: string; details: Record<string, unknown> } {
-  const kept = withoutSentencesOf(episode.text, factText);
+  const kept = withoutSentencesOf(episode.text, factText, instead);
   const details = withoutWordsOf(episode.details, factText, kept);
   const title = typeof details.title === "string" ? details.title : "";
   const factIds = Array.isArray(details.fact_ids) ? (details.fact_ids as string[]) : [];

@@ -1238,23 +1238,38 @@ export const normaliseText = (s: string) =>
 export const asSentence = (s: string) => (/[?。！？।॥]$/u.test(s) ? s : s.replace(/[.!]?$/, "."));
 
 /**
- * `text` without the sentences of `removed` (an extractive summary without one of its facts). A
+ * `text` without the sentences of `removed` (an extractive summary without one of its facts), the
+ * first said as `instead` when one is given (a sentence rewritten to what of it still holds). A
  * sentence is also taken out where the summary's split did not isolate it (the sentence after it
  * begins with a character that starts no sentence, such as "<"): the summary is its sentences
  * joined by spaces, so each one is also found as a whole in the text.
  */
-export function withoutSentencesOf(text: string, removed: string): string {
+export function withoutSentencesOf(text: string, removed: string, instead = ""): string {
   const gone = new Set(splitSentences(removed).map(asSentence));
-  let kept = splitSentences(text)
-    .filter((s) => !gone.has(asSentence(s)))
+  const sentences = splitSentences(text);
+  // Said once: not where the text says it already ("A and B. B." is "B.", not "B. B.").
+  let put =
+    instead && !sentences.some((s) => !gone.has(asSentence(s)) && asSentence(s) === asSentence(instead))
+      ? instead
+      : "";
+  const next = (): string => {
+    const out = put;
+    put = "";
+    return out;
+  };
+  let kept = sentences
+    .map((s) => (gone.has(asSentence(s)) ? next() : s))
+    .filter(Boolean)
     .join(" ");
   for (const sentence of gone) {
     for (let at = kept.indexOf(sentence); at >= 0; at = kept.indexOf(sentence, at)) {
       const before = at === 0 || /[.!?] $/.test(kept.slice(Math.max(0, at - 2), at));
       const after = at + sentence.length === kept.length || kept[at + sentence.length] === " ";
-      if (before && after)
-        kept = `${kept.slice(0, at)}${kept.slice(at + sentence.length)}`.replace(/\s{2,}/g, " ");
-      else at += sentence.length;
+      if (before && after) {
+        const now = next();
+        kept = `${kept.slice(0, at)}${now}${kept.slice(at + sentence.length)}`.replace(/\s{2,}/g, " ");
+        at += now.length;
+      } else at += sentence.length;
     }
   }
   return kept.trim();
