@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin/orgs.js";
+import { findMemory } from "../src/db/memories.js";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createGroup, fact, seed } from "./memories-fixtures.js";
 
@@ -654,6 +655,62 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     expect(facts2).toContain("I moved to Munich last month.");
     expect(facts2.join("\n")).not.toContain("Berlin");
   });
+
+  it.each([
+    // The whole's rest is said by the turn's other clause: no rest written, its episode says it.
+    [
+      "I am 34 years old and I live in Denver.",
+      "The user is 34 years old.",
+      "The user is 35 years old.",
+      "The user lives in Denver.",
+      "34",
+    ],
+    // The whole's rest has no clause of its own: written, as an ingest writes it.
+    [
+      "I work as a nurse at Mercy Hospital in Ottawa. I have two kids.",
+      "The user works as a nurse at Mercy Hospital in Ottawa.",
+      "The user works as a product manager at Stripe.",
+      "The user has two kids.",
+      "nurse",
+    ],
+  ])(
+    "a new text of a clause supersedes the whole turn that said it, its rest kept, as an ingest would: %s",
+    async (said, clauseText, newText, rest, old) => {
+      const { key, orgId } = await svc.newOrg();
+      const added = await svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "u1", conv_id: "c1", messages: [turn(said)] },
+      });
+      expect(added.body.status).toBe("succeeded");
+      const created = added.body.result.memories_created;
+      const facts = created.filter((m: any) => m.type === "fact");
+      const clause = facts.find((m: any) => m.text === clauseText);
+      const whole = facts.find((m: any) => m.text.includes(old) && m.text !== clauseText);
+      expect(clause, JSON.stringify(facts)).toBeDefined();
+      expect(whole, JSON.stringify(facts)).toBeDefined();
+      const res = await svc.request("PATCH", `/v1/memories/${clause.id}/`, { key, body: { text: newText } });
+      expect(res.status, res.text).toBe(200);
+      const active = (
+        await svc.request("GET", "/v1/memories?user_id=u1&status=active&type=fact", { key })
+      ).body.data.map((m: { text: string }) => m.text);
+      expect(active.filter((t: string) => t.includes(old))).toEqual([]);
+      expect(active).toContain(newText);
+      expect(active).toContain(rest);
+      const status = async (id: string) =>
+        (await svc.request("GET", `/v1/memories/${id}`, { key })).body.details.status;
+      expect(await status(whole.id)).toBe("superseded");
+      // Its episode says the rest, not the old value.
+      const episode = created.find((m: any) => m.type === "episode");
+      const ep = await findMemory(svc.deps.db, orgId, episode.id);
+      expect(ep!.text).toContain(rest);
+      expect(ep!.text).not.toContain(old);
+      const search = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { user_id: "u1", query: `${clauseText} ${rest}` },
+      });
+      expect(search.body.context).not.toContain(old);
+    },
+  );
 
   it("a long text is indexed, in linear time, and stays searchable: 300,000 CJK characters, 10,000 random ones, 120 KB of distinct English words", {
     timeout: 300_000,

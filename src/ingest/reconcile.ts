@@ -400,19 +400,20 @@ const claimWords = (text: string) => normaliseText(bareClaim(text));
 
 /**
  * A clause superseded ("The user lives in Paris.") leaves the sentence it was cut from ("The user
- * lives in Paris and the user works at Initech.") saying the old value. That sentence is superseded
+ * lives in Paris and the user works at Initech.") saying the old value (by an ingest, and by a
+ * PATCH of the clause's text: src/memories/variant.ts). That sentence is superseded
  * by the same fact. What it says besides is kept as a fact of its own where the old one was (its
  * conversation, episode, date and groups): its clauses with a subject of their own (clausesOf)
  * that hold no clause of its turn superseded, now or before ("On 6 January 2025, the user has two
  * kids."), less those its turn's active facts restate (as the judge compares them); none when
  * nothing is left or an active fact says the same already.
  */
-async function wholeSentencesToo(
+export async function wholeSentencesToo(
   db: Queryable,
   extractor: Extractor,
   scope: { orgId: string; userId: string },
   supersedes: Map<string, string>,
-  planned: PlannedRow[],
+  planned: NewMemoryRow[],
 ): Promise<Array<{ whole: NewMemoryRow; text: string; unsaid: SentenceEdit[]; said: boolean }>> {
   // A fact of this job superseded by a later one: its turn's facts are the job's planned ones.
   const turnOf = new Map(planned.map((f) => [f, JSON.stringify(f.details?.source_event_ids ?? [])]));

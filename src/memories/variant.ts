@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { mayWriteRow, readFilterUsers, readUserId } from "../auth/user-scope.js";
 import { type Ctx, inTx } from "../context.js";
 import { type CursorPosition, decodeCursor, encodeCursor } from "../cursor.js";
-import { markSuperseded, sameTurnFacts } from "../db/ingest-lookups.js";
+import { listFactsInEpisode, markSuperseded, sameTurnFacts } from "../db/ingest-lookups.js";
 import { lockIngestUser } from "../db/locks.js";
 import {
   countMemoryRows,
@@ -11,9 +11,11 @@ import {
   lockMemory,
   setMemoryMetadata,
 } from "../db/memories.js";
-import { MEMORY_TYPES, type MemoryType } from "../db/memory-row.js";
+import { MEMORY_TYPES, type MemoryRow, type MemoryType } from "../db/memory-row.js";
 import { CoreError } from "../errors.js";
+import { newMemoryId } from "../ids.js";
 import { factHash } from "../ingest/assemble.js";
+import { type SentenceEdit, wholeSentencesToo } from "../ingest/reconcile.js";
 import { sameSlot } from "../providers/local/extractor.js";
 import { fingerprint } from "../seal.js";
 import { isBlank } from "../wire/common.js";
@@ -30,7 +32,7 @@ import { getMemory, memoryNotFound } from "./get.js";
 import { mergeMetadata } from "./metadata.js";
 import { toWire } from "./model.js";
 import { patchMemoryGroups } from "./patch.js";
-import { embeddingText, writeMemories } from "./write.js";
+import { embeddingText, type MemoryInput, writeMemories } from "./write.js";
 
 /** A memory in the variant shape: `memory` instead of `text`. */
 export function toVariant(m: Memory): VariantMemory {
@@ -225,6 +227,8 @@ export async function patchVariant({
               timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS,
             })
           )[0];
+    const newId = newMemoryId();
+    const also = planned === null || !before ? null : await supersededWith(ctx, before, newId, text!.trim());
     // Episodes whose text the replaced fact left: their vectors are made again once this commits.
     let reworked: ReworkedEpisode[] = [];
     id = await inTx(ctx, async (txCtx) => {
@@ -253,6 +257,7 @@ export async function patchVariant({
       const [created] = await writeMemories(txCtx, [
         {
           ...(unchanged && vector ? { embedding: vector } : {}),
+          ...(also ? { id: newId } : {}),
           type: "fact",
           text: text.trim(),
           user_id: row.user_id,
@@ -268,17 +273,21 @@ export async function patchVariant({
           content_hash: factHash(text),
         },
       ]);
-      // The clauses ingest cut from the same turn ("The user moved to Berlin last month." beside
-      // "... moved to Berlin last month and I work as a nurse.") that state what the new text
-      // states again go with it, as an ingest of the new text would supersede them; the others
-      // ("works as a nurse") stay.
-      const clauses = (await sameTurnFacts(txCtx.db, { orgId, userId: row.user_id ?? "" }, [row.id])).filter(
-        (c) => c.id !== row.id && sameSlot(text.trim(), c.text),
-      );
+      // What an ingest of the new text would supersede goes with it (supersededWith), planned
+      // from the row read before the transaction (the same row: it was active then and is now).
+      const superseded = await markSuperseded(txCtx.db, orgId, [row.id, ...(also?.ids ?? [])]);
+      const ended = new Set(superseded.map((r) => r.id));
+      const rests = (also?.rests ?? []).filter((r) => ended.has(r.supersedes!));
+      await writeMemories(txCtx, rests);
+      for (const r of rests)
+        if (typeof r.details?.episode_id === "string")
+          await listFactsInEpisode(txCtx.db, orgId, r.details.episode_id, [r.id!]);
       reworked = await unsayInEpisodes(
         txCtx.db,
         orgId,
-        await markSuperseded(txCtx.db, orgId, [row.id, ...clauses.map((c) => c.id)]),
+        superseded.flatMap(
+          (r) => also?.unsaid.get(r.id)?.map((e) => ({ ...r, text: e.said, instead: e.now })) ?? [r],
+        ),
         { unlist: false },
       );
       ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
@@ -287,6 +296,56 @@ export async function patchVariant({
     await embedEpisodesAgain(ctx, reworked);
   }
   return toVariant(await getMemory({ ctx, input: { id } }));
+}
+
+/**
+ * What an ingest of a fact's new text would supersede besides the fact (src/ingest/reconcile.ts):
+ * the clauses ingest cut from its turn that state what the new text states again ("The user moved
+ * to Berlin last month." beside "... moved to Berlin last month and I work as a nurse."; the
+ * others, "works as a nurse", stay), and the sentences of its turn that said the old value with
+ * more (wholeSentencesToo: "The user is 34 years old and the user lives in Denver." when "The user
+ * is 34 years old." becomes 35), each with its rest written as a fact of its own where it was
+ * unless an active fact says it already, and what its episode says instead. Read before the
+ * transaction, as the new text's vector is: the judge and the embedder may be a model's calls.
+ */
+async function supersededWith(
+  ctx: Ctx,
+  row: MemoryRow,
+  newId: string,
+  text: string,
+): Promise<{ ids: string[]; rests: MemoryInput[]; unsaid: Map<string, SentenceEdit[]> }> {
+  const scope = { orgId: ctx.principal.orgId, userId: row.user_id ?? "" };
+  const clauses = (await sameTurnFacts(ctx.db, scope, [row.id])).filter(
+    (c) => c.id !== row.id && sameSlot(text, c.text),
+  );
+  const supersedes = new Map([row.id, ...clauses.map((c) => c.id)].map((id) => [id, newId]));
+  const wholes = await wholeSentencesToo(ctx.db, ctx.deps.providers.extractor, scope, supersedes, [
+    { id: newId, org_id: scope.orgId, type: "fact", text, details: row.details },
+  ]);
+  const written = wholes.filter((w) => !w.said);
+  const vectors = written.length
+    ? await ctx.deps.providers.embedder.embed(
+        written.map(({ whole, text }) => embeddingText({ ...whole, text })),
+        { timeoutMs: ctx.deps.config.MNEMO_LLM_REQUEST_TIMEOUT_MS },
+      )
+    : [];
+  const rests = written.map(({ whole, text }, k): MemoryInput => {
+    const { id: _, org_id: __, ...where } = whole;
+    return {
+      ...where,
+      id: newMemoryId(),
+      text,
+      content_hash: factHash(text),
+      embedding: vectors[k]!,
+      status: "active",
+      supersedes: whole.id,
+    };
+  });
+  return {
+    ids: [...supersedes.keys()].filter((id) => id !== row.id),
+    rests,
+    unsaid: new Map(wholes.map((w) => [w.whole.id, w.unsaid])),
+  };
 }
 
 const textOnNonFact = (type: string) =>
