@@ -514,6 +514,21 @@ describe("what the assistant did for the user", () => {
       "If you run `make test`, it loads docker-compose.test.yml with the test database on port 5433.",
       "The assistant said: If the user runs `make test`, it loads docker-compose.test.yml with the test database on port 5433.",
     ],
+    // A completed action reported without naming the user: done in the user's affairs all the same.
+    [
+      "I have refunded the duplicate charge of $49; it will show up within 5 business days.",
+      "The assistant has refunded the duplicate charge of $49; it will show up within 5 business days.",
+    ],
+    ["I refunded the duplicate charge.", "The assistant refunded the duplicate charge."],
+    [
+      "I have issued a refund of $49 for the duplicate charge.",
+      "The assistant has issued a refund of $49 for the duplicate charge.",
+    ],
+    ["I've reset your password.", "The assistant has reset the user's password."],
+    [
+      "I have escalated this to our billing team.",
+      "The assistant has escalated this to the assistant's billing team.",
+    ],
   ])("keeps %s", (reply, want) => {
     expect(said(reply)).toEqual([want]);
   });
@@ -536,6 +551,17 @@ describe("what the assistant did for the user", () => {
     "Say you fly into Osaka: the train to Kyoto takes 15 minutes.",
     "Imagine you had a week in Kyoto with your wife.",
     "E.g. the Shinkansen from Osaka to Kyoto costs about 15 dollars.",
+    // The assistant's filler, past or not: nothing done.
+    "I understand.",
+    "I think the weekend would work better.",
+    "I'd recommend the Pro plan.",
+    "I'm happy to help.",
+    "I hope this helps.",
+    "I see.",
+    "I was wondering about that too.",
+    "I noticed that too.",
+    "I realized I misread the question.",
+    "I'll look into it.",
   ])("drops %s", (reply) => {
     expect(said(reply)).toEqual([]);
   });

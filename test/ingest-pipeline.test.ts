@@ -2505,6 +2505,38 @@ describe("a superseded fact leaves its episodes", () => {
   );
 });
 
+describe("what the assistant did for the user", () => {
+  it("is stored as the assistant's fact and found by search, without the reply naming the user", async () => {
+    const { key } = await svc.newOrg();
+    const result = await ingestOk(key, {
+      user_id: "r1",
+      messages: [
+        user("My invoice was charged twice."),
+        {
+          role: "assistant",
+          content:
+            "I'm sorry about that. I have refunded the duplicate charge of $49; it will show up within 5 business days. I hope this helps.",
+        },
+      ],
+    });
+    const facts = result.memories_created.filter((m: any) => m.type === "fact").map((m: any) => m.text);
+    expect(facts).toEqual([
+      "The user's invoice was charged twice.",
+      "The assistant has refunded the duplicate charge of $49; it will show up within 5 business days.",
+    ]);
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: {
+        query: "Was the duplicate charge refunded?",
+        user_id: "r1",
+        mode: "retrieve",
+        include: ["fact"],
+      },
+    });
+    expect(found.body.data[0].text).toBe(facts[1]);
+  });
+});
+
 describe("a deleted fact leaves its episodes", () => {
   it("its sentences leave the episode's text and its id the episode's fact_ids; search no longer shows it", async () => {
     const { key, orgId } = await svc.newOrg();

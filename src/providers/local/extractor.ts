@@ -86,22 +86,24 @@ const ASSISTANT_ASKS_COURTESY =
 
 /**
  * What the assistant did or will do in the user's affairs ("I've issued a $15 credit to your
- * account", "I'll remind you on June 2", "I checked your account: you're on the Family plan"): a
- * claim the user may ask about, though it opens as the assistant's courtesies do (ASSISTANT_OWN).
- * A verb of doing, in the past or after "will", and the user named ("you", "your"); not a thought,
- * a feeling or a courtesy ("I'll keep that in mind for you", "I hope you ...", "I'll let you know").
+ * account", "I refunded the duplicate charge.", "I have escalated this to our billing team", "I'll
+ * remind you on June 2", "I checked your account: you're on the Family plan"): a claim the user may
+ * ask about, though it opens as the assistant's courtesies do (ASSISTANT_OWN). A verb of doing in
+ * the past or the present perfect (what was done, whoever it names), or after "will" with the user
+ * named ("you", "your": a promise to them); not a thought, a feeling or a courtesy ("I understood",
+ * "I noticed that too", "I'll keep that in mind for you", "I hope you ...", "I'll let you know").
  */
 const ASSISTANT_ACTION =
-  /^I(?<aux>'ve| have|'ll| will)?\s+(?:(?:just|also|already|now|gone ahead and|went ahead and)\s+)*(?<verb>[a-z]+)\b(?=.*\b(?:you|your)\b)/i;
+  /^I(?<aux>'ve| have|'ll| will)?\s+(?:(?:just|also|already|now|gone ahead and|went ahead and)\s+)*(?<verb>[a-z]+)\b/i;
 const NO_ACTION = new Set(
   `be been think thought hope hoped understand understood know knew see saw seen feel felt believe believed
   guess guessed wish wished love loved like liked bet agree agreed mean meant appreciate appreciated
   apologize apologized apologise apologised imagine imagined note noted keep kept remember remembered get
   got gotten hear heard want wanted need needed miss missed try tried help helped do did done let say said
-  tell told enjoy enjoyed`.split(/\s+/),
-);
-
-/**
+  tell told enjoy enjoyed notice noticed realize realized realise realised wonder wondered assume assumed
+  figure figured suspect suspected mention mentioned forget forgot forgotten misunderstand misunderstood
+  misread gather gathered`.split(/\s+/),
+); /**
  * A hedged suggestion that names nothing ("Maybe try cutting back a little.", "Perhaps consider a
  * break."): a reaction, where advice that names a thing, a place or a number ("Maybe try the Thai
  * place on 5th Street") is kept as the assistant's claim.
@@ -113,7 +115,15 @@ function isAssistantAction(sentence: string): boolean {
   const m = ASSISTANT_ACTION.exec(sentence);
   const verb = m?.groups?.verb?.toLowerCase();
   if (!verb || NO_ACTION.has(verb)) return false;
-  return /'ll| will/.test(m!.groups!.aux ?? "") ? isVerb(verb) : isPastForm(verb);
+  const aux = m!.groups!.aux ?? "";
+  if (/'ll| will/.test(aux)) return isVerb(verb) && /\b(?:you|your)\b/i.test(sentence);
+  // A regular past of a verb the word list has too few uses of ("escalated"), and after "have" a
+  // participle with a prefix ("reset", "re-sent", "unblocked").
+  const past = (w: string) => isPastForm(w) || (/^[a-z]{2,}ed$/.test(w) && !isVerb(w));
+  return (
+    past(verb) ||
+    (aux !== "" && /^(?:re|un|pre)-?[a-z]{3,}$/.test(verb) && past(verb.replace(/^(?:re|un|pre)-?/, "")))
+  );
 }
 
 /**
