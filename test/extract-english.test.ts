@@ -928,6 +928,23 @@ describe("the context block and episode titles read cleanly", () => {
     expect(ex.facts[0]!.text).toBe("On 1 June 2025, the garden is full of tomatoes in summer.");
     expect(ex.episode.title).toBe("Conversation about tomatoes");
   });
+
+  it("titles a conversation of one named speaker 'with' them, of several 'between' them", () => {
+    const title = (turns: Turn[], userName?: string) =>
+      extraction(turns, userName).episode.title.replace(/ about .*/, "");
+    expect(
+      title([turn(0, "user", "Hi, I am Alice."), turn(1, "user", "I grow orchids on my balcony.")]),
+    ).toBe("Conversation with Alice");
+    expect(title([turn(0, "user", "I grow orchids on my balcony.")], "Alice")).toBe(
+      "Conversation with Alice",
+    );
+    expect(title([turn(0, "user", "I grow orchids on my balcony.", "Alice")])).toBe(
+      "Conversation with Alice",
+    );
+    expect(
+      title([turn(0, "user", "I grow orchids.", "Alice"), turn(1, "assistant", "I grow tomatoes.", "Bob")]),
+    ).toBe("Conversation between Alice and Bob");
+  });
 });
 
 describe("named speakers, dates and categories", () => {

@@ -2938,6 +2938,13 @@ describe("DELETE of a fact an episode said", () => {
     ).toBe("Conversation between Alice and Bob");
     expect(
       title(
+        "Alice planned a trip to Rome. Alice likes pasta.",
+        "Conversation with Alice about Rome, pasta",
+        "Alice planned a trip to Rome.",
+      ),
+    ).toBe("Conversation with Alice about pasta");
+    expect(
+      title(
         "The user grows orchids on the balcony. The user's favourite orchid is Paphiopedilum.",
         "Conversation about orchid, balcony, Paphiopedilum",
         "The user's favourite orchid is Paphiopedilum.",

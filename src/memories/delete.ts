@@ -337,7 +337,7 @@ function withoutWordsOf(details: Record<string, unknown>, factText: string, kept
   let changed = false;
   const next = { ...details };
   if (typeof details.title === "string") {
-    const topics = /^(Conversation(?: between .+?)?) about (.+)$/.exec(details.title);
+    const topics = /^(Conversation(?: (?:between|with) .+?)?) about (.+)$/.exec(details.title);
     let title = details.title;
     if (topics) {
       const left = topics[2]!
@@ -347,7 +347,8 @@ function withoutWordsOf(details: Record<string, unknown>, factText: string, kept
     } else if (title.startsWith("Session: ")) {
       if (says(title.slice(9), fact)) title = "Session";
     } else if (!/^Conversation\b/.test(title) && says(title, fact)) title = "Conversation";
-    // (A keyword title's speakers, "Conversation between Alice and Bob", stay: they are no topic.)
+    // (A keyword title's speakers, "Conversation between Alice and Bob", "Conversation with
+    // Alice", stay: they are no topic.)
     if (title !== details.title) {
       next.title = title;
       changed = true;

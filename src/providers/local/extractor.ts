@@ -677,7 +677,13 @@ function episodeFor(input: ExtractInput, facts: ExtractedFact[]): Extraction["ep
   const firstTurn = input.turns.find((t) => t.content.trim())?.content.trim() ?? "";
   const summary = chosen.length ? chosen.map((c) => asSentence(c.text)).join(" ") : truncate(firstTurn, 300);
   const who = speakers.filter((s) => !/^the /i.test(s));
-  let title = who.length ? `Conversation between ${who.join(" and ")}` : "Conversation";
+  // One named speaker (a user who said their name, talking alone) is talked with, not between.
+  let title =
+    who.length > 1
+      ? `Conversation between ${who.join(" and ")}`
+      : who.length
+        ? `Conversation with ${who[0]}`
+        : "Conversation";
   if (topics.length) title += ` about ${topics.map((w) => asWritten(w, said)).join(", ")}`;
 
   let gist: Record<string, unknown> | null = null;
