@@ -892,6 +892,19 @@ describe("the context block and episode titles read cleanly", () => {
     expect(block).toContain("- 2025-02-01: On 3 March 2024, the user lived in Paris.");
   });
 
+  it("shows an episode's day once: left out of each of its sentences that the line's date leads", () => {
+    const block = composeDeterministic([
+      row(
+        "episode",
+        "On 8 May 2023, Caroline went to a support group yesterday (7 May 2023). On 8 May 2023, Melanie painted a sunrise. On 9 May 2023, Melanie ran a charity race.",
+        { title: "Conversation between Caroline and Melanie", date: "1:56 pm on 8 May, 2023" },
+      ),
+    ]);
+    expect(block).toContain(
+      "- 2023-05-08: **Conversation between Caroline and Melanie**: Caroline went to a support group yesterday (7 May 2023). Melanie painted a sunrise. On 9 May 2023, Melanie ran a charity race.",
+    );
+  });
+
   it("gives no line to a copy of a line above, nor to an episode left with its title alone", () => {
     const block = composeDeterministic([
       row("lesson", 'When "npm ERR! code ERESOLVE" occurs: Run npm install --legacy-peer-deps.', {}),

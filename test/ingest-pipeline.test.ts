@@ -2537,6 +2537,29 @@ describe("what the assistant did for the user", () => {
   });
 });
 
+describe("the compose block of a dated conversation", () => {
+  it("shows the day once on an episode's line, not again before each of its sentences", async () => {
+    const { key } = await svc.newOrg();
+    const at = "1:56 pm on 8 May, 2023";
+    await ingestOk(key, {
+      user_id: "d1",
+      messages: [
+        { role: "user", content: "I went to a support group yesterday.", date: at },
+        { role: "user", content: "I painted a sunrise over the lake with my kids.", date: at },
+      ],
+    });
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "support group and painted sunrise", user_id: "d1" },
+    });
+    expect(found.status).toBe(200);
+    const episode = (found.body.context as string).split("\n").find((l) => l.includes("**Conversation"));
+    expect(episode, found.body.context).toMatch(/^- 2023-05-08: \*\*Conversation/);
+    expect(episode).toContain(". The user painted a sunrise");
+    expect(episode).not.toContain("On 8 May 2023");
+  });
+});
+
 describe("a deleted fact leaves its episodes", () => {
   it("its sentences leave the episode's text and its id the episode's fact_ids; search no longer shows it", async () => {
     const { key, orgId } = await svc.newOrg();

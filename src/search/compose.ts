@@ -54,15 +54,18 @@ const MONTHS = "January February March April May June July August September Octo
 );
 
 /**
- * A row's text without the day it leads with ("On 10 January 2025, ...") when that is the date the
- * line already shows.
+ * A row's text without the day its sentences lead with ("On 10 January 2025, ...") where that is
+ * the date the line already shows: a fact's first, and each of an episode's, made of its facts'
+ * sentences ("On 8 May 2023, Caroline ... On 8 May 2023, Melanie ..."); another day stays.
  */
 function withoutShownDay(text: string, date: string): string {
-  const m = /^On (\d{1,2}) ([A-Z][a-z]+) (\d{4}), (.)/.exec(text);
-  if (!m) return text;
-  const month = MONTHS.indexOf(m[2]!) + 1;
-  const iso = `${m[3]}-${String(month).padStart(2, "0")}-${m[1]!.padStart(2, "0")}`;
-  return iso === date ? m[4]!.toUpperCase() + text.slice(m[0].length) : text;
+  return text.replace(
+    /(^|[.!?]\s+)On (\d{1,2}) ([A-Z][a-z]+) (\d{4}), (.)/g,
+    (all, before: string, day: string, month: string, year: string, next: string) => {
+      const iso = `${year}-${String(MONTHS.indexOf(month) + 1).padStart(2, "0")}-${day.padStart(2, "0")}`;
+      return iso === date ? `${before}${next.toUpperCase()}` : all;
+    },
+  );
 }
 
 /** A lesson or procedure served hedged, as trigger serves it (`unverified`). */
