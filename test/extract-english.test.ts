@@ -2034,6 +2034,19 @@ describe("a changed attribute, said the ways people say it", () => {
     ["The user drives a Honda Civic.", "The user and others sold the Civic and bought a Subaru Outback."],
     ["In this repo the user uses jest for tests.", "The user moved from jest to vitest."],
     ["At work Nora and others use Jira.", "In this repo Nora and others switched from Jira to Linear."],
+    // A change from one thing to another ends being on the first (a plan, a shift), however said.
+    [
+      "The user is on the Pro plan.",
+      "The user and others upgraded from the Pro plan to the Enterprise plan.",
+    ],
+    ["The user and others are on the Pro plan.", "The user downgraded from the Pro plan to the Basic plan."],
+    ["The user is on the Pro plan.", "The user switched from the Pro plan to the Team plan."],
+    [
+      "The user and others are on the Pro plan.",
+      "The user and others moved from the Pro plan to the Enterprise plan.",
+    ],
+    ["The user is on the night shift.", "The user changed from the night shift to the day shift."],
+    ["The user uses the Pro plan.", "The user upgraded from the Pro plan to the Enterprise plan."],
     // What took the thing's place, said after it, is no part of the thing.
     ["The user drinks coffee every morning.", "The user no longer drinks coffee, only tea now."],
     ["The user drinks coffee every morning.", "The user doesn't drink coffee anymore, only tea now."],
@@ -2081,6 +2094,17 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(
       judge("The user and others use jest for tests.", "The user's team moved from jest to vitest."),
     ).toBe("new");
+    // A move from a thing ends being on it, not being anything else with it.
+    expect(
+      judge(
+        "The user's sister is on the Pro plan.",
+        "The user upgraded from the Pro plan to the Enterprise plan.",
+      ),
+    ).toBe("new");
+    expect(judge("The user is a fan of Paris.", "The user moved from Paris to Berlin.")).toBe("new");
+    expect(judge("The user is on the Pro plan.", "The user moved from the Basic plan to the Pro plan.")).toBe(
+      "new",
+    );
     // What took its place is not what ended.
     expect(
       judge("The user drinks tea every morning.", "The user no longer drinks coffee, only tea now."),

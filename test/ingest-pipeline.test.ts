@@ -384,6 +384,22 @@ describe("supersede and dedup", () => {
       "I moved from jest to vitest.",
       "The user moved from jest to vitest.",
     ],
+    // A change from one plan to another ends being on the first, whatever the verb of change.
+    [
+      "I'm on the Pro plan.",
+      "We upgraded from the Pro plan to the Enterprise plan.",
+      "The user and others upgraded from the Pro plan to the Enterprise plan.",
+    ],
+    [
+      "We are on the Pro plan.",
+      "I downgraded from the Pro plan to the Basic plan.",
+      "The user downgraded from the Pro plan to the Basic plan.",
+    ],
+    [
+      "We are on the Pro plan.",
+      "We moved from the Pro plan to the Enterprise plan.",
+      "The user and others moved from the Pro plan to the Enterprise plan.",
+    ],
     // What took the thing's place, said after it.
     [
       "I drink coffee every morning.",

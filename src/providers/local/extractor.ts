@@ -1410,8 +1410,13 @@ interface Ending {
 /** Verbs of liking: "doesn't like sushi anymore" ends "loves sushi" too. */
 const LIKING = ["like", "love", "enjoy", "adore"];
 const ENDING_LEAD = String.raw`(?:(?:has|had|just|recently|finally|eventually|already) )*`;
-/** The verbs of using a thing, what "moved from Vim to Emacs" ends (not "loves Paris"). */
+/**
+ * The verbs of using a thing, what "moved from Vim to Emacs" ends (not "loves Paris"), and being
+ * on it, a verb with its particle: "moved from the Pro plan to the Enterprise plan" ends "is on
+ * the Pro plan", "changed from the night shift to the day shift" "are on the night shift".
+ */
 const USING = ["use", "run", "prefer"];
+const BEING_ON = ["is on", "are on"];
 const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using" | "instead"]> = [
   [
     new RegExp(
@@ -1428,7 +1433,7 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using" | "instead"
   [/^(?<s>.+?) (?:no longer|doesn't|does not|don't|do not) (?<v>[a-z]+) (?<o>.+)$/i, "verb"],
   [
     new RegExp(
-      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:switched|migrated|converted)(?: over| back)? from (?<o>.+?) to .+$`,
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:switched|migrated|converted|upgraded|downgraded)(?: over| back)? from (?<o>.+?) to .+$`,
       "i",
     ),
     "object",
@@ -1529,7 +1534,7 @@ function claimsOf(text: string): string[] {
 
 /** Words every ending holds, tested before the patterns (whose lazy subject tries every split). */
 const ENDING_WORD =
-  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away|instead of|rather than)\b/i;
+  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|upgraded|downgraded|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away|instead of|rather than)\b/i;
 
 /** What a fact's sentences say ended (endingOfClaim), each sentence's. */
 function endingsOf(text: string): Ending[] {
@@ -1576,7 +1581,7 @@ function endingOfClaim(claim: string): Ending | null {
       kind === "object"
         ? null
         : kind === "using"
-          ? new Set(USING.flatMap((v) => [...presentForms(v, false)]))
+          ? new Set([...USING.flatMap((v) => [...presentForms(v, false)]), ...BEING_ON])
           : kind === "instead" && BE_FORMS.has(m.groups.v!.toLowerCase())
             ? BE_FORMS
             : presentForms(m.groups.v!, kind === "gerund");
@@ -1627,8 +1632,9 @@ function statesEnded(ending: Ending, claim: string): boolean {
     ? !NOT_PRESENT.test(verb) && (BE_FORMS.has(verb) || isVerb(verb)) && !isPastForm(verb)
     : verb !== "was" && /s$/.test(verb);
   if (!present) return false;
-  if (ending.verbs && !ending.verbs.has(verb)) return false;
   const rest = m!.groups!.rest!.trim();
+  const particle = `${verb} ${/^\S*/.exec(rest)![0].toLowerCase()}`;
+  if (ending.verbs && !ending.verbs.has(verb) && !ending.verbs.has(particle)) return false;
   if (ending.object.length === 0) return ending.verbs !== null && HABIT_TAIL.test(rest);
   const words = new Set(contentWords(rest));
   if (!ending.object.every((w) => words.has(w))) return false;
