@@ -872,6 +872,120 @@ describe("openai-compatible provider", () => {
     expect(rows.filter((r) => r!.group_ids.length === 0)).toHaveLength(created.length - 1);
   });
 
+  it("masks the secrets a model puts together from the turns in all it writes, and keeps those memories personal", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const all = await seedGroup(svc.deps, orgId, { prompt: null });
+    // No turn holds a secret the redactor reads: the model assembles them, as any model does.
+    const messages = [
+      { role: "user", content: "What password should I set for the staging DB?" },
+      { role: "assistant", content: "How about Tr0ub4dor&3x ?" },
+      { role: "user", content: "OK, done, I set it." },
+      { role: "user", content: "My stripe live key starts sk_live_51HxYzAbCd and ends EfGhIjKlMnOpQr" },
+      { role: "assistant", content: "Got it." },
+    ];
+    const fact = (text: string, ids: string[]) => ({
+      text,
+      fact_type: "other",
+      categories: [],
+      source_event_ids: ids,
+    });
+    stub.enqueue("extract", {
+      json: {
+        facts: [
+          fact("The user's staging database password is Tr0ub4dor&3x.", ["0", "1", "2"]),
+          fact("The user's Stripe key is sk_live_51HxYzAbCdEfGhIjKlMnOpQr.", ["3", "4"]),
+          fact("The user set up a staging database.", ["0", "2"]),
+        ],
+        episode: {
+          title: "Stripe key sk_live_51HxYzAbCdEfGhIjKlMnOpQr",
+          summary: "The user's password is hunter2x and their AWS key is AKIAIOSFODNN7EXAMPLE.",
+        },
+        artifacts: [
+          {
+            title: "staging.env",
+            summary: "The staging database's URL",
+            rationale: null,
+            content: "DATABASE_URL=postgres://admin:s3cretpw@db.internal/app",
+            source_event_ids: ["2"],
+          },
+        ],
+        directives: [
+          {
+            type: "lesson",
+            text: "Always export PGPASSWORD=supersecret99 before running migrations.",
+            trigger_entities: ["PGPASSWORD=supersecret99"],
+            steps: null,
+            source_event_ids: ["2"],
+          },
+        ],
+        gist: null,
+      },
+    });
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "secrets", messages, extract_artifacts: true, group_ids: [all] },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const { rows } = await svc.deps.db.query<{
+      type: string;
+      text: string;
+      details: any;
+      group_ids: string[];
+      full_content: string | null;
+    }>(
+      "SELECT type, text, details, group_ids, full_content, trigger_entities FROM memories WHERE org_id = $1",
+      [orgId],
+    );
+    const stored = JSON.stringify(rows);
+    for (const secret of [
+      "Tr0ub4dor",
+      "sk_live_51Hx",
+      "hunter2x",
+      "AKIAIOSFODNN7EXAMPLE",
+      "s3cretpw",
+      "supersecret99",
+    ])
+      expect([secret, stored.includes(secret)]).toEqual([secret, false]);
+    const facts = rows.filter((r) => r.type === "fact");
+    expect(Object.fromEntries(facts.map((r) => [r.text, r.group_ids]))).toEqual({
+      "The user's staging database password is [redacted password].": [],
+      "The user's Stripe key is [redacted Stripe key].": [],
+      "The user set up a staging database.": [all],
+    });
+    const episode = rows.find((r) => r.type === "episode")!;
+    expect([episode.details.title, episode.text]).toEqual([
+      "Stripe key [redacted Stripe key]",
+      "The user's password is [redacted password] and their AWS key is [redacted AWS access key].",
+    ]);
+    expect(rows.find((r) => r.type === "lesson")!.text).toBe(
+      "Always export PGPASSWORD=[redacted secret] before running migrations.",
+    );
+    expect(rows.find((r) => r.type === "artifact")!.full_content).toBe(
+      "DATABASE_URL=postgres://admin:[redacted password]@db.internal/app",
+    );
+    // MNEMO_REDACT_SECRETS=false keeps what the model wrote, as it keeps the messages.
+    const { extractor } = createOpenAIProviders(
+      loadConfig({ MNEMO_LLM_BASE_URL: stub.url, OPENAI_API_KEY: "sk-test", MNEMO_REDACT_SECRETS: "false" }),
+    );
+    stub.enqueue("extract", {
+      json: {
+        facts: [fact("The user's staging database password is Tr0ub4dor&3x.", ["0"])],
+        episode: { title: "t", summary: "s" },
+        artifacts: [],
+        directives: [],
+        gist: null,
+      },
+    });
+    const kept = await extractor.extract({
+      turns: [oneTurn],
+      path: "live",
+      extractArtifacts: false,
+      agentic: false,
+      known: [],
+    });
+    expect(kept.facts.map((f) => f.text)).toEqual(["The user's staging database password is Tr0ub4dor&3x."]);
+  });
+
   it("keeps the extraction when the classifier answers nothing usable: stored untagged (personal)", async () => {
     const { key, orgId } = await svc.newOrg();
     const all = await seedGroup(svc.deps, orgId, { prompt: null });

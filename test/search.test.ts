@@ -953,6 +953,14 @@ describe("search compose", () => {
       expect(stub.requests).toHaveLength(1);
       expect(JSON.stringify(stub.requests[0].messages)).toContain(rex!.id);
 
+      // A secret the model writes into its block is masked as the turns' are.
+      stub.reply = () => ({
+        selected_ids: [rex!.id],
+        context: "## Memory\n- Dana's vet portal password is Rex2024!vet.",
+      });
+      const masked = await search(key, { query: "Dana dog", user_id: "u" });
+      expect(masked.body.context).toBe("## Memory\n- Dana's vet portal password is [redacted password].");
+
       // A block written from none of the candidates (ids it made up) is not served.
       stub.reply = () => ({ selected_ids: ["made-up"], context: "The user is an astronaut on Mars." });
       const invented = await search(key, { query: "Dana dog", user_id: "u", mode: "compose" });

@@ -1623,6 +1623,36 @@ describe("trigger relevance gate", () => {
     }
   });
 
+  it("masks a secret in the model's `because` as the turns' secrets are", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const [keep] = await seed(orgId, [lesson("Export PGPASSWORD before running migrate.ts", ["migrate.ts"])]);
+    const saved = svc.deps.providers.llm;
+    svc.deps.providers.llm = stub.model;
+    try {
+      stub.reply = () => ({
+        verdicts: [
+          {
+            id: keep!.id,
+            relevant: true,
+            because: "Use PGPASSWORD=hunter2secret and the key sk-proj-Abc123Def456Ghi789Jkl0 first.",
+            confidence: 0.9,
+          },
+        ],
+      });
+      const res = await trigger(key, {
+        user_id: "u",
+        entities: ["migrate.ts"],
+        task: "migrate the database",
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data[0].details.because).toBe(
+        "Use PGPASSWORD=[redacted secret] and the key [redacted API key] first.",
+      );
+    } finally {
+      svc.deps.providers.llm = saved;
+    }
+  });
+
   it("serves the model's `because` cut to a sentence's length, and no verdict on a directive not asked about", async () => {
     const { orgId, key } = await svc.newOrg();
     const [rule] = await seed(orgId, [lesson("Always run npm ci before npm test", ["npm"])]);

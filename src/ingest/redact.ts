@@ -205,6 +205,18 @@ const RULES: Rule[] = [
   },
 ];
 
+/** Whether a text holds a secret's marker: it is about a credential, and personal (src/ingest/run-job.ts). */
+export const holdsRedacted = (text: string) => /\[redacted [^\]]+\]/.test(text);
+
+/**
+ * What a language model wrote, masked as a message is (`redact`: MNEMO_REDACT_SECRETS). A model
+ * reads the masked turns, but it puts a secret together from several ("What password should I
+ * set?", "How about Tr0ub4dor&3x?", "Done, I set it.", a key given in two halves) and writes it in
+ * the form these rules read ("The user's staging database password is Tr0ub4dor&3x."): its facts,
+ * episodes, lessons and answers pass here before they are stored or served.
+ */
+export const redactModelText = (text: string, redact: boolean) => (redact ? redactSecrets(text).text : text);
+
 /** A text with its secrets masked, and the kinds masked (one entry per secret). */
 export function redactSecrets(text: string): { text: string; kinds: string[] } {
   const kinds: string[] = [];

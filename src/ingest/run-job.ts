@@ -9,6 +9,7 @@ import { nameFromFact } from "../providers/local/names.js";
 import { ProviderError } from "../providers/openai.js";
 import { assemblePlan, type PlannedRow } from "./assemble.js";
 import { type Reconciled, reconcile } from "./reconcile.js";
+import { holdsRedacted } from "./redact.js";
 import { routeTurns } from "./route.js";
 import { jobSignals, stopDeadline } from "./signals.js";
 import { failJob, StaleAttempt, storeResult } from "./store.js";
@@ -274,14 +275,12 @@ async function classifyStage(
   const promptedIds = new Set(prompted.map((g) => g.id));
   await time("classify", async () => {
     let verdicts: Awaited<ReturnType<typeof ctx.deps.providers.classifier.classify>> = [];
+    const items = rows.map((r) => ({
+      type: r.type,
+      text: r.type === "episode" ? `${r.details?.title}: ${r.text}` : r.text,
+    }));
     try {
-      verdicts = await ctx.deps.providers.classifier.classify(
-        rows.map((r) => ({
-          type: r.type,
-          text: r.type === "episode" ? `${r.details?.title}: ${r.text}` : r.text,
-        })),
-        prompted,
-      );
+      verdicts = await ctx.deps.providers.classifier.classify(items, prompted);
     } catch (err) {
       // A classifier that answers nothing usable leaves every row without a verdict, which is
       // personal (no tags), as a missing verdict already is: the extraction is kept. One out of
@@ -291,7 +290,9 @@ async function classifyStage(
     }
     rows.forEach((r, i) => {
       const v = verdicts[i];
-      if (v?.verdict !== "shareable") {
+      // A memory holding a masked secret is about a credential: personal, whatever a model said
+      // (the local classifier reads most markers' words so; "[redacted Stripe key]" too now).
+      if (v?.verdict !== "shareable" || holdsRedacted(items[i]!.text)) {
         r.group_ids = [];
         return;
       }

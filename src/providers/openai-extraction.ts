@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { identifiersFromText } from "../identifiers/identifiers.js";
+import { redactModelText } from "../ingest/redact.js";
 import { truncate } from "../truncate.js";
 import { normaliseText } from "./local/english.js";
 import type { Extraction, Turn } from "./types.js";
@@ -76,6 +77,9 @@ export const renderTurn = (t: Turn) =>
 export const knownHeader = (known: string[]) =>
   known.length ? `Already known:\n- ${known.join("\n- ")}\n\nConversation:\n` : "";
 
+/** What is read past a cut for a secret that runs across it. */
+const CUT_MARGIN = 1_000;
+
 /** The longest episode title a model may give. */
 const TITLE_MAX = 300;
 
@@ -100,9 +104,10 @@ export type Dropped = Record<string, number>;
 export function normaliseExtraction(
   out: z.infer<typeof ExtractionSchema>,
   turns: Turn[],
-  withArtifacts: boolean,
+  options: { withArtifacts: boolean; redact: boolean },
   dropped: Dropped,
 ): Extraction {
+  const { withArtifacts, redact } = options;
   const byId = new Map(turns.map((t) => [t.eventId, t]));
   // The ids as the prompt shows them ("[D1:3]") are the turns' ids too.
   const ids = (list: string[]) =>
@@ -110,8 +115,13 @@ export function normaliseExtraction(
   const transcript = turns.map((t) => t.content).join("\n");
   // Nothing the model writes from this window is longer than the window itself (an artifact's
   // content is quoted from it): a runaway reply of megabytes is cut there, not stored and served.
+  // Every text the model wrote passes here: its secrets are masked as the turns' were (a secret
+  // put together from several turns; src/ingest/redact.ts), before the cut, which could leave a
+  // secret's start that no rule reads (and after a first cut with room to spare: a runaway reply
+  // is not read whole by every rule).
   const most = Math.max(2_000, transcript.length);
-  const clip = (s: string, max = most) => truncate(s, max);
+  const clip = (s: string, max = most) =>
+    truncate(redactModelText(truncate(s, max + CUT_MARGIN), redact), max);
   const cap = <T>(list: T[], kind: keyof typeof REPLY_CAPS): T[] => {
     const max = REPLY_CAPS[kind];
     if (list.length <= max) return list;

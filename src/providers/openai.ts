@@ -251,7 +251,14 @@ export function createOpenAIProviders(config: Config) {
       const dropped: Dropped = {};
       for (const w of windows) {
         const out = await structured(ExtractionSchema, extractSystem(input), renderTurns(w, input.known));
-        parts.push(normaliseExtraction(out, w, input.extractArtifacts, dropped));
+        parts.push(
+          normaliseExtraction(
+            out,
+            w,
+            { withArtifacts: input.extractArtifacts, redact: config.MNEMO_REDACT_SECRETS },
+            dropped,
+          ),
+        );
       }
       if (Object.keys(dropped).length)
         input.log?.warn(

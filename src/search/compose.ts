@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Ctx } from "../context.js";
 import { parseLooseDate } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
+import { redactModelText } from "../ingest/redact.js";
 import { splitSentences } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
@@ -256,7 +257,9 @@ export async function composeWithModel(
     );
     const known = new Set(shown.map((r) => r.id));
     const selected = output.selected_ids.filter((id) => known.has(id));
-    const context = output.context.trim();
+    // Served to the agent: masked as the turns were (the model may put a secret together from
+    // the memories' pieces).
+    const context = redactModelText(output.context.trim(), ctx.deps.config.MNEMO_REDACT_SECRETS);
     if (!context && selected.length === 0) return { context: "", selected: [] };
     // A block written from none of the candidates is not theirs to serve (a model that invents);
     // one longer than all of them together is not a selection of them. The deterministic block
