@@ -668,6 +668,24 @@ describe("openai-compatible provider", () => {
     expect(retryPauseMs(err as ProviderError, 1)).toBe(90_000);
     expect(retryPauseMs(new ProviderError("x", { retryAfterMs: 3_600_000 }), 1)).toBe(MAX_RETRY_AFTER_MS);
     expect(retryPauseMs(new ProviderError("x"), 2)).toBe(2 * MODEL_RETRY_PAUSE_MS);
+    // Also when the call's time-out ends it while the AI SDK waits out that Retry-After.
+    const timed = createOpenAIProviders(
+      loadConfig({
+        MNEMO_LLM_BASE_URL: stub.url,
+        OPENAI_API_KEY: "sk-test",
+        MNEMO_EMBEDDING_DIM: "384",
+        MNEMO_LLM_MAX_RETRIES: "1",
+        MNEMO_LLM_TIMEOUT_MS: "1000",
+      }),
+    ).extractor;
+    stub.enqueue("extract", { status: 429, headers: { "retry-after": "20" } });
+    const cut = await timed
+      .extract({ turns: [oneTurn], path: "live", extractArtifacts: false, agentic: false, known: [] })
+      .catch((e: unknown) => e);
+    expect([(cut as ProviderError).message, (cut as ProviderError).retryAfterMs]).toEqual([
+      "The language model kept failing (HTTP 429) until its time-out, after 1 call.",
+      20_000,
+    ]);
   });
 
   it("searches by full text when the embedding model is stuck, within MNEMO_LLM_REQUEST_TIMEOUT_MS, and leaves it alone for a while", async () => {
@@ -762,7 +780,9 @@ describe("openai-compatible provider", () => {
     // A job's chat model rate-limited: the attempt ends (the job is tried again), the log says 429.
     // The time-out is set before the job is accepted: a worker that took the job first made its
     // call with the default time-out, waited out the 50 s and succeeded with nothing to log.
-    stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "50000" } });
+    // Its Retry-After (4 s) outlasts the time-out too: the job's next attempt waits that long, not
+    // the plain pause (200 ms here), which called a rate-limited server earlier than it asked.
+    stub.enqueue("extract", { status: 429, headers: { "retry-after-ms": "4000" } });
     const { accepted, job } = await withConfig(svc.deps, { MNEMO_LLM_TIMEOUT_MS: 2000 }, async () => {
       const accepted = await svc.request("POST", "/v1/memories", { key, body: body({ conv_id: "fast429" }) });
       return { accepted, job: await terminalJob(key, accepted.body.id) };
@@ -770,6 +790,7 @@ describe("openai-compatible provider", () => {
     expect(job.status).toBe("succeeded");
     const line = logged.find((l) => l.includes(accepted.body.id) && l.includes("ingest attempt interrupted"));
     expect(line).toMatch(/The language model kept failing \(HTTP 429\) until its time-out, after 1 call\./);
+    expect(JSON.parse(line!).retryInMs).toBe(4000);
     // A search's context selection too: the deterministic block answers, and the log says 500.
     stub.enqueue("other", { status: 500, headers: { "retry-after-ms": "50000" } });
     const seen = logged.length;

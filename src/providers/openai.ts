@@ -49,10 +49,14 @@ export function providerFailure(err: unknown): ProviderError | undefined {
 
 const PROVIDER_NAME = "llm";
 
-/** The error answers one model call has had so far: how many, and the last one's HTTP status. */
+/**
+ * The error answers one model call has had so far: how many, the last one's HTTP status, and the
+ * wait its Retry-After asked for.
+ */
 interface FailedAnswers {
   count: number;
   status?: number;
+  retryAfterMs?: number | undefined;
 }
 
 /**
@@ -74,6 +78,7 @@ async function embeddingsInOrder(input: RequestInfo | URL, init?: RequestInit): 
   if (failed) {
     failed.count++;
     failed.status = res.status;
+    failed.retryAfterMs = retryAfterIn(Object.fromEntries(res.headers));
   }
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   if (!res.ok || !url.endsWith("/embeddings")) return res;
@@ -120,11 +125,12 @@ function withoutSecrets(err: Error, config: Config): Error {
 }
 
 /** A server's Retry-After (or OpenAI's retry-after-ms) in milliseconds, when it sent one. */
-function retryAfterOf(err: unknown): number | undefined {
-  if (!APICallError.isInstance(err)) return undefined;
-  const headers = Object.fromEntries(
-    Object.entries(err.responseHeaders ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
-  );
+const retryAfterOf = (err: unknown) =>
+  APICallError.isInstance(err) ? retryAfterIn(err.responseHeaders ?? {}) : undefined;
+
+/** The wait an answer's headers ask for, in milliseconds, when they ask for one. */
+function retryAfterIn(answer: Record<string, string>): number | undefined {
+  const headers = Object.fromEntries(Object.entries(answer).map(([k, v]) => [k.toLowerCase(), v]));
   const ms = Number(headers["retry-after-ms"]);
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const after = headers["retry-after"];
@@ -357,10 +363,12 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
     // The time-out most often ends a call that keeps failing while it waits to retry (a 5xx or a
     // 429 answered at once, then the back-off or Retry-After): that call failed, it was not slow.
+    // A Retry-After longer than the time-out is what the job's next attempt waits for (it was
+    // dropped, and a rate-limited server was called again after the plain pause).
     if (failed.status !== undefined) {
       const tries = `${failed.count} call${failed.count === 1 ? "" : "s"}`;
       const message = `${The} kept failing (HTTP ${failed.status}) until its time-out, after ${tries}.`;
-      return new ProviderError(message, { cause, transient: true });
+      return new ProviderError(message, { cause, transient: true, retryAfterMs: failed.retryAfterMs });
     }
     return new ProviderError(`${The} did not answer in time.`, { cause, transient: true });
   }
