@@ -122,7 +122,9 @@ describe("openai-compatible provider", () => {
     expect(res.body.status).toBe("failed");
     expect(res.body.result).toBeNull();
     expect(res.body.error).toMatchObject({ type: "server_error", code: "ingest_failed" });
-    expect(res.body.error.message).toMatch(/does not match the expected schema/);
+    expect(res.body.error.message).toBe(
+      "The language model (extraction) returned output that does not match the expected schema.",
+    );
     expect(IngestJobSchema.safeParse(res.body).success).toBe(true);
     const { rows } = await svc.deps.db.query("SELECT count(*)::int AS n FROM memories WHERE org_id = $1", [
       orgId,
@@ -133,6 +135,69 @@ describe("openai-compatible provider", () => {
     expect(line).toMatch(/characters of output/);
     expect(duplicateKeys(line!)).toEqual([]);
     expect(logged.filter((l) => l.includes("PIN is 4921"))).toEqual([]);
+  });
+
+  it("a failed model call names the call: the extraction window, the dedup judgement; a reply of tool calls says so", async () => {
+    const { key } = await svc.newOrg();
+    const first = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "named" }),
+    });
+    expect(first.body.status).toBe("succeeded");
+    // The same facts again: the judge is asked about them, and answers prose.
+    stub.enqueue("judge", { content: "I think case 0 is new." });
+    const judged = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "named2" }),
+    });
+    expect([judged.body.status, judged.body.error?.message]).toEqual([
+      "failed",
+      "The language model (dedup judgement) returned output that does not match the expected schema.",
+    ]);
+    // A long conversation in windows: the second window's reply is the one that does not do.
+    const turns = Array.from({ length: 45 }, (_, i) => ({
+      role: "user",
+      content: `Turn number ${i} of the talk.`,
+    }));
+    stub.enqueue("extract", { delayMs: 0 }, { content: "not json" });
+    const windowed = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: { user_id: "u1", conv_id: "named3", messages: turns },
+    });
+    expect(windowed.body.error?.message).toBe(
+      "The language model (extraction, window 2 of 2) returned output that does not match the expected schema.",
+    );
+    // The answer given as tool calls, content null.
+    const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+    const toolCall = {
+      id: "call_1",
+      type: "function",
+      function: { name: "json", arguments: '{"facts":[]}' },
+    };
+    stub.enqueue("extract", {
+      status: 200,
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 0,
+        model: "m",
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: null, tool_calls: [toolCall] },
+            finish_reason: "tool_calls",
+          },
+        ],
+        usage,
+      },
+    });
+    const tools = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: body({ conv_id: "named4" }),
+    });
+    expect(tools.body.error?.message).toBe(
+      "The language model (extraction) answered with tool calls, not text.",
+    );
   });
 
   it("MCP add_memory whose job failed is an error result, with the job's code and id", async () => {
@@ -639,7 +704,7 @@ describe("openai-compatible provider", () => {
         body: body({ conv_id: `flag${i}` }),
       });
       expect(res.body.status).toBe("failed");
-      expect(res.body.error.message).toContain(`The language model call failed (${c.said}`);
+      expect(res.body.error.message).toContain(`The language model (extraction) call failed (${c.said}`);
       const line = logged.find((l) => l.includes(res.body.id) && l.includes("ingest job failed"));
       expect(line).toBeDefined();
     }
@@ -683,7 +748,7 @@ describe("openai-compatible provider", () => {
       .extract({ turns: [oneTurn], path: "live", extractArtifacts: false, agentic: false, known: [] })
       .catch((e: unknown) => e);
     expect([(cut as ProviderError).message, (cut as ProviderError).retryAfterMs]).toEqual([
-      "The language model kept failing (HTTP 429) until its time-out, after 1 call.",
+      "The language model (extraction) kept failing (HTTP 429) until its time-out, after 1 call.",
       20_000,
     ]);
   });
@@ -789,7 +854,9 @@ describe("openai-compatible provider", () => {
     });
     expect(job.status).toBe("succeeded");
     const line = logged.find((l) => l.includes(accepted.body.id) && l.includes("ingest attempt interrupted"));
-    expect(line).toMatch(/The language model kept failing \(HTTP 429\) until its time-out, after 1 call\./);
+    expect(line).toMatch(
+      /The language model \(extraction\) kept failing \(HTTP 429\) until its time-out, after 1 call\./,
+    );
     expect(JSON.parse(line!).retryInMs).toBe(4000);
     // A search's context selection too: the deterministic block answers, and the log says 500.
     stub.enqueue("other", { status: 500, headers: { "retry-after-ms": "50000" } });
@@ -803,7 +870,7 @@ describe("openai-compatible provider", () => {
     expect([search.status, search.body.context_selection_applied]).toEqual([200, false]);
     const selection = logged.slice(seen).find((l) => l.includes("context selection failed"));
     expect(selection).toMatch(
-      /The language model kept failing \(HTTP 500\) until its time-out, after 1 call\./,
+      /The language model \(context selection\) kept failing \(HTTP 500\) until its time-out, after 1 call\./,
     );
   }, 60_000);
 
@@ -827,7 +894,7 @@ describe("openai-compatible provider", () => {
     });
     expect([noChoice.body.status, noChoice.body.error?.message]).toEqual([
       "failed",
-      "The language model returned an invalid answer: Response did not contain any choices.",
+      "The language model (extraction) returned an invalid answer: Response did not contain any choices.",
     ]);
   });
 

@@ -16,7 +16,13 @@ import {
   renderTurn,
   renderTurns,
 } from "./openai-extraction.js";
-import { describeModelError, generateStructured, httpStatus, invalidAnswer } from "./structured.js";
+import {
+  describeModelError,
+  generateStructured,
+  httpStatus,
+  invalidAnswer,
+  ToolCallsAnswer,
+} from "./structured.js";
 import type { Classifier, Embedder, Extraction, Extractor, JudgeVerdict } from "./types.js";
 
 /** A model failure with a message fit for the job's error (never secrets or prompts). */
@@ -142,12 +148,19 @@ function retryAfterIn(answer: Record<string, string>): number | undefined {
 }
 
 /**
- * A language-model call a request waits on (context selection, the relevance gate), run as the
- * service's own calls are: one that kept failing until its time-out says its HTTP status (the AI
- * SDK's own error then says only "Delay was aborted").
+ * A language-model call a request waits on (context selection, the relevance gate: `what`), run as
+ * the service's own calls are: one that kept failing until its time-out says its HTTP status (the
+ * AI SDK's own error then says only "Delay was aborted").
  */
-export const requestModelCall = <T>(config: Config, call: () => Promise<T>): Promise<T> =>
-  modelCall(config, "language model", call);
+export const requestModelCall = <T>(config: Config, what: string, call: () => Promise<T>): Promise<T> =>
+  modelCall(config, chatModel(what), call);
+
+/**
+ * The chat model as a failure names it, with the call (`what`): "the language model (extraction,
+ * window 2 of 5)", so an operator tuning a model's prompts knows which answer did not do. Never
+ * any of the call's text.
+ */
+const chatModel = (what: string) => `language model (${what})`;
 
 /** Turns in an extraction window, and cases (or memories) in one judge (or classify) call. */
 const BATCH_ITEMS = 40;
@@ -192,8 +205,11 @@ export function createOpenAIProviders(config: Config) {
   });
   const llm = provider.chatModel(config.MNEMO_LLM_MODEL);
 
-  const structured = <T>(schema: z.ZodType<T>, system: string, prompt: string): Promise<T> =>
-    modelCall(config, "language model", () => generateStructured(llm, config, { schema, system, prompt }));
+  const structured = <T>(what: string, schema: z.ZodType<T>, system: string, prompt: string): Promise<T> =>
+    modelCall(config, chatModel(what), () => generateStructured(llm, config, { schema, system, prompt }));
+  /** "dedup judgement, batch 2 of 5"; the one call of one is named alone. */
+  const nth = (what: string, i: number, n: number, part = "batch") =>
+    n === 1 ? what : `${what}, ${part} ${i + 1} of ${n}`;
 
   /**
    * Whether embeddings are asked for with `dimensions`. vLLM refuses it (400) for every model that
@@ -255,8 +271,13 @@ export function createOpenAIProviders(config: Config) {
       const windows = inBatches(input.turns, (t) => renderTurn(t).length, knownHeader(input.known).length);
       const parts: Extraction[] = [];
       const dropped: Dropped = {};
-      for (const w of windows) {
-        const out = await structured(ExtractionSchema, extractSystem(input), renderTurns(w, input.known));
+      for (const [i, w] of windows.entries()) {
+        const out = await structured(
+          nth("extraction", i, windows.length, "window"),
+          ExtractionSchema,
+          extractSystem(input),
+          renderTurns(w, input.known),
+        );
         parts.push(
           normaliseExtraction(
             out,
@@ -282,9 +303,15 @@ export function createOpenAIProviders(config: Config) {
           line: `Case ${i}: NEW: ${c.text}\n${c.candidates.map((x) => `  EXISTING ${x.id}: ${x.text}`).join("\n")}`,
         }))
         .filter(({ c }) => c.candidates.length > 0);
-      for (const batch of inBatches(open, (o) => o.line.length)) {
+      const batches = inBatches(open, (o) => o.line.length);
+      for (const [i, batch] of batches.entries()) {
         const prompt = batch.map((o) => o.line).join("\n\n");
-        const out = await structured(JudgeSchema, JUDGE_SYSTEM, prompt);
+        const out = await structured(
+          nth("dedup judgement", i, batches.length),
+          JudgeSchema,
+          JUDGE_SYSTEM,
+          prompt,
+        );
         const asked = new Set(batch.map((o) => o.i));
         for (const v of out.verdicts) {
           const c = cases[v.case];
@@ -303,9 +330,15 @@ export function createOpenAIProviders(config: Config) {
       const header = `Groups:\n${groups.map((g) => `- ${g.id}: ${g.prompt}`).join("\n") || "(none)"}\n\nMemories:\n`;
       const lines = items.map((m, i) => ({ i, line: `${i}. [${m.type}] ${m.text}` }));
       const results = new Map<number, z.infer<typeof ClassifySchema>["results"][number]>();
-      for (const batch of inBatches(lines, (l) => l.line.length, header.length)) {
+      const batches = inBatches(lines, (l) => l.line.length, header.length);
+      for (const [i, batch] of batches.entries()) {
         const prompt = header + batch.map((l) => l.line).join("\n");
-        const out = await structured(ClassifySchema, CLASSIFY_SYSTEM, prompt);
+        const out = await structured(
+          nth("classification", i, batches.length),
+          ClassifySchema,
+          CLASSIFY_SYSTEM,
+          prompt,
+        );
         const asked = new Set(batch.map((l) => l.i));
         for (const r of out.results) if (asked.has(r.index) && !results.has(r.index)) results.set(r.index, r);
       }
@@ -356,6 +389,8 @@ function asProviderError(err: unknown, retries: number, model: string, failed: F
       retryAfterMs: retryAfterOf(err),
     });
   }
+  if (err instanceof ToolCallsAnswer)
+    return new ProviderError(`${The} answered with tool calls, not text.`, { cause });
   if (InvalidResponseDataError.isInstance(err)) {
     const which = invalidAnswer(err);
     return new ProviderError(`${The} returned an invalid answer${which ? `: ${which}` : "."}`, { cause });

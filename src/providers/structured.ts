@@ -30,7 +30,7 @@ export async function generateStructured<T>(
   call: { schema: z.ZodType<T>; system: string; prompt: string; timeoutMs?: number },
 ): Promise<T> {
   try {
-    const { output } = await generateText({
+    const result = await generateText({
       model,
       output: Output.object({ schema: call.schema }),
       maxRetries: config.MNEMO_LLM_MAX_RETRIES,
@@ -39,7 +39,10 @@ export async function generateStructured<T>(
       system: call.system,
       prompt: call.prompt,
     });
-    return looseDeep(output) as T;
+    // The answer given as a tool call (`tool_calls`, content null), as some servers and chat
+    // templates do when asked for JSON: said so, not "No output generated".
+    if (!result.text.trim() && result.toolCalls.length > 0) throw new ToolCallsAnswer();
+    return looseDeep(result.output) as T;
   } catch (err) {
     if (NoObjectGeneratedError.isInstance(err) && typeof err.text === "string") {
       for (const inner of jsonWithin(err.text)) {
@@ -48,6 +51,14 @@ export async function generateStructured<T>(
       }
     }
     throw err;
+  }
+}
+
+/** A reply that holds tool calls and no text: no answer to read. */
+export class ToolCallsAnswer extends Error {
+  override name = "ToolCallsAnswer";
+  constructor() {
+    super("the model answered with tool calls, not text");
   }
 }
 

@@ -244,7 +244,7 @@ export async function composeWithModel(
       `[${r.id}] (${r.type}${hedged(r) ? ", unverified" : ""}, ${memoryDate(r)}) ${r.text.replace(/\s+/g, " ")}`,
   );
   try {
-    const output = await requestModelCall(ctx.deps.config, () =>
+    const output = await requestModelCall(ctx.deps.config, "context selection", () =>
       generateStructured(llm, ctx.deps.config, {
         schema: Selection,
         system:

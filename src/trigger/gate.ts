@@ -403,7 +403,7 @@ export async function modelVerdicts(
       ` | matched on: ${i.matchedOn.join(", ")}`,
   );
   try {
-    const output = await requestModelCall(ctx.deps.config, () =>
+    const output = await requestModelCall(ctx.deps.config, "relevance gate", () =>
       generateStructured(llm, ctx.deps.config, {
         schema: GateReply,
         system:
