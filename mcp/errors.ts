@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CoreError, isDatabaseUnavailable, quotedId } from "../src/errors.js";
-import { providerFailure } from "../src/providers/openai.js";
+import { providerAdvice, providerFailure } from "../src/providers/openai.js";
 import { UnreachableError } from "./port.js";
 import type { DefaultScope } from "./scope.js";
 
@@ -26,7 +26,7 @@ export function toolError(
     return result("service_unavailable", "The database is unavailable; retry shortly.");
   }
   const model = providerFailure(err);
-  if (model) return result("service_unavailable", `${model.message} Retry shortly.`);
+  if (model) return result("service_unavailable", `${model.message} ${providerAdvice(model)}`);
   if (err instanceof CoreError) {
     if (err.status >= 500) return result(err.code, err.message);
     const retryAfter = Number(err.headers?.["Retry-After"]);

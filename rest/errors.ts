@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CoreError, isDatabaseUnavailable, isTooManyClients, TOO_MANY_CLIENTS } from "../src/errors.js";
 import { throttledWarning } from "../src/logger.js";
-import { providerFailure } from "../src/providers/openai.js";
+import { providerAdvice, providerFailure } from "../src/providers/openai.js";
 import type { FieldIssue } from "../src/wire/common.js";
 import type { AppEnv } from "./types.js";
 
@@ -66,12 +66,13 @@ export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
     });
   }
   // A model the request waited on out of reach, or answering what does not do (a patched fact's
-  // new text to embed): the service is not broken, that dependency is.
+  // new text to embed): the service is not broken, that dependency is. Only a failure that may
+  // pass invites a retry (Retry-After); a permanent one says it will not clear.
   const model = providerFailure(err);
   if (model) {
     c.get("log")?.warn({ err: model }, "model unavailable");
-    return envelope(c, 503, "service_unavailable", `${model.message} Retry shortly.`, {
-      headers: { "Retry-After": "5" },
+    return envelope(c, 503, "service_unavailable", `${model.message} ${providerAdvice(model)}`, {
+      ...(model.transient ? { headers: { "Retry-After": "5" } } : {}),
     });
   }
   if (err instanceof CoreError) {

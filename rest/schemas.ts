@@ -66,7 +66,7 @@ const describe: Record<number, string> = {
   415: "Content type is not application/json, declares a charset other than utf-8, or the body has a Content-Encoding (`unsupported_media_type`)",
   429: "Rate limit (`rate_limited`), daily cap (`daily_cap_exceeded`) or the tier's monthly cap (`monthly_quota_exceeded`, ingest, search and trigger) exceeded; see `Retry-After`",
   500: "Internal error (`server_error` or an operation-specific code); the message names only the request id",
-  503: "The database is out of reach or out of a resource such as disk space (`service_unavailable`), the server is shutting down, or a model the request waits on failed (a patched fact's new text to embed; the message says how); retry after `Retry-After`",
+  503: "The database is out of reach or out of a resource such as disk space (`service_unavailable`), the server is shutting down, or a model the request waits on failed (a patched fact's new text to embed; the message says how); retry after `Retry-After`, which a model failure that will not pass by retrying (a wrong dimension, a refused key) does not send",
 };
 
 const envelope = (description: string) => ({ description, ...json(ErrorEnvelope) });

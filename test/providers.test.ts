@@ -783,7 +783,7 @@ describe("openai-compatible provider", () => {
     expect(logged.some((l) => l.includes("query embedding failed"))).toBe(true);
   });
 
-  it("a fact's new text the embedding model cannot take is 503 service_unavailable, the fact unchanged", async () => {
+  it("a fact's new text the embedding model cannot take is 503 service_unavailable, the fact unchanged; a permanent failure invites no retry", async () => {
     const { key, orgId } = await svc.newOrg();
     const first = await svc.request("POST", "/v1/memories?wait=true", {
       key,
@@ -818,6 +818,39 @@ describe("openai-compatible provider", () => {
         text: "I play the viola now.",
       });
       expect(said).toMatch(/^Error service_unavailable: The embedding model kept failing \(HTTP 503\)/);
+      // A failure that will not pass by asking again (a wrong dimension, a refused key) invites no
+      // retry: no Retry-After, and the message says so, over REST and MCP.
+      const wrong = {
+        status: 200,
+        body: {
+          object: "list",
+          data: [{ object: "embedding", index: 0, embedding: [1, 0, 0] }],
+          model: "m",
+          usage: { prompt_tokens: 1, total_tokens: 1 },
+        },
+      };
+      const refused = { status: 401, body: { error: { message: "Incorrect API key provided" } } };
+      for (const [reply, said] of [
+        [wrong, "The embedding model returned 3 dimensions; MNEMO_EMBEDDING_DIM is 384."],
+        [refused, "The embedding model call failed (HTTP 401: Incorrect API key provided)."],
+      ] as const) {
+        stub.enqueue("embeddings", reply);
+        const r = await svc.request("PATCH", `/v1/memories/${fact.id}/`, {
+          key,
+          body: { text: "I play the viola now." },
+        });
+        expect([r.status, r.body.detail.code, r.headers.get("retry-after"), r.body.detail.message]).toEqual([
+          503,
+          "service_unavailable",
+          null,
+          `${said} Retrying will not help until the operator fixes the model or its configuration.`,
+        ]);
+        stub.enqueue("embeddings", reply);
+        expect(
+          await callErr(client, "update_memory", { memory_id: fact.id, text: "I play the viola now." }),
+        ).toMatch(/will not help until the operator fixes the model/);
+      }
+      expect((await findMemory(svc.deps.db, orgId, fact.id))!.text).toBe(fact.text);
     } finally {
       await client.close();
     }

@@ -46,6 +46,17 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * What a request that a model failure ended tells its caller to do: retry shortly when the model
+ * was out of reach, and not when it answered what will not change by asking again (a wrong
+ * dimension, a refused key, a model not found): a client that follows a Retry-After retried that
+ * for ever.
+ */
+export const providerAdvice = (err: ProviderError) =>
+  err.transient
+    ? "Retry shortly."
+    : "Retrying will not help until the operator fixes the model or its configuration.";
+
 /** The model failure behind `err` (itself, or the error it wraps), if there is one. */
 export function providerFailure(err: unknown): ProviderError | undefined {
   if (err instanceof ProviderError) return err;
