@@ -266,6 +266,11 @@ export const EnvSchema = z.object({
   }, "must not carry a user name or password (requests cannot be sent to such a URL): put the key in OPENAI_API_KEY, sent as a bearer token"),
   MNEMO_LLM_MODEL: orDefault(z.string().trim().default("gpt-4o-mini")),
   MNEMO_EMBEDDING_MODEL: orDefault(z.string().trim().default("text-embedding-3-small")),
+  /**
+   * The most characters of one text the embedding model is sent; a longer memory is stored whole
+   * and its vector made from its start. A text past the model's context failed the whole job.
+   */
+  MNEMO_EMBEDDING_MAX_CHARS: int(2_000, 100, 1_000_000),
   MNEMO_LLM_TIMEOUT_MS: int(60_000, 100, 600_000),
   /**
    * The bound for model calls a client waits on (a search's query embedding, context selection,

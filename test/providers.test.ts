@@ -5,6 +5,7 @@ import { findMemory } from "../src/db/memories.js";
 import { MAX_RETRY_AFTER_MS, MODEL_RETRY_PAUSE_MS, retryPauseMs } from "../src/ingest/run-job.js";
 import { embeddingText } from "../src/memories/write.js";
 import { createOpenAIProviders, ProviderError } from "../src/providers/openai.js";
+import { SUMMARY_MAX } from "../src/providers/openai-extraction.js";
 import { IngestJobSchema } from "../src/wire/ingest.js";
 import { seedGroup } from "./helpers/groups.js";
 import { startTestService, type TestService, waitFor, withConfig } from "./helpers/harness.js";
@@ -571,6 +572,58 @@ describe("openai-compatible provider", () => {
       [orgId],
     );
     expect(rows[0]!.n).toBe(31);
+  });
+
+  it("sends the embedding model each text cut to MNEMO_EMBEDDING_MAX_CHARS, stores it whole, and caps the joined episode summary", async () => {
+    const { key, orgId } = await svc.newOrg();
+    // A server that refuses an input over 2,000 characters (a 512-token model on vLLM); every
+    // window's summary is 1,500 characters, and a turn of 3,000 makes a fact as long.
+    stub.maxEmbeddingChars = 2_000;
+    stub.answers.extract = (prompt) => {
+      const turns = [...prompt.matchAll(/^\[([^\]]+)\] \(([^)]*)\) (.+)$/gm)];
+      return {
+        facts: turns.map((m) => ({
+          text: `Stub fact: ${m[3]}`,
+          fact_type: "other",
+          categories: [],
+          source_event_ids: [m[1]],
+        })),
+        episode: { title: "Garden", summary: `${"The user talked about the garden. ".repeat(45)}`.trim() },
+        artifacts: [],
+        directives: [],
+        gist: null,
+      };
+    };
+    try {
+      const long = `My garden plan: ${"tomatoes, beans and squash along the south fence; ".repeat(60)}`;
+      const messages = [
+        { role: "user", content: long },
+        ...Array.from({ length: 119 }, (_, i) => ({ role: "user", content: `Garden note number ${i}.` })),
+      ];
+      const seen = stub.requests.length;
+      const res = await svc.request("POST", "/v1/memories?wait=true", {
+        key,
+        body: { user_id: "u1", conv_id: "garden", messages },
+      });
+      expect([res.body.status, res.body.error]).toEqual(["succeeded", null]);
+      const sent = stub.requests
+        .slice(seen)
+        .filter((r) => r.kind === "embeddings")
+        .flatMap((r) => r.body.input as string[]);
+      expect(Math.max(...sent.map((t) => t.length))).toBe(2_000);
+      const { rows } = await svc.deps.db.query<{ type: string; text: string }>(
+        "SELECT type, text FROM memories WHERE org_id = $1 AND (type = 'episode' OR length(text) > 2000)",
+        [orgId],
+      );
+      // The fact is stored whole; the episode's summary of three windows' is capped.
+      expect(rows.find((r) => r.type === "fact")!.text).toBe(`Stub fact: ${long.trim()}`);
+      const episode = rows.find((r) => r.type === "episode")!.text;
+      expect(episode.length).toBeLessThanOrEqual(SUMMARY_MAX);
+      expect(episode).toMatch(/^The user talked about the garden\..* …$/);
+    } finally {
+      stub.maxEmbeddingChars = null;
+      delete stub.answers.extract;
+    }
   });
 
   it("gives each text its own vector when the server lists them out of order, and refuses a zero vector", async () => {

@@ -77,6 +77,9 @@ export const renderTurn = (t: Turn) =>
 export const knownHeader = (known: string[]) =>
   known.length ? `Already known:\n- ${known.join("\n- ")}\n\nConversation:\n` : "";
 
+/** The longest episode summary joined from the windows' summaries. */
+export const SUMMARY_MAX = 4_000;
+
 /** What is read past a cut for a secret that runs across it. */
 const CUT_MARGIN = 1_000;
 
@@ -194,10 +197,16 @@ export function joinWindows(
 ): Extraction {
   const first = parts[0]!;
   const title = parts.map((p) => p.episode.title.trim()).find(Boolean) ?? "";
-  const summary = parts
-    .map((p) => p.episode.summary.trim())
-    .filter(Boolean)
-    .join(" ");
+  // A summary of summaries, not a transcript: 85 windows' summaries joined made one of 35,000
+  // characters, past an embedding model's context.
+  const summary = truncate(
+    parts
+      .map((p) => p.episode.summary.trim())
+      .filter(Boolean)
+      .join(" "),
+    SUMMARY_MAX,
+    " …",
+  );
   const firstWords = truncate(turns.find((t) => t.content.trim())?.content.trim() ?? "", 300);
   const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
   return {

@@ -235,10 +235,14 @@ export function createOpenAIProviders(config: Config) {
     async embed(texts, options = {}) {
       if (texts.length === 0) return [];
       const abortSignal = AbortSignal.timeout(options.timeoutMs ?? config.MNEMO_LLM_TIMEOUT_MS);
+      // Each text within the model's context (MNEMO_EMBEDDING_MAX_CHARS): a server refuses the
+      // whole call for one text past it, and the job failed with nothing stored (a long
+      // conversation's joined episode). The memory keeps its whole text; its vector, its start.
+      const values = texts.map((t) => truncate(t, config.MNEMO_EMBEDDING_MAX_CHARS));
       const embed = (dimensions: boolean) =>
         embedMany({
           model: provider.embeddingModel(config.MNEMO_EMBEDDING_MODEL),
-          values: texts,
+          values,
           maxRetries: config.MNEMO_LLM_MAX_RETRIES,
           abortSignal,
           ...(dimensions

@@ -30,6 +30,11 @@ export interface StubOpenAI {
    * refuses a prompt over its context length (vLLM's words); null: no limit.
    */
   maxPromptChars: number | null;
+  /**
+   * An embeddings call with an input longer than this is refused with a 400, as vLLM refuses a
+   * text past the model's max_model_len; null: no limit.
+   */
+  maxEmbeddingChars: number | null;
   /** The answer to a call of this kind when nothing is queued, from its prompt, instead of the default. */
   answers: Partial<Record<SchemaKind, (prompt: string) => unknown>>;
   close(): Promise<void>;
@@ -123,6 +128,14 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
         });
       if (embeddings) {
         const input: string[] = Array.isArray(body.input) ? body.input : [body.input];
+        const longest = Math.max(...input.map((t) => t.length));
+        if (stub.maxEmbeddingChars !== null && longest > stub.maxEmbeddingChars)
+          return send(400, {
+            error: {
+              message: `This model's maximum context length is 512 tokens. However, you requested ${Math.ceil(longest / 4)} tokens in the input.`,
+              type: "invalid_request_error",
+            },
+          });
         const dim = body.dimensions ?? options.dim;
         const shape = reply && "embeddings" in reply ? reply.embeddings : undefined;
         const data = input.map((t, index) => ({
@@ -166,6 +179,7 @@ export async function startStubOpenAI(options: { dim: number }): Promise<StubOpe
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     maxPromptChars: null,
+    maxEmbeddingChars: null,
     answers: {},
     enqueue(kind, ...replies) {
       queues.set(kind, [...(queues.get(kind) ?? []), ...replies]);
