@@ -7,7 +7,7 @@ import { importOrg } from "../admin/import.js";
 import { migrateTo, targetProblem } from "../admin/migrate-to.js";
 import { createKey, createOrg, linkOrg, listKeys, revokeKey } from "../admin/orgs.js";
 import { progress } from "../admin/progress.js";
-import { memoriesToEmbed, reembedAll } from "../admin/reembed.js";
+import { memoriesToEmbed, reembedAll, reembedBlocker } from "../admin/reembed.js";
 import { reindexOrgText } from "../admin/reindex.js";
 import { DEFAULT_ORG_ID } from "../auth/bootstrap.js";
 import { ConfigError, loadConfig } from "../config.js";
@@ -17,6 +17,7 @@ import { countMemories } from "../db/transfer.js";
 import { CoreError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
 import { createProviders } from "../providers/index.js";
+import { providerFailure } from "../providers/openai.js";
 import { startRuntime } from "../runtime.js";
 import { loadServerSecret } from "../secret.js";
 import { takeHeldSignals } from "./early-signals.js";
@@ -318,7 +319,8 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
         "or start the server once (or create the directory) to make a new one",
     );
   }
-  const { db, kind } = await openDatabase(config, log, { transient: true });
+  const opened = await openDatabase(config, log, { transient: true });
+  const { db, kind } = opened;
   try {
     const embedder = createProviders(config).embedder;
     // The commands that make or label vectors need the database's embedder (src/db/migrate.ts);
@@ -390,7 +392,12 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
         return bad.length ? 1 : 0;
       }
       case "reembed": {
-        const bar = progress("reembed: memories", await memoriesToEmbed(db));
+        const blocked = await reembedBlocker(db, opened);
+        if (blocked) {
+          process.stderr.write(`mnemo: admin reembed: ${blocked}\n`);
+          return 1;
+        }
+        const bar = progress("reembed: memories", await memoriesToEmbed(db, embedder));
         out = await reembedAll(db, embedder, (n) => bar.add(n));
         bar.done();
         break;
@@ -429,6 +436,13 @@ async function admin(config: ReturnType<typeof loadConfig>, log: Logger, argv: s
     if (values.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     else process.stdout.write(`${formatHuman(out)}\n`);
     return 0;
+  } catch (err) {
+    // A model that failed (reembed, import, export embed with it) is said in one line, as the
+    // other admin errors are, not with a stack trace.
+    const model = providerFailure(err);
+    if (!model) throw err;
+    process.stderr.write(`mnemo: admin ${sub}: ${model.message}\n`);
+    return 1;
   } finally {
     await db.close();
   }

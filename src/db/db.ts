@@ -245,11 +245,13 @@ export function createDb(
   poolSize: number,
   onClose?: () => Promise<void>,
   oneSession = false,
+  /** `mnemo-admin` for an admin command on PostgreSQL, which `admin reembed` tells from the service's. */
+  applicationName = "mnemo",
 ): Db {
   const pool = new pg.Pool({
     connectionString,
     // How the embedded database's wire server tells the service's connections from a tool's.
-    application_name: "mnemo",
+    application_name: applicationName,
     max: poolSize,
     idleTimeoutMillis: 30_000,
     // An owner that is gone or hung fails a checkout quickly instead of hanging the request.

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { Db } from "./db.js";
 import { lockMigrations } from "./locks.js";
 import { StartupError } from "./open.js";
+import { reembedMark } from "./settings.js";
 
 // sql/ at the package root: two levels up from src/db/, three from the compiled dist/src/db/.
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -100,6 +101,17 @@ export async function migrate(
  * would rank by noise. A database without vectors takes the new one.
  */
 async function checkEmbedder(db: Db, embedder: string): Promise<void> {
+  // An `admin reembed` that did not finish (interrupted, or failed on the model) left vectors of
+  // two models: a process of either would rank by noise, the old model's rows first or the new's.
+  const mark = await reembedMark(db);
+  if (mark) {
+    throw new StartupError(
+      `an \`admin reembed\` to the embedder ${mark.to} started and did not finish: this database holds vectors ` +
+        `of two models, and no process starts on it until a reembed completes. Run \`mnemo admin reembed\` again ` +
+        `with ${mark.to} configured to finish it (it resumes where it stopped), or with another embedder to make ` +
+        `every vector with that one (README, "Changing the embedding model").`,
+    );
+  }
   await db.query("INSERT INTO settings (key, value) VALUES ('embedder', $1) ON CONFLICT (key) DO NOTHING", [
     embedder,
   ]);

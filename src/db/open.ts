@@ -18,6 +18,8 @@ export interface OpenedDatabase {
   connectionString: string;
   /** "external" (DATABASE_URL), "embedded" (this process serves PGlite) or "attached" (another does). */
   kind: "external" | "embedded" | "attached";
+  /** Attached: the process that serves the embedded database. */
+  ownerPid?: number;
 }
 
 /**
@@ -40,7 +42,15 @@ export async function openDatabase(
 ): Promise<OpenedDatabase> {
   const poolSize = config.MNEMO_DB_POOL_SIZE;
   if (config.DATABASE_URL) {
-    const db = createDb(config.DATABASE_URL, poolSize);
+    // An admin command's connections name themselves apart from the service's (admin reembed
+    // counts the service's: src/admin/reembed.ts).
+    const db = createDb(
+      config.DATABASE_URL,
+      poolSize,
+      undefined,
+      false,
+      options.transient ? "mnemo-admin" : "mnemo",
+    );
     try {
       await db.query("SELECT 1");
     } catch (err) {
@@ -104,6 +114,7 @@ export async function openDatabase(
       db: createDb(opened.connectionString, poolSize, takeover ? () => takeover.stop() : undefined, true),
       connectionString: opened.connectionString,
       kind: "attached",
+      ownerPid: opened.ownerPid,
     };
   }
   const embedded = opened.server;

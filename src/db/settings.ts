@@ -31,3 +31,26 @@ export async function swapKeyFingerprint(db: Queryable, fingerprint: string): Pr
   );
   return rows[0]?.before ?? null;
 }
+
+/**
+ * The mark a reembed leaves while it runs (settings `reembed`): the embedder it makes vectors with,
+ * and the last memory done. While it is there the database holds vectors of two models, and no
+ * process starts on it (src/db/migrate.ts, checkEmbedder; src/admin/reembed.ts) until a reembed completes.
+ */
+export interface ReembedMark {
+  to: string;
+  after: string;
+}
+
+export async function reembedMark(db: Queryable): Promise<ReembedMark | undefined> {
+  const { rows } = await db.query<{ value: string }>("SELECT value FROM settings WHERE key = 'reembed'");
+  return rows[0] ? (JSON.parse(rows[0].value) as ReembedMark) : undefined;
+}
+
+export async function setReembedMark(db: Queryable, mark: ReembedMark): Promise<void> {
+  await db.query(
+    `INSERT INTO settings (key, value) VALUES ('reembed', $1)
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    [JSON.stringify(mark)],
+  );
+}
