@@ -2954,9 +2954,11 @@ describe("DELETE /v1/memories (forget a scope)", () => {
             ORDER BY 1`,
         )
       ).rows.map((r) => r.at);
-    // As autovacuum or an operator would: the statistics now quote the user's rows.
+    // As autovacuum or an operator would: the statistics now quote the user's rows (their user id
+    // among the most common values; a job's request only when the sample makes it a histogram
+    // bound, which depends on how many other jobs the file's earlier tests left).
     await svc.deps.db.query("ANALYZE memories, ingest_jobs");
-    expect(await quoted()).toEqual(expect.arrayContaining(["ingest_jobs.request", "memories.user_id"]));
+    expect(await quoted()).toContain("memories.user_id");
     const forget = await svc.request("DELETE", `/v1/memories?user_id=${who}`, { key });
     expect(forget.body.deleted).toBeGreaterThan(0);
     // Analyzed after the answer.
