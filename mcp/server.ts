@@ -60,7 +60,11 @@ export function createMcpServer(
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: nullableInput(tool.input),
+        // Strict: the SDK validates the arguments with this schema and lists it with
+        // `additionalProperties: false`, so an argument the tool does not know is an error result
+        // naming it (`Unrecognized key: "userId"`), as REST's 422 names it. Stripped, a misspelt
+        // `userId` read as no user and listed the whole organisation with an org-wide key.
+        inputSchema: z.strictObject(nullableInput(tool.input)) as never,
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
       },

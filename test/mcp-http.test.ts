@@ -156,7 +156,8 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       return result.content[0]!.text;
     };
     for (const tool of ["search_memory", "list_memories"]) {
-      const text = await call(tool, `{"query":"x","user_id":"u","filters":{"user_id":"u","AND":${deep}}}`);
+      const query = tool === "search_memory" ? `"query":"x",` : "";
+      const text = await call(tool, `{${query}"user_id":"u","filters":{"user_id":"u","AND":${deep}}}`);
       expect(text, tool).toMatch(/invalid_filters/);
       expect(text, tool).not.toMatch(/server_error|Internal/);
     }
@@ -919,6 +920,33 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       properties: Record<string, any>;
     };
     expect(add.properties.wait.default).toBe(true);
+    await client.close();
+  });
+
+  it("refuses an argument a tool does not know, naming it, and lists every input schema as closed", async () => {
+    const { key } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    for (const t of tools) expect(t.inputSchema.additionalProperties, t.name).toBe(false);
+    await callOk(client, tools, "add_memory", { text: "I like kiwis.", user_id: "u-strict-a" });
+    await callOk(client, tools, "add_memory", { text: "I like figs.", user_id: "u-strict-b" });
+    // A misspelt axis with an org-wide key and no default: stripped, it listed every user's rows.
+    const listed = await callErr(client, "list_memories", { userId: "u-strict-a", limit: 100 });
+    expect(listed).toMatch(/Unrecognized key: "userId"/);
+    expect(listed).not.toMatch(/kiwis|figs/);
+    // A misspelt axis on a write does not fall back to another user (or the default).
+    const pinned = await connect(key, { "x-mnemo-user-id": "u-strict-b" });
+    expect(
+      await callErr(pinned.client, "add_memory", { text: "I like limes.", usr_id: "u-strict-a" }),
+    ).toMatch(/Unrecognized key: "usr_id"/);
+    expect(await callErr(pinned.client, "search_memory", { query: "kiwis", groupIds: ["grp_x"] })).toMatch(
+      /Unrecognized key: "groupIds"/,
+    );
+    const b = await callOk(client, tools, "list_memories", { user_id: "u-strict-b" });
+    expect(JSON.stringify(b.structured)).not.toContain("limes");
+    // Every key a tool lists is still taken, null included.
+    const a = await callOk(client, tools, "list_memories", { user_id: "u-strict-a", cursor: null });
+    expect(JSON.stringify(a.structured)).toContain("kiwis");
+    await pinned.client.close();
     await client.close();
   });
 

@@ -166,6 +166,11 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
     expect(mine.structured.user_id).toBe("stdio-user");
     const listed = await callOk(client, tools, "list_memories", {});
     expect(listed.structured.data.every((m: { user_id: string }) => m.user_id === "stdio-user")).toBe(true);
+    // An argument the tool does not know is refused by name over stdio too, never dropped.
+    for (const t of tools) expect(t.inputSchema.additionalProperties, t.name).toBe(false);
+    expect(await callErr(client, "list_memories", { userId: "someone" })).toMatch(
+      /Unrecognized key: "userId"/,
+    );
     await client.close();
   });
 
