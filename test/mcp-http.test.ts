@@ -802,6 +802,59 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     await client.close();
   });
 
+  it("marks a superseded fact in list, get and revisions text, and get_memory shows a memory in full", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const { client, tools } = await connect(key);
+    const user = "u-render";
+    const long = `Project Falcon notes: ${"the rollout runs region by region. ".repeat(12)}Final line: the secret handshake is wave twice.`;
+    const [old, note, lesson] = await writeMemories(systemCtx(svc.deps, orgId, "seed"), [
+      { type: "fact", text: "The user lives in Paris.", user_id: user },
+      { type: "fact", text: long, user_id: user },
+      {
+        type: "procedure",
+        text: "Deploy the API service.",
+        user_id: user,
+        trigger_entities: ["deploy.sh", "api"],
+        outcome: "resolved",
+        details: { steps: ["Run the migrations.", "Run deploy.sh api."], observation_count: 3 },
+      },
+    ]);
+    const fixed = (
+      await callOk(client, tools, "update_memory", {
+        memory_id: old!.id,
+        text: "The user lives in Berlin now.",
+      })
+    ).structured;
+
+    const listed = (await callOk(client, tools, "list_memories", { user_id: user })).text;
+    const line = (id: string) => listed.split("\n").find((l) => l.includes(id));
+    expect(line(old!.id)).toMatch(/^- \[fact, superseded\] The user lives in Paris\./);
+    expect(line(fixed.id)).toMatch(/^- \[fact\] The user lives in Berlin now\./);
+
+    const stale = (await callOk(client, tools, "get_memory", { memory_id: old!.id })).text;
+    expect(stale).toMatch(/^\[fact, superseded\] id \S+ \(memory_revisions names the current fact\)/);
+    expect(stale).toMatch(/status: superseded/);
+    const current = (await callOk(client, tools, "get_memory", { memory_id: fixed.id })).text;
+    expect(current).toMatch(/^\[fact\] id /);
+    expect(current).toContain(`supersedes: ${old!.id}`);
+
+    const revisions = (await callOk(client, tools, "memory_revisions", { memory_id: old!.id })).text;
+    expect(revisions.split("\n")).toEqual([
+      `- [fact, superseded] The user lives in Paris. (id ${old!.id}, superseded by ${fixed.id})`,
+      `- [fact] The user lives in Berlin now. (id ${fixed.id}, current)`,
+    ]);
+
+    // The list line cuts a long memory; get_memory gives all of it.
+    expect(line(note!.id)).not.toContain("wave twice");
+    expect((await callOk(client, tools, "get_memory", { memory_id: note!.id })).text).toContain(long);
+    const proc = (await callOk(client, tools, "get_memory", { memory_id: lesson!.id })).text;
+    expect(proc).toContain("trigger_entities: deploy.sh, api");
+    expect(proc).toContain("source_outcome: resolved");
+    expect(proc).toContain("observation_count: 3");
+    expect(proc).toContain("steps:\n    1. Run the migrations.\n    2. Run deploy.sh api.");
+    await client.close();
+  });
+
   it("search_memory with filters composes only when they pin user_id and conv_id, else returns the ranked list", async () => {
     const { key, orgId } = await svc.newOrg();
     const { client, tools } = await connect(key);

@@ -1,5 +1,5 @@
 import { MemoryListSchema } from "../../src/wire/memories.js";
-import { memoryList } from "../render.js";
+import { revisionList } from "../render.js";
 import { memoryId } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
@@ -16,7 +16,7 @@ export const memoryRevisionsTool = defineTool({
     const out = await env.service.memoryRevisions(args.memory_id);
     return {
       structured: out,
-      text: memoryList(out.data, "No revisions."),
+      text: revisionList(out.data, "No revisions."),
     };
   },
 });
