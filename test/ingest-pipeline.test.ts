@@ -1798,6 +1798,41 @@ describe("changes made while a job is stored (a pause between its store transact
   });
 });
 
+describe("the day composed context shows before a fact", () => {
+  // What ingest read the message's date as (the fact's "On <day>" lead), else the day it was stored.
+  it.each([
+    ["2023-05-08T23:30:00-0500", undefined, "2023-05-08", "On 8 May 2023, "],
+    ["2023-05-08T01:30:00+0900", undefined, "2023-05-08", "On 8 May 2023, "],
+    ["1:56 pm on 8 May, 2023", undefined, "2023-05-08", "On 8 May 2023, "],
+    // Read by neither day (ingest does not guess day and month), and not a date at all.
+    ["08/05/2023 10:00", undefined, "stored", null],
+    ["not a date", undefined, "stored", null],
+    // The batch path reads it with timestamp_format.
+    ["08/05/2023 23:30 -0500", "%d/%m/%Y %H:%M %z", "2023-05-08", "On 8 May 2023, "],
+  ])("%s (%s): %s", async (date, timestamp_format, day, lead) => {
+    const { key } = await svc.newOrg();
+    const conv = `c-${day}`;
+    const messages = [
+      user("I bought a blue bicycle called Comet.", { date }),
+      ...(timestamp_format ? [user("Hello.", { date }), user("Thanks.", { date })] : []),
+    ];
+    const stored = new Date().toISOString().slice(0, 10);
+    await withConfig(svc.deps, { MNEMO_BATCH_THRESHOLD: timestamp_format ? 2 : 20 }, () =>
+      ingestOk(key, { conv_id: conv, messages, ...(timestamp_format ? { timestamp_format } : {}) }),
+    );
+    const res = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "blue bicycle Comet", user_id: "u1", mode: "compose" },
+    });
+    expect(res.status).toBe(200);
+    const fact = res.body.data.find((m: { type: string }) => m.type === "fact");
+    if (lead) expect(fact.text.startsWith(lead)).toBe(true);
+    else expect(fact.text).not.toMatch(/^On /);
+    const facts = (res.body.context as string).split("### Facts\n")[1]!.split("\n")[0]!;
+    expect(facts).toMatch(new RegExp(`^- ${day === "stored" ? stored : day}: `));
+  });
+});
+
 describe("directives", () => {
   it("captures lessons and procedures with trigger entities, namespace and outcome", async () => {
     const { key, orgId } = await svc.newOrg();

@@ -163,6 +163,17 @@ export function wallClock(date: Date, raw: string): Date {
   return new Date(date.getTime() + minutes * 60_000);
 }
 
+/**
+ * The sender's day and time of a message's `date` as ingest reads it: `at` (the batch path's
+ * `timestamp_format` reading) or else the loose formats, on the sender's clock (wallClock); null
+ * when it cannot be read (03/04/2024 is read by neither). The day a fact's "On <day>" lead names
+ * and the day composed context shows before it both come from here.
+ */
+export function saidAt(raw: string, at: Date | null = null): Date | null {
+  const read = at ?? parseLooseDate(raw);
+  return read ? wallClock(read, raw) : null;
+}
+
 export const formatDay = (d: Date) =>
   `${d.getUTCDate()} ${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 const formatMonth = (d: Date) => `${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`;

@@ -1,4 +1,4 @@
-import { parseLooseDate, wallClock } from "../dates/dates.js";
+import { saidAt } from "../dates/dates.js";
 import { escapeRe, strptime } from "../dates/strptime.js";
 import { isUtterance } from "../providers/local/english.js";
 import { couldBeName, couldBeSpeaker } from "../providers/local/names.js";
@@ -51,7 +51,7 @@ export function routeTurns(
     }
     if (m.role === "tool" && !speaker) speaker = /^\s*\[?([A-Za-z_][\w.-]*)\]?:\s/.exec(content)?.[1] ?? null;
     const at = format && m.date ? strptime(m.date, format) : null;
-    const own = m.date ? withWallClock(at ?? parseLooseDate(m.date), m.date) : null;
+    const own = m.date ? saidAt(m.date, at) : null;
     if (own) {
       lastDated = own;
       lastSaid = { date: m.date!, at };
@@ -134,5 +134,3 @@ const ALL_OF_THEM =
   /\b(?:they|them|they're)(?:\s+(?:are|were|should|could|would|will|can|must|have|had|do|did))?\s+(?:both|all)\b(?!\s+(?:the|this|that|these|those|my|your|his|her|its|our|their)\b)|\b(?:both|all|each|neither|either|none|the two) of them\b|\bthey\b[^.!?]*\b(?:each other|one another)\b/i;
 /** "Mom: she turns 70": a line about the one its label names, said by the sender. */
 const ABOUT_LABEL = /^(?:he|she|they)\b/i;
-
-const withWallClock = (d: Date | null, raw: string) => (d ? wallClock(d, raw) : null);

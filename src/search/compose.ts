@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Ctx } from "../context.js";
-import { parseLooseDate } from "../dates/dates.js";
+import { parseLooseDate, saidAt } from "../dates/dates.js";
 import type { MemoryRow, MemoryType } from "../db/memory-row.js";
 import { redactModelText } from "../ingest/redact.js";
 import { splitSentences } from "../providers/local/english.js";
@@ -34,20 +34,29 @@ const HEADINGS: Record<MemoryType, string> = {
 const ORDER: MemoryType[] = ["lesson", "procedure", "fact", "episode", "artifact"];
 
 /**
- * The day a memory is about, when extraction recorded one (a message date as the chat export
- * wrote it, "1:56 pm on 8 May, 2023", is read as ingest reads it; a directive's, when it was last
- * confirmed); else when it was stored.
+ * The day a memory is about, when extraction recorded one; else when it was stored. A fact's is the
+ * day its message was said on, read as ingest read it for the fact's "On <day>" lead (saidAt: the
+ * batch path's `timestamp_format` reading, else the loose formats, on the sender's clock), so the
+ * two agree: "2023-05-08T23:30:00-0500" is 8 May, not the UTC day, and "08/05/2023", which ingest
+ * reads as neither day, is no day. A directive's is when it was last confirmed. A date that cannot
+ * be read is passed over, never printed as sent.
  */
 export function memoryDate(row: MemoryRow): string {
   const d = row.details ?? {};
-  for (const key of ["occurred_at", "event_date", "date", "started_at", "last_confirmed_at"]) {
+  const text = (key: string) => {
     const v = d[key];
-    if (typeof v === "string" && v.trim()) {
-      const parsed = parseLooseDate(v) ?? new Date(v);
-      return Number.isNaN(parsed.getTime()) ? v.trim() : parsed.toISOString().slice(0, 10);
-    }
-  }
-  return row.created_at.toISOString().slice(0, 10);
+    return typeof v === "string" && v.trim() ? v.trim() : null;
+  };
+  const said = text("date");
+  const at = text("occurred_at");
+  const atDate = at ? parseLooseDate(at) : null;
+  const day =
+    (said ? saidAt(said, atDate) : atDate) ??
+    ["event_date", "started_at", "last_confirmed_at"].reduce<Date | null>((found, key) => {
+      const v = text(key);
+      return found ?? (v ? saidAt(v) : null);
+    }, null);
+  return (day ?? row.created_at).toISOString().slice(0, 10);
 }
 
 const MONTHS = "January February March April May June July August September October November December".split(
