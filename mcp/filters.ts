@@ -1,3 +1,4 @@
+import { CoreError } from "../src/errors.js";
 import { FILTER_MAX_DEPTH, parseFilters, pinnedValue } from "../src/memories/filters.js";
 import { nestsDeeper } from "../src/wire/common.js";
 import type { Memory, MemoryList } from "../src/wire/memories.js";
@@ -60,6 +61,43 @@ export function scopedFilters(
 }
 
 const AXES = ["user_id", "agent_id", "app_id", "group_ids"];
+
+/**
+ * Runs a filtered operation whose `sent` filters wrap the caller's `given` ones in conditions of
+ * the tool's own (scope axes, conversation, kinds): a filter error then names the path in the
+ * caller's filters, as REST names it (`filters.$bogus`, not `filters.AND[1].$bogus`, a place the
+ * caller never wrote).
+ */
+export async function withCallerPaths<T>(
+  given: Record<string, unknown>,
+  sent: Record<string, unknown>,
+  op: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    const at = placeOf(given, sent, "filters");
+    if (!(err instanceof CoreError) || err.code !== "invalid_filters" || !at || at === "filters") throw err;
+    const back = (s: string) =>
+      s.startsWith(at) && /^(?:$|[.[:])/.test(s.slice(at.length)) ? `filters${s.slice(at.length)}` : s;
+    throw new CoreError(err.code, back(err.message), {
+      cause: err,
+      ...(err.field ? { field: back(err.field) } : {}),
+    });
+  }
+}
+
+/** Where `given` sits in `tree` (through the ANDs a tool wraps it in), as an error path names it. */
+function placeOf(given: unknown, tree: unknown, path: string): string | null {
+  if (tree === given) return path;
+  const and = (tree as { AND?: unknown } | null)?.AND;
+  if (!Array.isArray(and)) return null;
+  for (const [i, t] of and.entries()) {
+    const found = placeOf(given, t, `${path}.AND[${i}]`);
+    if (found) return found;
+  }
+  return null;
+}
 
 /** JSON levels a filter the language accepts can span: each of its levels is an object and an array. */
 const JSON_DEPTH = 4 * FILTER_MAX_DEPTH + 8;

@@ -799,6 +799,25 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(
       await callErr(client, "search_memory", { query: "x", filters: { user_id: { $regex: "u" } } }),
     ).toMatch(/invalid_filters.*filters\.user_id\.\$regex/s);
+    // Filters the tool wraps in conditions of its own (the call's user, conversation, kinds) still
+    // name the place in the caller's filters, as REST does.
+    const wrapped: [string, Record<string, unknown>, string][] = [
+      ["search_memory", { query: "x", user_id: "u-mcp-f", filters: { $bogus: 1 } }, "filters.$bogus:"],
+      [
+        "search_memory",
+        { query: "x", user_id: "u-mcp-f", include: ["fact"], filters: { created_at: { $gt: "yesterday" } } },
+        "filters.created_at.$gt:",
+      ],
+      [
+        "list_memories",
+        { user_id: "u-mcp-f", conv_id: "c", filters: { OR: [{ app_id: "a" }, { $bogus: 1 }] } },
+        "filters.OR[1].$bogus:",
+      ],
+    ];
+    for (const [tool, args, path] of wrapped) {
+      const refused = await callErr(client, tool, args);
+      expect(refused).toContain(`Error invalid_filters: ${path}`);
+    }
     await client.close();
   });
 

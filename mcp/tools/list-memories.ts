@@ -2,7 +2,7 @@ import { z } from "zod";
 import { JsonObject } from "../../src/wire/common.js";
 import { MemoryListSchema } from "../../src/wire/memories.js";
 import { ToolFailure } from "../errors.js";
-import { listFromVariant, scopedFilters } from "../filters.js";
+import { listFromVariant, scopedFilters, withCallerPaths } from "../filters.js";
 import { memoryList } from "../render.js";
 import { agentId, appId, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
@@ -46,13 +46,16 @@ export const listMemoriesTool = defineTool({
       if (args.group_id) exact.push({ group_ids: args.group_id });
       if (args.type) exact.push({ type: args.type });
       const given = exact.length ? { AND: [...exact, args.filters] } : args.filters;
+      const filters = scopedFilters(args, given, env.scope);
       const out = listFromVariant(
-        await env.service.listFiltered({
-          filters: scopedFilters(args, given, env.scope),
-          limit: args.limit,
-          ...(args.cursor ? { cursor: args.cursor } : {}),
-          ...(args.full_content ? { include: ["full_content"] } : {}),
-        }),
+        await withCallerPaths(args.filters, filters, () =>
+          env.service.listFiltered({
+            filters,
+            limit: args.limit,
+            ...(args.cursor ? { cursor: args.cursor } : {}),
+            ...(args.full_content ? { include: ["full_content"] } : {}),
+          }),
+        ),
       );
       const more = out.has_more
         ? `\nMore: call again with the same filters and cursor ${out.next_cursor}`

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { JsonObject } from "../../src/wire/common.js";
 import { SearchResultSchema } from "../../src/wire/search.js";
-import { pinsConversation, scopedFilters, searchFromVariant } from "../filters.js";
+import { pinsConversation, scopedFilters, searchFromVariant, withCallerPaths } from "../filters.js";
 import { searchText } from "../render.js";
 import { agentId, appId, groupIds, userId } from "../schemas.js";
 import { defineTool, readScope } from "../tool.js";
@@ -50,12 +50,14 @@ export const searchMemoryTool = defineTool({
       // The kinds asked for narrow the filtered search too: as a condition on `type`.
       const kinds = args.include ? { AND: [filters, { type: { $in: args.include } }] } : filters;
       const out = searchFromVariant(
-        await env.service.searchFiltered({
-          query: args.query,
-          filters: kinds,
-          ...(args.limit ? { limit: args.limit } : {}),
-          ...(canCompose ? { include: ["context_prompt"] } : {}),
-        }),
+        await withCallerPaths(args.filters, kinds, () =>
+          env.service.searchFiltered({
+            query: args.query,
+            filters: kinds,
+            ...(args.limit ? { limit: args.limit } : {}),
+            ...(canCompose ? { include: ["context_prompt"] } : {}),
+          }),
+        ),
       );
       return { structured: out, text: searchText(out, "No memories matched.") };
     }
