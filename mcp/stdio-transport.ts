@@ -214,7 +214,10 @@ export function envelopeProblem(raw: unknown): { id: Id | null; problem: string 
   const problem = issue
     ? `${issue.path.length ? `\`${issue.path.join(".")}\`: ` : ""}${issue.message}`
     : "not a JSON-RPC 2.0 request, notification or response";
-  return { id: id.success && "method" in o ? id.data : null, problem };
+  // A readable id is answered with, method or not ({"jsonrpc":"2.0","id":5} is a request missing
+  // its method); not a response's, whose id is one of this server's own requests.
+  const response = "result" in o || "error" in o;
+  return { id: id.success && !response ? id.data : null, problem };
 }
 
 const ID_VALUE = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;

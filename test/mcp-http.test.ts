@@ -531,19 +531,24 @@ describe("MCP over Streamable HTTP (in-process)", () => {
         body,
       });
     // The SDK's transport answered 202 with nothing, and -32700 Parse error (for JSON text).
-    for (const [body, problem] of [
-      ["[]", /empty batch/],
-      ['{"foo":1}', /not a JSON-RPC 2\.0/],
-      ['[{"jsonrpc":"2.0","id":1,"method":"ping"},{"foo":1}]', /not a JSON-RPC 2\.0/],
-      ['{"jsonrpc":"2.0","id":5,"method":7}', /method/],
+    for (const [body, problem, id] of [
+      ["[]", /empty batch/, null],
+      ['{"foo":1}', /not a JSON-RPC 2\.0/, null],
+      ['[{"jsonrpc":"2.0","id":1,"method":"ping"},{"foo":1}]', /not a JSON-RPC 2\.0/, null],
+      ['{"jsonrpc":"2.0","id":5,"method":7}', /method/, 5],
+      // A readable id is answered with, method or not; a malformed response's never (it is one of
+      // the server's own requests' ids).
+      ['{"jsonrpc":"2.0","id":5}', /not a JSON-RPC 2\.0/, 5],
+      ['{"jsonrpc":"2.0","id":"r6","error":5}', /not a JSON-RPC 2\.0/, null],
       // Not the stdio transport's "one message per line": HTTP takes batches.
-      ['[[{"jsonrpc":"2.0","id":1,"method":"ping"}]]', /a batch holds messages, not batches/],
+      ['[[{"jsonrpc":"2.0","id":1,"method":"ping"}]]', /a batch holds messages, not batches/, null],
     ] as const) {
       const r = await post(body);
       expect(r.status, body).toBe(400);
       const answer = await r.json();
       expect(answer.error.code, body).toBe(-32600);
       expect(answer.error.message, body).toMatch(problem);
+      expect([body, answer.id]).toEqual([body, id]);
     }
     // Text that is not JSON stays -32700.
     const notJson = await post("{nope");

@@ -240,12 +240,13 @@ describe("MCP over stdio (spawned `mnemo mcp`)", () => {
         '{"jsonrpc":"2.0","id":71,"method":"tools/list","params":[]}',
         rpc(73, "tools/call", { name: "get_memory", arguments: { memory_id: "x" }, _meta: 5 }),
         '{"jsonrpc":"1.0","id":"v1","method":"ping"}',
+        '{"jsonrpc":"2.0","id":75}',
         rpc(9, "ping"),
       );
-      const answers = await p.answered([0, 7, 71, 73, "v1", 9]);
+      const answers = await p.answered([0, 7, 71, 73, "v1", 75, 9]);
       const errors = (id: unknown) => answers.filter((a) => a.id === id).map((a) => a.error?.code);
       expect(errors(null)).toEqual([-32700, -32700, -32600]);
-      for (const id of [7, 71, 73, "v1"]) expect([id, errors(id)]).toEqual([id, [-32600]]);
+      for (const id of [7, 71, 73, "v1", 75]) expect([id, errors(id)]).toEqual([id, [-32600]]);
       expect(answers.find((a) => a.id === 73)?.error?.message).toMatch(/params\._meta/);
       expect(answers.find((a) => a.id === 9)?.result).toEqual({});
       // Each refusal is logged, and the process still serves. The log is another pipe, which
