@@ -1,4 +1,5 @@
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Mount } from "../rest/app.js";
 import { admitRequest } from "../src/auth/admit.js";
 import { createJwtVerifier, type JwtVerifier } from "../src/auth/jwt.js";
 import type { Config } from "../src/config.js";
@@ -62,6 +63,46 @@ export function mcpHttpHandler(deps: Deps) {
       await server.close().catch(() => {});
     }
   };
+}
+
+/** /mcp as the HTTP app mounts it: the handler, and the refusals made before it as JSON-RPC errors. */
+export const mcpHttpMount = (deps: Deps): Mount => ({
+  handle: mcpHttpHandler(deps),
+  refusal: asJsonRpcError,
+});
+
+/** The JSON-RPC code of a refusal made before the MCP server read the request, by its REST code. */
+const RPC_CODES: Record<string, number> = {
+  invalid_json: -32700,
+  invalid_request: -32600,
+  server_error: -32603,
+};
+const RPC_WORDS: Record<number, string> = { [-32700]: "Parse error", [-32600]: "Invalid Request" };
+
+/**
+ * An error answer in the REST shape (the body rules, authentication, the rate limit, an error the
+ * handler threw) as a JSON-RPC error, the transport's own refusals' shape: its HTTP status and
+ * headers kept, as Streamable HTTP has a server refuse input it cannot accept (the SDK's own server
+ * transport answers an oversized body 413 with -32000 the same way), `id` null (the body was not
+ * read as a message), and the spec's `detail` beside it. A body that is not UTF-8 is -32700 Parse
+ * error, a bad URL -32600, an internal error -32603, any other refusal -32000 with its message.
+ */
+export async function asJsonRpcError(res: Response): Promise<Response> {
+  if (!res.headers.get("content-type")?.includes("application/json")) return res;
+  const body = (await res.clone().json()) as {
+    jsonrpc?: unknown;
+    detail?: { code?: unknown; message?: unknown };
+  };
+  if (body.jsonrpc !== undefined || typeof body.detail?.code !== "string") return res;
+  const code = RPC_CODES[body.detail.code] ?? (res.status >= 500 ? -32603 : -32000);
+  const detail = String(body.detail.message ?? "");
+  const message = RPC_WORDS[code] ? `${RPC_WORDS[code]}: ${detail}` : detail;
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  return Response.json(
+    { jsonrpc: "2.0", error: { code, message }, id: null, detail: body.detail },
+    { status: res.status, headers },
+  );
 }
 
 /** A 400 with JSON-RPC's -32600 Invalid Request. */

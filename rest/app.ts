@@ -26,8 +26,17 @@ import { validationHook } from "./validation.js";
 
 export const API_VERSION = "1.0.0";
 
-/** A handler mounted at a path of its own (MCP at /mcp), given the request's core context. */
-export type MountedHandler = (request: Request, ctx: Ctx) => Promise<Response>;
+/** A surface mounted at a path of its own (MCP at /mcp). */
+export interface Mount {
+  /** Answers a request that passed the body rules and authentication, given its core context. */
+  handle: (request: Request, ctx: Ctx) => Promise<Response>;
+  /**
+   * The surface's own shape of an error answer made in the REST shape (a refusal of the body
+   * rules, authentication or rate limit, before `handle` ran, or an error it threw): MCP clients
+   * read JSON-RPC errors, not `{detail, error}`.
+   */
+  refusal?: (res: Response) => Promise<Response>;
+}
 
 /**
  * The HTTP surface: thin routes over the core verbs. Nothing here queries the database itself.
@@ -59,7 +68,19 @@ function pageOriginAllowed(allowed: readonly string[]): MiddlewareHandler<AppEnv
   };
 }
 
-export function createApp(deps: Deps, options: { mounts?: Record<string, MountedHandler> } = {}): App {
+/** Runs the rest of the chain, then gives an error answer the mount's own shape (Mount.refusal). */
+function ownRefusals(refusal: (res: Response) => Promise<Response>): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    await next();
+    if (c.res.status < 400) return;
+    const res = await refusal(c.res);
+    // Unset first: Hono copies the old answer's headers onto a new one (its content-length too).
+    c.res = undefined;
+    c.res = res;
+  };
+}
+
+export function createApp(deps: Deps, options: { mounts?: Record<string, Mount> } = {}): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook as never });
 
   app.use("*", httpMetrics(deps.metrics));
@@ -120,11 +141,12 @@ export function createApp(deps: Deps, options: { mounts?: Record<string, Mounted
   registerWebhookRoutes(app);
   registerUsageRoutes(app);
   registerServiceKeyRoutes(app);
-  for (const [path, handler] of Object.entries(options.mounts ?? {})) {
+  for (const [path, mount] of Object.entries(options.mounts ?? {})) {
+    if (mount.refusal) app.use(path, ownRefusals(mount.refusal));
     app.use(path, pageOriginAllowed(origins));
     app.use(path, bodyRules(deps.config.MNEMO_MAX_BODY_BYTES));
     app.use(path, requireAuth(deps));
-    app.all(path, (c) => handler(c.req.raw, c.get("ctx")));
+    app.all(path, (c) => mount.handle(c.req.raw, c.get("ctx")));
   }
   app.route("/console", createConsole(deps) as never);
 

@@ -151,13 +151,16 @@ export function envelope(
           ...(options.issues ? { issues: options.issues } : {}),
         }
       : undefined;
+  // RFC 9110 (15.5.2): a 401 carries a challenge. Keys go in x-api-key or as a bearer token.
+  const headers =
+    status === 401 ? { "WWW-Authenticate": 'Bearer realm="mnemo"', ...options.headers } : options.headers;
   return c.json(
     {
       detail: { code, message, ...(options.field ? { field: options.field } : {}) },
       error: errorObject(c, status, code, message, details),
     },
     status as ContentfulStatusCode,
-    options.headers,
+    headers,
   );
 }
 

@@ -1,7 +1,7 @@
 import type { PgBoss } from "pg-boss";
 import { bossListen, queueFor, startBoss } from "../jobs/boss.js";
 import { startWorkers } from "../jobs/workers.js";
-import { mcpHttpHandler } from "../mcp/http.js";
+import { mcpHttpMount } from "../mcp/http.js";
 import { createApp } from "../rest/app.js";
 import type { App } from "../rest/types.js";
 import { bootstrap, undoFirstStart } from "./auth/bootstrap.js";
@@ -146,7 +146,7 @@ export async function startRuntime(
 
     let http: HttpServer | undefined;
     let app: App | undefined;
-    if (roles.api) app = createApp(deps, { mounts: { "/mcp": mcpHttpHandler(deps) } });
+    if (roles.api) app = createApp(deps, { mounts: { "/mcp": mcpHttpMount(deps) } });
     if (app && options.listen !== false) {
       http = await startHttpServer(app, config, log);
       const server = http;

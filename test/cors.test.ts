@@ -72,7 +72,12 @@ describe("MNEMO_CORS_ORIGINS", () => {
         });
       const evil = await post({ origin: "http://evil.example" });
       expect(evil.status).toBe(403);
-      expect(evil.body.error.code).toBe("forbidden");
+      // A JSON-RPC error, as every refusal on /mcp, with the spec's detail.
+      expect(evil.body).toMatchObject({
+        jsonrpc: "2.0",
+        error: { code: -32000 },
+        detail: { code: "forbidden" },
+      });
       // Rebinding: the page's own name points at the server, Host and Origin alike.
       expect((await post({ origin: "http://evil.example:8080", host: "evil.example:8080" })).status).toBe(
         403,

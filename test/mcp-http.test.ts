@@ -64,18 +64,32 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     };
     const none = await svc.app.request("/mcp", init);
     expect(none.status).toBe(401);
-    expect((await none.json()).detail.code).toBe("unauthorized");
+    // A JSON-RPC error, with the spec's detail beside it, and the challenge RFC 9110 requires.
+    expect(await none.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32000, message: expect.stringMatching(/key/i) },
+      detail: { code: "unauthorized" },
+    });
+    expect(none.headers.get("www-authenticate")).toBe('Bearer realm="mnemo"');
     const bad = await svc.app.request("/mcp", {
       ...init,
       headers: { ...init.headers, "x-api-key": "mnemo_nope" },
     });
     expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toMatch(/^Bearer /);
+    expect((await bad.json()).jsonrpc).toBe("2.0");
+    // REST's 401 carries the challenge too, in its own shape.
+    const rest = await svc.app.request("/v1/memories?user_id=u");
+    expect(rest.status).toBe(401);
+    expect(rest.headers.get("www-authenticate")).toBe('Bearer realm="mnemo"');
+    expect((await rest.json()).jsonrpc).toBeUndefined();
     await expect(
       httpClient({ url: URL_, app: svc.app, headers: { "x-api-key": "mnemo_bad" } }),
     ).rejects.toThrow();
   });
 
-  it("refuses a body that is not UTF-8 as REST does: 400 invalid_json, another charset 415", async () => {
+  it("refuses a body that is not UTF-8 with -32700, another charset 415, an oversized one 413, as JSON-RPC errors", async () => {
     const { key } = await svc.newOrg();
     const call = (body: Buffer, type = "application/json") =>
       svc.app.request("/mcp", {
@@ -88,10 +102,37 @@ describe("MCP over Streamable HTTP (in-process)", () => {
       '"arguments":{"content":"I like caf\xe9.","user_id":"ren\xe9","conv_id":"c1"}}}';
     const raw = await call(Buffer.from(text, "latin1"));
     expect(raw.status).toBe(400);
-    expect((await raw.json()).detail.code).toBe("invalid_json");
+    expect(await raw.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: expect.stringMatching(/^Parse error: .*UTF-8/) },
+      detail: { code: "invalid_json" },
+    });
     const declared = await call(Buffer.from(text, "latin1"), "application/json; charset=iso-8859-1");
     expect(declared.status).toBe(415);
-    expect((await declared.json()).detail.code).toBe("unsupported_media_type");
+    expect(await declared.json()).toMatchObject({
+      jsonrpc: "2.0",
+      error: { code: -32000 },
+      detail: { code: "unsupported_media_type" },
+    });
+    // Over MNEMO_MAX_BODY_BYTES: 413, as the SDK's own server transport answers it, in JSON-RPC.
+    const big = await call(
+      Buffer.from(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "add_memory", arguments: { text: "x".repeat(2 * 1024 * 1024), user_id: "u" } },
+        }),
+      ),
+    );
+    expect(big.status).toBe(413);
+    expect(await big.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32000, message: expect.stringMatching(/larger than 1048576 bytes/) },
+      detail: { code: "payload_too_large" },
+    });
   });
 
   it("answers GET and DELETE on /mcp with 405: there is no session or server stream", async () => {
