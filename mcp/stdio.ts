@@ -124,9 +124,9 @@ async function local(config: Config, log: Logger): Promise<Backend> {
 const START_ATTEMPTS = 5;
 
 /**
- * The runtime of an in-process `mnemo mcp`. Beside another `mnemo mcp` on the data directory (two
- * IDEs), it serves the database itself once the other is gone: nothing else would bring that
- * owner back. An owner that stops while this one is still starting (attached, its socket gone
+ * The runtime of an in-process `mnemo mcp`. Attached beside another process on the data directory
+ * (another IDE's `mnemo mcp`), it serves the database itself once the other is gone, as every
+ * long-running process does (openDatabase). An owner that stops while this one is still starting (attached, its socket gone
  * under the start-up's queries) is met by starting again, a second later, as the owner this time:
  * it exited 1 ("connect ENOENT .../.s.PGSQL.5432"), and the MCP client saw the connection close.
  */
@@ -137,7 +137,7 @@ async function startBesideOthers(config: Config, log: Logger) {
         config,
         log,
         { api: false, worker: true },
-        { listen: false, takeOver: true, bootstrap: true },
+        { listen: false, bootstrap: true },
       );
     } catch (err) {
       if (config.DATABASE_URL || attempt >= START_ATTEMPTS || !isDatabaseUnavailable(err)) throw err;

@@ -45,7 +45,7 @@ export async function startRuntime(
   config: Config,
   log: Logger,
   roles: { api: boolean; worker: boolean },
-  options: { opened?: OpenedDatabase; listen?: boolean; takeOver?: boolean; bootstrap?: boolean } = {},
+  options: { opened?: OpenedDatabase; listen?: boolean; bootstrap?: boolean } = {},
 ): Promise<Runtime> {
   // Checked before the database opens (a first start would create and migrate it for nothing).
   if (
@@ -64,8 +64,7 @@ export async function startRuntime(
         "link-local addresses. Use it for local development only.",
     );
   }
-  const opened =
-    options.opened ?? (await openDatabase(config, log, options.takeOver ? { takeOver: true } : {}));
+  const opened = options.opened ?? (await openDatabase(config, log));
   const { db } = opened;
   // What has started, stopped in reverse if a later step fails (a port in use): a half-started
   // runtime must not keep the process alive, polling a database that was closed under it.

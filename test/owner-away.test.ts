@@ -15,7 +15,8 @@ import { migratedTemplateDump } from "./helpers/test-db.js";
 /**
  * `npm run api` and `npm run worker` on one embedded data directory: the first to start owns it,
  * the other attaches. Killing the owner with SIGKILL must not take the attached one down: it
- * reports not ready while the owner is away and recovers when the owner is back.
+ * reports not ready while the owner is away, and serves the database itself once it can take the
+ * lock (the owner frozen, holding it, is waited for).
  *
  * EMBEDDED-ONLY (left out of the PostgreSQL pass in vitest.config.ts): with DATABASE_URL every
  * process connects to the server itself; a killed peer there is test/split-processes.test.ts.
@@ -118,7 +119,7 @@ describe("the pool outlives the database", () => {
 });
 
 describe("the attached process outlives the owner", () => {
-  it("api attached to a worker: 503 on /readyz while the owner is away, no exit, recovery", async () => {
+  it("api attached to a worker: serves the database itself once the owner is killed, under load; the owner restarted attaches", async () => {
     const dir = migratedDataDir("mn-away-");
     dirs.push(dir);
     const owner = await role("worker", dir);
@@ -129,38 +130,39 @@ describe("the attached process outlives the owner", () => {
     expect(await status(`${base}/readyz`)).toBe(200);
 
     // Keep the api's pool busy (checked-out clients, transactions, wait=true polls) while the
-    // owner is killed.
+    // owner is killed. A request the owner's going fails is 503 (the database away), never 500.
     let load = true;
+    const seen = new Set<number>();
     const loops = Array.from({ length: 6 }, async (_, i) => {
       while (load) {
-        await (i % 2
-          ? ingest(base, `I like tea number ${i}.`).then((r) => r.text())
-          : status(`${base}/v1/groups`, { headers: { "x-api-key": KEY } })
-        ).catch(() => {});
+        seen.add(
+          await (i % 2
+            ? ingest(base, `I like tea number ${i}.`).then(
+                (r) => r.status,
+                () => 0,
+              )
+            : status(`${base}/v1/groups`, { headers: { "x-api-key": KEY } })),
+        );
       }
     });
     await new Promise((r) => setTimeout(r, 1500));
     owner.child.kill("SIGKILL");
     await owner.exited;
 
-    await waitFor(async () => (await status(`${base}/readyz`)) === 503, { timeoutMs: 30_000 });
-    // Requests keep failing for a while, and the process stays up through it. They fail as the
-    // database being away, 503 service_unavailable with Retry-After (they were 500 server_error).
-    const away = await fetch(`${base}/v1/groups`, { headers: { "x-api-key": KEY } });
-    expect(away.status).toBe(503);
-    expect(away.headers.get("retry-after")).toBe("1");
-    expect(((await away.json()) as { detail: { code: string } }).detail.code).toBe("service_unavailable");
-    await new Promise((r) => setTimeout(r, 4000));
-    load = false;
-    await Promise.all(loops);
-    expect(alive(api)).toBe(true);
-    expect(await status(`${base}/readyz`)).toBe(503);
-    expect(api.stderr() + api.stdout()).not.toMatch(/Unhandled 'error' event|uncaught/i);
-
-    // The owner comes back; the api reconnects on its own.
-    await role("worker", dir);
+    // Nothing restarts the owner: the api takes the lock and serves the database itself (it
+    // answered 503 until an owner was started again, for ever when none was).
+    await api.waitFor(/this one serves it now/, 30_000);
     await waitFor(async () => (await status(`${base}/readyz`)) === 200, { timeoutMs: 30_000 });
     expect(await status(`${base}/v1/groups`, { headers: { "x-api-key": KEY } })).toBe(200);
+    load = false;
+    await Promise.all(loops);
+    expect([...seen].filter((s) => s >= 500 && s !== 503)).toEqual([]);
+    expect(alive(api)).toBe(true);
+    expect(api.stderr() + api.stdout()).not.toMatch(/Unhandled 'error' event|uncaught/i);
+
+    // The owner's process manager starts it again: it attaches to the api, and works the jobs.
+    const again = await role("worker", dir);
+    expect(again.stdout()).toContain("attaching to the embedded database");
     const res = await ingest(base, "I live in Porto.");
     expect(res.status).toBe(200);
     expect(((await res.json()) as { status: string }).status).toBe("succeeded");
@@ -202,7 +204,7 @@ describe("the attached process outlives the owner", () => {
     expect(alive(owner)).toBe(true);
   }, 180_000);
 
-  it("worker attached to an api: no exit while the owner is away, works jobs once it is back", async () => {
+  it("worker attached to an api: serves the database itself once the owner is gone, and finishes the job", async () => {
     const dir = migratedDataDir("mn-away-");
     dirs.push(dir);
     const port = await freePort();
@@ -219,21 +221,59 @@ describe("the attached process outlives the owner", () => {
     await waitFor(async () => (await jobStatus()) === "running", { timeoutMs: 30_000 });
     owner.child.kill("SIGKILL");
     await owner.exited;
-    // The attempt fails once its extract stage ends (3 s); the worker logs it and stays up.
-    await worker.waitFor(/ingest attempt interrupted/, 60_000);
+    await worker.waitFor(/this one serves it now/, 30_000);
     expect(alive(worker)).toBe(true);
 
-    await role("api", dir, port);
-    // The attempt the owner's death interrupted runs again as soon as the owner is back, not
-    // after the job's expiry (600 s by default): the worker waited for the database before
-    // handing the failed attempt to pg-boss, whose record of it lives there.
+    // The api started again attaches to the worker, which finished the job under way (its
+    // attempt, interrupted or not, ran on against the database it now serves).
+    const api = await role("api", dir, port);
+    expect(api.stdout()).toContain("attaching to the embedded database");
     await waitFor(async () => (await jobStatus()) === "succeeded", { timeoutMs: 60_000, intervalMs: 250 });
-    // A job accepted by the new owner is worked by the worker that survived (the api has none).
     const res = await ingest(base, "I work as a baker.");
     expect(res.status).toBe(200);
     expect(((await res.json()) as { status: string }).status).toBe("succeeded");
     expect(alive(worker)).toBe(true);
   }, 180_000);
+});
+
+describe("serve beside an IDE's mnemo mcp on one data directory", () => {
+  it("serve attached to a stdio mnemo mcp serves the database itself once the IDE closes it", async () => {
+    // The IDE's `mnemo mcp` started first and owns the directory; `serve` attaches. Before, once
+    // the IDE closed it, serve answered 503 for ever (only an attached mcp took over).
+    const dir = migratedDataDir("mn-serve-mcp-");
+    dirs.push(dir);
+    const ide = await stdioClient({
+      MNEMO_DATA_DIR: dir,
+      MNEMO_BOOTSTRAP_API_KEY: KEY,
+      MNEMO_DEFAULT_USER_ID: "u1",
+    });
+    const port = await freePort();
+    const serve = spawnMnemo(["serve"], {
+      MNEMO_DATA_DIR: dir,
+      PORT: String(port),
+      MNEMO_BOOTSTRAP_API_KEY: KEY,
+    });
+    procs.push(serve);
+    await serve.waitFor(/"msg":"ready"/, 170_000);
+    expect(serve.stdout()).toContain("attaching to the embedded database");
+    const base = `http://127.0.0.1:${port}`;
+    await callOk(ide.client, ide.tools, "add_memory", { text: "I keep bees on the roof." });
+    await ide.client.close();
+
+    await serve.waitFor(/this one serves it now/, 30_000);
+    await waitFor(async () => (await status(`${base}/readyz`)) === 200, { timeoutMs: 30_000 });
+    const found = await fetch(`${base}/v1/memories/search`, {
+      method: "POST",
+      headers: { "x-api-key": KEY, "content-type": "application/json" },
+      body: JSON.stringify({ query: "bees", user_id: "u1", mode: "retrieve" }),
+    });
+    expect(found.status).toBe(200);
+    expect(JSON.stringify(await found.json())).toContain("bees");
+    const res = await ingest(base, "I live in Porto.");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("succeeded");
+    expect(alive(serve)).toBe(true);
+  }, 240_000);
 });
 
 describe("mnemo mcp beside another on one data directory", () => {

@@ -227,11 +227,13 @@ export async function ownOrAttach(options: {
 }
 
 /**
- * For a long-running attached process: when the owner is gone for good (stopped, killed, an IDE
- * closing the MCP process that owned the directory), this process takes the lock and serves the
- * database itself, on the same socket, so its pool and every other attached process reconnect to
- * it. Before, an attached `mnemo mcp` answered `service_unavailable` until something else started
- * on the directory. Tried every `everyMs`; the lock makes one process win, the others stay attached.
+ * For a long-running attached process (serve, api, worker, mcp): when the owner is gone (stopped,
+ * killed, an IDE closing the MCP process that owned the directory), this process takes the lock and
+ * serves the database itself, on the same socket, so its pool and every other attached process
+ * reconnect to it. Before, only an attached `mnemo mcp` did, and a `serve` attached to an IDE's
+ * `mnemo mcp` answered 503 until something else started on the directory. Tried every `everyMs`;
+ * the lock makes one process win, the others stay attached. An owner that is only frozen (SIGSTOP)
+ * still holds the lock: nothing takes over from it.
  */
 export function takeOverWhenOwnerGone(options: {
   dataDir: string;

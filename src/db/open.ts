@@ -26,19 +26,15 @@ export interface OpenedDatabase {
  * Connects to `DATABASE_URL`, or else to the embedded database: opened and served by this process
  * when it can take the data directory's lock, otherwise attached to the process that holds it.
  * `transient` marks a short-lived process (admin commands): long-running ones never attach to it.
+ * A long-running process attached serves the database itself once the owner is gone
+ * (takeOverWhenOwnerGone; the first to take the lock wins, the others stay attached to it): an
+ * owner may be one nothing restarts (an IDE's `mnemo mcp`, with `serve` attached to it), and a
+ * process manager that restarts an owner finds it served and attaches. A transient one never does.
  */
 export async function openDatabase(
   config: Config,
   log: Logger,
-  options: {
-    transient?: boolean;
-    /**
-     * Attached, serve the database itself once the owner is gone (takeOverWhenOwnerGone): for a
-     * process nothing restarts the owner of, `mnemo mcp` spawned by an IDE beside another one.
-     * `api` and `worker` wait for their owner, which their process manager restarts.
-     */
-    takeOver?: boolean;
-  } = {},
+  options: { transient?: boolean } = {},
 ): Promise<OpenedDatabase> {
   const poolSize = config.MNEMO_DB_POOL_SIZE;
   if (config.DATABASE_URL) {
@@ -97,7 +93,7 @@ export async function openDatabase(
       { dataDir: config.MNEMO_DATA_DIR, ownerPid: opened.ownerPid },
       "attaching to the embedded database served by another process",
     );
-    const takeover = !options.takeOver
+    const takeover = options.transient
       ? undefined
       : takeOverWhenOwnerGone({
           dataDir: config.MNEMO_DATA_DIR,
