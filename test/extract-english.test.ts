@@ -920,7 +920,7 @@ describe("the context block and episode titles read cleanly", () => {
     expect(block).toContain("allergic to fish");
   });
 
-  it("reads a message date as the chat export wrote it, so the day shows once there too", () => {
+  it("reads a message date as the chat export wrote it, so the day shows once there too; an unreadable one is not shown", () => {
     // The README's ingest example: a live message dated "1:56 pm on 8 May, 2023".
     const block = composeDeterministic([
       row("fact", "On 8 May 2023, Caroline went to a support group yesterday (7 May 2023).", {
@@ -929,7 +929,9 @@ describe("the context block and episode titles read cleanly", () => {
       row("fact", "The user likes tea.", { date: "not a date" }),
     ]);
     expect(block).toContain("- 2023-05-08: Caroline went to a support group yesterday (7 May 2023).");
-    expect(block).toContain("- not a date: The user likes tea.");
+    // A date that cannot be read is never printed as sent: the line shows the day it was stored.
+    expect(block).toContain("- 2026-01-01: The user likes tea.");
+    expect(block).not.toContain("not a date");
   });
 
   it("writes 'the' lower case after a leading day, and titles no conversation by its dates", () => {
