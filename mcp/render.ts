@@ -12,9 +12,8 @@ type Row = Record<string, unknown>;
  */
 export function memoryLine(m: Row, note?: string): string {
   const score = typeof m.score === "number" ? `, score ${m.score.toFixed(2)}` : "";
-  const groups = Array.isArray(m.group_ids) && m.group_ids.length ? `, groups ${m.group_ids.join(" ")}` : "";
   const extra = note ? `, ${note}` : "";
-  return `- [${kind(m)}] ${oneLine(String(m.text ?? ""))} (id ${m.id}${score}${groups}${extra})`;
+  return `- [${kind(m)}] ${oneLine(String(m.text ?? ""))} (id ${m.id}${score}${groups(m)}${extra})`;
 }
 
 export function memoryList(rows: Row[], empty: string): string {
@@ -52,9 +51,8 @@ export function searchText(out: SearchResult, empty: string): string {
  * entities, outcome, confidence and steps), then an artifact's full content.
  */
 export function memoryDetail(m: Row): string {
-  const groups = Array.isArray(m.group_ids) && m.group_ids.length ? `, groups ${m.group_ids.join(" ")}` : "";
   const current = details(m).status === "superseded" ? " (memory_revisions names the current fact)" : "";
-  const lines = [`[${kind(m)}] id ${m.id}${groups}${current}`, String(m.text ?? "")];
+  const lines = [`[${kind(m)}] id ${m.id}${groups(m)}${current}`, String(m.text ?? "")];
   for (const k of ["user_id", "agent_id", "conv_id", "app_id", "created_at", "updated_at"] as const) {
     if (m[k]) lines.push(`  ${k}: ${m[k]}`);
   }
@@ -75,6 +73,10 @@ export function memoryDetail(m: Row): string {
 }
 
 const details = (m: Row) => (m.details ?? {}) as Row;
+
+/** ", groups a b" for a memory in groups, else nothing. */
+const groups = (m: Row) =>
+  Array.isArray(m.group_ids) && m.group_ids.length ? `, groups ${m.group_ids.join(" ")}` : "";
 
 /** The memory's type, with its status when it is not the current one. */
 function kind(m: Row): string {

@@ -82,6 +82,15 @@ export interface Reconciled {
 export type SentenceEdit = { said: string; now: string };
 
 /**
+ * Superseded facts as unsayInEpisodes takes them (src/memories/delete.ts): one with sentence edits
+ * (Reconciled.unsaid) as each sentence it said and what is said `instead`, any other whole.
+ */
+export const withSentenceEdits = <T extends { id: string; text: string }>(
+  facts: readonly T[],
+  edits: ReadonlyMap<string, SentenceEdit[]> | undefined,
+) => facts.flatMap((f) => edits?.get(f.id)?.map((e) => ({ ...f, text: e.said, instead: e.now })) ?? [f]);
+
+/**
  * Stage 4, dedup and supersede, against the same user's active facts (never another user's) and
  * the job's own earlier facts: candidates by vector and exact hash, by the attribute stated, and
  * verdicts by the extractor's judge. Artifacts with a known title become

@@ -1,3 +1,5 @@
+import { truncate } from "../truncate.js";
+
 /**
  * Secrets said in a conversation are masked before anything is kept or sent to a model: an ingest's
  * messages are redacted when it is accepted (src/ingest/submit.ts), so the job row, the facts,
@@ -216,6 +218,14 @@ export const holdsRedacted = (text: string) => /\[redacted [^\]]+\]/.test(text);
  * episodes, lessons and answers pass here before they are stored or served.
  */
 export const redactModelText = (text: string, redact: boolean) => (redact ? redactSecrets(text).text : text);
+
+/**
+ * A model's `text` masked (redactModelText) and cut to `max`: masked before the cut, which could
+ * leave a secret's start that no rule reads, and after a first cut `margin` past it (a runaway
+ * reply is not read whole by every rule).
+ */
+export const clipModelText = (text: string, max: number, redact: boolean, margin: number) =>
+  truncate(redactModelText(truncate(text, max + margin), redact), max);
 
 /** A text with its secrets masked, and the kinds masked (one entry per secret). */
 export function redactSecrets(text: string): { text: string; kinds: string[] } {

@@ -34,7 +34,7 @@ import { nameFromFact } from "../providers/local/names.js";
 import { LINK_SPAN } from "../search/linked.js";
 import { enqueueJobWebhook } from "../webhooks/enqueue.js";
 import type { PlannedRow } from "./assemble.js";
-import { type Reconciled, SLOT_CANDIDATES } from "./reconcile.js";
+import { type Reconciled, SLOT_CANDIDATES, withSentenceEdits } from "./reconcile.js";
 import type { StoredRequest } from "./submit.js";
 
 /** A later attempt (or a finished job) owns this job: roll back and write nothing. */
@@ -439,10 +439,9 @@ export async function storeResult({
     reworked = await unsayInEpisodes(
       tx,
       orgId,
-      superseded.flatMap((r) =>
-        r.type !== "fact"
-          ? []
-          : (rec.unsaid.get(r.id)?.map((e) => ({ ...r, text: e.said, instead: e.now })) ?? [r]),
+      withSentenceEdits(
+        superseded.filter((r) => r.type === "fact"),
+        rec.unsaid,
       ),
       { unlist: false },
     );

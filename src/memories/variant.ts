@@ -15,7 +15,7 @@ import { MEMORY_TYPES, type MemoryRow, type MemoryType } from "../db/memory-row.
 import { CoreError } from "../errors.js";
 import { newMemoryId } from "../ids.js";
 import { factHash } from "../ingest/assemble.js";
-import { type SentenceEdit, wholeSentencesToo } from "../ingest/reconcile.js";
+import { type SentenceEdit, wholeSentencesToo, withSentenceEdits } from "../ingest/reconcile.js";
 import { sameSlot } from "../providers/local/extractor.js";
 import { fingerprint } from "../seal.js";
 import { isBlank } from "../wire/common.js";
@@ -282,14 +282,9 @@ export async function patchVariant({
       for (const r of rests)
         if (typeof r.details?.episode_id === "string")
           await listFactsInEpisode(txCtx.db, orgId, r.details.episode_id, [r.id!]);
-      reworked = await unsayInEpisodes(
-        txCtx.db,
-        orgId,
-        superseded.flatMap(
-          (r) => also?.unsaid.get(r.id)?.map((e) => ({ ...r, text: e.said, instead: e.now })) ?? [r],
-        ),
-        { unlist: false },
-      );
+      reworked = await unsayInEpisodes(txCtx.db, orgId, withSentenceEdits(superseded, also?.unsaid), {
+        unlist: false,
+      });
       ctx.log.info({ memoryId: row.id, newId: created!.id }, "fact superseded by patch");
       return created!.id;
     });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { identifiersFromText } from "../identifiers/identifiers.js";
-import { redactModelText } from "../ingest/redact.js";
+import { clipModelText } from "../ingest/redact.js";
 import { truncate } from "../truncate.js";
 import { normaliseText } from "./local/english.js";
 import type { Extraction, Turn } from "./types.js";
@@ -119,12 +119,9 @@ export function normaliseExtraction(
   // Nothing the model writes from this window is longer than the window itself (an artifact's
   // content is quoted from it): a runaway reply of megabytes is cut there, not stored and served.
   // Every text the model wrote passes here: its secrets are masked as the turns' were (a secret
-  // put together from several turns; src/ingest/redact.ts), before the cut, which could leave a
-  // secret's start that no rule reads (and after a first cut with room to spare: a runaway reply
-  // is not read whole by every rule).
+  // put together from several turns; src/ingest/redact.ts, clipModelText).
   const most = Math.max(2_000, transcript.length);
-  const clip = (s: string, max = most) =>
-    truncate(redactModelText(truncate(s, max + CUT_MARGIN), redact), max);
+  const clip = (s: string, max = most) => clipModelText(s, max, redact, CUT_MARGIN);
   const cap = <T>(list: T[], kind: keyof typeof REPLY_CAPS): T[] => {
     const max = REPLY_CAPS[kind];
     if (list.length <= max) return list;

@@ -3,11 +3,10 @@ import type { Ctx } from "../context.js";
 import type { MemoryRow } from "../db/memory-row.js";
 import { COMMON_WORDS } from "../identifiers/common-words.js";
 import { baseName, RUNNERS } from "../identifiers/identifiers.js";
-import { redactModelText } from "../ingest/redact.js";
+import { clipModelText } from "../ingest/redact.js";
 import { STOPWORDS } from "../providers/local/english.js";
 import { requestModelCall } from "../providers/openai.js";
 import { describeModelError, generateStructured } from "../providers/structured.js";
-import { truncate } from "../truncate.js";
 
 export interface Verdict {
   keep: boolean;
@@ -420,8 +419,10 @@ export async function modelVerdicts(
     for (const v of output.verdicts) {
       if (!asked.has(v.id)) continue;
       // Masked as the turns were: the model may quote a secret the directives hold in pieces.
-      const because = truncate(
-        redactModelText(truncate(v.because.trim(), BECAUSE_MAX * 2), ctx.deps.config.MNEMO_REDACT_SECRETS),
+      const because = clipModelText(
+        v.because.trim(),
+        BECAUSE_MAX,
+        ctx.deps.config.MNEMO_REDACT_SECRETS,
         BECAUSE_MAX,
       );
       out.set(v.id, { keep: v.relevant, because, confidence: round2(v.confidence) });

@@ -103,7 +103,9 @@ const NO_ACTION = new Set(
   tell told enjoy enjoyed notice noticed realize realized realise realised wonder wondered assume assumed
   figure figured suspect suspected mention mentioned forget forgot forgotten misunderstand misunderstood
   misread gather gathered`.split(/\s+/),
-); /**
+);
+
+/**
  * A hedged suggestion that names nothing ("Maybe try cutting back a little.", "Perhaps consider a
  * break."): a reaction, where advice that names a thing, a place or a number ("Maybe try the Thai
  * place on 5th Street") is kept as the assistant's claim.
