@@ -2511,11 +2511,12 @@ describe("a superseded fact leaves its episodes", () => {
       "On 1 April 2025, the user works at Initech.",
       "Paris",
     ],
-    // The rest is written as a fact of its own.
+    // The rest is written as a fact of its own; the job at Deloitte, said with the old home and
+    // an active clause of its own, is still said by the episode too.
     [
       "I live in Denver and work as an accountant at Deloitte, and my wife Priya is a teacher.",
       "We moved to Austin last month.",
-      "On 1 April 2025, the user's wife Priya is a teacher.",
+      "On 1 April 2025, the user works as an accountant at Deloitte, and the user's wife Priya is a teacher.",
       "Denver",
     ],
     [
@@ -2523,6 +2524,13 @@ describe("a superseded fact leaves its episodes", () => {
       "My son Theo turned 4 today!",
       "On 1 April 2025, the user's daughter Lily is 6 years old.",
       "3 years",
+    ],
+    // The first sentence goes: the day that led it leads the one that stays.
+    [
+      "I work as a nurse at Mercy Hospital. I have two kids.",
+      "I work as a product manager at Stripe now.",
+      "On 1 April 2025, the user has two kids.",
+      "nurse",
     ],
   ])(
     "a sentence saying an old value with a claim still true is said again as that claim alone: %s -> %s",
@@ -2554,6 +2562,43 @@ describe("a superseded fact leaves its episodes", () => {
       ).toEqual([]);
     },
   );
+});
+
+describe("an ended value said with more than the change names", () => {
+  it("keeps its sentence whole in the episode: the allergy said beside the diet is not lost", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const first = await ingestOk(key, {
+      user_id: "u10",
+      conv_id: "a",
+      messages: [
+        user("I am vegetarian, allergic to peanuts, and I love Italian food.", {
+          date: "2026-03-10T09:00:00Z",
+        }),
+      ],
+    });
+    const episode = first.memories_created.find((m: any) => m.type === "episode");
+    await ingestOk(key, {
+      user_id: "u10",
+      conv_id: "b",
+      messages: [user("I'm not vegetarian anymore.", { date: "2026-04-11T09:00:00Z" })],
+    });
+    const ep = (await findMemory(svc.deps.db, orgId, episode.id))!;
+    expect(ep.text).toContain("allergic to peanuts");
+    // Some active memory still says it, and search serves it.
+    const active = (
+      await svc.request("GET", "/v1/memories?user_id=u10&status=active", { key })
+    ).body.data.map((m: { text: string }) => m.text);
+    expect(
+      active.filter((t: string) => t.includes("peanuts")).length,
+      JSON.stringify(active),
+    ).toBeGreaterThan(0);
+    const found = await svc.request("POST", "/v1/memories/search", {
+      key,
+      body: { query: "Do I have any food allergies? peanuts", user_id: "u10" },
+    });
+    expect(found.status).toBe(200);
+    expect(found.body.context).toContain("peanuts");
+  });
 });
 
 describe("what the assistant did for the user", () => {

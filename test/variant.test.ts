@@ -712,6 +712,46 @@ describe("GET/PATCH/DELETE /v1/memories/{id}/", () => {
     },
   );
 
+  it("a new text of a clause leaves its episode the rest of the sentence, with its day, even when an active fact says it", async () => {
+    const { key, orgId } = await svc.newOrg();
+    const added = await svc.request("POST", "/v1/memories?wait=true", {
+      key,
+      body: {
+        user_id: "u1",
+        conv_id: "c1",
+        messages: [
+          {
+            ...turn("I live in Denver and work at Acme as an engineer. My dog Rex is 4."),
+            date: "2026-03-10T09:00:00Z",
+          },
+        ],
+      },
+    });
+    expect(added.body.status).toBe("succeeded");
+    const created = added.body.result.memories_created;
+    const facts = created.filter((m: any) => m.type === "fact");
+    const clause = facts.find((m: any) => /works at Acme/.test(m.text) && !/Denver/.test(m.text));
+    expect(clause, JSON.stringify(facts)).toBeDefined();
+    const res = await svc.request("PATCH", `/v1/memories/${clause.id}/`, {
+      key,
+      body: { text: "The user works at Initech as an engineer." },
+    });
+    expect(res.status, res.text).toBe(200);
+    const active = (
+      await svc.request("GET", "/v1/memories?user_id=u1&status=active&type=fact", { key })
+    ).body.data.map((m: { text: string }) => m.text);
+    expect(active.filter((t: string) => t.includes("Acme"))).toEqual([]);
+    expect(
+      active.some((t: string) => t.includes("lives in Denver")),
+      JSON.stringify(active),
+    ).toBe(true);
+    const episode = created.find((m: any) => m.type === "episode");
+    const ep = (await findMemory(svc.deps.db, orgId, episode.id))!;
+    expect(ep.text).not.toContain("Acme");
+    expect(ep.text).toContain("On 10 March 2026, the user lives in Denver.");
+    expect(ep.text).toContain("Rex is 4");
+  });
+
   it("a long text is indexed, in linear time, and stays searchable: 300,000 CJK characters, 10,000 random ones, 120 KB of distinct English words", {
     timeout: 300_000,
   }, async () => {

@@ -19,12 +19,14 @@ import { embeddingText } from "../memories/write.js";
 import { normaliseText, STOPWORDS, splitSentences } from "../providers/local/english.js";
 import {
   bareClaim,
+  claimsOfClause,
   companionsOf,
   earlierStatements,
   leadLowered,
   type SlotSearch,
   sameSlot,
   slotSearches,
+  wordsBeyondChange,
 } from "../providers/local/extractor.js";
 import type { Embedder, Extractor, JudgeCase } from "../providers/types.js";
 import { directiveHash, factHash, type Plan, type PlannedRow } from "./assemble.js";
@@ -448,9 +450,11 @@ export async function wholeSentencesToo(
   // user's wife Priya is a teacher", superseded by "the user works at Google"), else all of it.
   const byId = new Map(planned.map((f) => [f.id, f.text]));
   const unsaid = new Map<string, string[]>();
+  const endedBy = new Map<string, string>();
   for (const s of siblings) {
     if (!gone.has(s.id) || unsaid.has(s.id)) continue;
     const by = s.successor ?? byId.get(supersedes.get(s.id) ?? "") ?? null;
+    if (by !== null) endedBy.set(s.id, by);
     const parts = clausesOf(bareClaim(s.text)).map((c) => c.text);
     const changed = by === null ? [] : parts.filter((c) => sameSlot(c, by) || sameSlot(by, c));
     unsaid.set(s.id, changed.length ? changed : parts);
@@ -475,7 +479,14 @@ export async function wholeSentencesToo(
     if (self && !wholes.has(old) && clauses.some((c) => !changed.has(c.sentence)))
       wholes.set(old, { text: self.text, by: old, turn });
   }
-  const found: Array<{ id: string; text: string; left: string[]; standing: typeof siblings }> = [];
+  const found: Array<{
+    id: string;
+    text: string;
+    left: string[];
+    standing: typeof siblings;
+    dropped: string[];
+    by: string[];
+  }> = [];
   for (const [id, { text, by, turn }] of wholes) {
     supersedes.set(id, supersedes.get(by)!);
     const dropped = turn
@@ -492,7 +503,8 @@ export async function wholeSentencesToo(
       .filter((c) => !changed.has(c.sentence))
       .map((c) => c.text)
       .filter((c) => !dropped.some((d) => holdsClaim(c, d)));
-    if (left.length) found.push({ id, text, left, standing });
+    const endings = turn.flatMap((s) => (gone.has(s.id) && endedBy.has(s.id) ? [endedBy.get(s.id)!] : []));
+    if (left.length) found.push({ id, text, left, standing, dropped, by: endings });
   }
   // A clause its turn's active facts restate is no rest: the judge, as it compares restatements.
   const cases = found.flatMap(({ text, left, standing }) =>
@@ -504,21 +516,10 @@ export async function wholeSentencesToo(
   const verdicts = cases.length ? await extractor.judge(cases) : [];
   let k = 0;
   const rests: Array<{ id: string; text: string; unsaid: SentenceEdit[]; said?: boolean }> = [];
-  for (const { id, text, left } of found) {
+  for (const { id, text, left, dropped, by } of found) {
     const restated = new Set(left.filter(() => verdicts[k++]?.verdict === "duplicate"));
     const rest = restOf(text, (c) => !left.includes(c) || restated.has(c));
-    // Its episode says each sentence as the clauses of the rest in it (those restated too), and
-    // one with none of them not at all: the sentences as the fact (and so its episode) says them,
-    // the first with the day that leads it.
-    const body = bareClaim(text);
-    const clauses = clausesOf(body);
-    const unsaid = splitSentences(text.slice(0, text.indexOf(body) + body.length)).flatMap(
-      (said, i): SentenceEdit[] => {
-        const own = clauses.filter((c) => c.sentence === i);
-        if (own.every((c) => left.includes(c.text))) return [];
-        return [{ said, now: restOf(said, (c) => !left.includes(c)) ?? "" }];
-      },
-    );
+    const unsaid = episodeEdits(text, left, dropped, by);
     if (rest !== null) rests.push({ id, text: rest, unsaid });
     // Every clause left restated by an active fact: no rest to write, but the episode keeps them.
     else if (left.length) rests.push({ id, text: "", unsaid, said: true });
@@ -603,14 +604,67 @@ export function holdsClaim(text: string, claim: string): boolean {
 }
 
 /**
+ * How the episode of a whole superseded with a rest kept (wholeSentencesToo) says its sentences now,
+ * each as the fact (and so its episode) says it: a sentence with every clause still holding
+ * (`left`) is not listed; one with an ended clause is said as its clauses that hold, and as the
+ * claims of an ended clause that hold none of the ended ones (`dropped`): "the user lives in Denver
+ * and works at Acme" is "the user lives in Denver" when Acme ended. A sentence with nothing that
+ * holds goes (""), its day leading the next sentence that stays. A sentence is kept whole when an
+ * ended claim says more than the change names (wordsBeyondChange of `by`, what superseded it): "the
+ * user is vegetarian, allergic to peanuts" ended by "not vegetarian anymore" still says the
+ * allergy, which nothing else may say.
+ */
+function episodeEdits(text: string, left: string[], dropped: string[], by: string[]): SentenceEdit[] {
+  const body = bareClaim(text);
+  const clauses = clausesOf(body);
+  const lead = text.slice(0, text.indexOf(body));
+  const sentences = splitSentences(text.slice(0, lead.length + body.length));
+  const edits = sentences.map((said, i): SentenceEdit | null => {
+    const own = clauses.filter((c) => c.sentence === i);
+    if (own.every((c) => left.includes(c.text))) return null;
+    const holding = new Map<string, string>();
+    for (const c of own) {
+      if (left.includes(c.text)) continue;
+      const claims = claimsOfClause(c.text);
+      const held = claims.filter((p) => !dropped.some((d) => holdsClaim(p, d)));
+      const ended = held.length < claims.length ? claims.filter((p) => !held.includes(p)) : claims;
+      if (by.length && ended.some((p) => wordsBeyondChange(p, by).length)) return null;
+      if (held.length && held.length < claims.length) holding.set(c.text, held.join(" and "));
+    }
+    return { said, now: sayOf(said, (c) => (left.includes(c) ? c : (holding.get(c) ?? null))) ?? "" };
+  });
+  // The day that led a sentence gone leads the next one that stays.
+  const first = edits[0];
+  if (lead && first?.now === "") {
+    const next = sentences.findIndex((_, i) => i > 0 && edits[i]?.now !== "");
+    if (next > 0) {
+      const said = sentences[next]!;
+      edits[next] = { said, now: `${lead}${leadLowered(edits[next]?.now ?? said)}` };
+    }
+  }
+  return edits.filter((e): e is SentenceEdit => e !== null);
+}
+
+/**
  * A fact's text without some of its clauses (clausesOf), its day kept: the others whole, joined as
  * they were. Null when none is left.
  */
 export function restOf(text: string, drop: (clause: string) => boolean): string | null {
+  return sayOf(text, (c) => (drop(c) ? null : c));
+}
+
+/**
+ * A fact's text with each clause (clausesOf) said as `say` has it, or left out (null), its day
+ * kept. Null when none is left.
+ */
+function sayOf(text: string, say: (clause: string) => string | null): string | null {
   const body = bareClaim(text);
   const at = text.indexOf(body);
   const [lead, tail] = [text.slice(0, at), text.slice(at + body.length)];
-  const kept = clausesOf(body).filter((c) => !drop(c.text));
+  const kept = clausesOf(body).flatMap((c) => {
+    const now = say(c.text);
+    return now === null ? [] : [{ ...c, text: now }];
+  });
   if (kept.length === 0) return null;
   const sentences: string[] = [];
   kept.forEach((c, k) => {

@@ -1757,6 +1757,43 @@ function detailWords(text: string, slots: Statement[]): Set<string> {
   );
 }
 
+/**
+ * The claims of one clause of a fact, each with its subject ("the user lives in Denver and works at
+ * Acme" is "the user lives in Denver" and "the user works at Acme"): the parts a change of one of
+ * them leaves the others of (src/ingest/reconcile.ts).
+ */
+export const claimsOfClause = (clause: string): string[] => clausesOf(clause);
+
+/** A phrase about the thing said before it ("it's great in the snow", "which is closed on weekends"). */
+const ABOUT_IT = /^(?:it|it's|its|which|that|they|they're)\b/i;
+
+/**
+ * The words of a claim that a change ended (`by`: what superseded it) says nothing of: the words of
+ * detail (detailWords) of its phrases (cut at commas and at conjunctions) that name nothing the
+ * change names, neither what `by` says (its words, what it says ended) nor the values of the
+ * attributes the claim states (their first word). "the user is vegetarian, allergic to peanuts",
+ * by "the user is not vegetarian anymore", has "allergic" and "peanuts": still true, and said
+ * nowhere else once the claim goes; "works as a nurse at Mercy Hospital in Ottawa", by "works as a product manager at
+ * Stripe", has none (where the old job was is of the old job), nor has a phrase of where or when
+ * before the subject ("in this repo"), nor one about the ended thing ("it's great in the snow").
+ */
+export function wordsBeyondChange(claim: string, by: readonly string[]): string[] {
+  const slots = slotsOf(claim);
+  const told = new Set([
+    ...by.flatMap((b) => [...detailWords(b, slotsOf(b))]),
+    // The value's first word: a value read past its phrase ("Google where the user met ...") is no longer it.
+    ...slots.flatMap((x) => contentWords(x.value.toLowerCase()).slice(0, 1)),
+    ...by.flatMap((b) => endingsOf(b).flatMap((e) => [...e.object, ...(e.verbs ?? [])])),
+  ]);
+  return bareClaim(claim)
+    .replace(LEAD_PHRASE, "")
+    .split(/[,;:]|\s(?:and|but|because|so|while|whereas|where|who|though|although)\s/i)
+    .filter((phrase) => !ABOUT_IT.test(phrase.trim()))
+    .map((phrase) => [...detailWords(phrase, slots)])
+    .filter((words) => !words.some((w) => told.has(w)))
+    .flat();
+}
+
 /** Whether a negation ends a value: the same value, any (an empty value), a diet a food ends. */
 const negates = (negation: Statement, value: string) =>
   !negation.value || sameValue(value, negation.value) || !!FOOD_ENDS[negation.value]?.includes(value);
