@@ -2065,6 +2065,13 @@ describe("a changed attribute, said the ways people say it", () => {
     ["The user is going to Paris in May.", "The user is going to Rome rather than Paris."],
     ["The user drinks coffee every morning.", "The user drinks tea instead of coffee now."],
     ["The user uses npm for everything.", "The user uses pnpm instead of npm."],
+    // A choice said with a scope ends the statement of the same scope.
+    ["On Sundays the user drinks coffee.", "On Sundays the user drinks tea instead of coffee."],
+    ["The user uses VS Code for Go.", "The user uses Vim instead of VS Code for Go."],
+    [
+      "The user and others are flying to Paris in April.",
+      "The user and others are flying to Paris in May instead of April.",
+    ],
   ])("%s -> %s supersedes (what the user stopped doing, liking, using or having)", (old, text) => {
     expect(judge(old, text)).toBe("supersedes");
   });
@@ -2120,6 +2127,28 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(judge("The user is going to Paris in May.", "The user went to Rome instead of Paris.")).toBe(
       "new",
     );
+  });
+
+  it.each([
+    // A negated choice says the old thing still holds.
+    [
+      "The user and others are going to Paris in May.",
+      "The user and others are not going to Rome instead of Paris.",
+    ],
+    ["The user uses Postgres.", "The user is not using SQLite instead of Postgres."],
+    ["The user drinks coffee every morning.", "The user never drinks tea instead of coffee."],
+    ["The user drinks coffee every morning.", "The user isn't drinking tea instead of coffee."],
+    // A choice limited to a scope (a day, a project, a condition, a use) leaves the general fact.
+    ["The user drinks coffee every morning.", "On Sundays the user drinks tea instead of coffee."],
+    [
+      "The user uses Postgres for work projects.",
+      "For this side project the user uses SQLite instead of Postgres.",
+    ],
+    ["The user uses VS Code for Python.", "The user uses Vim instead of VS Code for Go."],
+    ["The user takes the train to work.", "When it rains, the user takes the bus instead of the train."],
+    ["The user drinks coffee every morning.", "The user drinks tea rather than coffee in the evening."],
+  ])("%s -> %s is new (a negated or scoped choice of one thing over another)", (old, text) => {
+    expect(judge(old, text)).toBe("new");
   });
 
   it("never takes a fact naming another thing or number for a near neighbour's restatement", () => {

@@ -472,6 +472,9 @@ describe("supersede and dedup", () => {
     ["My sister plays tennis every weekend.", "We stopped playing tennis."],
     ["We played tennis on Sunday.", "I stopped playing tennis."],
     ["I drink tea every morning.", "I no longer drink coffee, only tea now."],
+    // A choice of one thing over another, negated or limited to a scope, leaves the plan held.
+    ["We are going to Paris in May.", "We are not going to Rome instead of Paris."],
+    ["I drink coffee every morning.", "On Sundays I drink tea instead of coffee."],
     // A fact of several sentences, ended in none of them: another thing, another's change.
     [
       "In this repo we use jest for tests. Always run `npm test` before committing.",

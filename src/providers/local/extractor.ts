@@ -1407,6 +1407,12 @@ interface Ending {
   subject: string;
   verbs: Set<string> | null;
   object: string[];
+  /**
+   * The words of a scope the claim limits its change to, which the ended statement must say too:
+   * "On Sundays the user drinks tea instead of coffee" ends "drinks coffee on Sundays", not "drinks
+   * coffee every morning"; "uses Vim instead of VS Code for Go" not "uses VS Code for Python".
+   */
+  scope?: string[];
 }
 
 /** Verbs of liking: "doesn't like sushi anymore" ends "loves sushi" too. */
@@ -1550,14 +1556,34 @@ function endingsOf(text: string): Ending[] {
  */
 const LEAD_PHRASE =
   /^(?:[Ii]n|[Aa]t|[Oo]n|[Ff]or|[Ww]ithin|[Aa]cross|[Ii]nside|[Oo]utside|[Dd]uring|[Aa]round) (?:[\p{L}\p{N}'-]+ ){0,3}?[\p{L}\p{N}'-]+,? (?=the user\b|\p{Lu})/u;
+/** A clause of when before a claim's subject ("When it rains, the user takes the bus ..."). */
+const LEAD_CLAUSE = /^(?:[Ww]hen(?:ever)?|[Ii]f|[Ww]hile|[Oo]nce|[Uu]nless) [^,]+?,? (?=the user\b|\p{Lu})/u;
+/** A qualifier after the thing given up ("instead of VS Code for Go", "rather than coffee in the evening"). */
+const TRAILING_SCOPE = /\s+(?:for|in|on|at|during|when|whenever|while|if|with)\s+.+$/i;
+/** A negation in a claim's predicate ("are not going to Rome instead of Paris"): it ends nothing. */
+const NEGATED = /\b(?:not|never|no longer|neither|nor)\b|n't\b/i;
+const SCOPE_STOP = new Set(
+  "a an the this that these those my our your his her their its user user's others and of for in on at during when whenever if while once unless it with".split(
+    " ",
+  ),
+);
+/** A scope's words (Ending.scope), stemmed. */
+function scopeWords(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [])
+    .filter((w) => !SCOPE_STOP.has(w))
+    .map(stem);
+}
 /** "The user and others" (what "we" becomes): the user among them, the same speaker. */
 const AND_OTHERS = / and others$/;
 
 /** What one sentence's claim (claimOf) says ended. */
 function endingOfClaim(claim: string): Ending | null {
   const t = claim.replace(LEAD_PHRASE, "");
+  // A choice of one thing over another holds only where it is said to ("On Sundays", "When it
+  // rains"): its scope, which the ended statement must say too.
+  const lead = LEAD_PHRASE.exec(claim)?.[0] ?? LEAD_CLAUSE.exec(claim)?.[0] ?? "";
   for (const [re, kind] of ENDINGS) {
-    const m = re.exec(t);
+    const m = re.exec(kind === "instead" ? claim.slice(lead.length) : t);
     if (!m?.groups) continue;
     // The thing ends where another clause starts, or what took its place ("no longer drinks
     // coffee, only tea now", "..., the user drinks tea instead").
@@ -1569,6 +1595,14 @@ function endingOfClaim(claim: string): Ending | null {
       rest = rest.replace(ENDING_TAIL, "");
     }
     rest = rest.trim().replace(OWNER, "");
+    let scope: string[] | undefined;
+    if (kind === "instead") {
+      // A negated choice ("are not going to Rome instead of Paris") ends nothing.
+      if (NEGATED.test(`${m.groups.v} ${m.groups.p}`)) continue;
+      const qualifier = TRAILING_SCOPE.exec(rest);
+      if (qualifier) rest = rest.slice(0, qualifier.index);
+      scope = [...scopeWords(lead), ...scopeWords(qualifier?.[0] ?? "")];
+    }
     let object = contentWords(rest).slice(0, 4);
     if (kind === "instead") {
       // The words before the new thing ("going to" of "going to Rome"), as many words taken off
@@ -1591,7 +1625,7 @@ function endingOfClaim(claim: string): Ending | null {
     if ((kind === "object" || kind === "using") && object.length === 0) continue;
     const subject = normaliseText(m.groups.s!).replace(AND_OTHERS, "");
     if (PRONOUN_SUBJECT.test(subject)) return null;
-    return { subject, verbs, object };
+    return scope?.length ? { subject, verbs, object, scope } : { subject, verbs, object };
   }
   return null;
 }
@@ -1640,6 +1674,10 @@ function statesEnded(ending: Ending, claim: string): boolean {
   if (ending.object.length === 0) return ending.verbs !== null && HABIT_TAIL.test(rest);
   const words = new Set(contentWords(rest));
   if (!ending.object.every((w) => words.has(w))) return false;
+  if (ending.scope) {
+    const said = new Set(scopeWords(claim));
+    if (!ending.scope.every((w) => said.has(w))) return false;
+  }
   // A claim of several things ("a dog named Max and a cat named Luna", "coffee and tea") is ended
   // only by an ending of each: "We don't have Max anymore" leaves Luna said.
   const ended = new Set(ending.object);
