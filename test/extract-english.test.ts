@@ -526,6 +526,10 @@ describe("what the assistant did for the user", () => {
     ],
     ["I've reset your password.", "The assistant has reset the user's password."],
     [
+      "I have forwarded the message to your manager.",
+      "The assistant has forwarded the message to the user's manager.",
+    ],
+    [
       "I have escalated this to our billing team.",
       "The assistant has escalated this to the assistant's billing team.",
     ],
@@ -562,6 +566,12 @@ describe("what the assistant did for the user", () => {
     "I noticed that too.",
     "I realized I misread the question.",
     "I'll look into it.",
+    // An action about the assistant's own answer, message or code above: the chat's, no memory.
+    "I made a mistake in my previous answer, sorry about that.",
+    "I updated my answer above.",
+    "I corrected the code above.",
+    "I changed my response to use Python.",
+    "I apologize, I misread your question.",
   ])("drops %s", (reply) => {
     expect(said(reply)).toEqual([]);
   });

@@ -112,8 +112,15 @@ const NO_ACTION = new Set(
  */
 const VAGUE_ADVICE = /^(?:[Mm]aybe|[Pp]erhaps)\s+(?:try|consider)\b(?!.*(?:\s\p{Lu}|\d))/u;
 
+/**
+ * What an action about the assistant's own words names ("I updated my answer above", "I made a
+ * mistake in my previous answer", "I corrected the code above"): the chat's, no memory.
+ */
+const OWN_WORDS =
+  /\b(?:made (?:a|an|the|some) (?:\w+ )?(?:mistake|error|typo|slip)s?\b|(?:my (?:(?:previous|last|earlier|original|first) )?|the (?:previous|last|earlier|original|first) )(?:answer|message|response|reply|explanation)s?\b|(?:above|below)[\s.!]*$|(?:earlier )?in (?:this|our|the) (?:chat|conversation|thread))/i;
+
 function isAssistantAction(sentence: string): boolean {
-  if (ASSISTANT_OFFER.test(sentence)) return false;
+  if (ASSISTANT_OFFER.test(sentence) || OWN_WORDS.test(sentence)) return false;
   const m = ASSISTANT_ACTION.exec(sentence);
   const verb = m?.groups?.verb?.toLowerCase();
   if (!verb || NO_ACTION.has(verb)) return false;
