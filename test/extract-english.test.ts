@@ -2257,6 +2257,14 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(one("Dinner is 7.")).toEqual([]);
     // Not an age: a turn of a thing.
     expect(one("The car turned 180 degrees on the ice.")).toEqual(["The car turned 180 degrees on the ice."]);
+    // "Turned N" is an age only with nothing but a time (or the next clause) after the number.
+    expect(one("Mia turned 30 pages of her book yesterday.")).toEqual([
+      "Mia turned 30 pages of her book yesterday.",
+    ]);
+    expect(one("Noah turned 10 last Sunday and we had a party.")[0]).toMatch(
+      /^Noah turned 10 years old last Sunday and /,
+    );
+    expect(one("Lily turned 7 in May.")).toEqual(["Lily turned 7 years old in May."]);
     // Not an age: a number of a thing.
     expect(one("My flight number is 714.")).toEqual(["The user's flight number is 714."]);
   });

@@ -770,6 +770,8 @@ function gated(gate: RegExp, re: RegExp): RegExp {
   SLOT_GATES.set(re, gate);
   return re;
 }
+/** The time said after an age turned ("today", "last week", "on Monday", "two days ago", "in May"). */
+const TURNED_WHEN = String.raw`today|yesterday|(?:this|last|past) [A-Za-z]+|on [^,]+?|in [A-Za-z]+(?: \d{4})?|(?:a|an|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:days?|weeks?|months?) ago|\([^)]*\)`;
 const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
     "residence",
@@ -859,7 +861,10 @@ const SLOTS: Array<[string, RegExp, "negation"?]> = [
   // days ago", "... in May": any time said after it.
   [
     "age",
-    /^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?(?:,? (?:today|yesterday|(?:this|last|past) [a-z]+|on [^,]+|in [a-z]+(?: \d{4})?|(?:a|an|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:days?|weeks?|months?) ago|\([^)]*\)))*$/i,
+    new RegExp(
+      String.raw`^(?<s>.+?) (?:just )?turned (?<v>\d{1,3})(?: years old)?(?:,? (?:${TURNED_WHEN}))*$`,
+      "i",
+    ),
   ],
   ["preference", /^(?<s>.+?) (?:now |actually )?prefers (?<v>.+)$/i],
   // Eating again what a diet leaves out ends it ("started eating meat again": no longer vegetarian;
@@ -1160,7 +1165,7 @@ const AGE_IS = new RegExp(
 );
 /** "The user turned 30 on Monday", "Lily turned 7 today": an age turned; not "turned 180 degrees". */
 const AGE_TURNED = new RegExp(
-  String.raw`^((?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}[\p{Ll}-]+(?: \p{Lu}\p{Ll}+)?|${AGED}) (?:just )?turned \d{1,3})(?=[ ,.!]|$)(?! (?:years|yrs|degrees|percent|times)\b)`,
+  String.raw`^((?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}[\p{Ll}-]+(?: \p{Lu}\p{Ll}+)?|${AGED}) (?:just )?turned \d{1,3})(?=(?:,? (?:now|just now|recently|${TURNED_WHEN}))*(?:[.!]?$|,? (?:and|but|so) |; ))`,
   "u",
 );
 
