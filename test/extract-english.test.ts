@@ -1084,6 +1084,14 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
       ["Good news! I passed the exam.", "The user passed the exam."],
       ["Heads up: I'll be offline next week.", "The user will be offline next week."],
       ["PS: I love sushi.", "The user loves sushi."],
+      // With an article before it, and a change of heart.
+      ["A big change: I'm moving to Berlin.", "The user is moving to Berlin."],
+      ["A slight change of heart - I actually like jazz now.", "The user actually likes jazz now."],
+      // A note to self is the user's own, no request to the assistant.
+      ["Note to self: never deploy on Fridays.", "The user's note to self: never deploy on Fridays."],
+      ["Reminder to myself - call mom on Sunday.", "The user's reminder to self: call mom on Sunday."],
+      // Each age of a labelled list reads as an age.
+      ["Kids: Noah is 9 and Mia is 6.", "Kids: Noah is 9 years old and Mia is 6 years old."],
     ])
       expect(texts(content!), content).toEqual([text]);
     // A noun phrase before a colon that is no label is what the line is about.

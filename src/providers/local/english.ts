@@ -75,6 +75,7 @@ const CLAIM_LABELS = [
   "change of plans",
   "plan change",
   "plot twist",
+  "change of heart",
 ];
 /**
  * The same kind of label with a word or two before it ("Quick update:", "Random fact:", "Personal
@@ -84,11 +85,11 @@ const CLAIM_LABELS = [
 const LABEL_MODIFIERS =
   "quick|small|little|short|brief|another|one more|random|fun|personal|side|important|last|final|general|big|good|bad|sad|exciting|some|life|work|family|health|unrelated|totally unrelated|different|slight|minor|major|new";
 const LABEL_NOUNS =
-  "update|note|fact|thing|stuff|news|info|question|reminder|confession|change|change of plans?";
+  "update|note|fact|thing|stuff|news|info|question|reminder|confession|change|change of plans?|change of heart";
 /** What ends a label: a colon, or a dash with a space after it ("Quick update - I moved ..."). */
 const LABEL_END = "\\s*(?::|[-\u2013\u2014](?=\\s))";
 export const CLAIM_LABEL = new RegExp(
-  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})${LABEL_END}|p\\.\\s?s\\.:?|(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})${LABEL_END})\\s+`,
+  `^(?:(?:${CLAIM_LABELS.map(escapeRe).join("|")})${LABEL_END}|p\\.\\s?s\\.:?|(?:(?:a|an)\\s+)?(?:${LABEL_MODIFIERS})\\s+(?:${LABEL_NOUNS})${LABEL_END})\\s+`,
   "i",
 );
 

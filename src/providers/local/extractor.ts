@@ -119,6 +119,10 @@ const VAGUE_ADVICE = /^(?:[Mm]aybe|[Pp]erhaps)\s+(?:try|consider)\b(?!.*(?:\s\p{
 const OWN_WORDS =
   /\b(?:made (?:a|an|the|some) (?:\w+ )?(?:mistake|error|typo|slip)s?\b|(?:my (?:(?:previous|last|earlier|original|first) )?|the (?:previous|last|earlier|original|first) )(?:answer|message|response|reply|explanation)s?\b|(?:above|below)[\s.!]*$|(?:earlier )?in (?:this|our|the) (?:chat|conversation|thread))/i;
 
+/** "Note to self:", "Reminder to myself -": the speaker's own, read as "My note (reminder) to self:". */
+const NOTE_TO_SELF =
+  /^(?:(?:a|my)\s+)?(?:quick\s+)?(note|reminder|memo) to (?:self|myself)\s*(?::|[-\u2013\u2014](?=\s))\s*/i;
+
 function isAssistantAction(sentence: string): boolean {
   if (ASSISTANT_OFFER.test(sentence) || OWN_WORDS.test(sentence)) return false;
   const m = ASSISTANT_ACTION.exec(sentence);
@@ -253,7 +257,12 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
       const raw = turn.role === "user" ? politeRequest(stripInterjections(typed)) : typed;
       // A label leading the message ("Remember: ...", "Note: ...") is no part of the claim, nor
       // a lead-in the code it introduced was taken from ("Here is my script: It hangs").
-      const interjectionless = withoutLeadIn(stripInterjections(raw).replace(CLAIM_LABEL, ""));
+      // A note to self is the speaker's own ("Note to self: never deploy on Fridays."), no request.
+      const interjectionless = withoutLeadIn(
+        stripInterjections(raw)
+          .replace(CLAIM_LABEL, "")
+          .replace(NOTE_TO_SELF, (_, noun: string) => `My ${noun.toLowerCase()} to self: `),
+      );
       const shift = TOPIC_SHIFT.exec(interjectionless);
       const shifted = shift ? interjectionless.slice(shift[0].length) : interjectionless;
       // The user's chat drops its subject ("Went hiking today."), and the fact would name no one. A
@@ -1160,7 +1169,7 @@ const AGED = String.raw`(?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(
  * Chicago"; said now or as a correction: "is 30 now", "is 30, not 29").
  */
 const AGE_IS = new RegExp(
-  String.raw`(?<=^|,? and )(${AGED})(?: is|'s) ((?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll})|, (?:from|originally from|based in)\b)`,
+  String.raw`(?<=^|,? and |^[\p{L}' ]{1,40}: )(${AGED})(?: is|'s) ((?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll})|, (?:from|originally from|based in)\b)`,
   "gu",
 );
 /** "The user turned 30 on Monday", "Lily turned 7 today": an age turned; not "turned 180 degrees". */
