@@ -1092,6 +1092,8 @@ describe("openers, labels and introductions a chat puts before a claim", () => {
       ["Reminder to myself - call mom on Sunday.", "The user's reminder to self: call mom on Sunday."],
       // Each age of a labelled list reads as an age.
       ["Kids: Noah is 9 and Mia is 6.", "Kids: Noah is 9 years old and Mia is 6 years old."],
+      // ... of people: a thing a common word names has a version, not an age.
+      ["Versions: Node is 24 and Python is 3.", "Versions: Node is 24 and Python is 3."],
     ])
       expect(texts(content!), content).toEqual([text]);
     // A noun phrase before a colon that is no label is what the line is about.

@@ -1183,7 +1183,13 @@ const AGE_TURNED = new RegExp(
  * old"), so a later age supersedes it and "how old ...?" finds it.
  */
 function inWordsOfAge(text: string): string {
-  return text.replace(AGE_IS, "$1 is $2 years old").replace(AGE_TURNED, "$1 years old");
+  return text
+    .replace(AGE_IS, (all, who: string, age: string) =>
+      // A bare capitalised word that is a common one is a thing, not someone ("Versions: Node is 24
+      // and Python is 3"), as a short statement of an age by name is read (english.ts).
+      /^\p{Lu}\p{Ll}+$/u.test(who) && isCommonWord(who) ? all : `${who} is ${age} years old`,
+    )
+    .replace(AGE_TURNED, "$1 years old");
 }
 
 /**
