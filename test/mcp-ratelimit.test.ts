@@ -16,8 +16,18 @@ afterAll(async () => {
 });
 
 describe("MCP and the REST rate limit", () => {
+  /**
+   * The minute window is the clock's: a test counting within one starts clear of its end, or its
+   * counts would meet a fresh window halfway (on a slow machine a test takes seconds).
+   */
+  const clearOfMinuteEnd = async () => {
+    const second = new Date().getSeconds();
+    if (second >= 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+  };
+
   it("counts /mcp and the tools' calls against the key's limit, shared with REST", async () => {
     const { api_key: key } = await createOrg(svc.deps.db, { name: "tiny", tier: "tiny" });
+    await clearOfMinuteEnd();
     const probe = await svc.app.request("/mcp", {
       method: "POST",
       headers: {
@@ -90,6 +100,7 @@ describe("MCP and the REST rate limit", () => {
           })),
         ),
       });
+    await clearOfMinuteEnd();
     const first = await batch(3, 1);
     expect(first.status).toBe(200);
     const answers = (await first.json()) as { result: { isError?: boolean } }[];
