@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { MemoryRow } from "../src/db/memory-row.js";
+import { restBeyond } from "../src/ingest/reconcile.js";
 import { routeTurns } from "../src/ingest/route.js";
 import type { StoredRequest } from "../src/ingest/submit.js";
 import { extractArtifacts } from "../src/providers/local/artifacts.js";
@@ -2488,5 +2489,42 @@ describe("a self-introduction in another language", () => {
   ])("%s", (content, name) => {
     expect(introducedName(content)).toBe(name);
     if (name) expect(facts([turn(0, "user", content)])[0]?.text).toBe(`The user's name is ${name}.`);
+  });
+});
+
+describe("what an ended claim says beyond the change", () => {
+  // Kept as a fact of its own when the claim is superseded; null when the change names it all.
+  it.each([
+    [
+      "the user is vegan and allergic to shellfish",
+      "The user is not vegan anymore.",
+      "the user is allergic to shellfish",
+    ],
+    [
+      "the user is vegetarian, allergic to peanuts",
+      "The user is not vegetarian anymore.",
+      "the user is allergic to peanuts",
+    ],
+    ["their husband prefers tea", "The user no longer drinks coffee.", "the user's husband prefers tea"],
+    [
+      "the user works at Google, where the user met their wife Anna in 2015",
+      "The user left Google.",
+      "the user met their wife Anna in 2015",
+    ],
+    [
+      "the user goes to the gym on Mondays because the user's back hurts",
+      "The user stopped going to the gym.",
+      "the user's back hurts",
+    ],
+    [
+      "the user works as a nurse at Mercy Hospital in Ottawa",
+      "The user works as a product manager at Stripe now.",
+      null,
+    ],
+    ["the user's daughter Lily is 6 years old", "Lily turned 7 today.", null],
+    ["the user lives in Paris", "The user moved to Lyon last weekend.", null],
+    ["the user drinks coffee every morning", "The user no longer drinks coffee.", null],
+  ])("%s, by %s", (clause, by, rest) => {
+    expect(restBeyond(clause, [by], [])).toBe(rest);
   });
 });

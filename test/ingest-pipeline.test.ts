@@ -3182,3 +3182,70 @@ describe("a list of 'Label: value' lines in the user's message", () => {
     }
   });
 });
+
+describe("an ended attribute of a compound sentence", () => {
+  // The fact that said the ended attribute is superseded; what it said besides ("and", "but",
+  // "where", "because") is kept as a fact of its own, its episode says it, and search finds it.
+  it.each([
+    [
+      "I'm vegan and allergic to shellfish.",
+      "I'm not vegan anymore.",
+      "the user is allergic to shellfish.",
+      "is vegan and",
+      "Do I have any food allergies?",
+    ],
+    [
+      "I drink coffee every morning but my husband prefers tea.",
+      "I no longer drink coffee.",
+      "the user's husband prefers tea.",
+      "coffee every morning",
+      "What does my husband drink?",
+    ],
+    [
+      "I work at Google, where I met my wife Anna in 2015.",
+      "I left Google.",
+      "the user met their wife Anna in 2015.",
+      "works at Google",
+      "Where did I meet my wife?",
+    ],
+    [
+      "I go to the gym on Mondays because my back hurts.",
+      "I stopped going to the gym.",
+      "the user's back hurts.",
+      "Mondays",
+      "Does my back hurt?",
+    ],
+  ])(
+    "keeps its still-true rest active, in the episode and found: %s -> %s",
+    async (before, after, rest, ended, query) => {
+      const { key, orgId } = await svc.newOrg();
+      const first = await ingestOk(key, {
+        user_id: "u11",
+        conv_id: "a",
+        messages: [user(before, { date: "2026-03-10T09:00:00Z" })],
+      });
+      const episode = first.memories_created.find((m: any) => m.type === "episode");
+      await ingestOk(key, {
+        user_id: "u11",
+        conv_id: "b",
+        messages: [user(after, { date: "2026-04-11T09:00:00Z" })],
+      });
+      const facts = (await svc.request("GET", "/v1/memories?user_id=u11&type=fact&limit=100", { key })).body
+        .data;
+      const withStatus = (status: string) =>
+        facts.filter((m: any) => m.details.status === status).map((m: any) => m.text);
+      expect(withStatus("active")).toContain(`On 10 March 2026, ${rest}`);
+      expect(withStatus("active").filter((t: string) => t.includes(ended))).toEqual([]);
+      expect(withStatus("superseded").filter((t: string) => t.includes(ended)).length).toBe(1);
+      const ep = (await findMemory(svc.deps.db, orgId, episode.id))!;
+      expect(ep.text).toContain(rest);
+      expect(ep.text).not.toContain(ended);
+      const found = await svc.request("POST", "/v1/memories/search", {
+        key,
+        body: { query, user_id: "u11" },
+      });
+      expect(found.status).toBe(200);
+      expect(found.body.context.toLowerCase()).toContain(rest.toLowerCase().replace(/\.$/, ""));
+    },
+  );
+});

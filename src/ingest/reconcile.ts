@@ -16,6 +16,7 @@ import {
 import type { NewMemoryRow } from "../db/memories.js";
 import { uuidFromSeed } from "../ids.js";
 import { embeddingText } from "../memories/write.js";
+import { isMostlyVerb } from "../providers/local/concepts.js";
 import { normaliseText, STOPWORDS, splitSentences } from "../providers/local/english.js";
 import {
   bareClaim,
@@ -23,6 +24,7 @@ import {
   companionsOf,
   earlierStatements,
   leadLowered,
+  phrasesBeyondChange,
   type SlotSearch,
   sameSlot,
   slotSearches,
@@ -476,13 +478,19 @@ export async function wholeSentencesToo(
     const self = turn.find((s) => s.id === old);
     const clauses = self ? clausesOf(bareClaim(self.text)) : [];
     const changed = new Set(clauses.filter((c) => parts.includes(c.text)).map((c) => c.sentence));
-    if (self && !wholes.has(old) && clauses.some((c) => !changed.has(c.sentence)))
+    // So is one whose changed sentence says more than the change names, in the ended clause ("the
+    // user is vegan and allergic to shellfish" by "the user is not vegan anymore") or in a clause of
+    // its own ("..., but their husband prefers tea"): its rest is what the change left true.
+    const by = endedBy.get(old);
+    const saysMore = clauses.some((c) => by && restBeyond(c.text, [by], parts));
+    if (self && !wholes.has(old) && (saysMore || clauses.some((c) => !changed.has(c.sentence))))
       wholes.set(old, { text: self.text, by: old, turn });
   }
   const found: Array<{
     id: string;
     text: string;
     left: string[];
+    beyond: Map<string, string>;
     standing: typeof siblings;
     dropped: string[];
     by: string[];
@@ -504,7 +512,14 @@ export async function wholeSentencesToo(
       .map((c) => c.text)
       .filter((c) => !dropped.some((d) => holdsClaim(c, d)));
     const endings = turn.flatMap((s) => (gone.has(s.id) && endedBy.has(s.id) ? [endedBy.get(s.id)!] : []));
-    if (left.length) found.push({ id, text, left, standing, dropped, by: endings });
+    // An ended clause's claims the change left true, said on their own (restBeyond).
+    const beyond = new Map(
+      clauses.flatMap((c) => {
+        const more = left.includes(c.text) ? null : restBeyond(c.text, endings, dropped);
+        return more ? [[c.text, more] as const] : [];
+      }),
+    );
+    if (left.length || beyond.size) found.push({ id, text, left, beyond, standing, dropped, by: endings });
   }
   // A clause its turn's active facts restate is no rest: the judge, as it compares restatements.
   const cases = found.flatMap(({ text, left, standing }) =>
@@ -516,13 +531,18 @@ export async function wholeSentencesToo(
   const verdicts = cases.length ? await extractor.judge(cases) : [];
   let k = 0;
   const rests: Array<{ id: string; text: string; unsaid: SentenceEdit[]; said?: boolean }> = [];
-  for (const { id, text, left, dropped, by } of found) {
+  const written = new Set<string>();
+  for (const { id, text, left, beyond, dropped, by } of found) {
     const restated = new Set(left.filter(() => verdicts[k++]?.verdict === "duplicate"));
-    const rest = restOf(text, (c) => !left.includes(c) || restated.has(c));
-    const unsaid = episodeEdits(text, left, dropped, by);
-    if (rest !== null) rests.push({ id, text: rest, unsaid });
+    const rest = sayOf(text, (c) =>
+      left.includes(c) ? (restated.has(c) ? null : c) : (beyond.get(c) ?? null),
+    );
+    const unsaid = episodeEdits(text, left, beyond, dropped, by);
+    // The same rest of a sentence and of its clause cut is written once.
+    if (rest !== null && !written.has(bareClaim(rest))) rests.push({ id, text: rest, unsaid });
     // Every clause left restated by an active fact: no rest to write, but the episode keeps them.
-    else if (left.length) rests.push({ id, text: "", unsaid, said: true });
+    else rests.push({ id, text: "", unsaid, said: true });
+    if (rest !== null) written.add(bareClaim(rest));
   }
   // Nor one that an active fact says already, word for word.
   const said = new Set(
@@ -614,7 +634,13 @@ export function holdsClaim(text: string, claim: string): boolean {
  * user is vegetarian, allergic to peanuts" ended by "not vegetarian anymore" still says the
  * allergy, which nothing else may say.
  */
-function episodeEdits(text: string, left: string[], dropped: string[], by: string[]): SentenceEdit[] {
+function episodeEdits(
+  text: string,
+  left: string[],
+  beyond: ReadonlyMap<string, string>,
+  dropped: string[],
+  by: string[],
+): SentenceEdit[] {
   const body = bareClaim(text);
   const clauses = clausesOf(body);
   const lead = text.slice(0, text.indexOf(body));
@@ -628,8 +654,10 @@ function episodeEdits(text: string, left: string[], dropped: string[], by: strin
       const claims = claimsOfClause(c.text);
       const held = claims.filter((p) => !dropped.some((d) => holdsClaim(p, d)));
       const ended = held.length < claims.length ? claims.filter((p) => !held.includes(p)) : claims;
-      if (by.length && ended.some((p) => wordsBeyondChange(p, by).length)) return null;
-      if (held.length && held.length < claims.length) holding.set(c.text, held.join(" and "));
+      const more = beyond.get(c.text);
+      if (!more && by.length && ended.some((p) => wordsBeyondChange(p, by).length)) return null;
+      const now = [...(held.length < claims.length ? held : []), ...(more ? [more] : [])];
+      if (now.length) holding.set(c.text, now.join(" and "));
     }
     return { said, now: sayOf(said, (c) => (left.includes(c) ? c : (holding.get(c) ?? null))) ?? "" };
   });
@@ -677,3 +705,40 @@ function sayOf(text: string, say: (clause: string) => string | null): string | n
   const rest = sentences.join(" ");
   return `${lead ? `${lead}${leadLowered(rest)}` : rest}${tail}`;
 }
+
+/**
+ * What an ended clause says beyond the change (phrasesBeyondChange of `by`, what ended it, in its
+ * claims that ended: those holding a `dropped` one, else all), each phrase a claim of its own: one
+ * with a subject and verb of its own as it is ("the user's back hurts", a leading "their" the
+ * user's, as a fact's "their" is: "the user's husband prefers tea"), one with neither with the
+ * clause's subject and its "is" ("the user is allergic to shellfish" of "the user is vegan and
+ * allergic to shellfish"). Null when there is none, or one is neither (a verb phrase, "with friends
+ * and neighbours", "their two kids"): the sentence then stays whole in its episode.
+ */
+export function restBeyond(clause: string, by: readonly string[], dropped: readonly string[]): string | null {
+  if (by.length === 0) return null;
+  // Of its claims (claimsOfClause) the ended ones: those holding a dropped claim, else all.
+  const all = claimsOfClause(clause);
+  const ended = all.filter((p) => dropped.some((d) => holdsClaim(p, d)));
+  const phrases = (ended.length ? ended : all).flatMap((p) => phrasesBeyondChange(p, by));
+  const verb = FIRST_VERB.exec(clause);
+  const subject = verb ? clause.slice(0, verb.index).trim() : null;
+  const claims = phrases.map((phrase) => {
+    const words = phrase.split(/\s+/);
+    const ownSubject = /^the user$/i.test(words.slice(0, 2).join(" ")) || words.slice(1, 5).some(verbForm);
+    if (PHRASE_SUBJECT.test(phrase) && ownSubject) return phrase.replace(/^their\b/i, "the user's");
+    if (!subject || !verb || verbForm(words[0]!)) return null;
+    return /^(?:is|are|was|were)$/.test(verb[1]!) ? `${subject} ${verb[1]} ${phrase}` : null;
+  });
+  return claims.length && claims.every((c) => c !== null) ? claims.join(" and ") : null;
+}
+/** A clause's first verb after its subject: a form of "be", an auxiliary, or one in -s or -ed. */
+const FIRST_VERB =
+  /(?<=\S\s)(is|are|was|were|has|have|had|does|did|can|will|would|\p{Ll}+[^su\s']s|\p{Ll}+ed)\b/u;
+/** A phrase's own subject's first word: a determiner, possessive or pronoun, or a name. */
+const PHRASE_SUBJECT = /^(?:(?:the|this|that|his|her|their|its|our|he|she|they|it|we)\b|\p{Lu})/u;
+/** A finite verb: a form of "be" or an auxiliary, or WordNet's verb in -s or -ed ("hurts", not "kids"). */
+const verbForm = (word: string) =>
+  /^(?:is|are|was|were|has|have|had|does|did|can|will|would|could|should|must)$/i.test(word) ||
+  (/s$/.test(word) && [word.slice(0, -1), word.slice(0, -2), word.replace(/ies$/, "y")].some(isMostlyVerb)) ||
+  (/ed$/.test(word) && [word.slice(0, -1), word.slice(0, -2)].some(isMostlyVerb));

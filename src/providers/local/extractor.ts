@@ -1844,19 +1844,44 @@ const ABOUT_IT = /^(?:it|it's|its|which|that|they|they're)\b/i;
  */
 export function wordsBeyondChange(claim: string, by: readonly string[]): string[] {
   const slots = slotsOf(claim);
+  return phrasesBeyondChange(claim, by).flatMap((phrase) => [...detailWords(phrase, slots)]);
+}
+
+/**
+ * The phrases of a claim that hold its words beyond a change (wordsBeyondChange), as said: "allergic
+ * to peanuts" of "the user is vegetarian, allergic to peanuts", "the user's back hurts" of "the user
+ * goes to the gym on Mondays because the user's back hurts".
+ */
+export function phrasesBeyondChange(claim: string, by: readonly string[]): string[] {
+  const slots = slotsOf(claim);
+  // Whose attributes the change is of: the subjects it states one of, else the user (an ending).
+  const subjects = new Set(by.flatMap((b) => slotsOf(b).map((x) => x.subject)));
+  if (subjects.size === 0) subjects.add("the user");
   const told = new Set([
     ...by.flatMap((b) => [...detailWords(b, slotsOf(b))]),
-    // The value's first word: a value read past its phrase ("Google where the user met ...") is no longer it.
-    ...slots.flatMap((x) => contentWords(x.value.toLowerCase()).slice(0, 1)),
+    // The value's first word: a value read past its phrase ("Google where the user met ...") is no
+    // longer it. Of the changed subject's attributes only ("the user's husband prefers tea" is still so).
+    ...slots
+      .filter((x) => subjects.has(x.subject))
+      // A number's first part when it has no word ("555 0142").
+      .map((x) => contentWords(x.value.toLowerCase())[0] ?? x.value.split(" ")[0]!),
     ...by.flatMap((b) => endingsOf(b).flatMap((e) => [...e.object, ...(e.verbs ?? [])])),
   ]);
   return bareClaim(claim)
     .replace(LEAD_PHRASE, "")
     .split(/[,;:]|\s(?:and|but|because|so|while|whereas|where|who|though|although)\s/i)
-    .filter((phrase) => !ABOUT_IT.test(phrase.trim()))
-    .map((phrase) => [...detailWords(phrase, slots)])
-    .filter((words) => !words.some((w) => told.has(w)))
-    .flat();
+    .map((phrase) => phrase.trim())
+    .filter((phrase) => !ABOUT_IT.test(phrase))
+    .filter((phrase) => {
+      const words = [...detailWords(phrase, slots)];
+      // A value's word as the value says it ("555-0142" is the value "555 0142").
+      const isTold = (w: string) =>
+        told.has(w) ||
+        normaliseText(w)
+          .split(" ")
+          .some((x) => told.has(x));
+      return words.length > 0 && !words.some(isTold);
+    });
 }
 
 /** Whether a negation ends a value: the same value, any (an empty value), a diet a food ends. */
