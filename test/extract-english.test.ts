@@ -2070,6 +2070,13 @@ describe("a changed attribute, said the ways people say it", () => {
     ],
     ["The user is on the night shift.", "The user changed from the night shift to the day shift."],
     ["The user uses the Pro plan.", "The user upgraded from the Pro plan to the Enterprise plan."],
+    // The assistant's completed change for the user (of them, or their account) is the user's.
+    [
+      "The user is on the Pro plan.",
+      "The assistant has upgraded your account from the Pro plan to the Team plan.",
+    ],
+    ["The user is on the Pro plan.", "The assistant moved you from the Pro plan to the Basic plan."],
+    ["The user is on the Pro plan.", "The user upgraded their account from the Pro plan to the Team plan."],
     // What took the thing's place, said after it, is no part of the thing.
     ["The user drinks coffee every morning.", "The user no longer drinks coffee, only tea now."],
     ["The user drinks coffee every morning.", "The user doesn't drink coffee anymore, only tea now."],
@@ -2132,6 +2139,19 @@ describe("a changed attribute, said the ways people say it", () => {
       ),
     ).toBe("new");
     expect(judge("The user is a fan of Paris.", "The user moved from Paris to Berlin.")).toBe("new");
+    // The assistant's change of something else, or of someone else's account, ends none of the user's.
+    expect(
+      judge(
+        "The user is on the Pro plan.",
+        "The assistant has upgraded the server from the Pro plan to the Team plan.",
+      ),
+    ).toBe("new");
+    expect(
+      judge(
+        "The user is on the Pro plan.",
+        "The user's sister upgraded your account from the Pro plan to the Team plan.",
+      ),
+    ).toBe("new");
     expect(judge("The user is on the Pro plan.", "The user moved from the Basic plan to the Pro plan.")).toBe(
       "new",
     );

@@ -3249,3 +3249,25 @@ describe("an ended attribute of a compound sentence", () => {
     },
   );
 });
+
+describe("the assistant's completed change of the user's plan", () => {
+  it("ends the user's old plan as the user's own change does", async () => {
+    const { key } = await svc.newOrg();
+    await ingestOk(key, { user_id: "u12", conv_id: "a", messages: [user("I'm on the Pro plan.")] });
+    await ingestOk(key, {
+      user_id: "u12",
+      conv_id: "b",
+      messages: [
+        user("Please move me to the Team plan."),
+        { role: "assistant", content: "I have upgraded your account from the Pro plan to the Team plan." },
+      ],
+    });
+    const facts = (await svc.request("GET", "/v1/memories?user_id=u12&type=fact&limit=100", { key })).body
+      .data;
+    const withStatus = (status: string) =>
+      facts.filter((m: any) => m.details.status === status).map((m: any) => m.text);
+    expect(withStatus("superseded")).toContain("The user is on the Pro plan.");
+    expect(withStatus("active").filter((t: string) => /is on the Pro plan/.test(t))).toEqual([]);
+    expect(withStatus("active").some((t: string) => t.includes("Team plan"))).toBe(true);
+  });
+});

@@ -1452,6 +1452,13 @@ const ENDING_LEAD = String.raw`(?:(?:has|had|just|recently|finally|eventually|al
  */
 const USING = ["use", "run", "prefer"];
 const BEING_ON = ["is on", "are on"];
+/**
+ * Whom a change from one thing to another is made for, when the assistant makes it: the user, or
+ * their account ("The assistant has upgraded your account from the Pro plan to the Team plan" ends
+ * the user's "is on the Pro plan", as "We upgraded from the Pro plan to ..." does).
+ */
+const ON_USER =
+  "(?: (?<on>you|the user|(?:your|the user's|their) (?:account|subscription|membership|plan|team|workspace)))?";
 const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using" | "instead"]> = [
   [
     new RegExp(
@@ -1468,7 +1475,7 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using" | "instead"
   [/^(?<s>.+?) (?:no longer|doesn't|does not|don't|do not) (?<v>[a-z]+) (?<o>.+)$/i, "verb"],
   [
     new RegExp(
-      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:switched|migrated|converted|upgraded|downgraded)(?: over| back)? from (?<o>.+?) to .+$`,
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:switched|migrated|converted|upgraded|downgraded)(?: over| back)?${ON_USER} from (?<o>.+?) to .+$`,
       "i",
     ),
     "object",
@@ -1476,7 +1483,7 @@ const ENDINGS: Array<[RegExp, "gerund" | "verb" | "object" | "using" | "instead"
   // "Moved from Vim to Emacs": a move from a city is a residence's (slotsOf), this one a tool's.
   [
     new RegExp(
-      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:moved|went|changed)(?: over| back)? from (?<o>.+?) to .+$`,
+      String.raw`^(?<s>.+?) ${ENDING_LEAD}(?:moved|went|changed)(?: over| back)?${ON_USER} from (?<o>.+?) to .+$`,
       "i",
     ),
     "using",
@@ -1569,7 +1576,7 @@ function claimsOf(text: string): string[] {
 
 /** Words every ending holds, tested before the patterns (whose lazy subject tries every split). */
 const ENDING_WORD =
-  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|upgraded|downgraded|moved|went|changed)(?: over| back)? from|ditched|dumped|replaced|sold|got rid of|gave away|instead of|rather than)\b/i;
+  /\b(?:stopped|quit|quitted|gave up|given up|no longer|doesn't|does not|don't|do not|(?:switched|migrated|converted|upgraded|downgraded|moved|went|changed)(?: over| back)?(?: (?:you|the user|(?:your|the user's|their) [a-z]+))? from|ditched|dumped|replaced|sold|got rid of|gave away|instead of|rather than)\b/i;
 
 /** What a fact's sentences say ended (endingOfClaim), each sentence's. */
 function endingsOf(text: string): Ending[] {
@@ -1650,7 +1657,12 @@ function endingOfClaim(claim: string): Ending | null {
             : presentForms(m.groups.v!, kind === "gerund");
     // "stopped playing" alone ends the habit only ("plays every week"), see endedBy.
     if ((kind === "object" || kind === "using") && object.length === 0) continue;
-    const subject = normaliseText(m.groups.s!).replace(AND_OTHERS, "");
+    let subject = normaliseText(m.groups.s!).replace(AND_OTHERS, "");
+    if (m.groups.on) {
+      // A change the assistant made for the user is the user's; anyone else's names no one's own.
+      if (subject === "the assistant") subject = "the user";
+      else if (subject !== "the user") continue;
+    }
     if (PRONOUN_SUBJECT.test(subject)) return null;
     return scope?.length ? { subject, verbs, object, scope } : { subject, verbs, object };
   }
