@@ -324,6 +324,15 @@ describe("third-person facts of tricky turns", () => {
     ["Don't push to main.", "The user asked the assistant not to push to main."],
     ["Find us a hotel near Alfama.", "The user asked the assistant to find them a hotel near Alfama."],
     ["Start date is Monday.", "Start date is Monday."],
+    // a request of another verb states nothing about the user, unless it says a claim of theirs
+    ["please cancel my subscription.", null],
+    ["Please look at the docs.", null],
+    [
+      "Please cancel my subscription, I'm moving abroad.",
+      "Please cancel the user's subscription, the user is moving abroad.",
+    ],
+    // a sentence of common words in a regular form reads as English: "my" is the user's
+    ["My package never arrived.", "The user's package never arrived."],
   ];
   it.each(cases)("%s", (content, want) => {
     const out = facts([turn(0, "user", content)]);

@@ -509,8 +509,8 @@ const CONTRACTION = /^\p{L}+(?:'(?:s|ve|re|ll|d|m)|n't)$/u;
 /**
  * Whether a sentence reads as English, for the English person rules (toThirdPerson): no function
  * word of another language (otherLanguage), and an English function word, a contraction or "I",
- * or else at least half of its words of three letters or more English to WordNet or the stop
- * words (names inside the sentence aside). "Yo me llamo Carlos y me gusta el fútbol." is not
+ * or else at least half of its words of three letters or more English to WordNet (a common word or
+ * its regular form: "arrived") or the stop words (names inside the sentence aside). "Yo me llamo Carlos y me gusta el fútbol." is not
  * ("me" is the Spanish reflexive, not the speaker as an object), nor "ผมอาศัยอยู่ที่เชียงใหม่";
  * "Love my new bike!" is.
  */
@@ -528,8 +528,24 @@ export function readsAsEnglish(sentence: string): boolean {
   const plain = words
     .filter((w, i) => w.length > 2 && (i === 0 || !/^\p{Lu}/u.test(w)))
     .map((w) => w.toLowerCase());
+  // A regular form of a common word is English too ("arrived", "packages", "waiting").
+  const regular = (w: string) =>
+    [
+      w.replace(/e?d$/, ""),
+      w.replace(/d$/, ""),
+      w.replace(/e?s$/, ""),
+      w.replace(/ing$/, ""),
+      w.replace(/ing$/, "e"),
+    ]
+      .filter((b) => b !== w && b.length > 2)
+      .some(isCommonWord);
   const english = plain.filter(
-    (w) => STOPWORDS.has(w) || isCommonWord(w) || irregularBase(w) !== null || standardWords(w) !== null,
+    (w) =>
+      STOPWORDS.has(w) ||
+      isCommonWord(w) ||
+      irregularBase(w) !== null ||
+      standardWords(w) !== null ||
+      regular(w),
   );
   return 2 * english.length >= plain.length;
 }

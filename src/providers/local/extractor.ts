@@ -119,6 +119,13 @@ const VAGUE_ADVICE = /^(?:[Mm]aybe|[Pp]erhaps)\s+(?:try|consider)\b(?!.*(?:\s\p{
 const OWN_WORDS =
   /\b(?:made (?:a|an|the|some) (?:\w+ )?(?:mistake|error|typo|slip)s?\b|(?:my (?:(?:previous|last|earlier|original|first) )?|the (?:previous|last|earlier|original|first) )(?:answer|message|response|reply|explanation)s?\b|(?:above|below)[\s.!]*$|(?:earlier )?in (?:this|our|the) (?:chat|conversation|thread))/i;
 
+/**
+ * A request to the assistant that states no claim of the speaker's ("Please cancel my
+ * subscription.", "Please look at the docs."): no "I" or "we" in it, as "Please cancel my
+ * subscription, I'm moving abroad." has.
+ */
+const BARE_REQUEST = /^please\s+(?!.*\b(?:I|I'm|I've|I'd|I'll|we|we're|we've)\b)[a-z]+\b/i;
+
 /** "Note to self:", "Reminder to myself -": the speaker's own, read as "My note (reminder) to self:". */
 const NOTE_TO_SELF =
   /^(?:(?:a|my)\s+)?(?:quick\s+)?(note|reminder|memo) to (?:self|myself)\s*(?::|[-\u2013\u2014](?=\s))\s*/i;
@@ -292,9 +299,11 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
           VAGUE_ADVICE.test(sentence))
       )
         continue;
-      let text =
-        (turn.role === "user" ? asRequest(sentence, speakerName(turn), other ?? undefined) : null) ??
-        toThirdPerson(sentence, name);
+      const request =
+        turn.role === "user" ? asRequest(sentence, speakerName(turn), other ?? undefined) : null;
+      // A request to the assistant not read as one (REQUEST's verbs) states nothing about the user.
+      if (request === null && chatUser && !turn.speaker && BARE_REQUEST.test(sentence)) continue;
+      let text = request ?? toThirdPerson(sentence, name);
       if (other) text = secondToThird(text, other);
       text = nameOnce(text);
       text = inWordsOfAge(text);
