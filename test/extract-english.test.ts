@@ -236,6 +236,10 @@ describe("third-person facts of tricky turns", () => {
     ["Tbh I hate my commute.", "The user hates their commute."],
     // an age said beside another claim is an age all the same; a height is not
     ["I'm 29 and I work as a nurse.", "The user is 29 years old and the user works as a nurse."],
+    [
+      "My daughter Zoë is 9 and she loves horses.",
+      "The user's daughter Zoë is 9 years old and she loves horses.",
+    ],
     ["I am 5 and a half feet tall.", "The user is 5 and a half feet tall."],
     // a second verb of the same subject agrees before where it goes ("into", "home", "there")
     [
@@ -2041,6 +2045,7 @@ describe("a changed attribute, said the ways people say it", () => {
     // Someone's age turned, whenever it is said to have been; someone's age said now.
     ["The user's son Noah is 9 years old.", "Noah turned 10 years old last Sunday (9 March 2025)."],
     ["Noah is 9 years old.", "Noah turned 10 years old two days ago (9 March 2025)."],
+    ["The user's daughter Zoë is 9 years old and she loves horses.", "Zoë turned 10 years old last Sunday."],
     ["Noah is 9 years old.", "Noah turned 10 years old in March."],
     ["The user's son Noah is 9 years old.", "Noah is 10 years old now."],
   ])("%s -> %s supersedes", (old, text) => {

@@ -3271,3 +3271,30 @@ describe("the assistant's completed change of the user's plan", () => {
     expect(withStatus("active").some((t: string) => t.includes("Team plan"))).toBe(true);
   });
 });
+
+describe("a later age and an age said in a compound sentence", () => {
+  it("supersedes the age and keeps the rest of the sentence", async () => {
+    const { key } = await svc.newOrg();
+    await ingestOk(key, {
+      user_id: "u13",
+      conv_id: "a",
+      messages: [user("My daughter Zoë is 9 and she loves horses.", { date: "2026-03-10T09:00:00Z" })],
+    });
+    await ingestOk(key, {
+      user_id: "u13",
+      conv_id: "b",
+      messages: [user("Zoë turned 10 last Sunday.", { date: "2026-04-11T09:00:00Z" })],
+    });
+    const facts = (await svc.request("GET", "/v1/memories?user_id=u13&type=fact&limit=100", { key })).body
+      .data;
+    const active = facts.filter((m: any) => m.details.status === "active").map((m: any) => m.text);
+    expect(
+      active.filter((t: string) => /\b9\b/.test(t)),
+      JSON.stringify(active),
+    ).toEqual([]);
+    expect(active.some((t: string) => t.includes("10 years old"))).toBe(true);
+    expect(active, JSON.stringify(active)).toContain(
+      "On 10 March 2026, the user's daughter Zoë loves horses.",
+    );
+  });
+});

@@ -515,7 +515,8 @@ export async function wholeSentencesToo(
     // An ended clause's claims the change left true, said on their own (restBeyond).
     const beyond = new Map(
       clauses.flatMap((c) => {
-        const more = left.includes(c.text) ? null : restBeyond(c.text, endings, dropped);
+        const host = clauses.find((h) => h.sentence === c.sentence)!.text;
+        const more = left.includes(c.text) ? null : restBeyond(c.text, endings, dropped, host);
         return more ? [[c.text, more] as const] : [];
       }),
     );
@@ -710,12 +711,18 @@ function sayOf(text: string, say: (clause: string) => string | null): string | n
  * What an ended clause says beyond the change (phrasesBeyondChange of `by`, what ended it, in its
  * claims that ended: those holding a `dropped` one, else all), each phrase a claim of its own: one
  * with a subject and verb of its own as it is ("the user's back hurts", a leading "their" the
- * user's, as a fact's "their" is: "the user's husband prefers tea"), one with neither with the
+ * user's, as a fact's "their" is: "the user's husband prefers tea"; a leading "he", "she" or
+ * "they" the subject of its sentence's first clause, `host`), one with neither with the
  * clause's subject and its "is" ("the user is allergic to shellfish" of "the user is vegan and
  * allergic to shellfish"). Null when there is none, or one is neither (a verb phrase, "with friends
  * and neighbours", "their two kids"): the sentence then stays whole in its episode.
  */
-export function restBeyond(clause: string, by: readonly string[], dropped: readonly string[]): string | null {
+export function restBeyond(
+  clause: string,
+  by: readonly string[],
+  dropped: readonly string[],
+  host = clause,
+): string | null {
   if (by.length === 0) return null;
   // Of its claims (claimsOfClause) the ended ones: those holding a dropped claim, else all.
   const all = claimsOfClause(clause);
@@ -723,10 +730,17 @@ export function restBeyond(clause: string, by: readonly string[], dropped: reado
   const phrases = (ended.length ? ended : all).flatMap((p) => phrasesBeyondChange(p, by));
   const verb = FIRST_VERB.exec(clause);
   const subject = verb ? clause.slice(0, verb.index).trim() : null;
+  const hostVerb = FIRST_VERB.exec(host);
+  const hostSubject = hostVerb ? host.slice(0, hostVerb.index).trim() : subject;
   const claims = phrases.map((phrase) => {
     const words = phrase.split(/\s+/);
     const ownSubject = /^the user$/i.test(words.slice(0, 2).join(" ")) || words.slice(1, 5).some(verbForm);
-    if (PHRASE_SUBJECT.test(phrase) && ownSubject) return phrase.replace(/^their\b/i, "the user's");
+    // A pronoun opening it is the clause's subject ("she loves horses" of "the user's daughter Zoë
+    // is 9 years old and she loves horses"): alone it would name no one.
+    if (PHRASE_SUBJECT.test(phrase) && ownSubject)
+      return hostSubject && !/^(?:he|she|they)$/i.test(hostSubject) && /^(?:he|she|they)\s/i.test(phrase)
+        ? `${hostSubject} ${phrase.replace(/^\S+\s+/, "")}`
+        : phrase.replace(/^their\b/i, "the user's");
     if (!subject || !verb || verbForm(words[0]!)) return null;
     return /^(?:is|are|was|were)$/.test(verb[1]!) ? `${subject} ${verb[1]} ${phrase}` : null;
   });

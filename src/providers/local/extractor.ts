@@ -1174,11 +1174,11 @@ const KIN_SUBJECT = new RegExp(
 const AGED = String.raw`(?:(?:[Tt]he user|\p{Lu}\p{Ll}+)'s (?:[\p{Ll}-]+ ){0,2}(?:${KIN})(?: \p{Lu}\p{Ll}+)?|[Tt]he user|(?!(?:It|This|That|There|Here|What|Which|Who)\b)\p{Lu}\p{Ll}+(?: \p{Lu}\p{Ll}+)?)`;
 /**
  * "The user is 34.", "the user's son Theo is 3": an age, each clause of the sentence that says one
- * (the first of several claims: "The user is 29 and the user works as a nurse", "Dana is 34, from
- * Chicago"; said now or as a correction: "is 30 now", "is 30, not 29").
+ * (the first of several claims: "The user is 29 and the user works as a nurse", "Zoë is 9 and she
+ * loves horses", "Dana is 34, from Chicago"; said now or as a correction: "is 30 now", "is 30, not 29").
  */
 const AGE_IS = new RegExp(
-  String.raw`(?<=^|,? and |^[\p{L}' ]{1,40}: )(${AGED})(?: is|'s) ((?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll})|, (?:from|originally from|based in)\b)`,
+  String.raw`(?<=^|,? and |^[\p{L}' ]{1,40}: )(${AGED})(?: is|'s) ((?:now )?\d{1,3})(?=(?: now)?(?:,? not \d{1,3})?[.!]?$|,? and (?:the user\b|\p{Lu}\p{Ll}+(?:'s| \p{Lu}\p{Ll}+)? \p{Ll}|(?:he|she|they) \p{Ll})|, (?:from|originally from|based in)\b)`,
   "gu",
 );
 /** "The user turned 30 on Monday", "Lily turned 7 today": an age turned; not "turned 180 degrees". */
