@@ -547,6 +547,11 @@ describe("what the assistant did for the user", () => {
       "I have escalated this to our billing team.",
       "The assistant has escalated this to the assistant's billing team.",
     ],
+    // A dated past done for the user is still an action.
+    [
+      "Yesterday I escalated your ticket to billing.",
+      "The assistant said: Yesterday the assistant escalated the user's ticket to billing.",
+    ],
   ])("keeps %s", (reply, want) => {
     expect(said(reply)).toEqual([want]);
   });
@@ -586,6 +591,10 @@ describe("what the assistant did for the user", () => {
     "I corrected the code above.",
     "I changed my response to use Python.",
     "I apologize, I misread your question.",
+    // A life of the assistant's own, dated in the past: not what it did in this exchange.
+    "I adopted a beagle named Max from the shelter in March.",
+    "I moved to Lisbon last spring.",
+    "I learned to play the cello when I was a kid.",
   ])("drops %s", (reply) => {
     expect(said(reply)).toEqual([]);
   });

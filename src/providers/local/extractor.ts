@@ -130,8 +130,17 @@ const BARE_REQUEST = /^please\s+(?!.*\b(?:I|I'm|I've|I'd|I'll|we|we're|we've)\b)
 const NOTE_TO_SELF =
   /^(?:(?:a|my)\s+)?(?:quick\s+)?(note|reminder|memo) to (?:self|myself)\s*(?::|[-\u2013\u2014](?=\s))\s*/i;
 
+/**
+ * A past the sentence dates ("last spring", "in March", "two years ago", "when I was a kid"): an
+ * assistant telling a life of its own ("I adopted a beagle in March"), not what it did in this
+ * exchange, unless it is done for the user ("Yesterday I escalated your ticket").
+ */
+const DATED_PAST =
+  /\b(?:last (?:week|weekend|month|year|spring|summer|autumn|fall|winter|night|\w+day)|(?:in|since) (?:January|February|March|April|May|June|July|August|September|October|November|December|\d{4})\b|\w+ (?:days?|weeks?|months?|years?) ago|yesterday|when I was|as a (?:kid|child|teen(?:ager)?)|growing up)\b/i;
+
 function isAssistantAction(sentence: string): boolean {
   if (ASSISTANT_OFFER.test(sentence) || OWN_WORDS.test(sentence)) return false;
+  if (DATED_PAST.test(sentence) && !/\b(?:you|your)\b/i.test(sentence)) return false;
   const m = ASSISTANT_ACTION.exec(sentence);
   const verb = m?.groups?.verb?.toLowerCase();
   if (!verb || NO_ACTION.has(verb)) return false;
