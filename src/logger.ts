@@ -62,10 +62,16 @@ export function silentLogger(): Logger {
 export function throttledWarning(msg: string, ms = 10_000) {
   let quietUntil = 0;
   let unlogged = 0;
-  return (log: Logger, fields: Record<string, unknown>) => {
+  const warn = (log: Logger, fields: Record<string, unknown>) => {
     if (Date.now() < quietUntil) return void unlogged++;
     quietUntil = Date.now() + ms;
     log.warn({ ...fields, sinceLastLine: unlogged }, msg);
     unlogged = 0;
   };
+  /** Writes the next one at once (a test that counts lines, whatever a test before it logged). */
+  const reset = () => {
+    quietUntil = 0;
+    unlogged = 0;
+  };
+  return Object.assign(warn, { reset });
 }
