@@ -512,6 +512,17 @@ describe("text written without spaces (Chinese, Japanese, Korean)", () => {
   });
 });
 
+/**
+ * The text of u1's first hit for a query, checked to be matched by full text: ahead of the next
+ * row, not merely the nearest neighbour.
+ */
+const firstByText = (key: string) => async (query: string) => {
+  const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
+  expect(res.status).toBe(200);
+  expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
+  return res.body.data[0]?.text as string | undefined;
+};
+
 describe("text in other Unicode forms, and emoji", () => {
   it("finds a word however its characters are composed (NFC, NFD, full-width, ligatures, zero-width spaces), and emoji", async () => {
     const { orgId, key } = await svc.newOrg();
@@ -532,13 +543,7 @@ describe("text in other Unicode forms, and emoji", () => {
       { type: "fact", text: "Back from the trip 🇯🇵 with photos.", user_id: "u1" },
       { type: "fact", text: "Great work on the launch 👍🏽", user_id: "u1" },
     ]);
-    const first = async (query: string) => {
-      const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
-      expect(res.status).toBe(200);
-      // Matched by full text: ahead of the next row, not merely the nearest neighbour.
-      expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
-      return res.body.data[0]?.text;
-    };
+    const first = firstByText(key);
     for (const [query, expected] of [
       ["café", "I meet Paul at the little cafe\u0301 on Rue Cler every Sunday."],
       ["cre\u0300me bru\u0302le\u0301e", "Ana ordered a crème brûlée for dessert."],
@@ -615,13 +620,7 @@ describe("Latin letters with and without accents", () => {
       { type: "fact", text: "Η Αθήνα είναι όμορφη.", user_id: "u1" },
       { type: "fact", text: "我的猫很可爱。", user_id: "u1" },
     ]);
-    const first = async (query: string) => {
-      const res = await search(key, { query, user_id: "u1", mode: "retrieve" });
-      expect(res.status).toBe(200);
-      // Matched by full text: ahead of the next row, not merely the nearest neighbour.
-      expect(res.body.data[0].score, query).toBeGreaterThan(res.body.data[1]?.score ?? 0);
-      return res.body.data[0]?.text;
-    };
+    const first = firstByText(key);
     for (const [query, expected] of [
       ["What does Zoe like?", "Zoë loves sushi."],
       ["zoe sushi", "Zoë loves sushi."],
