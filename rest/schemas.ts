@@ -143,6 +143,10 @@ const RESPONSE_HEADERS: Record<string, { description: string; schema: { type: "s
   },
   "X-RateLimit-Daily-Remaining": { description: "Requests left today (UTC).", schema: { type: "integer" } },
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+  "WWW-Authenticate": {
+    description: 'The scheme to authenticate with (RFC 9110): `Bearer realm="mnemo"`.',
+    schema: { type: "string" },
+  },
 };
 const RATE_HEADERS = Object.keys(RESPONSE_HEADERS).filter((h) => /RateLimit/.test(h));
 
@@ -152,7 +156,7 @@ type Responses = Record<string, { headers?: Record<string, unknown> }>;
 /**
  * The generated document with the headers every answer carries: `X-Request-Id` on all, the
  * RateLimit headers on counted (authenticated) operations' answers (none under the unlimited
- * tier), `Retry-After` on 429 and 503.
+ * tier), `Retry-After` on 429 and 503, `WWW-Authenticate` on 401.
  */
 export function withResponseHeaders<D extends object>(generated: D): D {
   const doc = generated as Doc;
@@ -168,6 +172,7 @@ export function withResponseHeaders<D extends object>(generated: D): D {
           "X-Request-Id",
           ...(counted ? RATE_HEADERS : []),
           ...(status === "429" || status === "503" ? ["Retry-After"] : []),
+          ...(status === "401" ? ["WWW-Authenticate"] : []),
         ];
         response.headers = { ...Object.fromEntries(names.map((n) => [n, ref(n)])), ...response.headers };
       }

@@ -192,7 +192,14 @@ describe("OpenAPI document", () => {
       });
       expect(validate(r.body) ? [] : validate.errors, `${method} ${url} ${r.status}`).toEqual([]);
       // The headers it carries are declared, and their references resolve.
-      for (const name of ["X-Request-Id", "RateLimit-Limit", "RateLimit-Reset", "X-RateLimit-Remaining"]) {
+      for (const name of [
+        "X-Request-Id",
+        "RateLimit-Limit",
+        "RateLimit-Reset",
+        "X-RateLimit-Remaining",
+        "Retry-After",
+        "WWW-Authenticate",
+      ]) {
         if (r.headers.get(name) === null) continue;
         const declared = response.headers?.[name]?.$ref?.replace("#/components/headers/", "");
         expect(
@@ -231,6 +238,13 @@ describe("OpenAPI document", () => {
     });
     expect(searched.headers.get("RateLimit-Limit")).not.toBeNull();
     expect(doc.paths["/v1/memories"].post.responses["429"].headers["Retry-After"]).toBeDefined();
+    // A 401 names the scheme to authenticate with (RFC 9110), and the document says so.
+    const refused = await svc.request("GET", "/v1/memories?user_id=u1", { key: "mnemo_not_a_key" });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("WWW-Authenticate")).toBe('Bearer realm="mnemo"');
+    expect(doc.paths["/v1/memories"].get.responses["401"].headers["WWW-Authenticate"]).toEqual({
+      $ref: "#/components/headers/WWW-Authenticate",
+    });
     // The spec's list envelope (2.6), next_cursor included.
     const keys = await check("GET", "/v1/auth/service-keys", "/v1/auth/service-keys");
     expect(keys.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
