@@ -2319,6 +2319,15 @@ describe("a changed attribute, said the ways people say it", () => {
       /^Noah turned 10 years old last Sunday and /,
     );
     expect(one("Lily turned 7 in May.")).toEqual(["Lily turned 7 years old in May."]);
+    // "On" a day, a date or a birthday is the time of an age; "on page 5" is not.
+    expect(one("Mia turned 30 on page 5 of the novel.")).toEqual(["Mia turned 30 on page 5 of the novel."]);
+    expect(one("Lily turned 7 on 3 May.")).toEqual(["Lily turned 7 years old on 3 May."]);
+    expect(one("Grandpa Joe turned 80 on Christmas Day.")).toEqual([
+      "Grandpa Joe turned 80 years old on Christmas Day.",
+    ]);
+    expect(one("Noah turned 9 on his birthday last week.")).toEqual([
+      "Noah turned 9 years old on his birthday last week.",
+    ]);
     // Not an age: a number of a thing.
     expect(one("My flight number is 714.")).toEqual(["The user's flight number is 714."]);
   });
