@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { z } from "zod";
+import { TX_MS } from "./db/timed-tx.js";
 
 const bool = (def: boolean) =>
   z
@@ -249,6 +250,12 @@ export const EnvSchema = z.object({
   MNEMO_TEST_EXTRACT_DELAY_MS: int(0, 0, 600_000),
   /** Test only: the store stage pauses this long after each committed chunk of facts. */
   MNEMO_TEST_STORE_CHUNK_DELAY_MS: int(0, 0, 600_000),
+  /**
+   * Test only: what a write transaction on the embedded database is sized to take (TX_MS in
+   * src/db/timed-tx.ts, 100 ms, by default): an ingest job's store transactions and admin import's.
+   * 0 keeps each one after the first at the smallest size.
+   */
+  MNEMO_TEST_TX_MS: int(TX_MS, 0, 600_000),
   /**
    * Test only: the pause before an attempt the model interrupted is tried again, times the
    * attempts so far (MODEL_RETRY_PAUSE_MS in src/ingest/run-job.ts, 5 s, by default). The tests

@@ -1638,6 +1638,19 @@ describe("store transactions sized by time (inTimedChunks)", () => {
     expect(sizes).toEqual([50, 50, 50]);
   });
 
+  it("a budget of 0 ms (MNEMO_TEST_TX_MS) keeps every chunk after the first at the floor", async () => {
+    const sizes: number[] = [];
+    const from = await inTimedChunks(
+      Array.from({ length: 120 }, (_, i) => i),
+      async (chunk) => {
+        sizes.push(chunk.length);
+      },
+      { timed: true, ms: 0 },
+    );
+    expect(sizes).toEqual([50, 15, 15, 15, 15]);
+    expect(from).toBe(110);
+  });
+
   it("untimed (a PostgreSQL server), every chunk has 50 rows however long it takes", async () => {
     const sizes: number[] = [];
     const from = await inTimedChunks(

@@ -1053,13 +1053,14 @@ describe("admin import of many rows", () => {
     const rows = Array.from({ length: 400 }, (_, i) =>
       freshMemoryLine(`Note ${i}: ${words.slice(0, 1 + (i % words.length)).join(" ")}.`),
     );
-    // Batches of 200: the first is written while the organisation holds fewer than 50 documents.
+    // Transactions of 200 (PostgreSQL), or of 50 (the embedded database, with a budget no
+    // transaction reaches): the first is written while the organisation holds fewer than 50 documents.
     const report = await importOrg(
       {
         db: dst.deps.db,
         embedder: dst.deps.providers.embedder,
         secret: Buffer.alloc(32, 7),
-        config: dst.deps.config,
+        config: { ...dst.deps.config, MNEMO_TEST_TX_MS: 600_000 },
       },
       { orgId: target.orgId, format: "mnemo", reweighBelow: 50 },
       iterate([file[0]!, ...rows]),
@@ -1075,11 +1076,60 @@ describe("admin import of many rows", () => {
        FROM memories m, s WHERE m.org_id = $1`,
       [target.orgId],
     );
-    // The first batch written again (one transaction), the second written once (its own).
-    expect(stats[0]!.txs).toBe(2);
-    expect(stats[0]!.exact).toBeGreaterThanOrEqual(200);
+    // The first transaction's rows written again (one transaction), the others written once (each
+    // in its own).
+    const embedded = dst.deps.db.oneSession;
+    expect(stats[0]!.txs).toBe(embedded ? 8 : 2);
+    expect(stats[0]!.exact).toBeGreaterThanOrEqual(embedded ? 50 : 200);
     // The rest weighed against an average close to the final one.
     expect(stats[0]!.worst).toBeLessThan(0.02);
+  });
+});
+
+describe("admin import transactions", () => {
+  const importTimed = (org: string, lines: string[]) =>
+    importOrg(
+      {
+        db: dst.deps.db,
+        embedder: dst.deps.providers.embedder,
+        secret: Buffer.alloc(32, 7),
+        // A budget of 0 ms: on the embedded database each transaction after the first has the
+        // fewest rows (15), as when every transaction takes far longer than its 100 ms.
+        config: { ...dst.deps.config, MNEMO_TEST_TX_MS: 0 },
+      },
+      // No row weighed again for full text: each keeps the transaction that wrote it.
+      { orgId: org, format: "mnemo", reweighBelow: 0 },
+      iterate(lines),
+    );
+  /** Transactions that wrote the organisation's memories (rows of one transaction share an xmin). */
+  const transactions = async (org: string) =>
+    (
+      await dst.deps.db.query<{ n: number }>(
+        "SELECT count(DISTINCT xmin::text)::int AS n FROM memories WHERE org_id = $1",
+        [org],
+      )
+    ).rows[0]!.n;
+
+  it("on the embedded database sizes them by time (the one session runs requests between them); 200 lines each on PostgreSQL", async () => {
+    const target = await dst.newOrg("timed");
+    const rows = Array.from({ length: 110 }, (_, i) => freshMemoryLine(`Timed note ${i} about the harbour.`));
+    const report = await importTimed(target.orgId, [file[0]!, ...rows]);
+    expect(report.bad).toEqual([]);
+    expect(report.memories).toMatchObject({ imported: 110, reembedded: 0 });
+    // Embedded: 50 first (as an ingest job's store), then 15 at a time: 50 + 4 x 15.
+    expect(await transactions(target.orgId)).toBe(dst.deps.db.oneSession ? 5 : 1);
+  });
+
+  it("an import stopped midway keeps what it committed; run again, it writes the rest", async () => {
+    const target = await dst.newOrg("resumed");
+    const rows = Array.from({ length: 80 }, (_, i) => freshMemoryLine(`Resumed note ${i}.`));
+    // What a first run had committed when it stopped: its first 65 lines.
+    const first = await importTimed(target.orgId, [file[0]!, ...rows.slice(0, 65)]);
+    expect(first.memories).toMatchObject({ imported: 65, existing: 0 });
+    const again = await importTimed(target.orgId, [file[0]!, ...rows]);
+    expect(again.bad).toEqual([]);
+    expect(again.memories).toMatchObject({ imported: 15, existing: 65 });
+    expect(await transactions(target.orgId)).toBe(dst.deps.db.oneSession ? 3 : 2);
   });
 });
 

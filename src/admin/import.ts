@@ -5,6 +5,7 @@ import { checkpointWhereNoneRuns } from "../db/analyze.js";
 import type { Db, Queryable } from "../db/db.js";
 import { countActiveGroups, lockOrgGroups } from "../db/groups.js";
 import { getOrg, insertOrg } from "../db/orgs.js";
+import { txSizer } from "../db/timed-tx.js";
 import {
   crossUserSupersedes,
   dropUnknownGroupTags,
@@ -33,7 +34,15 @@ import { PutWebhookRequest } from "../wire/webhooks.js";
 import { EXPORT_FORMAT, EXPORT_VERSION } from "./export.js";
 import { mem0Items } from "./mem0.js";
 
+/** Lines read (and their vectors computed, in one call) together; rows per transaction on PostgreSQL. */
 const BATCH = 200;
+/**
+ * Rows per transaction at most where a transaction holds up every request (the embedded database's
+ * one session): there each is sized to take about TX_MS (txSizer), as an ingest job's store
+ * transactions are. 200 rows with their vectors and full-text weights held a live server's session
+ * for seconds: its searches waited up to 5.3 s, and ingests waiting over 5 s for a connection got 503.
+ */
+const TIMED_BATCH = 50;
 /** See the end of importOrg. */
 const REWEIGH_BELOW = 1000;
 const ORG_ID = /^[\w.-]{1,100}$/;
@@ -144,7 +153,10 @@ export interface ImportDeps {
   db: Db;
   embedder: Embedder;
   /** The API's limits, which imported rows keep to. */
-  config: Pick<Config, "MAX_GROUPS_PER_ORG" | "MAX_GROUP_IDS_PER_INGEST" | "MNEMO_WEBHOOK_ALLOW_PRIVATE">;
+  config: Pick<
+    Config,
+    "MAX_GROUPS_PER_ORG" | "MAX_GROUP_IDS_PER_INGEST" | "MNEMO_WEBHOOK_ALLOW_PRIVATE" | "MNEMO_TEST_TX_MS"
+  >;
   /** Server key, to encrypt a minted webhook secret. */
   secret: Buffer;
 }
@@ -153,8 +165,11 @@ export interface ImportDeps {
  * Imports an export (or a mem0 export) into one organisation. An export's first line must be its
  * header (this format and version), else nothing is written. Idempotent by id: rows whose id is
  * already there are left alone. Vectors are kept when the file's embedder and dimension match the
- * target's, else recomputed. Each bad line is reported by number and skipped; lines go in by
- * batches, each in one transaction, and a batch the database refuses goes in again line by line.
+ * target's, else recomputed. Each bad line is reported by number and skipped; lines are read by
+ * batches of BATCH, whose vectors are computed before any transaction, then written in transactions
+ * of BATCH rows (on the embedded database, sized by time: see TIMED_BATCH); a transaction the
+ * database refuses goes in again line by line. Each committed transaction stays: an import stopped
+ * midway and run again skips the rows already there.
  */
 export async function importOrg(
   deps: ImportDeps,
@@ -226,6 +241,11 @@ export async function importOrg(
   const reweigh: string[] = [];
   let documents: number | undefined;
   type Rows = { groups: typeof groups; memories: typeof memories };
+  const sizer = txSizer({
+    timed: db.oneSession,
+    max: db.oneSession ? TIMED_BATCH : BATCH,
+    ms: deps.config.MNEMO_TEST_TX_MS,
+  });
   /** Writes rows in one transaction (all or none); returns which were new. */
   const land = async (rows: Rows) => {
     let g = 0;
@@ -328,28 +348,38 @@ export async function importOrg(
       return;
     }
     documents ??= await orgDocuments(db, input.orgId);
-    let landed: Array<Awaited<ReturnType<typeof land>>>;
-    try {
-      landed = [await land(batch)];
-    } catch {
-      // A line the database refuses (a value its checks do not pass, a text whose full-text vector
-      // passes 1 MB, a job_id and write_key another memory holds) rolled back its whole batch:
-      // each line is written again on its own, so only that one is reported and skipped.
-      landed = [];
-      const one: Rows[] = [
-        ...batch.groups.map((x) => ({ groups: [x], memories: [] })),
-        ...batch.memories.map((x) => ({ groups: [], memories: [x] })),
-      ];
-      for (const rows of one) {
-        try {
-          landed.push(await land(rows));
-        } catch (err) {
-          const line = (rows.groups[0] ?? rows.memories[0])!.line;
-          report.bad.push({ line, error: `not written (${(err as Error).message})` });
+    // Each line on its own, in line order, to be written by transactions of sizer.size lines.
+    const one: Rows[] = [
+      ...batch.groups.map((x) => ({ groups: [x], memories: [] })),
+      ...batch.memories.map((x) => ({ groups: [], memories: [x] })),
+    ].sort((a, b) => (a.groups[0] ?? a.memories[0])!.line - (b.groups[0] ?? b.memories[0])!.line);
+    for (let from = 0; from < one.length; ) {
+      const chunk = one.slice(from, from + sizer.size);
+      from += chunk.length;
+      const rows: Rows = {
+        groups: chunk.flatMap((r) => r.groups),
+        memories: chunk.flatMap((r) => r.memories),
+      };
+      let landed: Array<Awaited<ReturnType<typeof land>>>;
+      try {
+        landed = [await sizer.time(chunk.length, () => land(rows))];
+      } catch {
+        // A line the database refuses (a value its checks do not pass, a text whose full-text vector
+        // passes 1 MB, a job_id and write_key another memory holds) rolled back its whole
+        // transaction: each of its lines is written again on its own, so only that one is reported
+        // and skipped.
+        landed = [];
+        for (const r of chunk) {
+          try {
+            landed.push(await land(r));
+          } catch (err) {
+            const line = (r.groups[0] ?? r.memories[0])!.line;
+            report.bad.push({ line, error: `not written (${(err as Error).message})` });
+          }
         }
       }
+      for (const l of landed) await tally(l);
     }
-    for (const l of landed) await tally(l);
   };
 
   const source = input.format === "mem0" ? mem0Items(lines, input.orgId) : parseLines(lines);
@@ -468,15 +498,15 @@ export async function importOrg(
           },
     );
   }
-  // In line order: a line refused by the database is only known once its batch is written.
+  // In line order: a line refused by the database is only known once its transaction is written.
   report.bad.sort((a, b) => a.line - b.line);
   // A clean export of an empty organisation gives it back (with a bad line, nothing is made).
   if (!org && header && report.bad.length === 0) {
     org = await insertOrg(db, newOrg());
     report.organisationCreated = true;
   }
-  // Each batch's rows were weighed for full text against the organisation's average document
-  // length as it stood (the first batch against none): those written while it held fewer than
+  // Each transaction's rows were weighed for full text against the organisation's average document
+  // length as it stood (the first one's against none): those written while it held fewer than
   // REWEIGH_BELOW documents are weighed again against them all. Past that the average has settled
   // (with BM25's b of 0.3 a few percent off the average moves a weight by about 1%), and weighing
   // every row again wrote each twice: a scale probe's 157,560-row import spent 6.5 of its 19.5
@@ -489,7 +519,7 @@ export async function importOrg(
 }
 
 /**
- * Of a batch's groups, those to write and those over the quota: a new active group past the
+ * Of a transaction's groups, those to write and those over the quota: a new active group past the
  * organisation's MAX_GROUPS_PER_ORG active groups, which POST /v1/groups would refuse
  * (`groups_quota_exceeded`). Under the lock a create takes, so the two cannot pass it together.
  */
@@ -558,7 +588,8 @@ const FREE_TEXT = new Set(["text", "full_content", "details", "metadata", "conte
 /**
  * A line as PostgreSQL can store it: in free text a NUL byte is dropped and a lone surrogate
  * becomes U+FFFD (as the REST API does with message content); anywhere else (ids, names, a URL)
- * either makes the line a bad one, reported with its number, so it never fails its whole batch.
+ * either makes the line a bad one, reported with its number, so it never fails its whole
+ * transaction.
  */
 function storableLine(value: unknown): { value: unknown } | { error: string } {
   if (!value || typeof value !== "object" || Array.isArray(value)) return { value };

@@ -21,6 +21,7 @@ import {
 } from "../db/ingest-lookups.js";
 import { finishJob, type JobRow, recordStoredFacts } from "../db/jobs.js";
 import { lockIngestUser } from "../db/locks.js";
+import { txSizer } from "../db/timed-tx.js";
 import {
   embedEpisodesAgain,
   type ReworkedEpisode,
@@ -214,6 +215,7 @@ export async function storeResult({
       }),
     {
       timed: canBegin(ctx.db) && ctx.db.oneSession,
+      ms: ctx.deps.config.MNEMO_TEST_TX_MS,
       ...(pause ? { between: () => new Promise((r) => setTimeout(r, pause)) } : {}),
     },
   );
@@ -488,40 +490,28 @@ export async function storeResult({
 }
 
 /**
- * New facts per store transaction. On the embedded database each transaction holds the one
- * session for its length, and a search (two statements) waits behind one for each: 200 facts (one
- * INSERT statement's worth) took about 1.2 s on a directory of 20,000 memories (search p95 3.8-4.6 s
- * at 20 clients during a 5,000-message job); 50, 0.2-0.4 s (p95 1.5-1.6 s). So there each chunk
- * after the first is sized to take about STORE_TX_MS, from the time the one before took, between
- * MIN_STORE_CHUNK and STORE_CHUNK facts (p95 0.9 s, the job's store twice as long under that load).
- * On a PostgreSQL server a transaction holds no one else up, and smaller ones only cost the job
- * time (its store 35 -> 57 s for no better search): 50 each.
+ * New facts per store transaction: STORE_CHUNK each, or on the embedded database each after the
+ * first sized to take about TX_MS (src/db/timed-tx.ts), MIN_TX_ROWS to STORE_CHUNK facts.
  */
 const STORE_CHUNK = 50;
-const MIN_STORE_CHUNK = 15;
-const STORE_TX_MS = 100;
 
 /**
  * Calls `write` on consecutive chunks of `rows`, in order, leaving out the last chunk (at most one
  * chunk's worth, none when `rows` fit in one), whose start it returns. Chunks have STORE_CHUNK
- * rows; when `timed`, each after the first is sized from how long the one before took (see
- * STORE_CHUNK). `between`, when given, runs after each chunk, untimed.
+ * rows; when `timed`, each after the first is sized from how long the one before took (txSizer,
+ * to take about `ms`). `between`, when given, runs after each chunk, untimed.
  */
 export async function inTimedChunks<T>(
   rows: T[],
   write: (chunk: T[], first: boolean) => Promise<void>,
-  options: { timed: boolean; between?: () => Promise<unknown> },
+  options: { timed: boolean; ms?: number | undefined; between?: () => Promise<unknown> },
 ): Promise<number> {
   let from = 0;
-  let size = STORE_CHUNK;
-  while (rows.length - from > size) {
-    const chunk = rows.slice(from, from + size);
-    const started = performance.now();
-    await write(chunk, from === 0);
+  const sizer = txSizer({ timed: options.timed, max: STORE_CHUNK, ms: options.ms });
+  while (rows.length - from > sizer.size) {
+    const chunk = rows.slice(from, from + sizer.size);
+    await sizer.time(chunk.length, () => write(chunk, from === 0));
     from += chunk.length;
-    const ms = Math.max(performance.now() - started, 1);
-    if (options.timed)
-      size = Math.max(MIN_STORE_CHUNK, Math.min(STORE_CHUNK, Math.floor((chunk.length * STORE_TX_MS) / ms)));
     await options.between?.();
   }
   return from;
