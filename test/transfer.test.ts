@@ -825,6 +825,82 @@ describe("admin import keeps a memory's fields and its webhook to the API's rule
     expect(rows[0]!.n).toBe(good.length);
   });
 
+  it("says a required field left out is required; a field a memory may have none of can be left out", async () => {
+    const target = await dst.newOrg("missing-fields");
+    const full = JSON.parse(memoryLine("fact", {}));
+    const without = (...keys: string[]) => {
+      const line = { ...full, id: randomUUID() };
+      for (const k of keys) delete line[k];
+      return JSON.stringify(line);
+    };
+    const lines = [
+      file[0]!,
+      without("text"),
+      without("user_id"),
+      without("created_at", "type"),
+      without("kind"),
+      JSON.stringify({ ...JSON.parse(without()), outcome: "lost" }),
+      // Each field an export writes as null or [] when the memory has none, left out.
+      without(
+        "agent_id",
+        "conv_id",
+        "app_id",
+        "group_ids",
+        "categories",
+        "metadata",
+        "status",
+        "supersedes",
+        "namespace",
+        "trigger_entities",
+        "outcome",
+        "full_content",
+        "content_hash",
+        "job_id",
+        "write_key",
+        "embedding",
+        "context",
+        "concepts",
+      ),
+    ];
+    const report = await importIntoDst(lines, target.orgId);
+    expect(report.bad.map((b) => [b.line, b.error])).toEqual([
+      [2, "text: required"],
+      [3, "user_id: required"],
+      [4, "type: required; created_at: required"],
+      [5, "kind: required"],
+      // A value given and wrong still says what is allowed.
+      [6, 'outcome: Invalid option: expected one of "resolved"|"failed"'],
+    ]);
+    expect(report.memories).toMatchObject({ imported: 1, reembedded: 1 });
+    const { rows } = await dst.deps.db.query(
+      `SELECT text, user_id, agent_id, group_ids, categories, status, outcome, trigger_entities, namespace,
+              job_id, embedding IS NOT NULL AS embedded
+       FROM memories WHERE org_id = $1`,
+      [target.orgId],
+    );
+    expect(rows).toEqual([
+      {
+        text: full.text,
+        user_id: full.user_id,
+        agent_id: null,
+        group_ids: [],
+        categories: [],
+        // A fact without a status is read as active (as one whose status is null).
+        status: "active",
+        outcome: null,
+        trigger_entities: [],
+        namespace: null,
+        job_id: null,
+        embedded: true,
+      },
+    ]);
+    // A header's missing field reads the same way, and nothing is imported.
+    const { version: _, ...header } = JSON.parse(file[0]!);
+    await expect(importIntoDst([JSON.stringify(header), without()], target.orgId)).rejects.toThrow(
+      /\(version: required\); nothing was imported$/,
+    );
+  });
+
   it("reports a webhook line PUT /v1/webhooks would refuse (its URL, its events) and skips it", async () => {
     const hook = (fields: object) =>
       JSON.stringify({

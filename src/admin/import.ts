@@ -27,7 +27,7 @@ import { embeddingText } from "../memories/write.js";
 import type { Embedder } from "../providers/types.js";
 import { webhookConfig } from "../webhooks/put.js";
 import { encryptSecret, mintSecret } from "../webhooks/secrets.js";
-import { isBlank, isStorable, JsonObject, looseDeep } from "../wire/common.js";
+import { isBlank, isStorable, JsonObject, looseDeep, valueAt } from "../wire/common.js";
 import { GroupName, GroupPrompt } from "../wire/groups.js";
 import { DETAILS_BY_TYPE } from "../wire/memories.js";
 import { PutWebhookRequest } from "../wire/webhooks.js";
@@ -86,31 +86,42 @@ const Group = z.object({
   created_at: when,
   updated_at: when,
 });
+/** A field an export writes as null when the memory has none: left out of a line, it is none. */
+const none = <T extends z.ZodType>(t: T) => t.nullable().default(null);
+/**
+ * A memory line. What makes the memory (its id, type, text, user, details, times) is required; a
+ * field an export writes as null or an empty list when the memory has none may be left out of a
+ * hand-made file (a vector left out is computed, as for null). `user_id` is required although null
+ * is allowed: a user's memory whose field was forgotten must not become the whole organisation's.
+ */
 const Memory = z.object({
   kind: z.literal("memory"),
   id: z.uuid(),
   type: z.enum(MEMORY_TYPES),
   text: z.string().min(1),
   user_id: userId,
-  agent_id: nstr,
-  conv_id: nstr,
-  app_id: nstr,
+  agent_id: none(z.string()),
+  conv_id: none(z.string()),
+  app_id: none(z.string()),
   // Each a group id, once (the API keeps a memory's tags as a set).
-  group_ids: z.array(groupId).transform((ids) => [...new Set(ids)]),
-  categories: z.array(z.string()),
+  group_ids: z
+    .array(groupId)
+    .transform((ids) => [...new Set(ids)])
+    .default([]),
+  categories: z.array(z.string()).default([]),
   // Checked against its type's details schema (below), the one the API serves.
   details: JsonObject(),
   metadata: JsonObject().optional(),
-  status: z.enum(FACT_STATUSES).nullable(),
-  supersedes: z.uuid().nullable(),
-  namespace: nstr,
-  trigger_entities: z.array(z.string()),
-  outcome: z.enum(["resolved", "failed"]).nullable(),
-  full_content: nstr,
-  content_hash: nstr,
-  job_id: nstr,
-  write_key: nstr,
-  embedding: z.array(z.number().finite()).nullable(),
+  status: none(z.enum(FACT_STATUSES)),
+  supersedes: none(z.uuid()),
+  namespace: none(z.string()),
+  trigger_entities: z.array(z.string()).default([]),
+  outcome: none(z.enum(["resolved", "failed"])),
+  full_content: none(z.string()),
+  content_hash: none(z.string()),
+  job_id: none(z.string()),
+  write_key: none(z.string()),
+  embedding: none(z.array(z.number().finite())),
   created_at: when,
   updated_at: when,
   context: nstr.optional(),
@@ -409,7 +420,7 @@ export async function importOrg(
     } else {
       const parsed = Line.safeParse(storable.value);
       if (!parsed.success) {
-        report.bad.push({ line: item.line, error: describe(parsed.error) });
+        report.bad.push({ line: item.line, error: describe(parsed.error, storable.value) });
         continue;
       }
       const v = parsed.data;
@@ -575,10 +586,10 @@ function headerOf(
   const kind = (storable.value as { kind?: unknown } | null)?.kind;
   throw refuse(
     kind === "header"
-      ? describe(parsed.error)
+      ? describe(parsed.error, storable.value)
       : typeof kind === "string"
         ? `a ${kind} line comes first`
-        : `${describe(parsed.error)}; a mem0 export is read with --format mem0`,
+        : `${describe(parsed.error, storable.value)}; a mem0 export is read with --format mem0`,
   );
 }
 
@@ -632,9 +643,22 @@ async function* parseLines(
   }
 }
 
-function describe(err: z.ZodError): string {
+/**
+ * A line's first failures, each with its field. A field left out reads `required`: zod's own
+ * message for it is the one for a wrong value (`outcome: Invalid option: expected one of ...`).
+ */
+function describe(err: z.ZodError, line: unknown): string {
   return err.issues
     .slice(0, 3)
-    .map((i) => `${i.path.join(".") || "line"}: ${i.message}`)
+    .map((i) => {
+      const parent = valueAt(line, i.path.slice(0, -1));
+      const missing =
+        i.path.length > 0 &&
+        parent !== null &&
+        typeof parent === "object" &&
+        !Array.isArray(parent) &&
+        valueAt(line, i.path) === undefined;
+      return `${i.path.join(".") || "line"}: ${missing ? "required" : i.message}`;
+    })
     .join("; ");
 }
