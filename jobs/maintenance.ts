@@ -3,7 +3,7 @@ import type { Deps } from "../src/context.js";
 import { analyzeIfStale, checkpointWhereNoneRuns } from "../src/db/analyze.js";
 import { sweepIngestJobs } from "../src/ingest/sweep.js";
 import { embedMissingVectors } from "../src/memories/vectors.js";
-import { sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
+import { sweepQueuedEventIndex, sweepWebhookDeliveries } from "../src/webhooks/sweep.js";
 
 /**
  * Retention sweeps and, where no autovacuum or checkpointer runs, statistics, vacuum and a
@@ -15,6 +15,7 @@ export async function registerMaintenance(deps: Deps, boss: PgBoss): Promise<voi
     const jobDeps = { ...deps, log: deps.log.child({ jobId: job?.id }) };
     await sweepIngestJobs({ deps: jobDeps });
     await sweepWebhookDeliveries({ deps: jobDeps });
+    await sweepQueuedEventIndex({ deps: jobDeps });
     // Deletes, patches and imports change rows too (see analyzeIfStale).
     await analyzeIfStale(deps.db);
     // Where no checkpointer runs (the embedded database), the write-ahead log is released here.

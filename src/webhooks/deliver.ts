@@ -4,7 +4,13 @@ import { request } from "undici";
 import type { DeliveryJobData } from "../../jobs/queues.js";
 import { type Ctx, inTx } from "../context.js";
 import { type Queryable, untilReachable } from "../db/db.js";
-import { findWebhook, insertDelivery, lastDeliveryUrl, wasDelivered } from "../db/webhooks.js";
+import {
+  findWebhook,
+  indexQueuedEvent,
+  insertDelivery,
+  lastDeliveryUrl,
+  wasDelivered,
+} from "../db/webhooks.js";
 import { isDatabaseUnavailable } from "../errors.js";
 import { truncate } from "../truncate.js";
 import { deliveryExpirySeconds } from "./enqueue.js";
@@ -101,12 +107,13 @@ export async function deliverWebhook({
       });
       if (more) {
         const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
-        await ctx.deps.queue.send("webhook-delivery", next, {
+        const queued = await ctx.deps.queue.send("webhook-delivery", next, {
           db: tx,
           startAfterSeconds: delay,
           expireInSeconds: deliveryExpirySeconds(config.MNEMO_WEBHOOK_TIMEOUT_MS),
           group: input.orgId,
         });
+        if (queued) await indexQueuedEvent(tx, input.orgId, queued, next.body);
       }
     });
   await untilRecorded(ctx.db, record, signal ?? AbortSignal.timeout(RECORD_RETRY_WINDOW_MS));

@@ -1,7 +1,7 @@
 import type { DeliveryJobData } from "../../jobs/queues.js";
 import type { CtxDeps } from "../context.js";
 import type { Queryable } from "../db/db.js";
-import { findWebhook } from "../db/webhooks.js";
+import { findWebhook, indexQueuedEvent } from "../db/webhooks.js";
 import { sha256Hex } from "../ids.js";
 import type { LearningCompletedEvent, LearningFailedEvent } from "../wire/webhooks.js";
 import type { WebhookEvent } from "./model.js";
@@ -74,12 +74,14 @@ export async function enqueueJobWebhook(
     attempt: 1,
     dropToken: hook.drop_token,
   };
-  await deps.queue.send("webhook-delivery", data, {
+  const queued = await deps.queue.send("webhook-delivery", data, {
     db,
     startAfterSeconds: deps.config.MNEMO_WEBHOOK_RETRY_SCHEDULE[0] ?? 0,
     expireInSeconds: deliveryExpirySeconds(deps.config.MNEMO_WEBHOOK_TIMEOUT_MS),
     group: event.orgId,
   });
+  // A delete of a memory it names finds it by the memory's id (rewriteQueuedEvents).
+  if (queued) await indexQueuedEvent(db, event.orgId, queued, body);
 }
 
 /**
