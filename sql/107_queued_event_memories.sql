@@ -15,6 +15,15 @@ CREATE TABLE webhook_event_memories (
 );
 CREATE INDEX webhook_event_memories_job_idx ON webhook_event_memories (delivery_job_id);
 
+-- A job's body as jsonb, or null where it is not JSON (the service writes none such, but an
+-- upgrade must not stop at start on one: such an event names no memory).
+CREATE FUNCTION mnemo_jsonb_or_null(body text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN body::jsonb;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END $$;
+
 -- The events already queued or kept when this runs (none on a database the queue never started
 -- on); callable again (it adds only what is missing).
 CREATE OR REPLACE FUNCTION mnemo_index_queued_events() RETURNS bigint LANGUAGE plpgsql AS $$
@@ -25,7 +34,7 @@ BEGIN
     INSERT INTO webhook_event_memories (org_id, memory_id, delivery_job_id)
     SELECT DISTINCT j.data ->> 'orgId', e ->> 'id', j.id
       FROM pgboss.job j
-      CROSS JOIN LATERAL (SELECT (j.data ->> 'body')::jsonb AS body) b
+      CROSS JOIN LATERAL (SELECT mnemo_jsonb_or_null(j.data ->> 'body') AS body) b
       CROSS JOIN LATERAL jsonb_array_elements(
         CASE WHEN jsonb_typeof(b.body -> 'memories') = 'array' THEN b.body -> 'memories' ELSE '[]' END
         || CASE WHEN jsonb_typeof(b.body -> 'memories_updated') = 'array' THEN b.body -> 'memories_updated' ELSE '[]' END) e

@@ -715,10 +715,29 @@ describe("webhook delivery", () => {
       { memory_id: ids[1], n: 2 },
     ];
     expect(await named()).toEqual(indexed);
-    // As a version before sql/107 left them: queued, with nothing naming them.
+    // As a version before sql/107 left them: queued, with nothing naming them; beside them a body
+    // that is not JSON (none is written, but an upgrade must not stop at start on one).
     await svc.deps.db.query("DELETE FROM webhook_event_memories WHERE org_id = $1", [org.orgId]);
-    await svc.deps.db.query("SELECT mnemo_index_queued_events()");
-    expect(await named()).toEqual(indexed);
+    const broken = await svc.deps.queue.send(
+      "webhook-delivery",
+      {
+        orgId: org.orgId,
+        eventId: "evt_broken",
+        event: "memory.learning.completed",
+        jobId: newJobId(),
+        body: "{not json",
+        attempt: 2,
+      },
+      { startAfterSeconds: 3600 },
+    );
+    try {
+      await svc.deps.db.query("SELECT mnemo_index_queued_events()");
+      expect(await named()).toEqual(indexed);
+    } finally {
+      await svc.deps.db.query("DELETE FROM pgboss.job WHERE name = 'webhook-delivery' AND id = $1::uuid", [
+        broken,
+      ]);
+    }
   });
 });
 
