@@ -662,6 +662,51 @@ describe("webhook delivery", () => {
     ]);
   });
 
+  it("a retry of the attempt that ran while a memory was deleted carries the event without it", async () => {
+    const org = await orgWithHook();
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    // The first attempt is in the receiver's hands when the memory goes, and then fails.
+    rx.script(org.path, [
+      { status: 503, headers: { "retry-after": "3600" }, wait: held },
+      { status: 503, headers: { "retry-after": "3600" } },
+    ]);
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key: org.key,
+      body: {
+        user_id: "whx",
+        conv_id: "x1",
+        messages: [{ role: "user", content: "My alarm code is 8812." }],
+      },
+    });
+    expect(res.body.status).toBe("succeeded");
+    const fact = (res.body.result.memories_created as Array<{ id: string; type: string }>).find(
+      (m) => m.type === "fact",
+    )!;
+    await waitFor(async () => rx.at(org.path).length === 1);
+    expect(rx.at(org.path)[0]!.raw.toString()).toContain(fact.id);
+    expect((await svc.request("DELETE", `/v1/memories/${fact.id}`, { key: org.key })).status).toBe(204);
+    answer();
+    const retries = async () =>
+      (
+        await svc.deps.db.query<{ body: string }>(
+          `SELECT data->>'body' AS body FROM pgboss.job
+            WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry')`,
+          [res.body.id],
+        )
+      ).rows;
+    await waitFor(async () => (await retries()).length === 1);
+    const rows = await retries();
+    const body = JSON.parse(rows[0]!.body);
+    expect(body).toMatchObject({ event: "memory.learning.completed", job_id: res.body.id });
+    expect(rows[0]!.body).not.toContain(fact.id);
+    expect(rows[0]!.body).not.toContain("8812");
+    // The episode the job wrote is still named, as it reads now.
+    expect(JSON.stringify(body.memories)).toContain('"episode"');
+  });
+
   it("forgets which memories a delivery job named once pg-boss has deleted the job", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);

@@ -268,6 +268,69 @@ export async function rewriteQueuedEvents(
 }
 
 /**
+ * An event's body as a retry of it may carry it: without the memories deleted since (and an
+ * episode a delete rewrote as it reads now), as rewriteQueuedEvents leaves queued events. The
+ * attempt running while a memory was deleted kept its copy of the body (a running job's is not
+ * rewritten), and its retry, queued from that copy, carried the deleted memory's text again. The
+ * rows it names are locked (FOR SHARE) until the retry is queued, so a delete that comes after
+ * waits for it and then finds it by the memories it names. The body unchanged where nothing was.
+ */
+export async function bodyForRetry(db: Queryable, orgId: string, body: string): Promise<string> {
+  let parsed: { memories?: unknown; memories_updated?: unknown };
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  type Entry = { id?: unknown; type?: unknown; text?: unknown };
+  const lists = [parsed.memories, parsed.memories_updated].map((l) =>
+    Array.isArray(l) ? (l as Entry[]) : [],
+  );
+  const ids = [...new Set(lists.flat().map((e) => e?.id))].filter(
+    (id): id is string => typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id),
+  );
+  if (ids.length === 0) return body;
+  const { rows } = await db.query<{ id: string; text: string }>(
+    "SELECT id::text, text FROM memories WHERE org_id = $1 AND id = ANY($2::uuid[]) FOR SHARE",
+    [orgId, ids],
+  );
+  const now = new Map<string, string | null>(rows.map((r) => [r.id, r.text]));
+  // A deleted memory no longer names any event (rewriteQueuedEvents, in the delete's transaction);
+  // an id the event still names and no row holds was never one of ours: left as it is.
+  const absent = ids.filter((id) => !now.has(id));
+  if (absent.length) {
+    const named = await db.query<{ id: string }>(
+      "SELECT DISTINCT memory_id AS id FROM webhook_event_memories WHERE org_id = $1 AND memory_id = ANY($2::text[])",
+      [orgId, absent],
+    );
+    for (const { id } of named.rows) now.set(id, null);
+  }
+  let changed = false;
+  const kept = (list: Entry[], rewrite: boolean) =>
+    list.flatMap((e) => {
+      const text = typeof e?.id === "string" ? now.get(e.id) : undefined;
+      if (text === undefined) {
+        changed = true;
+        return [];
+      }
+      if (text === null) return [e];
+      if (rewrite && e.type === "episode" && typeof e.text === "string" && e.text !== text) {
+        changed = true;
+        return [{ ...e, text }];
+      }
+      return [e];
+    });
+  const memories = kept(lists[0]!, false);
+  const memoriesUpdated = kept(lists[1]!, true);
+  if (!changed) return body;
+  return JSON.stringify({
+    ...parsed,
+    ...(Array.isArray(parsed.memories) ? { memories } : {}),
+    ...(Array.isArray(parsed.memories_updated) ? { memories_updated: memoriesUpdated } : {}),
+  });
+}
+
+/**
  * Records which memories a queued delivery attempt's body names (webhook_event_memories), in the
  * transaction that queues it, for rewriteQueuedEvents to find it by them.
  */

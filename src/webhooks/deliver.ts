@@ -5,6 +5,7 @@ import type { DeliveryJobData } from "../../jobs/queues.js";
 import { type Ctx, inTx } from "../context.js";
 import { type Queryable, untilReachable } from "../db/db.js";
 import {
+  bodyForRetry,
   findWebhook,
   indexQueuedEvent,
   insertDelivery,
@@ -106,7 +107,11 @@ export async function deliverWebhook({
         retry_in_seconds: more ? delay : null,
       });
       if (more) {
-        const next: DeliveryJobData = { ...input, attempt: input.attempt + 1 };
+        const next: DeliveryJobData = {
+          ...input,
+          attempt: input.attempt + 1,
+          body: await bodyForRetry(tx, input.orgId, input.body),
+        };
         const queued = await ctx.deps.queue.send("webhook-delivery", next, {
           db: tx,
           startAfterSeconds: delay,
