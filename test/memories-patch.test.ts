@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./helpers/harness.js";
 import { createGroup, fact, seed } from "./memories-fixtures.js";
@@ -165,6 +166,8 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
     const unshare = await patch(key, m!.id, { remove_group_ids: [g1] });
     expect(unshare.status).toBe(200);
     expect(unshare.body.group_ids).toEqual([]);
+    // ...and the later version the edit made, which had the tag copied to it, leaves that group too.
+    expect((await read(key, edit.body.id)).group_ids).toEqual([]);
     // A row of a type with no status (an artifact, an episode) is no superseded fact: tagged as before.
     const [artifact] = await seed(svc, orgId, [
       fact("Trip budget sheet", { type: "artifact", details: { title: "budget.md", version: 1 } }),
@@ -191,6 +194,24 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
       expect(active).toBeDefined();
       if (share.status === 200) expect(active.group_ids).toEqual([g]);
       else expect(share.body.detail.code).toBe("invalid_request");
+    }
+  });
+
+  it("an un-share racing a text edit is never a 200 that leaves the active fact in the group", async () => {
+    const { orgId, key } = await svc.newOrg();
+    const g = await createGroup(svc, key);
+    // The un-share sent 0 to 80 ms after the edit: it meets the edit before, during and after.
+    for (const [i, lag] of [0, 5, 10, 20, 40, 80].entries()) {
+      const [m] = await seed(svc, orgId, [fact(`Gate ${i} code is 1234.`, { group_ids: [g] })]);
+      const [edit, unshare] = await Promise.all([
+        svc.request("PATCH", `/v1/memories/${m!.id}/`, { key, body: { text: `Gate ${i} code is 9876.` } }),
+        sleep(lag).then(() => patch(key, m!.id, { remove_group_ids: [g] })),
+      ]);
+      expect(edit.status).toBe(200);
+      expect(unshare.status).toBe(200);
+      // Whichever came first, the current claim is out of the group, and so is the old row.
+      expect((await read(key, edit.body.id)).group_ids).toEqual([]);
+      expect((await read(key, m!.id)).group_ids).toEqual([]);
     }
   });
 
