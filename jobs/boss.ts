@@ -14,6 +14,14 @@ import { ensureQueues, QUEUES } from "./queues.js";
  * process's workers on that queue fetch at once, whichever process enqueued. Polling stays the
  * fallback (and the only path when the listener cannot be had).
  */
+/**
+ * pg-boss's LISTEN connection unanswered for its heartbeat's 5 s, or ended (it reconnects by
+ * itself, and polling carries on meanwhile): the database busy or away, as a failed poll is. On the
+ * embedded database a big job's transactions or a vacuum hold the one session that long.
+ */
+export const LISTEN_LOST =
+  /^LISTEN\/NOTIFY (heartbeat timed out|connection ended|channel registration was lost)/;
+
 export async function startBoss(
   connectionString: string,
   log: Logger,
@@ -41,7 +49,8 @@ export async function startBoss(
         "pg-boss: a job ran past the shutdown time-out; it is retried after the restart",
       );
     }
-    if (!isDatabaseUnavailable(err)) return log.error({ err }, "pg-boss error");
+    if (!isDatabaseUnavailable(err) && !LISTEN_LOST.test(err.message))
+      return log.error({ err }, "pg-boss error");
     dbAway(log, { err });
   });
   // Losing LISTEN/NOTIFY matters to operators (everything falls back to polling); pg-boss's

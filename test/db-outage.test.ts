@@ -150,6 +150,33 @@ describe("the database stops answering but keeps its connections open (paused, p
   });
 });
 
+describe("the database stops answering for longer than the queue's LISTEN heartbeat", () => {
+  it("is a throttled warning that the database is unavailable, not an error line, and the queue listens again", async () => {
+    const logged = server.stdout().length;
+    // pg-boss checks its LISTEN connection every 10 s and gives it 5 s to answer: 16 s frozen
+    // takes in one whole check.
+    proxy.freeze();
+    try {
+      await new Promise((r) => setTimeout(r, 16_000));
+    } finally {
+      proxy.thaw();
+    }
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, { timeoutMs: 15_000 });
+    const lines = () => server.stdout().slice(logged).split("\n");
+    expect(lines().filter((l) => l.includes('"msg":"pg-boss error"'))).toEqual([]);
+    const warned = lines().filter((l) => l.includes('"msg":"pg-boss: the database is unavailable"'));
+    expect(warned.length).toBeGreaterThanOrEqual(1);
+    // Jobs still run: an ingest accepted now finishes.
+    const accepted = await api("POST", "/v1/memories?wait=true", {
+      user_id: "u-listen",
+      conv_id: "c1",
+      messages: [{ role: "user", content: "I keep bees in my garden." }],
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.status).toBe("succeeded");
+  });
+});
+
 describe("the server refuses new connections: too many clients (max_connections)", () => {
   it("names the cause in /readyz and in one warning, not 'database unreachable'", async () => {
     // The pool's connections gone, each new one refused at start-up as at max_connections.
