@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "../examples/webhook-receiver.js";
+import { rewriteQueuedEvents } from "../src/db/webhooks.js";
 import { newJobId } from "../src/ids.js";
 import { enqueueJobWebhook, type JobTerminalEvent } from "../src/webhooks/enqueue.js";
 import { encryptSecret } from "../src/webhooks/secrets.js";
 import { sweepQueuedEventIndex } from "../src/webhooks/sweep.js";
 import { startTestService, type TestService, waitFor as waitForBase } from "./helpers/harness.js";
+import { onServer } from "./helpers/test-db.js";
 import { startReceiver } from "./helpers/webhook-receiver.js";
 
 // Polls gently: every poll is an authenticated request (and rate-limit write) on a shared machine.
@@ -705,6 +707,62 @@ describe("webhook delivery", () => {
     expect(rows[0]!.body).not.toContain("8812");
     // The episode the job wrote is still named, as it reads now.
     expect(JSON.stringify(body.memories)).toContain('"episode"');
+    // The attempt that was under way, as the queue keeps it once it ended, no longer holds it either
+    // (nor would the queue's rerun of it, had its worker died).
+    await waitFor(async () => (await pendingJobs(res.body.id)) === 1);
+    const kept = await svc.deps.db.query<{ state: string; body: string }>(
+      "SELECT state::text, data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
+      [res.body.id],
+    );
+    expect(kept.rows.map((r) => r.state).sort()).toEqual(["completed", "created"]);
+    expect(kept.rows.filter((r) => r.body.includes("8812") || r.body.includes(fact.id))).toEqual([]);
+  });
+
+  // Only a fact's delete takes its user's ingest lock: an episode's or an artifact's of the same
+  // event may rewrite it at once. Two sessions are needed: a PostgreSQL server.
+  it.skipIf(!onServer())("two deletes rewriting the same queued event at once each leave it", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
+    const ids = ["3f1c2a9e-0000-4000-8000-0000000000c1", "3f1c2a9e-0000-4000-8000-0000000000c2"];
+    const ev = await fire(org.orgId, {
+      memories: [
+        { id: ids[0]!, type: "fact" },
+        { id: ids[1]!, type: "episode" },
+      ],
+    });
+    await waitFor(
+      async () => (await pendingJobs(ev.jobId)) === 1 && (await deliveries(org.key)).length === 1,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let rewritten!: () => void;
+    const firstDone = new Promise<void>((resolve) => {
+      rewritten = resolve;
+    });
+    const first = svc.deps.db.tx(async (tx) => {
+      await rewriteQueuedEvents(tx, org.orgId, [ids[0]!], []);
+      rewritten();
+      await held;
+    });
+    await firstDone;
+    // The second reads the events before the first commits, then waits for its row locks.
+    const second = svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[1]!], []));
+    await waitFor(async () => {
+      const { rows } = await svc.deps.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return rows[0]!.n > 0;
+    });
+    release();
+    await Promise.all([first, second]);
+    const { rows } = await svc.deps.db.query<{ body: string }>(
+      "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
+      [ev.jobId],
+    );
+    expect(rows).toHaveLength(2);
+    expect(rows.filter((r) => ids.some((id) => r.body.includes(id)))).toEqual([]);
   });
 
   it("forgets which memories a delivery job named once pg-boss has deleted the job", async () => {

@@ -168,6 +168,8 @@ export async function deleteDeliveriesBefore(db: Queryable, before: Date): Promi
 
 /** An event's body as the queue keeps it (`data.body`, the string that is signed), as jsonb. */
 const BODY = "(data ->> 'body')::jsonb";
+/** The body of the delivery job being updated (`q`), as it is once its row is locked. */
+const NOW = "(q.data ->> 'body')::jsonb";
 /** The entries of an event's body (a jsonb expression) that name memories: `memories`, `memories_updated`. */
 const namedEntries = (body: string) => `
     CASE WHEN jsonb_typeof(${body} -> 'memories') = 'array' THEN ${body} -> 'memories' ELSE '[]' END
@@ -236,30 +238,33 @@ export async function rewriteQueuedEvents(
   if ((removed.length === 0 && texts.length === 0) || !(await hasQueue(db))) return;
   const list = (key: string, rewrite: boolean) => `coalesce((
       SELECT jsonb_agg(${rewrite ? "CASE WHEN t.text IS NULL THEN x.e ELSE jsonb_set(x.e, '{text}', to_jsonb(t.text)) END" : "x.e"} ORDER BY x.n)
-      FROM jsonb_array_elements(b.body -> '${key}') WITH ORDINALITY x(e, n)
+      FROM jsonb_array_elements(${NOW} -> '${key}') WITH ORDINALITY x(e, n)
         ${rewrite ? "LEFT JOIN unnest($3::text[], $4::text[]) t(id, text) ON t.id = x.e ->> 'id'" : ""}
       WHERE NOT (x.e ->> 'id' = ANY($2::text[]))), '[]'::jsonb)`;
   // The body is parsed in the materialized list of the events found, never as a filter the
-  // planner might apply to the queue's other rows.
+  // planner might apply to the queue's other rows. The new body is made from the row as it is
+  // when locked (NOW, q.data), not from that list: a delete that waited for another's rewrite of
+  // the same event would otherwise write back the body as it read it, with the other's memories.
+  // An attempt running now is rewritten too: what the queue keeps of it after, and what it sends
+  // when the queue runs it again (its worker died), are then without them; its own worker sends
+  // what it holds, and its retry is made by bodyForRetry.
   await db.query(
     `WITH named AS MATERIALIZED (
        SELECT q.name, q.id, ${BODY} AS body
          FROM (SELECT DISTINCT delivery_job_id FROM webhook_event_memories
                 WHERE org_id = $1 AND memory_id = ANY($2::text[] || $3::text[])) s
          JOIN pgboss.job q ON q.name = 'webhook-delivery' AND q.id = s.delivery_job_id
-        WHERE q.state <> 'active' AND q.data ->> 'orgId' = $1
-          AND q.data ->> 'event' = 'memory.learning.completed')
-     UPDATE pgboss.job q SET data = jsonb_set(q.data, '{body}', to_jsonb((b.body
+        WHERE q.data ->> 'orgId' = $1 AND q.data ->> 'event' = 'memory.learning.completed')
+     UPDATE pgboss.job q SET data = jsonb_set(q.data, '{body}', to_jsonb((${NOW}
          || jsonb_build_object('memories', ${list("memories", false)},
                                'memories_updated', ${list("memories_updated", true)}))::text))
        FROM named b
-      WHERE q.name = b.name AND q.id = b.id AND q.state <> 'active'
+      WHERE q.name = b.name AND q.id = b.id
         AND jsonb_typeof(b.body -> 'memories') = 'array' AND jsonb_typeof(b.body -> 'memories_updated') = 'array'
         AND ARRAY(SELECT e ->> 'id' FROM jsonb_array_elements(${namedEntries("b.body")}) e) && ($2::text[] || $3::text[])`,
     [orgId, removed, texts.map((t) => t.id), texts.map((t) => t.text)],
   );
-  // The deleted ones no longer name any event (one running now keeps its body, and ends as it
-  // would have).
+  // The deleted ones no longer name any event.
   if (removed.length)
     await db.query("DELETE FROM webhook_event_memories WHERE org_id = $1 AND memory_id = ANY($2::text[])", [
       orgId,
