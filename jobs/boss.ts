@@ -19,8 +19,7 @@ import { ensureQueues, QUEUES } from "./queues.js";
  * itself, and polling carries on meanwhile): the database busy or away, as a failed poll is. On the
  * embedded database a big job's transactions or a vacuum hold the one session that long.
  */
-export const LISTEN_LOST =
-  /^LISTEN\/NOTIFY (heartbeat timed out|connection ended|channel registration was lost)/;
+const LISTEN_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended|channel registration was lost)/;
 
 export async function startBoss(
   connectionString: string,

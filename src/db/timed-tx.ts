@@ -10,15 +10,15 @@
  * transaction has the maximum.
  */
 export const TX_MS = 100;
-export const MIN_TX_ROWS = 15;
+const MIN_TX_ROWS = 15;
 
 /**
  * Rows for a writer's next transaction: `max` each, or, when `timed` (see TX_MS), each after the
  * first sized from how long the one before took, to take about `ms` (TX_MS; 0 keeps every one
- * after the first at `min`), between `min` and `max`.
+ * after the first at MIN_TX_ROWS), between MIN_TX_ROWS and `max`.
  */
-export function txSizer(options: { timed: boolean; max: number; min?: number; ms?: number | undefined }) {
-  const min = Math.min(options.min ?? MIN_TX_ROWS, options.max);
+export function txSizer(options: { timed: boolean; max: number; ms?: number | undefined }) {
+  const min = Math.min(MIN_TX_ROWS, options.max);
   const budget = options.ms ?? TX_MS;
   let size = options.max;
   return {
