@@ -168,6 +168,12 @@ describe("PATCH /v1/memories/{id} (group tags)", () => {
     expect(unshare.body.group_ids).toEqual([]);
     // ...and the later version the edit made, which had the tag copied to it, leaves that group too.
     expect((await read(key, edit.body.id)).group_ids).toEqual([]);
+    // Only tags the old row carried: the new version shared on its own stays shared when a patch
+    // that changes nothing on the old row names that group.
+    expect((await patch(key, edit.body.id, { add_group_ids: [g2] })).status).toBe(200);
+    const noop = await patch(key, m!.id, { remove_group_ids: [g2] });
+    expect(noop.status).toBe(200);
+    expect((await read(key, edit.body.id)).group_ids).toEqual([g2]);
     // A row of a type with no status (an artifact, an episode) is no superseded fact: tagged as before.
     const [artifact] = await seed(svc, orgId, [
       fact("Trip budget sheet", { type: "artifact", details: { title: "budget.md", version: 1 } }),

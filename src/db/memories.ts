@@ -207,6 +207,8 @@ export interface GroupPatchOutcome {
   superseded: boolean;
   /** Whether the row was written (false for a no-op or a refused patch). */
   updated: boolean;
+  /** The removed ids the row carried, when it was written. */
+  removed: string[];
 }
 
 /**
@@ -222,12 +224,14 @@ export async function patchMemoryGroupIds(
   id: string,
   patch: { add: string[]; remove: string[]; maxTags: number },
 ): Promise<GroupPatchOutcome> {
-  if (!UUID_RE.test(id)) return { found: false, invalid: [], count: 0, updated: false, superseded: false };
+  const none = { found: false, invalid: [], count: 0, updated: false, superseded: false, removed: [] };
+  if (!UUID_RE.test(id)) return none;
   const { rows } = await db.query<{
     invalid: string[];
     count: number;
     updated: boolean;
     superseded: boolean;
+    removed: string[];
   }>(
     `WITH target AS (
        SELECT id, group_ids, status FROM memories WHERE id = $2::uuid AND org_id = $1 FOR UPDATE
@@ -274,13 +278,15 @@ export async function patchMemoryGroupIds(
          AND e.details->'fact_ids' ? u.id::text
      )
      SELECT c.invalid, cardinality(c.new_ids)::int AS count, EXISTS (SELECT 1 FROM upd) AS updated,
-       c.superseded
+       c.superseded,
+       CASE WHEN EXISTS (SELECT 1 FROM upd)
+         THEN ARRAY(SELECT g FROM unnest(c.old_ids) AS k(g) WHERE g = ANY($3::text[])) ELSE '{}' END AS removed
      FROM calc c`,
     [orgId, id, patch.remove, patch.add, patch.maxTags],
   );
   const r = rows[0];
-  if (!r) return { found: false, invalid: [], count: 0, updated: false, superseded: false };
-  return { found: true, invalid: r.invalid, count: r.count, updated: r.updated, superseded: r.superseded };
+  if (!r) return none;
+  return { found: true, ...r };
 }
 
 /** Hard delete; true when a row of the organisation was removed. */

@@ -1,5 +1,5 @@
 import { confinedUser, mayWriteRow } from "../auth/user-scope.js";
-import type { Ctx } from "../context.js";
+import { type Ctx, inTx } from "../context.js";
 import { findMemory, patchMemoryGroupIds, supersedeChainRows } from "../db/memories.js";
 import { CoreError, isCoreError } from "../errors.js";
 import { memoryNotFound } from "./get.js";
@@ -49,7 +49,12 @@ export async function patchMemoryGroups({
     if (!owned || !mayWriteRow(ctx.principal, owned)) throw memoryNotFound(input.id);
   }
   try {
-    const outcome = await patchMemoryGroupIds(ctx.db, orgId, input.id, { add, remove, maxTags: max });
+    // One transaction with the later versions' un-share (below): both land or neither.
+    const outcome = await inTx(ctx, async (tx) => {
+      const patched = await patchMemoryGroupIds(tx.db, orgId, input.id, { add, remove, maxTags: max });
+      if (patched.removed.length > 0) await unshareLaterVersions(tx, input.id, patched.removed, max);
+      return patched;
+    });
     if (!outcome.found) throw memoryNotFound(input.id);
     if (outcome.superseded) {
       throw new CoreError(
@@ -74,7 +79,6 @@ export async function patchMemoryGroups({
     // Deleted between the patch and the read: answer as for any missing row.
     if (!row) throw memoryNotFound(input.id);
     if (outcome.updated) ctx.log.info({ memoryId: row.id, groupIds: row.group_ids }, "memory groups patched");
-    if (remove.length > 0 && row.status === "superseded") await unshareLaterVersions(ctx, row, remove, max);
     return toWire(row);
   } catch (err) {
     if (isCoreError(err)) throw err;
@@ -84,26 +88,21 @@ export async function patchMemoryGroups({
 
 /**
  * Tags taken off a superseded fact leave the later versions of its chain too (those the caller may
- * write). A text edit copies the tags to the new version; an un-share that met the edit (sent
- * while the fact was still the active one, read after the edit committed) otherwise changed only
- * the row search never serves, answered 200, and left the current claim shared with the group.
- * Read in a statement of its own, after the patch's lock was granted, so an edit that committed
- * first is seen.
+ * write): only the tags the fact carried. A text edit copies the tags to the new version; an
+ * un-share that met the edit (sent while the fact was still the active one, granted its lock after
+ * the edit committed) otherwise changed only the row search never serves, answered 200, and left
+ * the current claim shared with the group. The chain is read in a statement of its own, after the
+ * patch's, so an edit that committed first is seen.
  */
-async function unshareLaterVersions(
-  ctx: Ctx,
-  row: { id: string; type: string },
-  remove: string[],
-  maxTags: number,
-): Promise<void> {
-  if (row.type !== "fact" && row.type !== "lesson") return;
+async function unshareLaterVersions(ctx: Ctx, id: string, removed: string[], maxTags: number): Promise<void> {
   const orgId = ctx.principal.orgId;
+  const row = await findMemory(ctx.db, orgId, id);
+  if (row?.status !== "superseded" || (row.type !== "fact" && row.type !== "lesson")) return;
   const chain = await supersedeChainRows(ctx.db, orgId, row.id, row.type);
   const later = chain.slice(chain.findIndex((r) => r.id === row.id) + 1);
   for (const next of later) {
-    if (!mayWriteRow(ctx.principal, next) || !next.group_ids?.some((g) => remove.includes(g))) continue;
-    const outcome = await patchMemoryGroupIds(ctx.db, orgId, next.id, { add: [], remove, maxTags });
-    if (outcome.updated)
-      ctx.log.info({ memoryId: next.id, removed: remove }, "later version's groups patched");
+    if (!mayWriteRow(ctx.principal, next) || !next.group_ids?.some((g) => removed.includes(g))) continue;
+    const outcome = await patchMemoryGroupIds(ctx.db, orgId, next.id, { add: [], remove: removed, maxTags });
+    if (outcome.updated) ctx.log.info({ memoryId: next.id, removed }, "later version's groups patched");
   }
 }
