@@ -145,6 +145,8 @@ const RECORD_RETRY_WINDOW_MS = 60_000;
  * `signal` ends it (then the last error is thrown and the queue runs the attempt again); any
  * other failure is thrown at once.
  */
+const RETRY_AT_ONCE = new Set(["40P01", "40001"]);
+
 async function untilRecorded(
   db: Queryable,
   record: () => Promise<unknown>,
@@ -155,6 +157,12 @@ async function untilRecorded(
       await record();
       return;
     } catch (err) {
+      // A deadlock (the retry's lock on the memories it names met a forget deleting them) or a
+      // serialization failure: the database chose this transaction to roll back; it goes again.
+      if (RETRY_AT_ONCE.has((err as { code?: unknown }).code as string) && !signal.aborted) {
+        await setTimeout(50, undefined, { signal }).catch(() => {});
+        continue;
+      }
       if (!isDatabaseUnavailable(err) || signal.aborted) throw err;
       try {
         await setTimeout(delay, undefined, { signal });
