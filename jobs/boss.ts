@@ -17,9 +17,11 @@ import { ensureQueues, QUEUES } from "./queues.js";
 /**
  * pg-boss's LISTEN connection unanswered for its heartbeat's 5 s, or ended (it reconnects by
  * itself, and polling carries on meanwhile): the database busy or away, as a failed poll is. On the
- * embedded database a big job's transactions or a vacuum hold the one session that long.
+ * embedded database a big job's transactions or a vacuum hold the one session that long. Not a
+ * registration lost on a connection that answers (a transaction-mode pooler in between): an
+ * error, as a setup to fix.
  */
-const LISTEN_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended|channel registration was lost)/;
+const LISTEN_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended)/;
 
 export async function startBoss(
   connectionString: string,
