@@ -38,6 +38,8 @@ export const QUEUES = {
       attempt: z.number().int().min(1),
       /** The webhook's drop token when the event was queued (absent in jobs queued before it existed). */
       dropToken: z.string().optional(),
+      /** Set by a forget of the event's scope while this attempt ran: no retry, and no rerun posts it. */
+      forgotten: z.boolean().optional(),
     }),
   },
   // Retention sweeps on a schedule (jobs/maintenance.ts); the scheduled job carries no data.

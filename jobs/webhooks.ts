@@ -37,7 +37,7 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
       const ctx = systemCtx(deps, input.orgId, `webhook:${job.id}`);
       // Every line carries the delivery's job id and the ingest job it is about.
       ctx.log = ctx.log.child({ jobId: job.id, ingestJobId: input.jobId });
-      await deliverWithReruns(deps, ctx, input, job.signal);
+      await deliverWithReruns(deps, ctx, input, job.signal, job.id);
     },
     Math.min(concurrency, perOrg || Math.max(1, concurrency - 1)),
   );
@@ -56,10 +56,16 @@ export async function registerWebhookJobs(deps: Deps, boss: PgBoss): Promise<voi
  * X-Webhook-Id), as after a worker that died. Any other failure is logged: a webhook's fate never touches the ingest job, nor the
  * other attempts of the batch.
  */
-async function deliverWithReruns(deps: Deps, ctx: Ctx, input: DeliveryJobData, signal: AbortSignal) {
+async function deliverWithReruns(
+  deps: Deps,
+  ctx: Ctx,
+  input: DeliveryJobData,
+  signal: AbortSignal,
+  deliveryJobId: string,
+) {
   for (let rerun = 0; ; rerun++) {
     try {
-      await deliverWebhook({ ctx, input, signal });
+      await deliverWebhook({ ctx, input, signal, deliveryJobId });
       return;
     } catch (err) {
       if (!isDatabaseUnavailable(err) || rerun === MAX_RERUNS || signal.aborted) {

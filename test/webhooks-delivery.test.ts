@@ -809,6 +809,42 @@ describe("webhook delivery", () => {
     expect(rows.filter((r) => ids.some((id) => r.body.includes(id)))).toEqual([]);
   });
 
+  it("a forget of the scope while an attempt of its event runs leaves no retry of it", async () => {
+    const org = await orgWithHook();
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    rx.script(org.path, [
+      { status: 503, headers: { "retry-after": "3600" }, wait: held },
+      { status: 503, headers: { "retry-after": "3600" } },
+    ]);
+    const res = await svc.request("POST", "/v1/memories?wait=true", {
+      key: org.key,
+      body: { user_id: "whf", conv_id: "f1", messages: [{ role: "user", content: "My gym locker is 77." }] },
+    });
+    expect(res.body.status).toBe("succeeded");
+    await waitFor(async () => rx.at(org.path).length === 1);
+    const forgot = await svc.request("DELETE", "/v1/memories?user_id=whf", { key: org.key });
+    expect(forgot.status).toBe(200);
+    answer();
+    // The attempt is recorded as failed, naming why, and nothing waits to be sent.
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.some((x) => x.attempt === 1) ? d : null;
+    });
+    const first = list.find((d) => d.attempt === 1)!;
+    expect(first).toMatchObject({ status_code: 503, outcome: "failed", next_attempt_at: null });
+    expect(first.error).toContain("not retried: its memories were forgotten");
+    await waitFor(async () => (await pendingJobs(res.body.id)) === 0);
+    const { rows } = await svc.deps.db.query<{ body: string }>(
+      "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry', 'active')",
+      [res.body.id],
+    );
+    expect(rows).toEqual([]);
+    expect(rx.at(org.path)).toHaveLength(1);
+  });
+
   it("forgets which memories a delivery job named once pg-boss has deleted the job", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);

@@ -184,7 +184,7 @@ const namedEntries = (body: string) => `
  * the memories' text) are neither sent nor kept after the forget. A dropped retry of an event
  * already attempted is recorded as a failed attempt, as a retry dropped at its turn is
  * (src/webhooks/deliver.ts), so the event's last record does not read "retrying" for ever. An
- * attempt running at that moment ends as it would have.
+ * attempt running at that moment ends as it would have, marked so that it queues no retry.
  */
 export async function dropDeliveriesOfScope(
   db: Queryable,
@@ -203,6 +203,13 @@ export async function dropDeliveriesOfScope(
                   AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))
        RETURNING id, state, data),
      unindexed AS (DELETE FROM webhook_event_memories s USING gone g WHERE s.delivery_job_id = g.id),
+     -- An attempt running now ends as it would have, but queues no retry (src/webhooks/deliver.ts).
+     marked AS (
+       UPDATE pgboss.job SET data = jsonb_set(data, '{forgotten}', 'true')
+        WHERE name = 'webhook-delivery' AND state = 'active' AND data ->> 'orgId' = $1
+          AND (data ->> 'jobId' = ANY($2::text[])
+               OR ($3::boolean AND ($4::text IS NULL OR ${BODY} ->> 'user_id' = $4)
+                   AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))),
      recorded AS (
        INSERT INTO webhook_deliveries
          (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome)

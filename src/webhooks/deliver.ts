@@ -46,14 +46,19 @@ export async function deliverWebhook({
   input,
   resolve,
   signal,
+  deliveryJobId,
 }: {
   ctx: Ctx;
   input: DeliveryJobData;
   resolve?: Resolver;
   /** Ends the record's retries (a shutdown, the job's expiry); a minute without one. */
   signal?: AbortSignal;
+  /** The queue's job of this attempt, which a forget of its scope marks while it runs. */
+  deliveryJobId?: string;
 }): Promise<AttemptResult> {
   const { config } = ctx.deps;
+  // The queue's rerun of an attempt a forget marked while it ran (its worker died).
+  if (input.forgotten) return drop(ctx, input, "its memories were forgotten");
   const hook = await findWebhook(ctx.db, input.orgId);
   if (!hook) return drop(ctx, input, "webhook removed");
   if (!hook.enabled) return drop(ctx, input, "webhook disabled");
@@ -85,13 +90,21 @@ export async function deliverWebhook({
   const delay = more
     ? Math.max(schedule[input.attempt] ?? 0, Math.min(sent.retryAfterSeconds ?? 0, MAX_RETRY_AFTER_SECONDS))
     : 0;
-  const outcome = ok ? "delivered" : more ? "retrying" : "failed";
+  let outcome: "delivered" | "retrying" | "failed" = ok ? "delivered" : more ? "retrying" : "failed";
+  let error = sent.error;
 
   // Once posted, the outcome is recorded whatever it takes: a record the database cannot take now
   // (out of reach, out of connections) is tried again once it answers, never the POST, which
   // would repeat the event to the receiver.
   const record = () =>
     inTx(ctx, async ({ db: tx }) => {
+      // A forget of the event's scope while this attempt ran marked it (dropDeliveriesOfScope): no
+      // retry, as for the retries it found queued.
+      const retry = more && !(deliveryJobId && (await forgottenWhileRunning(tx, deliveryJobId)));
+      if (more && !retry) {
+        outcome = "failed";
+        error = `${sent.error ?? `HTTP ${sent.statusCode}`}; not retried: its memories were forgotten`;
+      }
       await insertDelivery(tx, {
         id: randomUUID(),
         org_id: input.orgId,
@@ -101,12 +114,12 @@ export async function deliverWebhook({
         url: hook.url,
         attempt: input.attempt,
         status_code: sent.statusCode,
-        error: sent.error,
+        error,
         duration_ms: durationMs,
         outcome,
-        retry_in_seconds: more ? delay : null,
+        retry_in_seconds: retry ? delay : null,
       });
-      if (more) {
+      if (retry) {
         const next: DeliveryJobData = {
           ...input,
           attempt: input.attempt + 1,
@@ -128,12 +141,12 @@ export async function deliverWebhook({
       eventId: input.eventId,
       attempt: input.attempt,
       statusCode: sent.statusCode,
-      error: sent.error,
+      error,
       outcome,
     },
     "webhook delivery attempt",
   );
-  return { outcome, statusCode: sent.statusCode, error: sent.error };
+  return { outcome, statusCode: sent.statusCode, error };
 }
 
 /** How long a record is retried when the caller gives no signal. */
@@ -145,6 +158,16 @@ const RECORD_RETRY_WINDOW_MS = 60_000;
  * `signal` ends it (then the last error is thrown and the queue runs the attempt again); any
  * other failure is thrown at once.
  */
+/** Whether a forget marked the running attempt's job (locked until the retry is queued or not). */
+async function forgottenWhileRunning(db: Queryable, deliveryJobId: string): Promise<boolean> {
+  const { rows } = await db.query<{ forgotten: boolean }>(
+    `SELECT coalesce((data ->> 'forgotten')::boolean, false) AS forgotten FROM pgboss.job
+      WHERE name = 'webhook-delivery' AND id = $1::uuid FOR SHARE`,
+    [deliveryJobId],
+  );
+  return rows[0]?.forgotten ?? false;
+}
+
 const RETRY_AT_ONCE = new Set(["40P01", "40001"]);
 
 async function untilRecorded(
