@@ -799,9 +799,10 @@ function gated(gate: RegExp, re: RegExp): RegExp {
 }
 /**
  * The time said after an age turned ("today", "last week", "on Monday", "on 3 May", "on her
- * birthday", "two days ago", "in May"); "on" a day only ("turned 30 on page 5" is no age).
+ * birthday", "on the weekend", "two days ago", "in May"); "on" a day, a date, a holiday, a
+ * birthday or an anniversary only ("turned 30 on page 5" is no age).
  */
-const TURNED_ON = String.raw`on (?:(?:the )?\d{1,2}(?:st|nd|rd|th)?\b[^,]*|(?:[A-Z][\w']* )*(?:[A-Z][a-z]*day|Day|Eve|Christmas|Easter|Thanksgiving)\b[^,]*?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\b[^,]*?|(?:my|his|her|their|our|the) (?:\w+ )?birthday)`;
+const TURNED_ON = String.raw`on (?:(?:the )?\d{1,2}(?:st|nd|rd|th)?\b[^,]*|\d{4}-\d{2}-\d{2}\b|\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|(?:[A-Z][\w']* )*(?:[A-Z][a-z]*day|Day|Eve|Christmas|Easter|Thanksgiving|Halloween|Hanukkah|Diwali|Eid|Passover)\b[^,]*?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\b[^,]*?|(?:[\w']+ ){1,3}?(?:birthday|anniversary)|(?:a|the|that|this) (?:[\w']+ ){0,2}?(?:weekend|day|night|morning|afternoon|evening|\w+day)\b[^,]*?)`;
 const TURNED_WHEN = String.raw`today|yesterday|(?:this|last|past) [A-Za-z]+|${TURNED_ON}|in [A-Za-z]+(?: \d{4})?|(?:a|an|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:days?|weeks?|months?) ago|\([^)]*\)`;
 const SLOTS: Array<[string, RegExp, "negation"?]> = [
   [
