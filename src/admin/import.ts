@@ -648,17 +648,16 @@ async function* parseLines(
  * message for it is the one for a wrong value (`outcome: Invalid option: expected one of ...`).
  */
 function describe(err: z.ZodError, line: unknown): string {
-  return err.issues
-    .slice(0, 3)
-    .map((i) => {
-      const parent = valueAt(line, i.path.slice(0, -1));
-      const missing =
-        i.path.length > 0 &&
-        parent !== null &&
-        typeof parent === "object" &&
-        !Array.isArray(parent) &&
-        valueAt(line, i.path) === undefined;
-      return `${i.path.join(".") || "line"}: ${missing ? "required" : i.message}`;
-    })
-    .join("; ");
+  const said = err.issues.map((i) => {
+    const parent = valueAt(line, i.path.slice(0, -1));
+    const missing =
+      i.path.length > 0 &&
+      parent !== null &&
+      typeof parent === "object" &&
+      !Array.isArray(parent) &&
+      valueAt(line, i.path) === undefined;
+    return `${i.path.join(".") || "line"}: ${missing ? "required" : i.message}`;
+  });
+  // A field a union checks in each of its options fails once per option: said once.
+  return [...new Set(said)].slice(0, 3).join("; ");
 }
