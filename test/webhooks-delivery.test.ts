@@ -176,17 +176,21 @@ describe("webhook delivery", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(rx.at(org.path)).toHaveLength(1);
   };
-  it("an attempt whose record the database refused (out of a resource) is recorded later, not posted again", async () => {
+  /**
+   * The real database refuses the first record of an organisation's attempts with `errcode` (a
+   * sequence counts, since a raised error rolls back any table write); the attempt posted once
+   * (200) is recorded at a later try, and the receiver saw the event once (before, the whole
+   * attempt ran again and posted it twice).
+   */
+  const recordRefusedOnce = async (errcode: string, message: string) => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 200 }]);
-    // The real database refuses the first record of this organisation's attempts as a full disk
-    // would (class 53; a sequence, since a raised error rolls back any table write).
     await svc.deps.db.query(`
       CREATE SEQUENCE test_refuse_once;
       CREATE FUNCTION test_refuse_once() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.org_id = '${org.orgId}' AND nextval('test_refuse_once') = 1 THEN
-          RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = '53100';
+          RAISE EXCEPTION '${message}' USING ERRCODE = '${errcode}';
         END IF;
         RETURN NEW;
       END $$;
@@ -194,8 +198,6 @@ describe("webhook delivery", () => {
         FOR EACH ROW EXECUTE FUNCTION test_refuse_once();`);
     try {
       const ev = await fire(org.orgId);
-      // Attempt 1 posted (200), its record was refused once and taken on the next try: the
-      // receiver saw the event once (before, the whole attempt ran again and posted it twice).
       await expectDeliveredOnce(org, ev.jobId);
       const { rows } = await svc.deps.db.query("SELECT last_value::int AS n FROM test_refuse_once");
       expect(rows[0].n).toBe(2); // refused once, recorded at the second try
@@ -204,34 +206,16 @@ describe("webhook delivery", () => {
         "DROP TRIGGER test_refuse_once ON webhook_deliveries; DROP FUNCTION test_refuse_once(); DROP SEQUENCE test_refuse_once",
       );
     }
+  };
+  it("an attempt whose record the database refused (out of a resource) is recorded later, not posted again", async () => {
+    // As a full disk would (class 53).
+    await recordRefusedOnce("53100", "could not extend file: No space left on device");
   });
 
   it("an attempt whose record the database rolled back as a deadlock is recorded at once, not posted again", async () => {
-    const org = await orgWithHook();
-    rx.script(org.path, [{ status: 200 }]);
     // As when the retry's lock on the memories it names meets a forget deleting them: PostgreSQL
     // picks one transaction and rolls it back with 40P01.
-    await svc.deps.db.query(`
-      CREATE SEQUENCE test_deadlock_once;
-      CREATE FUNCTION test_deadlock_once() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.org_id = '${org.orgId}' AND nextval('test_deadlock_once') = 1 THEN
-          RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01';
-        END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER test_deadlock_once BEFORE INSERT ON webhook_deliveries
-        FOR EACH ROW EXECUTE FUNCTION test_deadlock_once();`);
-    try {
-      const ev = await fire(org.orgId);
-      await expectDeliveredOnce(org, ev.jobId);
-      const { rows } = await svc.deps.db.query("SELECT last_value::int AS n FROM test_deadlock_once");
-      expect(rows[0].n).toBe(2);
-    } finally {
-      await svc.deps.db.query(
-        "DROP TRIGGER test_deadlock_once ON webhook_deliveries; DROP FUNCTION test_deadlock_once(); DROP SEQUENCE test_deadlock_once",
-      );
-    }
+    await recordRefusedOnce("40P01", "deadlock detected");
   });
 
   it("an attempt whose record finds the pool out of connections is recorded once one frees, not posted again", async () => {
@@ -692,30 +676,35 @@ describe("webhook delivery", () => {
     ]);
   });
 
-  it("a retry of the attempt that ran while a memory was deleted carries the event without it", async () => {
+  /**
+   * An organisation whose event's first attempt is in the receiver's hands (held until `answer`)
+   * and then fails with 503, as every later one does; the job that made the event, with `content`.
+   */
+  const heldFirstAttempt = async (user: string, content: string) => {
     const org = await orgWithHook();
     let answer!: () => void;
     const held = new Promise<void>((resolve) => {
       answer = resolve;
     });
-    // The first attempt is in the receiver's hands when the memory goes, and then fails.
     rx.script(org.path, [
       { status: 503, headers: { "retry-after": "3600" }, wait: held },
       { status: 503, headers: { "retry-after": "3600" } },
     ]);
     const res = await svc.request("POST", "/v1/memories?wait=true", {
       key: org.key,
-      body: {
-        user_id: "whx",
-        conv_id: "x1",
-        messages: [{ role: "user", content: "My alarm code is 8812." }],
-      },
+      body: { user_id: user, conv_id: "c1", messages: [{ role: "user", content }] },
     });
     expect(res.body.status).toBe("succeeded");
+    await waitFor(async () => rx.at(org.path).length === 1);
+    return { org, res, answer };
+  };
+
+  it("a retry of the attempt that ran while a memory was deleted carries the event without it", async () => {
+    // The first attempt is in the receiver's hands when the memory goes, and then fails.
+    const { org, res, answer } = await heldFirstAttempt("whx", "My alarm code is 8812.");
     const fact = (res.body.result.memories_created as Array<{ id: string; type: string }>).find(
       (m) => m.type === "fact",
     )!;
-    await waitFor(async () => rx.at(org.path).length === 1);
     expect(rx.at(org.path)[0]!.raw.toString()).toContain(fact.id);
     expect((await svc.request("DELETE", `/v1/memories/${fact.id}`, { key: org.key })).status).toBe(204);
     answer();
@@ -810,21 +799,7 @@ describe("webhook delivery", () => {
   });
 
   it("a forget of the scope while an attempt of its event runs leaves no retry of it", async () => {
-    const org = await orgWithHook();
-    let answer!: () => void;
-    const held = new Promise<void>((resolve) => {
-      answer = resolve;
-    });
-    rx.script(org.path, [
-      { status: 503, headers: { "retry-after": "3600" }, wait: held },
-      { status: 503, headers: { "retry-after": "3600" } },
-    ]);
-    const res = await svc.request("POST", "/v1/memories?wait=true", {
-      key: org.key,
-      body: { user_id: "whf", conv_id: "f1", messages: [{ role: "user", content: "My gym locker is 77." }] },
-    });
-    expect(res.body.status).toBe("succeeded");
-    await waitFor(async () => rx.at(org.path).length === 1);
+    const { org, res, answer } = await heldFirstAttempt("whf", "My gym locker is 77.");
     const forgot = await svc.request("DELETE", "/v1/memories?user_id=whf", { key: org.key });
     expect(forgot.status).toBe(200);
     answer();
