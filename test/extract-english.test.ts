@@ -2328,7 +2328,9 @@ describe("a changed attribute, said the ways people say it", () => {
     expect(one("Noah turned 9 on his birthday last week.")).toEqual([
       "Noah turned 9 years old on his birthday last week.",
     ]);
-    expect(one("I turned 30 on my birthday.")).toEqual(["The user turned 30 years old on the user's birthday."]);
+    expect(one("I turned 30 on my birthday.")).toEqual([
+      "The user turned 30 years old on the user's birthday.",
+    ]);
     expect(one("I turned 50 on our anniversary.")[0]).toMatch(/^The user turned 50 years old on /);
     expect(one("Mia turned 30 on the weekend.")).toEqual(["Mia turned 30 years old on the weekend."]);
     expect(one("Mia turned 30 on a Saturday.")).toEqual(["Mia turned 30 years old on a Saturday."]);
