@@ -300,6 +300,21 @@ describe("admin export", () => {
       [fact.id]: "superseded",
       [JSON.parse(successor!).id]: "active",
     });
+    // As a run stopped after writing its rows and before the steps after the last line (killed,
+    // the database gone) leaves them: the fact still active. Run again, the import finds both rows
+    // there and still does those steps.
+    await dst.deps.db.query("UPDATE memories SET status = 'active' WHERE org_id = $1 AND id = $2", [
+      target.orgId,
+      fact.id,
+    ]);
+    const rerun = await importIntoDst(mixed, target.orgId);
+    expect(rerun.bad).toEqual([]);
+    expect(rerun.memories).toMatchObject({ imported: 0, superseded: 1 });
+    const again = await dst.deps.db.query("SELECT status FROM memories WHERE org_id = $1 AND id = $2", [
+      target.orgId,
+      fact.id,
+    ]);
+    expect(again.rows[0].status).toBe("superseded");
   });
 
   it("limits memories to one user with --user, and leaves the organisation's webhook out", async () => {

@@ -248,6 +248,12 @@ export async function importOrg(
 
   /** The memories this import wrote, each with its line (lower-case ids, as the database gives them). */
   const inserted = new Map<string, number>();
+  /**
+   * The file's memories already there, each with its line: the steps after the last line run over
+   * them too, as a run stopped before those steps (killed, the database gone) left its rows without
+   * them, and its rerun finds them already there. Each step does nothing to a row it already did.
+   */
+  const found = new Map<string, number>();
   // Rows weighed for full text while the organisation held few documents (see below).
   const reweigh: string[] = [];
   let documents: number | undefined;
@@ -295,6 +301,7 @@ export async function importOrg(
     for (const x of rows.memories) {
       const id = x.row.id.toLowerCase();
       if (written.has(id)) inserted.set(id, x.line);
+      else found.set(id, x.line);
     }
     if (documents! < (input.reweighBelow ?? REWEIGH_BELOW)) reweigh.push(...m);
     documents! += m.length;
@@ -481,26 +488,29 @@ export async function importOrg(
     onStage(
       `every line read; checking group tags, marking superseded facts, weighing ${reweigh.length} rows again for full text, checkpoint`,
     );
-  const ids = [...inserted.keys()];
+  // Another organisation's id (reported above) is left alone: each step reads this one's rows only.
+  const ids = [...inserted.keys(), ...found.keys()];
+  const lineOf = (id: string) => inserted.get(id) ?? found.get(id) ?? 0;
   // A tag must name a group of the organisation, as the API's do; a group can come after the
   // memories it tags (see exportOrg), so tags are checked once every line is in. A tag naming
   // none (another organisation's group, a group line refused above, a typo) is dropped rather
   // than the memory: the memory is what its user sees, the tag named nothing they could.
   for (const { id, dropped } of await dropUnknownGroupTags(db, input.orgId, ids))
     report.bad.push({
-      line: inserted.get(id) ?? 0,
+      line: lineOf(id),
       error: `group_ids: ${dropped.join(", ")} ${dropped.length > 1 ? "name" : "names"} no group of the file or the organisation; the memory was imported without ${dropped.length > 1 ? "them" : "it"}`,
     });
   report.memories.superseded = await markSupersededTargets(db, input.orgId, ids);
   // A fact supersedes only its own user's facts (ingest compares a user's facts with that user's
   // alone): a link to another user's fact is left as the file has it but not followed, and reported
   // on the line this import wrote (the superseding fact's, else its target's).
-  for (const { id, target } of await crossUserSupersedes(db, input.orgId, ids)) {
+  // Reported for the rows this run wrote (a link is only read, never changed: a rerun says nothing).
+  for (const { id, target } of await crossUserSupersedes(db, input.orgId, [...inserted.keys()])) {
     const mine = inserted.get(id);
     report.bad.push(
       mine === undefined
         ? {
-            line: inserted.get(target) ?? 0,
+            line: lineOf(target),
             error: `fact ${id}, another user's, names this fact in supersedes: not followed (a fact supersedes only its own user's facts)`,
           }
         : {
