@@ -31,6 +31,16 @@ afterAll(async () => {
 });
 
 let n = 0;
+/** A wait=true ingest of one user message that succeeded (its job's answer). */
+async function ingested(key: string, user: string, conv: string, content: string) {
+  const res = await svc.request("POST", "/v1/memories?wait=true", {
+    key,
+    body: { user_id: user, conv_id: conv, messages: [{ role: "user", content }] },
+  });
+  expect(res.body.status).toBe("succeeded");
+  return res;
+}
+
 /** An organisation whose webhook points at a fresh path of the receiver. */
 async function orgWithHook(body: Record<string, unknown> = {}) {
   const org = await svc.newOrg();
@@ -482,11 +492,7 @@ describe("webhook delivery", () => {
     const said = "My therapist prescribed sertraline for my anxiety.";
     const jobs: string[] = [];
     for (const conv of ["w1", "w2"]) {
-      const res = await svc.request("POST", "/v1/memories?wait=true", {
-        key: org.key,
-        body: { user_id: "wh", conv_id: conv, messages: [{ role: "user", content: said }] },
-      });
-      expect(res.body.status).toBe("succeeded");
+      const res = await ingested(org.key, "wh", conv, said);
       jobs.push(res.body.id);
     }
     await waitFor(async () => (await pendingJobs(jobs[1]!)) === 1 && (await deliveries(org.key)).length >= 2);
@@ -516,24 +522,8 @@ describe("webhook delivery", () => {
   it("a forget of the user drops its queued events also after job retention removed the jobs' records", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
-    const res = await svc.request("POST", "/v1/memories?wait=true", {
-      key: org.key,
-      body: {
-        user_id: "whs",
-        conv_id: "s1",
-        messages: [{ role: "user", content: "I take lithium for my bipolar disorder." }],
-      },
-    });
-    expect(res.body.status).toBe("succeeded");
-    const other = await svc.request("POST", "/v1/memories?wait=true", {
-      key: org.key,
-      body: {
-        user_id: "whs-other",
-        conv_id: "s1",
-        messages: [{ role: "user", content: "I collect vinyl records." }],
-      },
-    });
-    expect(other.body.status).toBe("succeeded");
+    const res = await ingested(org.key, "whs", "s1", "I take lithium for my bipolar disorder.");
+    const other = await ingested(org.key, "whs-other", "s1", "I collect vinyl records.");
     await waitFor(
       async () => (await pendingJobs(res.body.id)) === 1 && (await pendingJobs(other.body.id)) === 1,
     );
@@ -563,11 +553,7 @@ describe("webhook delivery", () => {
       // The second conversation restates the fact: its event reports it in memories_updated, with text.
       let job = "";
       for (const conv of ["d1", "d2"]) {
-        const res = await svc.request("POST", "/v1/memories?wait=true", {
-          key: org.key,
-          body: { user_id: "whd", conv_id: conv, messages: [{ role: "user", content: said }] },
-        });
-        expect(res.body.status).toBe("succeeded");
+        const res = await ingested(org.key, "whd", conv, said);
         job = res.body.id;
       }
       const report = await svc.request("GET", `/v1/memories/jobs/${job}`, { key: org.key });
@@ -622,15 +608,7 @@ describe("webhook delivery", () => {
   it("a delete reads only the queued events that name its memories, never the organisation's others", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
-    const res = await svc.request("POST", "/v1/memories?wait=true", {
-      key: org.key,
-      body: {
-        user_id: "whr",
-        conv_id: "r1",
-        messages: [{ role: "user", content: "My locker code is 4711." }],
-      },
-    });
-    expect(res.body.status).toBe("succeeded");
+    const res = await ingested(org.key, "whr", "r1", "My locker code is 4711.");
     const fact = (res.body.result.memories_created as Array<{ id: string; type: string }>).find(
       (m) => m.type === "fact",
     )!;
@@ -690,11 +668,7 @@ describe("webhook delivery", () => {
       { status: 503, headers: { "retry-after": "3600" }, wait: held },
       { status: 503, headers: { "retry-after": "3600" } },
     ]);
-    const res = await svc.request("POST", "/v1/memories?wait=true", {
-      key: org.key,
-      body: { user_id: user, conv_id: "c1", messages: [{ role: "user", content }] },
-    });
-    expect(res.body.status).toBe("succeeded");
+    const res = await ingested(org.key, user, "c1", content);
     await waitFor(async () => rx.at(org.path).length === 1);
     return { org, res, answer };
   };

@@ -195,21 +195,19 @@ export async function dropDeliveriesOfScope(
   if (!(await hasQueue(db))) return 0;
   const byBody =
     !scope.agent_id && !scope.app_id && (scope.user_id !== undefined || scope.conv_id !== undefined);
-  const { rows } = await db.query<{ n: number }>(
-    `WITH gone AS (
-       DELETE FROM pgboss.job WHERE name = 'webhook-delivery' AND state <> 'active' AND data ->> 'orgId' = $1
+  // The scope's deliveries: of its jobs, or (byBody) naming its user and conversation.
+  const ofScope = `name = 'webhook-delivery' AND data ->> 'orgId' = $1
          AND (data ->> 'jobId' = ANY($2::text[])
               OR ($3::boolean AND ($4::text IS NULL OR ${BODY} ->> 'user_id' = $4)
-                  AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))
+                  AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))`;
+  const { rows } = await db.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM pgboss.job WHERE state <> 'active' AND ${ofScope}
        RETURNING id, state, data),
      unindexed AS (DELETE FROM webhook_event_memories s USING gone g WHERE s.delivery_job_id = g.id),
      -- An attempt running now ends as it would have, but queues no retry (src/webhooks/deliver.ts).
      marked AS (
-       UPDATE pgboss.job SET data = jsonb_set(data, '{forgotten}', 'true')
-        WHERE name = 'webhook-delivery' AND state = 'active' AND data ->> 'orgId' = $1
-          AND (data ->> 'jobId' = ANY($2::text[])
-               OR ($3::boolean AND ($4::text IS NULL OR ${BODY} ->> 'user_id' = $4)
-                   AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))),
+       UPDATE pgboss.job SET data = jsonb_set(data, '{forgotten}', 'true') WHERE state = 'active' AND ${ofScope}),
      recorded AS (
        INSERT INTO webhook_deliveries
          (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome)
@@ -282,10 +280,12 @@ export async function rewriteQueuedEvents(
 /**
  * An event's body as a retry of it may carry it: without the memories deleted since (and an
  * episode a delete rewrote as it reads now), as rewriteQueuedEvents leaves queued events. The
- * attempt running while a memory was deleted kept its copy of the body (a running job's is not
- * rewritten), and its retry, queued from that copy, carried the deleted memory's text again. The
- * rows it names are locked (FOR SHARE) until the retry is queued, so a delete that comes after
- * waits for it and then finds it by the memories it names. The body unchanged where nothing was.
+ * attempt running while a memory was deleted holds the body as its worker took it (the delete
+ * rewrites the queue's row, not that copy), and its retry, queued from the copy, carried the
+ * deleted memory's text again. The rows it names are locked (FOR SHARE) until the retry is queued,
+ * so a delete that comes after waits for it and then finds it by the memories it names (a lock on
+ * the attempt's own row would not do: the delete's rewrite reads the index before it waits). The
+ * body unchanged where nothing was.
  */
 export async function bodyForRetry(db: Queryable, orgId: string, body: string): Promise<string> {
   let parsed: { memories?: unknown; memories_updated?: unknown };
