@@ -9,7 +9,8 @@ export const tagMemoryTool = defineTool({
   title: "Share or unshare a memory",
   description:
     "Add or remove group tags on a memory, to share it with a group or stop sharing it. Added ids must be " +
-    "active groups (see list_groups). Removal is applied before addition; repeating a call changes nothing.",
+    "active groups (see list_groups). Removal is applied before addition; repeating a call changes nothing. " +
+    "Tags removed from a superseded fact also leave the later versions of its chain.",
   input: {
     memory_id: memoryId,
     add_group_ids: z.array(z.string()).optional().describe("Group ids to add."),

@@ -232,7 +232,7 @@ export const MemoryGroupPatchRequest = z
     add_group_ids: GroupIdList.openapi({ description: "Active groups of the organisation to add." }),
     remove_group_ids: GroupIdList.openapi({
       description:
-        "Tags to remove (not checked against the registry). A fact taken out of a group takes the episodes that quote it out of that group too: an episode is shared only where every fact it quotes is.",
+        "Tags to remove (not checked against the registry). A fact taken out of a group takes the episodes that quote it out of that group too: an episode is shared only where every fact it quotes is. Tags taken off a superseded fact also leave the later versions of its chain (a text edit copied them there).",
     }),
   })
   .superRefine((body, check) => {
