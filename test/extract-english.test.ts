@@ -2591,3 +2591,64 @@ describe("what an ended claim says beyond the change", () => {
     expect(restBeyond(clause, [by], [])).toBe(rest);
   });
 });
+
+describe("very long input", () => {
+  // A pattern built from a word of the text failed to compile at about 33,000 letters ("Regular
+  // expression too large"), and the whole job failed with it.
+  const long = "x".repeat(50_000);
+  const Long = `X${long}`;
+  it.each([
+    ["alone", long],
+    ["opening a sentence", `${long} and I went home.`],
+    ["as a dropped subject's state", `${long} to the bone.`],
+    ["after a past tense", `Went to ${long} yesterday.`],
+    ["as a name", `My name is ${Long}.`],
+    ["as an introduction", `Hi, I'm ${Long}, a nurse.`],
+    ["called", `Call me ${Long}.`],
+    ["here", `${Long} here.`],
+    ["as a form's name", `Name: ${Long}.`],
+    ["capitalised in a sentence", `I love ${Long} and ${Long}.`],
+  ])("a 50,000-letter word %s: the other turn's fact is kept", (_label, content) => {
+    const out = extraction([turn(0, "user", "I live in Paris."), turn(1, "user", content)]);
+    expect(out.facts.map((f) => f.text)).toContain("The user lives in Paris.");
+    // No name is taken from it: a name is at most three words of 48 letters.
+    expect(out.facts.some((f) => f.text.startsWith("The user's name is X") && f.text.length < 100)).toBe(
+      false,
+    );
+  });
+
+  // Patterns that backtracked over the whole text made extraction quadratic in a sentence's or a
+  // line's length: 50,000 characters took 2 to 6 s, and a 1 MB body would have held a worker (and,
+  // under `serve`, the API) for many minutes. Each shape here, at 400,000 characters, now takes
+  // well under a second; quadratic, it would take minutes, past the test's time-out.
+  const shapes: [string, string][] = [
+    ["letters", "x"],
+    ["exclamation marks", "!"],
+    ["tabs", "\t"],
+    ["Chinese characters", "中"],
+    ["an address's characters", "a.b+c-"],
+    ["dotted words", "a."],
+    ["words", "lorem "],
+    ["lines", "a\n"],
+    ["stack frames", "at f (("],
+  ];
+  it.each(shapes)(
+    "400,000 characters of %s, said by either speaker, are read in linear time",
+    async (_label, unit) => {
+      const content = unit.repeat(Math.ceil(400_000 / unit.length));
+      for (const role of ["user", "assistant"]) {
+        for (const agentic of [false, true]) {
+          const out = extractLocally({
+            turns: [turn(0, "user", "I live in Paris."), turn(1, role, content)],
+            path: "live",
+            extractArtifacts: true,
+            agentic,
+            known: [],
+          });
+          expect(out.facts.map((f) => f.text)).toContain("The user lives in Paris.");
+        }
+      }
+    },
+    60_000,
+  );
+});

@@ -23,7 +23,7 @@ const PERSONAL = new RegExp(
     // credentials: what opens an account, a device or a door
     String.raw`\b(passwords?|passcodes?|passphrases?|pin (code|number)|api key|private key|ssh key|secret|token|recovery (codes?|phrase)|backup codes|seed phrase|one-time code|wi-?fi (key|password)|(door|gate|alarm|access|lock|entry|garage) code|(lock|safe) combination|ssn|social security|passport|licen[cs]e number|credentials|(root|admin) login|login (is|for))\b`,
     // contact details
-    String.raw`\b(phone number|email address|home address|address is|lives at|birthday|date of birth)\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+?\d[\d ()-]{7,}\d`,
+    String.raw`\b(phone number|email address|home address|address is|lives at|birthday|date of birth)\b|(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.]+\b|\+?\d[\d ()-]{7,}\d`,
   ].join("|"),
   "i",
 );

@@ -24,7 +24,9 @@ import { FIELD_LABELS, isInterjection, MESSAGE_LABELS, STOPWORDS } from "./engli
 /** A title before a name ("Dr. Ahmed Khan"): not part of it, and never a name itself ("Dr."). */
 const TITLE_WORD = String.raw`(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor|Sir|Dame|Rev|Fr)`;
 export const TITLE = String.raw`(?:${TITLE_WORD}\.?\s+)?`;
-const NAME = String.raw`(?!${TITLE_WORD}\b)\p{Lu}[\p{Ll}'][\p{L}'-]*(?:\s+\p{Lu}[\p{Ll}'][\p{L}'-]*){0,2}`;
+// Each word at most 48 letters: a pattern built from a name found (withoutIntroduction) must
+// compile, and a 33,000-letter "word" is no name.
+const NAME = String.raw`(?!${TITLE_WORD}\b)\p{Lu}[\p{Ll}'][\p{L}'-]{0,46}(?:\s+\p{Lu}[\p{Ll}'][\p{L}'-]{0,46}){0,2}`;
 const ENDS = String.raw`(?=\s*(?:[.!?,;:)]|$|\band\b|\bhere\b|\bfor short\b|\bbtw\b|\bby the way\b|\bnow\b|\bfrom now on\b|\binstead\b|\bplease\b))`;
 const CLAUSE = String.raw`(?:^|[.!?,;:]\s*|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)`;
 const NAMED = new RegExp(String.raw`\b[Mm]y name(?: is|'s)\s+${TITLE}(${NAME})${ENDS}`, "u");
