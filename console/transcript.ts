@@ -17,6 +17,13 @@ const ROLES: Record<string, string> = {
 };
 
 /**
+ * A speaker other than a role: one to three words of letters ("Caroline", "Dr. Ana Lima"), then
+ * the colon and a space (or the line's end). Not a sentence before a colon ("Here is the plan:"),
+ * nor a time ("at 10:15") or an address ("https://...").
+ */
+const NAME_LABEL = /^\p{L}[\p{L}\p{M}'’.-]*(?:\s+\p{L}[\p{L}\p{M}'’.-]*){0,2}$/u;
+
+/**
  * A pasted transcript: a JSON array of messages (or `{"messages": [...]}`), or `Speaker: text`
  * lines, where a line without a speaker continues the previous message. User/Assistant map to
  * those roles; any other speaker name is kept as the role, which the extractor reads as a name.
@@ -39,10 +46,11 @@ export function parseTranscript(text: string): TranscriptMessage[] {
   }
   const out: TranscriptMessage[] = [];
   for (const line of trimmed.split(/\r?\n/)) {
-    const m = /^\s*([^:\n]{1,64}?)\s*:\s*(.*)$/.exec(line);
-    if (m && !/^https?$/i.test(m[1]!)) {
-      const speaker = m[1]!.trim();
-      out.push({ role: ROLES[speaker.toLowerCase()] ?? speaker, content: m[2]!.trim() });
+    const m = /^\s*([^:\n]{1,64}?)\s*:(\s*)(.*)$/.exec(line);
+    const speaker = m ? m[1]!.trim() : "";
+    const role = ROLES[speaker.toLowerCase()];
+    if (m && (role || ((m[2] || !m[3]) && NAME_LABEL.test(speaker)))) {
+      out.push({ role: role ?? speaker, content: m[3]!.trim() });
     } else if (out.length > 0) {
       const last = out[out.length - 1]!;
       last.content = `${last.content}\n${line.trim()}`.trim();

@@ -19,6 +19,29 @@ describe("console transcript paste", () => {
     ]);
   });
 
+  it("takes a line for a new speaker only when a role or a name opens it: a time or a sentence before a colon continues the message", () => {
+    expect(
+      parseTranscript(
+        [
+          "User: Remind me about the dentist.",
+          "It is on Friday at 10:15.",
+          "Now I wake at 7:30 every morning.",
+          "Here is the plan: run, then swim.",
+          "Dr. Ana Lima: Good plan.",
+          "user:no space after a role",
+        ].join("\n"),
+      ),
+    ).toEqual([
+      {
+        role: "user",
+        content:
+          "Remind me about the dentist.\nIt is on Friday at 10:15.\nNow I wake at 7:30 every morning.\nHere is the plan: run, then swim.",
+      },
+      { role: "Dr. Ana Lima", content: "Good plan." },
+      { role: "user", content: "no space after a role" },
+    ]);
+  });
+
   it("reads a JSON array or a {messages} object as it is", () => {
     const messages = [{ role: "user", content: "hi", date: "2023-05-08" }];
     expect(parseTranscript(JSON.stringify(messages))).toEqual(messages);

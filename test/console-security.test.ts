@@ -240,6 +240,13 @@ describe("console security", () => {
     expect(res.status).toBe(401);
     expect(res.text).toContain("not a token");
     expect(res.text).not.toContain("not configured");
+    // The endpoint both pages name exists (they named POST /v1/auth/service-keys, a 405).
+    const spec = (await svc.request("GET", "/openapi.json")).body as { paths: Record<string, object> };
+    for (const page of [form.text, res.text]) {
+      const named = [...page.matchAll(/POST (\/v1\/[a-z/-]+)/g)].map((m) => m[1]!);
+      expect([...new Set(named)]).toEqual(["/v1/auth/generate-service-key"]);
+      for (const path of named) expect(spec.paths[path], path).toHaveProperty("post");
+    }
   });
 
   it("answers another organisation's ids as not found and changes nothing", async () => {

@@ -182,7 +182,7 @@ describe("HTTP error envelopes", () => {
     expectEnvelope(await svc.request("GET", "/v1/groups/grp_%00", { key }), 422, "invalid_request");
   });
 
-  it("a query parameter a read route does not know is 422 invalid_request naming it, never dropped", async () => {
+  it("a query parameter a route does not know is 422 invalid_request naming it, never dropped", async () => {
     for (const [method, path, name] of [
       ["GET", "/v1/groups?limit=5", "limit"],
       ["GET", "/v1/groups?include_archived=true&cursor=x", "cursor"],
@@ -198,6 +198,15 @@ describe("HTTP error envelopes", () => {
       expect(r.body.error.message, path).toContain(`"${name}"`);
       expect(r.body.detail[0].loc, path).toEqual(["query"]);
     }
+    // Ingest reads `wait`: misspelt, the client took a pending job for the answer of a wait.
+    const body = { user_id: "u", conv_id: "c", messages: [{ role: "user", content: "I like rye bread." }] };
+    for (const name of ["wiat", "Wait"]) {
+      const r = await svc.request("POST", `/v1/memories?${name}=true`, { key, body });
+      expect(r.status, name).toBe(422);
+      expect(r.body.error.code, name).toBe("invalid_request");
+      expect(r.body.error.message, name).toContain(`"${name}"`);
+    }
+    expect((await svc.request("POST", "/v1/memories?wait=false", { key, body })).status).toBe(202);
     expect((await svc.request("GET", "/v1/groups?include_archived=true", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/memories/jobs?limit=5", { key })).status).toBe(200);
     expect((await svc.request("GET", "/v1/usage?daily=true", { key })).status).toBe(200);

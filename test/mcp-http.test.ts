@@ -316,7 +316,8 @@ describe("MCP over Streamable HTTP (in-process)", () => {
     expect(
       await callErr(client, "archive_group", { group_id: "grp_0123456789abcdef0123456789abcdef" }),
     ).toMatch(/group_not_found.*grp_0123456789abcdef0123456789abcdef/s);
-    expect(await callErr(client, "add_memory", { text: "x" })).toMatch(/missing_scope.*user_id/s);
+    // The code REST gives the same request (POST /v1/memories without a user).
+    expect(await callErr(client, "add_memory", { text: "x" })).toMatch(/^Error missing_user_id: .*user_id/s);
     expect(await callErr(client, "tag_memory", { memory_id: missing })).toMatch(/empty_patch/);
     // Input that fails the tool's own schema.
     expect(await callErr(client, "list_memories", { limit: 0 })).toMatch(/limit/);

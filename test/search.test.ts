@@ -1049,11 +1049,19 @@ describe("legacy search shapes", () => {
     expect(texts(prompt)).toEqual(["Erin likes chess"]);
     const noScope = await search(key, { query: "chess", filters: { conv_id: "c" } });
     expect(noScope.body.detail.code).toBe("missing_scope");
-    // A lifted user_id of the wrong type is a wrong type, not a missing user_id; null is none.
-    const wrongType = await search(key, { query: "chess", filters: { user_id: 5 } });
-    expect(wrongType.status).toBe(422);
-    expect(wrongType.body.detail[0]).toMatchObject({ loc: ["body", "user_id"], type: "invalid_type" });
-    expect(wrongType.body.detail[0].msg).toMatch(/expected string, received number/);
+    // The filter language's equality, as clients of the hosted service write it, is lifted too.
+    const eq = await search(key, { query: "chess", filters: { user_id: { $eq: "u" } }, mode: "rows" });
+    expect(texts(eq)).toEqual(["Erin likes chess"]);
+    // Any other value is an error of filters.user_id, the field the client sent (it blamed a root
+    // user_id the client never sent); null is none.
+    for (const userId of [5, { $in: ["u"] }, { $eq: 5 }, ["u"]]) {
+      const wrong = await search(key, { query: "chess", filters: { user_id: userId } });
+      expect(wrong.status, JSON.stringify(userId)).toBe(422);
+      expect(wrong.body.error.code).toBe("invalid_filters");
+      expect(wrong.body.detail.field).toBe("filters.user_id");
+      expect(wrong.body.error.details.issues[0].loc).toEqual(["body", "filters", "user_id"]);
+      expect(wrong.body.error.message).toBe('filters.user_id: must be a string (or {"$eq": "<id>"})');
+    }
     const none = await search(key, { query: "chess", filters: { user_id: null } });
     expect(none.body.detail.code).toBe("missing_scope");
   });

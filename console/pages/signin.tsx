@@ -56,7 +56,8 @@ const SignIn = ({
       </form>
       <p class="muted small">
         No key yet? An operator makes one with <code>mnemo admin create-key --org ORG_ID</code>; a user signed
-        in with your identity provider mints a service key with <code>POST /v1/auth/service-keys</code>.
+        in with your identity provider mints a service key with{" "}
+        <code>POST /v1/auth/generate-service-key</code>.
       </p>
     </div>
   </Layout>

@@ -88,8 +88,9 @@ export const addMemoryTool = defineTool({
   async run(args, env) {
     const scope = writeScope(args, env.scope);
     if (!scope.user_id) {
+      // REST's code for the same request (POST /v1/memories without a user).
       throw new ToolFailure(
-        "missing_scope",
+        "missing_user_id",
         "add_memory needs user_id: pass it, or pin a default with MNEMO_DEFAULT_USER_ID (or the X-Mnemo-User-Id header on /mcp).",
       );
     }

@@ -20,9 +20,12 @@ export function registerIngestRoutes(app: App) {
       tags: ["memories"],
       summary: "Ingest chat turns (extraction runs as a background job)",
       request: {
-        query: z.object({
-          wait: QueryBool.openapi({ description: "Hold up to the wait window for the terminal job" }),
-        }),
+        // Strict: a misspelt `wait` (`?wiat=true`) answered 202 to a client that thought it waited.
+        query: z
+          .object({
+            wait: QueryBool.openapi({ description: "Hold up to the wait window for the terminal job" }),
+          })
+          .strict(),
         body: { required: true, ...json(IngestRequestSchema) },
       },
       responses: {

@@ -24,6 +24,7 @@ export function registerSearchRoutes(app: App) {
               "unsupported_include_option",
               "invalid_limit",
               "missing_scope",
+              "invalid_filters",
               "invalid_request",
             ],
             500: ["search_failed"],

@@ -40,7 +40,7 @@ export async function signIn(
   if (looksLikeJwt(trimmed)) {
     throw new CoreError(
       "unauthorized",
-      "Sign in with an API key or a service key, not a token: a token of your identity provider mints a service key with POST /v1/auth/service-keys.",
+      "Sign in with an API key or a service key, not a token: a token of your identity provider mints a service key with POST /v1/auth/generate-service-key.",
     );
   }
   const who = await authenticate(requestDb(deps), { apiKey: trimmed });

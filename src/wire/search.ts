@@ -43,7 +43,10 @@ const SearchBody = z
   .openapi("SearchRequest");
 
 /** The search request; legacy shapes are rewritten to the current one before the fields are checked. */
-export const SearchRequestSchema = z.preprocess(translateLegacySearch, SearchBody);
+export const SearchRequestSchema = z.preprocess(
+  (body, ctx) => translateLegacySearch(body, (i) => ctx.addIssue({ code: "custom", input: body, ...i })),
+  SearchBody,
+);
 export type SearchRequest = z.input<typeof SearchBody>;
 
 /** A tool call's arguments nest at most this many levels (identifiers are read from 12). */
