@@ -70,8 +70,68 @@ describe("console pages", () => {
     expect(logged.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);
     // The same form, well formed, still works.
     const ok = await rawPost(client, "/console/groups", "application/x-www-form-urlencoded", "name=fine");
-    expect(ok.status).toBe(200);
-    expect(await ok.text()).toContain("Group “<bdi>fine</bdi>” created.");
+    expect(ok.status).toBe(303);
+    expect((await client.get(ok.headers.get("location")!)).text).toContain(
+      "Group “<bdi>fine</bdi>” created.",
+    );
+  });
+
+  it("answers each group form with a redirect to the page saying what was done, so a reload posts nothing again", async () => {
+    const { key, client } = await signedIn();
+    const count = async () =>
+      (await svc.request("GET", "/v1/groups?include_archived=true", { key })).body.data.length;
+    const created = await client.post("/console/groups", { name: "Reload test" });
+    expect(created.status).toBe(303);
+    const location = created.headers.get("location")!;
+    expect(location).toMatch(/^\/console\/groups\?created=grp_[0-9a-f]+$/);
+    const id = new URL(location, "http://x").searchParams.get("created")!;
+    // The page after the redirect, loaded twice (a reload): one group, one notice each time.
+    for (let i = 0; i < 2; i++) {
+      const shown = await client.get(location);
+      expect(shown.status).toBe(200);
+      expect(shown.text).toContain("Group “<bdi>Reload test</bdi>” created.");
+    }
+    expect(await count()).toBe(1);
+    for (const [path, fields, done, said] of [
+      [
+        `/console/groups/${id}`,
+        { name: "Renamed", prompt: "" },
+        "saved",
+        "Group “<bdi>Renamed</bdi>” saved.",
+      ],
+      [
+        `/console/groups/${id}/status`,
+        { status: "archived" },
+        "archived",
+        "Group “<bdi>Renamed</bdi>” archived",
+      ],
+      [
+        `/console/groups/${id}/status`,
+        { status: "active" },
+        "restored",
+        "Group “<bdi>Renamed</bdi>” restored.",
+      ],
+    ] as const) {
+      const res = await client.post(path, fields);
+      expect(res.status, path).toBe(303);
+      expect(res.headers.get("location")).toBe(`/console/groups?${done}=${id}`);
+      expect((await client.get(res.headers.get("location")!)).text).toContain(said);
+    }
+    // A refusal is the page itself, in the form's words, with what was typed.
+    const bogus = await client.post(`/console/groups/${id}/status`, { status: "bogus" });
+    expect(bogus.status).toBe(422);
+    expect(bogus.text).toContain("Status must be active or archived.");
+    const blank = await client.post("/console/groups", { name: " ", prompt: "kept prompt" });
+    expect(blank.status).toBe(422);
+    expect(blank.text).toContain("kept prompt");
+    // An id of no group listed here (another organisation's) says nothing.
+    const other = await svc.newOrg();
+    const theirs = (await svc.request("POST", "/v1/groups", { key: other.key, body: { name: "Theirs" } }))
+      .body.id;
+    const page = await client.get(`/console/groups?created=${theirs}`);
+    expect(page.text).not.toContain("Theirs");
+    expect(page.text).not.toContain("created.");
+    expect(await count()).toBe(1);
   });
 
   it("offers a user's key no delete, tag or job controls on another user's memory shared through a group", async () => {
@@ -280,6 +340,16 @@ describe("console pages", () => {
           ] as [string, Promise<{ status: number; text: string }>, string],
       ),
       // A filter or month the page does not offer is refused as REST refuses it, not ignored.
+      [
+        "search",
+        client.post("/console/search", { user_id: "u", query: "tea", mode: "bogus" }),
+        "Mode must be one of compose, retrieve.",
+      ],
+      [
+        "search",
+        client.post("/console/search", { user_id: "u", query: "tea", include: "bogus" }),
+        "Include (item 1) must be one of fact, artifact,",
+      ],
       ["memories", client.get("/console/memories?type=bogus"), "Type must be one of fact,"],
       ["memories", client.get("/console/memories?status=bogus"), "Status must be one of active, superseded."],
       [
@@ -374,7 +444,9 @@ describe("console pages", () => {
     expect(one.text).toContain(`<dd class="mono"><bdi>${user}</bdi></dd>`);
     expect(one.text).toContain(`<span class="tag"><bdi>${rlo}team</bdi></span>`);
     const created = await client.post("/console/groups", { name: `${rlo}crew` });
-    expect(created.text).toContain(`Group “<bdi>${rlo}crew</bdi>” created.`);
+    expect((await client.get(created.headers.get("location")!)).text).toContain(
+      `Group “<bdi>${rlo}crew</bdi>” created.`,
+    );
     for (const path of ["/console/search", "/console/ingest"]) {
       expect((await client.get(path)).text, path).toContain(`<bdi>${rlo}team</bdi>`);
     }

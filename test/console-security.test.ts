@@ -169,7 +169,7 @@ describe("console security", () => {
     expect((await client.post("/console/signout", {}, { csrf: null })).status).toBe(403);
     expect(await groups()).toBe(0);
     const ok = await client.post("/console/groups", { name: "d" });
-    expect(ok.status).toBe(200);
+    expect(ok.status).toBe(303);
     expect(await groups()).toBe(1);
   });
 
@@ -438,7 +438,10 @@ describe("console security", () => {
       name: "All of it",
       prompt: "",
     });
-    expect(renamed.text).toContain("saved");
+    expect(renamed.status).toBe(303);
+    expect((await client.get(renamed.headers.get("location")!)).text).toContain(
+      "Group “<bdi>All of it</bdi>” saved.",
+    );
     const after = await svc.request("GET", `/v1/groups/${prompted.body.id}`, { key });
     expect(after.body).toMatchObject({ name: "Billing", prompt: "the billing service" });
     expect((await svc.request("GET", `/v1/groups/${catchAll.body.id}`, { key })).body).toMatchObject({

@@ -12,13 +12,35 @@ import { Csrf, Layout } from "../layout.js";
 import { type Ctx, chrome, formOf, one, page, readForm } from "../render.js";
 import type { ConsoleApp } from "../types.js";
 
-async function groupsPage(
-  c: Ctx,
-  notice?: { kind: "ok" | "error"; text: Child; status?: number },
-  draft?: Record<string, string>,
-) {
+/** What a group form did, as the page after its redirect says it (`?created=<id>`, ...). */
+const DONE = {
+  created: () => "created.",
+  saved: () => "saved.",
+  archived: () => "archived: it no longer tags new ingests; its memories stay searchable.",
+  restored: () => "restored.",
+} as const;
+type Done = keyof typeof DONE;
+
+async function groupsPage(c: Ctx, failed?: { text: Child; status?: number }, draft?: Record<string, string>) {
   const groups = await listGroups({ ctx: c.get("ctx"), input: { includeArchived: true } });
   const csrf = c.get("csrf");
+  // After a form's post, redirect, get: the page says what was done to which of the groups listed.
+  let notice: { kind: "ok" | "error"; text: Child; status?: number } | undefined = failed && {
+    kind: "error",
+    ...failed,
+  };
+  for (const done of Object.keys(DONE) as Done[]) {
+    const g = groups.data.find((g) => g.id === c.req.query(done));
+    if (!notice && g)
+      notice = {
+        kind: "ok",
+        text: (
+          <>
+            Group “<bdi>{g.name}</bdi>” {DONE[done]()}
+          </>
+        ),
+      };
+  }
   return page(
     c,
     <Layout title="Groups" chrome={chrome(c)} section="groups">
@@ -110,13 +132,23 @@ async function groupsPage(
   );
 }
 
-async function attempt(c: Ctx, run: () => Promise<Child>, draft?: Record<string, string>) {
+/**
+ * A group form's post: done, a redirect to the page saying so (post, redirect, get: reloading it
+ * does not post again; a reload after "Create group" made a second group of the same name);
+ * refused, the page with the error in the form's words and what was typed.
+ */
+async function attempt(
+  c: Ctx,
+  run: () => Promise<{ done: Done; id: string }>,
+  draft?: Record<string, string>,
+) {
   try {
-    return groupsPage(c, { kind: "ok", text: await run() });
+    const { done, id } = await run();
+    return c.redirect(`/console/groups?${done}=${encodeURIComponent(id)}`, 303);
   } catch (err) {
-    const said = inFormWords(err, { name: "Name", prompt: "Prompt" });
+    const said = inFormWords(err, { name: "Name", prompt: "Prompt", status: "Status" });
     if (isCoreError(said) && said.status < 500 && said.status !== 404) {
-      return groupsPage(c, { kind: "error", text: said.message, status: said.status }, draft);
+      return groupsPage(c, { text: said.message, status: said.status }, draft);
     }
     throw said;
   }
@@ -134,11 +166,7 @@ export function registerGroupPages(app: ConsoleApp) {
           ctx: c.get("ctx"),
           input: { name: f.name ?? "", prompt: f.prompt ?? null },
         });
-        return (
-          <>
-            Group “<bdi>{g.name}</bdi>” created.
-          </>
-        );
+        return { done: "created", id: g.id };
       },
       f,
     );
@@ -155,11 +183,7 @@ export function registerGroupPages(app: ConsoleApp) {
       const name = "name" in raw ? (one(raw, "name") ?? "") : null;
       const prompt = one(raw, "prompt") ?? (current.prompt !== null && "prompt" in raw ? "" : null);
       const g = await updateGroup({ ctx, input: { id, name, prompt } });
-      return (
-        <>
-          Group “<bdi>{g.name}</bdi>” saved.
-        </>
-      );
+      return { done: "saved", id: g.id };
     });
   });
 
@@ -170,19 +194,12 @@ export function registerGroupPages(app: ConsoleApp) {
     return attempt(c, async () => {
       if (f.status === "archived") {
         const g = await archiveGroup({ ctx, input: { id } });
-        return (
-          <>
-            Group “<bdi>{g.name}</bdi>” archived: it no longer tags new ingests; its memories stay searchable.
-          </>
-        );
+        return { done: "archived", id: g.id };
       }
-      if (f.status !== "active") throw new CoreError("invalid_request", "status must be active or archived.");
+      if (f.status !== "active")
+        throw new CoreError("invalid_request", "Status must be active or archived.", { field: "status" });
       const g = await updateGroup({ ctx, input: { id, status: "active" } });
-      return (
-        <>
-          Group “<bdi>{g.name}</bdi>” restored.
-        </>
-      );
+      return { done: "restored", id: g.id };
     });
   });
 }

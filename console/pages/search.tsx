@@ -301,7 +301,8 @@ const TRIGGER_LABELS = {
   mode: "Mode",
 };
 
-const mode = (f: Form) => (one(f, "mode") === "retrieve" ? "retrieve" : "compose");
+/** The mode as sent (the form offers compose and retrieve): anything else is refused by the schema, as REST refuses it. */
+const mode = (f: Form) => (one(f, "mode") ?? "compose") as "compose" | "retrieve";
 
 export function registerSearchPages(app: ConsoleApp) {
   app.get("/search", (c) => searchPage(c, {}));
@@ -321,9 +322,8 @@ export function registerSearchPages(app: ConsoleApp) {
             ...scopeOf(f),
             query: one(f, "query") ?? "",
             mode: mode(f),
-            include: many(f, "include").filter((t) =>
-              (INCLUDES as readonly string[]).includes(t),
-            ) as SearchInclude[],
+            // As sent: a value the form does not offer is refused, as REST refuses it (it was dropped).
+            include: many(f, "include") as SearchInclude[],
             limit,
           },
           SEARCH_LABELS,
