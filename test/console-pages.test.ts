@@ -134,6 +134,24 @@ describe("console pages", () => {
     expect(await count()).toBe(1);
   });
 
+  it("shows a memory's metadata, escaped, and says when there is none", async () => {
+    const { orgId, client } = await signedIn();
+    const [withMeta, without] = await seed(svc, orgId, [
+      fact("Deploys go through the staging cluster.", {
+        metadata: { source: "<script>alert(1)</script>", nested: { ticket: 42 } },
+      }),
+      fact("The wiki lives on the intranet."),
+    ]);
+    const page = await client.get(`/console/memories/${withMeta!.id}`);
+    expect(page.text).toContain("Metadata");
+    expect(page.text).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(page.text).not.toContain("<script>alert(1)");
+    expect(page.text).toMatch(/ticket[\s\S]{0,80}42/);
+    expect((await client.get(`/console/memories/${without!.id}`)).text).toContain(
+      "None: the ingest that wrote it sent no metadata.",
+    );
+  });
+
   it("offers a user's key no delete, tag or job controls on another user's memory shared through a group", async () => {
     const { orgId, key } = await signedIn();
     const g = await createGroup(svc, key, "shared");

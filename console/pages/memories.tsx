@@ -317,6 +317,13 @@ async function memoryPage(c: Ctx, id: string, tagError?: { message: string; stat
           <Card title="Details">
             <Json value={details} />
           </Card>
+          <Card title="Metadata">
+            {Object.keys(m.metadata).length ? (
+              <Json value={m.metadata} />
+            ) : (
+              <p class="muted">None: the ingest that wrote it sent no metadata.</p>
+            )}
+          </Card>
           <Card title={`Revisions (${revisions.data.length})`} id="revisions">
             {revisions.data.length <= 1 ? (
               <p class="muted">No other revisions: this memory was never superseded or versioned.</p>
