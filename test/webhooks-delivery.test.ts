@@ -303,20 +303,27 @@ describe("webhook delivery", () => {
     expect(list[1]).toMatchObject({ attempt: 2, status_code: 200, outcome: "delivered" });
   });
 
-  it("never follows a redirect (3xx is a permanent failure)", async () => {
+  it("never follows a redirect, and retries it as the spec retries any answer but a 2xx or a 4xx", async () => {
     const org = await orgWithHook();
     const internal = `/internal-${n}`;
-    rx.script(org.path, [{ status: 302, headers: { Location: `${rx.base}${internal}` } }]);
+    rx.script(org.path, [
+      { status: 302, headers: { Location: `${rx.base}${internal}` } },
+      { status: 307, headers: { Location: `${rx.base}${internal}` } },
+      { status: 200 },
+    ]);
     const ev = await fire(org.orgId);
     const list = await waitFor(async () => {
       const d = await deliveries(org.key);
-      return d.length ? d : null;
+      return d.some((x) => x.outcome === "delivered") ? d : null;
     });
-    expect(list.map((d) => [d.status_code, d.outcome, d.error])).toEqual([
-      [302, "failed", "redirect not followed"],
+    expect(list.map((d) => [d.attempt, d.status_code, d.outcome, d.error])).toEqual([
+      [1, 302, "retrying", "redirect not followed"],
+      [2, 307, "retrying", "redirect not followed"],
+      [3, 200, "delivered", null],
     ]);
     expect(await pendingJobs(ev.jobId)).toBe(0);
     expect(rx.at(internal)).toHaveLength(0);
+    expect(rx.at(org.path)).toHaveLength(3);
   });
 
   it("sends the failed event with its error", async () => {

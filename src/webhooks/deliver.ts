@@ -269,7 +269,9 @@ async function post(
     await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
     const s = res.statusCode;
     if (s >= 200 && s < 300) return { statusCode: s, error: null, retryable: false, retryAfterSeconds: null };
-    const retryable = s >= 500 || s === 408 || s === 429;
+    // Spec section 6: any answer but a 2xx is retried, except a 4xx other than 408 and 429. A 3xx
+    // is retried too (its redirect is never followed: the next attempt goes to the same URL).
+    const retryable = s < 400 || s >= 500 || s === 408 || s === 429;
     const error = s >= 300 && s < 400 ? "redirect not followed" : `HTTP ${s}`;
     const retryAfter = s === 429 || s === 503 ? parseRetryAfter(res.headers["retry-after"]) : null;
     return { statusCode: s, error, retryable, retryAfterSeconds: retryAfter };
