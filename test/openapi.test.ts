@@ -167,6 +167,15 @@ describe("OpenAPI document", () => {
       null,
     ]);
     expect(schemas.FactDetails.properties.artifact_ids).toEqual({ type: "array", items: { type: "string" } });
+    // Every field ingest writes is declared (a client generated from the document saw no date,
+    // gist or source turns).
+    for (const [schema, fields] of [
+      ["FactDetails", ["date", "occurred_at", "source_event_ids", "episode_id"]],
+      ["ArtifactDetails", ["source_event_ids", "episode_ids"]],
+      ["EpisodeDetails", ["gist", "fact_ids"]],
+      ["DirectiveDetails", ["episode_id", "source_event_ids"]],
+    ] as const)
+      for (const f of fields) expect(Object.keys(schemas[schema].properties), `${schema}.${f}`).toContain(f);
     expect(schemas.ArtifactDetails.properties.version).toEqual({ type: ["integer", "null"] });
     expect(schemas.EpisodeDetails.properties.fact_ids.type).toBe("array");
     expect(schemas.DirectiveDetails.properties.steps.type).toEqual(["array", "null"]);

@@ -11,7 +11,7 @@ const NullableText = z.string().nullable();
 
 /*
  * A memory's `details` by type (the interface's section 2.2, and DECISIONS). Every field is
- * optional and other fields pass (a mem0 import's `source`, an episode's `gist`): the declared
+ * optional and other fields pass (a mem0 import's `source`): the declared
  * ones have their declared types. Responses carry them; `admin import` checks each memory line's
  * details against its type's (src/admin/import.ts), so a file cannot store what the API would
  * then serve against its own schema.
@@ -26,6 +26,10 @@ const FactDetailsSchema = z
     artifact_id: NullableText,
     artifact_ids: Ids,
     source_event_ids: Ids,
+    date: NullableText.openapi({ description: "The source message's `date` as sent." }),
+    occurred_at: NullableText.openapi({
+      description: "That date read as an instant (ISO 8601), when it could be.",
+    }),
   })
   .partial()
   .openapi("FactDetails");
@@ -38,6 +42,7 @@ const ArtifactDetailsSchema = z
     root_id: NullableText,
     source_fact_ids: Ids,
     episode_ids: Ids,
+    source_event_ids: Ids,
     full_content: NullableText,
   })
   .partial()
@@ -51,6 +56,10 @@ const EpisodeDetailsSchema = z
     ended_at: NullableText,
     fact_ids: Ids,
     artifact_ids: Ids,
+    gist: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: "An agentic session's gist: `goal`, `tools`, `files`." }),
   })
   .partial()
   .openapi("EpisodeDetails");
@@ -68,6 +77,8 @@ const DirectiveDetailsSchema = z
     steps: Ids.nullable(),
     source_outcome: z.enum(["resolved", "failed"]).nullable(),
     namespace: NullableText,
+    episode_id: NullableText,
+    source_event_ids: Ids,
   })
   .partial()
   .openapi("DirectiveDetails");
