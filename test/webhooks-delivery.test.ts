@@ -801,6 +801,70 @@ describe("webhook delivery", () => {
     expect(rx.at(org.path)).toHaveLength(1);
   });
 
+  /** Until `n` sessions of the test's database wait for a lock (the interleavings below, on a server). */
+  const lockWaiters = (n: number) =>
+    waitFor(async () => {
+      const { rows } = await svc.deps.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return rows[0]!.n >= n;
+    });
+
+  // The attempt's record locks the memories its retry names, the forget deletes them and then
+  // drops or marks the scope's delivery jobs. The record read (FOR SHARE) its own job row first:
+  // with the forget holding the memories and waiting for that row, the two deadlocked, and the
+  // forget, rolled back, answered 500 with nothing forgotten. Here the forget is held (another
+  // session locks its scope's ingest job record) until the record waits for the memories, and
+  // released once PostgreSQL's deadlock check of that wait (deadlock_timeout) has passed, so that
+  // a cycle is found by the forget's own wait.
+  it("a forget of the scope while an attempt of its event records its retry is not refused", async () => {
+    const { org, res, answer } = await heldFirstAttempt("whd", "My bike lock code is 4471.");
+    let forgot: Awaited<ReturnType<typeof svc.request>>;
+    if (!onServer()) {
+      answer();
+      forgot = await svc.request("DELETE", "/v1/memories?user_id=whd", { key: org.key });
+    } else {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked!: () => void;
+      const hasLock = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = svc.deps.db.tx(async (tx) => {
+        await tx.query("SELECT 1 FROM ingest_jobs WHERE id = $1 FOR UPDATE", [res.body.id]);
+        locked();
+        await held;
+      });
+      await hasLock;
+      const forgetting = svc.request("DELETE", "/v1/memories?user_id=whd", { key: org.key });
+      await lockWaiters(1); // the forget, its memories deleted, waits for the job record
+      answer();
+      await lockWaiters(2); // the attempt's record waits for the memories
+      const { rows } = await svc.deps.db.query<{ ms: number }>(
+        "SELECT extract(epoch FROM current_setting('deadlock_timeout')::interval)::float8 * 1000 AS ms",
+      );
+      await new Promise((r) => setTimeout(r, rows[0]!.ms + 500));
+      release();
+      await holder;
+      forgot = await forgetting;
+    }
+    expect(forgot.status).toBe(200);
+    expect(forgot.body.deleted).toBeGreaterThan(0);
+    await waitFor(async () => (await pendingJobs(res.body.id)) === 0);
+    // The event's last record says why nothing follows: not retried (the record came second, as on
+    // a server here), or its retry dropped (the embedded database may record first).
+    const list = await deliveries(org.key);
+    expect(list.at(-1)).toMatchObject({ outcome: "failed", next_attempt_at: null });
+    expect(list.at(-1).error).toMatch(
+      onServer()
+        ? /^HTTP 503; not retried: its memories were forgotten$/
+        : /not retried: its memories were forgotten|not sent: its memories were forgotten; the delivery was dropped/,
+    );
+    expect(rx.at(org.path)).toHaveLength(1);
+  }, 30_000);
+
   it("forgets which memories a delivery job named once pg-boss has deleted the job", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);

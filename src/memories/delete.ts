@@ -20,7 +20,7 @@ import {
   usersInScope,
 } from "../db/memories.js";
 import { dropDeliveriesOfScope } from "../db/webhooks.js";
-import { CoreError, isCoreError } from "../errors.js";
+import { CoreError, isCoreError, isLockConflict } from "../errors.js";
 import { contentWords, stem, withoutSentencesOf } from "../providers/local/english.js";
 import { memoryNotFound } from "./get.js";
 import { embedRows } from "./vectors.js";
@@ -68,6 +68,24 @@ export async function deleteMemory({ ctx, input }: { ctx: Ctx; input: { id: stri
     ctx.log.warn({ err }, "forgetting unused words of the search statistics failed"),
   );
   ctx.log.info({ memoryId: input.id }, "memory deleted");
+}
+
+/**
+ * Runs a forget's transaction again when PostgreSQL rolled it back as a deadlock or a serialization
+ * failure (isLockConflict), a few times: a delivery attempt recording its outcome locks the
+ * memories its retry names, and two statements locking the same rows in another order can still
+ * meet. An erasure is not refused (500 `delete_failed`, nothing forgotten) for a conflict that
+ * running it again resolves.
+ */
+async function againOnLockConflict<T>(ctx: Ctx, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isLockConflict(err) || attempt >= 5) throw err;
+      ctx.log.info({ err, attempt }, "forget rolled back by a lock conflict; running it again");
+    }
+  }
 }
 
 export interface ScopeDeletionInput {
@@ -125,32 +143,35 @@ export async function deleteMemoriesInScope({
   let dropped: number;
   let reworked: ReworkedEpisode[] = [];
   try {
-    ({ rows, jobs, inFlight, dropped } = await inTx(long, async ({ db }) => {
-      // Under each user's ingest lock, as a single delete: a job storing at once (in another
-      // conversation of the user, restating a fact of this scope) finishes first and its episode
-      // is cleaned here, or starts after and sees the facts gone.
-      for (const userId of named.user_id !== undefined
-        ? [named.user_id]
-        : await usersInScope(db, orgId, named))
-        await lockIngestUser(db, orgId, userId);
-      const gone = await deleteMemoryRowsInScope(db, orgId, named);
-      const facts = gone.filter((r) => r.type === "fact");
-      if (facts.length) reworked = await unsayInEpisodes(db, orgId, facts, { unlist: true });
-      const jobIds = await deleteFinishedJobsInScope(db, orgId, named);
-      const dropped = await dropDeliveriesOfScope(db, orgId, jobIds, named);
-      // Jobs outside the scope (kept) that reported them, and their events still queued: restated
-      // facts, the episodes they left.
-      await rewriteJobReports(
-        db,
-        orgId,
-        gone.map((r) => r.id),
-        reworked,
-      );
-      // Jobs still pending or running are left to finish: they store after this, and the caller
-      // forgets again once they have (README); the answer says how many there were.
-      const inFlight = await countUnfinishedJobsInScope(db, orgId, named);
-      return { rows: gone, jobs: jobIds.length, inFlight, dropped };
-    }));
+    ({ rows, jobs, inFlight, dropped } = await againOnLockConflict(ctx, () =>
+      inTx(long, async ({ db }) => {
+        reworked = [];
+        // Under each user's ingest lock, as a single delete: a job storing at once (in another
+        // conversation of the user, restating a fact of this scope) finishes first and its episode
+        // is cleaned here, or starts after and sees the facts gone.
+        for (const userId of named.user_id !== undefined
+          ? [named.user_id]
+          : await usersInScope(db, orgId, named))
+          await lockIngestUser(db, orgId, userId);
+        const gone = await deleteMemoryRowsInScope(db, orgId, named);
+        const facts = gone.filter((r) => r.type === "fact");
+        if (facts.length) reworked = await unsayInEpisodes(db, orgId, facts, { unlist: true });
+        const jobIds = await deleteFinishedJobsInScope(db, orgId, named);
+        const dropped = await dropDeliveriesOfScope(db, orgId, jobIds, named);
+        // Jobs outside the scope (kept) that reported them, and their events still queued: restated
+        // facts, the episodes they left.
+        await rewriteJobReports(
+          db,
+          orgId,
+          gone.map((r) => r.id),
+          reworked,
+        );
+        // Jobs still pending or running are left to finish: they store after this, and the caller
+        // forgets again once they have (README); the answer says how many there were.
+        const inFlight = await countUnfinishedJobsInScope(db, orgId, named);
+        return { rows: gone, jobs: jobIds.length, inFlight, dropped };
+      }),
+    ));
   } catch (err) {
     if (isCoreError(err)) throw err;
     throw new CoreError("delete_failed", "The memories could not be deleted.", { cause: err });

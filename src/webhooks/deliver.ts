@@ -98,6 +98,10 @@ export async function deliverWebhook({
   // would repeat the event to the receiver.
   const record = () =>
     inTx(ctx, async ({ db: tx }) => {
+      // The retry's body first: it locks the memories it names (bodyForRetry) before the attempt's
+      // own job row is read below, the order a forget takes them in (memories, then the scope's
+      // delivery jobs). The other order deadlocked with a forget of the event's scope.
+      const nextBody = more ? await bodyForRetry(tx, input.orgId, input.body) : input.body;
       // A forget of the event's scope while this attempt ran marked it (dropDeliveriesOfScope): no
       // retry, as for the retries it found queued.
       const retry = more && !(deliveryJobId && (await forgottenWhileRunning(tx, deliveryJobId)));
@@ -123,7 +127,7 @@ export async function deliverWebhook({
         const next: DeliveryJobData = {
           ...input,
           attempt: input.attempt + 1,
-          body: await bodyForRetry(tx, input.orgId, input.body),
+          body: nextBody,
         };
         const queued = await ctx.deps.queue.send("webhook-delivery", next, {
           db: tx,
