@@ -865,6 +865,62 @@ describe("webhook delivery", () => {
     expect(rx.at(org.path)).toHaveLength(1);
   }, 30_000);
 
+  // The queue's fetch of a waiting retry (its state made active) committing while the forget's
+  // statement ran: the retry was neither dropped (it read active by then) nor marked (it read
+  // waiting in the statement's snapshot), and it was sent after the forget naming the erased user.
+  // Here another session plays the fetch, held open until the forget waits for it.
+  it("a forget of the scope while the queue fetches a waiting retry of its event marks that attempt", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
+    const res = await ingested(org.key, "whq", "q1", "My landlord Mr. Kovac lives upstairs.");
+    const retry = await waitFor(async () => {
+      const { rows } = await svc.deps.db.query<{ id: string }>(
+        `SELECT id::text FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1
+            AND state = 'created' AND data->>'attempt' = '2'`,
+        [res.body.id],
+      );
+      return rows[0]?.id;
+    });
+    const fetch =
+      "UPDATE pgboss.job SET state = 'active', started_on = now() WHERE name = 'webhook-delivery' AND id = $1";
+    let forgot: Awaited<ReturnType<typeof svc.request>>;
+    if (!onServer()) {
+      await svc.deps.db.query(fetch, [retry]);
+      forgot = await svc.request("DELETE", "/v1/memories?user_id=whq", { key: org.key });
+    } else {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let fetched!: () => void;
+      const hasFetched = new Promise<void>((resolve) => {
+        fetched = resolve;
+      });
+      const fetching = svc.deps.db.tx(async (tx) => {
+        await tx.query(fetch, [retry]);
+        fetched();
+        await held;
+      });
+      await hasFetched;
+      const forgetting = svc.request("DELETE", "/v1/memories?user_id=whq", { key: org.key });
+      await lockWaiters(1);
+      release();
+      await fetching;
+      forgot = await forgetting;
+    }
+    expect(forgot.status).toBe(200);
+    const { rows } = await svc.deps.db.query<{ state: string; forgotten: string | null }>(
+      "SELECT state::text, data->>'forgotten' AS forgotten FROM pgboss.job WHERE name = 'webhook-delivery' AND id = $1",
+      [retry],
+    );
+    // The attempt under way is marked: it queues no retry, and the queue's rerun of it posts nothing.
+    expect(rows).toEqual([{ state: "active", forgotten: "true" }]);
+    await svc.deps.db.query(
+      "UPDATE pgboss.job SET state = 'completed' WHERE name = 'webhook-delivery' AND id = $1",
+      [retry],
+    );
+  });
+
   it("forgets which memories a delivery job named once pg-boss has deleted the job", async () => {
     const org = await orgWithHook();
     rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);

@@ -200,14 +200,43 @@ export async function dropDeliveriesOfScope(
          AND (data ->> 'jobId' = ANY($2::text[])
               OR ($3::boolean AND ($4::text IS NULL OR ${BODY} ->> 'user_id' = $4)
                   AND ($5::text IS NULL OR ${BODY} ->> 'conv_id' = $5)))`;
+  // The scope's jobs are locked first, and dropped or marked by id in a statement of their own. In
+  // one statement, a job the queue fetched (made active) while it ran escaped both: the delete
+  // re-read it as active and left it, the mark's snapshot still saw it waiting and did not match
+  // it, and the retry was sent naming the erased user. Locked, a job stays as it is (the queue's
+  // fetch skips locked jobs) and the next statement sees it as it is. A lock that waited for an
+  // attempt recording its outcome does not see the retry that attempt queued (its snapshot is
+  // older): the retries of the events locked are looked for again until none is new.
+  const ids: string[] = [];
+  const events = new Set<string>();
+  for (let first = true; ; first = false) {
+    const { rows } = first
+      ? await db.query<{ id: string; event_id: string }>(
+          `SELECT id::text, data ->> 'eventId' AS event_id FROM pgboss.job WHERE ${ofScope} FOR UPDATE`,
+          [orgId, jobIds, byBody, scope.user_id ?? null, scope.conv_id ?? null],
+        )
+      : await db.query<{ id: string; event_id: string }>(
+          `SELECT id::text, data ->> 'eventId' AS event_id FROM pgboss.job
+            WHERE name = 'webhook-delivery' AND data ->> 'orgId' = $1 AND data ->> 'eventId' = ANY($2::text[])
+              AND NOT (id = ANY($3::uuid[])) FOR UPDATE`,
+          [orgId, [...events], ids],
+        );
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      ids.push(r.id);
+      events.add(r.event_id);
+    }
+  }
+  if (ids.length === 0) return 0;
+  const locked = "name = 'webhook-delivery' AND id = ANY($2::uuid[])";
   const { rows } = await db.query<{ n: number }>(
     `WITH gone AS (
-       DELETE FROM pgboss.job WHERE state <> 'active' AND ${ofScope}
+       DELETE FROM pgboss.job WHERE state <> 'active' AND ${locked}
        RETURNING id, state, data),
      unindexed AS (DELETE FROM webhook_event_memories s USING gone g WHERE s.delivery_job_id = g.id),
      -- An attempt running now ends as it would have, but queues no retry (src/webhooks/deliver.ts).
      marked AS (
-       UPDATE pgboss.job SET data = jsonb_set(data, '{forgotten}', 'true') WHERE state = 'active' AND ${ofScope}),
+       UPDATE pgboss.job SET data = jsonb_set(data, '{forgotten}', 'true') WHERE state = 'active' AND ${locked}),
      recorded AS (
        INSERT INTO webhook_deliveries
          (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome)
@@ -220,7 +249,7 @@ export async function dropDeliveriesOfScope(
             ORDER BY w.created_at DESC, w.id DESC LIMIT 1) last
         WHERE g.state IN ('created', 'retry'))
      SELECT count(*)::int AS n FROM gone`,
-    [orgId, jobIds, byBody, scope.user_id ?? null, scope.conv_id ?? null],
+    [orgId, ids],
   );
   return rows[0]?.n ?? 0;
 }
