@@ -799,6 +799,15 @@ describe("webhook delivery", () => {
     );
     expect(rows).toEqual([]);
     expect(rx.at(org.path)).toHaveLength(1);
+    // The attempt's row, which the queue keeps an hour after it ended, no longer names the erased
+    // user and conversation (its body did), nor its memories.
+    const kept = await svc.deps.db.query<{ state: string; data: { body: string; forgotten?: boolean } }>(
+      "SELECT state::text, data FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
+      [res.body.id],
+    );
+    expect(kept.rows.map((r) => [r.state, r.data.forgotten])).toEqual([["completed", true]]);
+    expect(JSON.stringify(kept.rows)).not.toContain("whf");
+    expect(JSON.parse(kept.rows[0]!.data.body)).toEqual({});
   });
 
   /** Until `n` sessions of the test's database wait for a lock (the interleavings below, on a server). */

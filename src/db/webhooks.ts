@@ -184,7 +184,8 @@ const namedEntries = (body: string) => `
  * the memories' text) are neither sent nor kept after the forget. A dropped retry of an event
  * already attempted is recorded as a failed attempt, as a retry dropped at its turn is
  * (src/webhooks/deliver.ts), so the event's last record does not read "retrying" for ever. An
- * attempt running at that moment ends as it would have, marked so that it queues no retry.
+ * attempt running at that moment ends as it would have, marked so that it queues no retry, and
+ * the body the queue keeps of it is emptied.
  */
 export async function dropDeliveriesOfScope(
   db: Queryable,
@@ -233,10 +234,16 @@ export async function dropDeliveriesOfScope(
     `WITH gone AS (
        DELETE FROM pgboss.job WHERE state <> 'active' AND ${locked}
        RETURNING id, state, data),
-     unindexed AS (DELETE FROM webhook_event_memories s USING gone g WHERE s.delivery_job_id = g.id),
      -- An attempt running now ends as it would have, but queues no retry (src/webhooks/deliver.ts).
+     -- The queue keeps its row an hour after it ends: its body (the event's user and conversation)
+     -- is emptied now; its worker posts the copy it holds, and a rerun of it posts nothing.
      marked AS (
-       UPDATE pgboss.job SET data = jsonb_set(data, '{forgotten}', 'true') WHERE state = 'active' AND ${locked}),
+       UPDATE pgboss.job SET data = data || jsonb_build_object('forgotten', true, 'body', '{}')
+        WHERE state = 'active' AND ${locked}
+       RETURNING id),
+     unindexed AS (
+       DELETE FROM webhook_event_memories s
+        WHERE s.delivery_job_id IN (SELECT id FROM gone UNION ALL SELECT id FROM marked)),
      recorded AS (
        INSERT INTO webhook_deliveries
          (id, org_id, event_id, event, job_id, url, attempt, status_code, error, duration_ms, outcome)
