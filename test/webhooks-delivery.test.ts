@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhookSignature } from "../examples/webhook-receiver.js";
+import type { Queryable } from "../src/db/db.js";
 import { rewriteQueuedEvents } from "../src/db/webhooks.js";
 import { newJobId } from "../src/ids.js";
 import { enqueueJobWebhook, type JobTerminalEvent } from "../src/webhooks/enqueue.js";
@@ -818,6 +819,32 @@ describe("webhook delivery", () => {
       );
       return rows[0]!.n >= n;
     });
+  /**
+   * A transaction of another session that runs `first` and then stays open (its locks held, its
+   * writes uncommitted) until `release`, which commits it.
+   */
+  const heldOpen = async (first: (tx: Queryable) => Promise<unknown>) => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started!: () => void;
+    const hasStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const done = svc.deps.db.tx(async (tx) => {
+      await first(tx);
+      started();
+      await held;
+    });
+    await Promise.race([hasStarted, done]);
+    return {
+      release: async () => {
+        release();
+        await done;
+      },
+    };
+  };
 
   // The attempt's record locks the memories its retry names, the forget deletes them and then
   // drops or marks the scope's delivery jobs. The record read (FOR SHARE) its own job row first:
@@ -833,20 +860,9 @@ describe("webhook delivery", () => {
       answer();
       forgot = await svc.request("DELETE", "/v1/memories?user_id=whd", { key: org.key });
     } else {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let locked!: () => void;
-      const hasLock = new Promise<void>((resolve) => {
-        locked = resolve;
-      });
-      const holder = svc.deps.db.tx(async (tx) => {
-        await tx.query("SELECT 1 FROM ingest_jobs WHERE id = $1 FOR UPDATE", [res.body.id]);
-        locked();
-        await held;
-      });
-      await hasLock;
+      const holder = await heldOpen((tx) =>
+        tx.query("SELECT 1 FROM ingest_jobs WHERE id = $1 FOR UPDATE", [res.body.id]),
+      );
       const forgetting = svc.request("DELETE", "/v1/memories?user_id=whd", { key: org.key });
       await lockWaiters(1); // the forget, its memories deleted, waits for the job record
       answer();
@@ -855,8 +871,7 @@ describe("webhook delivery", () => {
         "SELECT extract(epoch FROM current_setting('deadlock_timeout')::interval)::float8 * 1000 AS ms",
       );
       await new Promise((r) => setTimeout(r, rows[0]!.ms + 500));
-      release();
-      await holder;
+      await holder.release();
       forgot = await forgetting;
     }
     expect(forgot.status).toBe(200);
@@ -897,24 +912,10 @@ describe("webhook delivery", () => {
       await svc.deps.db.query(fetch, [retry]);
       forgot = await svc.request("DELETE", "/v1/memories?user_id=whq", { key: org.key });
     } else {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let fetched!: () => void;
-      const hasFetched = new Promise<void>((resolve) => {
-        fetched = resolve;
-      });
-      const fetching = svc.deps.db.tx(async (tx) => {
-        await tx.query(fetch, [retry]);
-        fetched();
-        await held;
-      });
-      await hasFetched;
+      const fetching = await heldOpen((tx) => tx.query(fetch, [retry]));
       const forgetting = svc.request("DELETE", "/v1/memories?user_id=whq", { key: org.key });
       await lockWaiters(1);
-      release();
-      await fetching;
+      await fetching.release();
       forgot = await forgetting;
     }
     expect(forgot.status).toBe(200);
