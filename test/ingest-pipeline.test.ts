@@ -1667,10 +1667,12 @@ describe("store transactions sized by time (inTimedChunks)", () => {
 });
 
 describe("changes made while a job is stored (a pause between its store transactions)", () => {
-  // A pause between store transactions (test only) leaves time to change what the job read.
+  // A pause between store transactions (test only) leaves time to change what the job read. At
+  // 400 ms a machine loaded by three suites at once let a job finish before the change arrived
+  // (the PATCH then met a fact already superseded: 422); 1.5 s leaves room on a slow machine.
   let slow: TestService;
   beforeAll(async () => {
-    slow = await startTestService({ env: { MNEMO_TEST_STORE_CHUNK_DELAY_MS: "400" } });
+    slow = await startTestService({ env: { MNEMO_TEST_STORE_CHUNK_DELAY_MS: "1500" } });
   });
   afterAll(async () => {
     await slow?.stop();
