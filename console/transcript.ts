@@ -17,11 +17,18 @@ const ROLES: Record<string, string> = {
 };
 
 /**
- * A speaker other than a role: one to three words of letters ("Caroline", "Dr. Ana Lima"), then
- * the colon and a space (or the line's end). Not a sentence before a colon ("Here is the plan:"),
- * nor a time ("at 10:15") or an address ("https://...").
+ * Whether the text before a line's first colon names a speaker: a role, one token ("Caroline",
+ * "SPEAKER_01", "agent-7", "@bob"), or up to six words each opening with a capital, a digit or a
+ * bracket ("Speaker 2", "Dr. Ana Maria Lima", "John Smith (CEO)"), as diarised and exported
+ * transcripts write them. Not a sentence before a colon ("Here is the plan:", "Now I wake at
+ * 7:30": a word in lower case), a time ("10:15") or an address ("https://").
  */
-const NAME_LABEL = /^\p{L}[\p{L}\p{M}'’.-]*(?:\s+\p{L}[\p{L}\p{M}'’.-]*){0,2}$/u;
+function isSpeakerLabel(label: string, after: string): boolean {
+  if (/^\/\//.test(after) || (/\d$/.test(label) && /^\d/.test(after))) return false;
+  const words = label.split(/\s+/);
+  if (words.length === 1) return true;
+  return words.length <= 6 && words.every((w) => /^[\p{Lu}\p{N}([@]/u.test(w));
+}
 
 /**
  * A pasted transcript: a JSON array of messages (or `{"messages": [...]}`), or `Speaker: text`
@@ -46,11 +53,11 @@ export function parseTranscript(text: string): TranscriptMessage[] {
   }
   const out: TranscriptMessage[] = [];
   for (const line of trimmed.split(/\r?\n/)) {
-    const m = /^\s*([^:\n]{1,64}?)\s*:(\s*)(.*)$/.exec(line);
+    const m = /^\s*([^:\n]{1,64}?)\s*:(.*)$/.exec(line);
     const speaker = m ? m[1]!.trim() : "";
     const role = ROLES[speaker.toLowerCase()];
-    if (m && (role || ((m[2] || !m[3]) && NAME_LABEL.test(speaker)))) {
-      out.push({ role: role ?? speaker, content: m[3]!.trim() });
+    if (m && (role || isSpeakerLabel(speaker, m[2]!))) {
+      out.push({ role: role ?? speaker, content: m[2]!.trim() });
     } else if (out.length > 0) {
       const last = out[out.length - 1]!;
       last.content = `${last.content}\n${line.trim()}`.trim();

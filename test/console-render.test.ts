@@ -29,6 +29,13 @@ describe("console transcript paste", () => {
           "Here is the plan: run, then swim.",
           "Dr. Ana Lima: Good plan.",
           "user:no space after a role",
+          "SPEAKER_01: My sister lives in Oslo.",
+          "Speaker 2: Nice.",
+          "John Smith (CEO): Welcome.",
+          "Dr. Ana Maria Lima: Thanks.",
+          "agent-7: Logged.",
+          "Bob:I live in Rome.",
+          "See https://x.example/a for more.",
         ].join("\n"),
       ),
     ).toEqual([
@@ -39,6 +46,19 @@ describe("console transcript paste", () => {
       },
       { role: "Dr. Ana Lima", content: "Good plan." },
       { role: "user", content: "no space after a role" },
+      { role: "SPEAKER_01", content: "My sister lives in Oslo." },
+      { role: "Speaker 2", content: "Nice." },
+      { role: "John Smith (CEO)", content: "Welcome." },
+      { role: "Dr. Ana Maria Lima", content: "Thanks." },
+      { role: "agent-7", content: "Logged." },
+      { role: "Bob", content: "I live in Rome.\nSee https://x.example/a for more." },
+    ]);
+    // A diarised transcript, every speaker a label of its own.
+    expect(
+      parseTranscript("Speaker 1: I moved to Paris last month.\nSpeaker 2: Nice! I'm still in Rome."),
+    ).toEqual([
+      { role: "Speaker 1", content: "I moved to Paris last month." },
+      { role: "Speaker 2", content: "Nice! I'm still in Rome." },
     ]);
   });
 

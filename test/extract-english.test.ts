@@ -150,6 +150,8 @@ describe("third-person facts of tricky turns", () => {
       "I use I/O heavy scripts with my tool called me-cli.",
       "The user uses I/O heavy scripts with the user's tool called me-cli.",
     ],
+    ["My project lives in C:\\Users\\me\\proj.", "The user's project lives in C:\\Users\\me\\proj."],
+    ["My notes are in Documents\\me\\notes now.", "The user's notes are in Documents\\me\\notes now."],
     // every "my" is the speaker's
     [
       "My parents live in Kraków and my brother lives in Gdańsk.",
@@ -1537,6 +1539,41 @@ describe("an agentic session's artifacts", () => {
 });
 
 describe("an agentic session's gist", () => {
+  it("leaves JavaScript stack frames out of an agentic turn's facts, brackets in their paths included", () => {
+    const frames = [
+      "at Page (/app/(marketing)/about/page.tsx:5:3)",
+      "at fn (webpack-internal:///(app-pages-browser)/./src/a.tsx:10:5)",
+      "at fn (C:\\proj (copy)\\a.js:5:9)",
+      "at Object.foo (/a/b (c)/d.js:1:2)",
+      "at next (/a/b.js:2:3)",
+      "at /srv/app/x.js:3:4",
+      "at async Promise.all (index 0)",
+      "at new Promise (<anonymous>)",
+      "at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)",
+    ];
+    const { facts } = extractLocally({
+      turns: [
+        turn(0, "user", "Fix it"),
+        turn(
+          1,
+          "assistant",
+          [
+            "TypeError: x is not a function",
+            ...frames.map((f) => `    ${f}`),
+            "The user deploys with Docker.",
+          ].join("\n"),
+        ),
+      ],
+      path: "live",
+      extractArtifacts: false,
+      agentic: true,
+      known: [],
+    });
+    const text = facts.map((f) => f.text).join("\n");
+    expect(text).toContain("The user deploys with Docker.");
+    for (const f of frames) expect(text, f).not.toContain(f.slice(3));
+  });
+
   it("lists files, not progress counts or stack frames, and errors by their codes", () => {
     const { episode } = extractLocally({
       turns: [

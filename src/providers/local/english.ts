@@ -922,12 +922,12 @@ export function thirdPersonVerb(v: string): string {
 
 /**
  * Addresses and compound names hold "me", "I" and "my" that are no pronoun (maria.g@proton.me,
- * maria.me, I/O, me-cli), and so do words with a letter outside ASCII, where a JavaScript `\b`
+ * maria.me, I/O, C:\Users\me\proj, me-cli), and so do words with a letter outside ASCII, where a JavaScript `\b`
  * sees a word's edge ("Iñaki", "Iğdır"): `fn` runs on the text with each such token held aside,
  * then put back.
  */
 const ADDRESSES =
-  /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][\w+.-]*:\/\/\S+|\b[\w-]+(?:\.[\w-]+)+\b|\b\w+(?:\/\w+)+\b|\b(?:\w+-)+\w+\b/gu;
+  /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z][\w+.-]*:\/\/\S+|\b[\w-]+(?:\.[\w-]+)+\b|\b\w+(?:\/\w+)+\b|\b[A-Za-z]:\\\S*|\b\w+(?:\\\w+)+\b|\b(?:\w+-)+\w+\b/gu;
 const NOT_PRONOUNS = new RegExp(
   String.raw`${ADDRESSES.source}|(?<![\p{L}\p{M}\p{N}_])[\p{L}\p{M}\p{N}_]*(?:(?![\0-\x7f])[\p{L}\p{M}])[\p{L}\p{M}\p{N}_]*`,
   "gu",

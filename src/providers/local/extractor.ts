@@ -71,11 +71,23 @@ const TOPIC_SHIFT =
   /^(?:and\s+)?(?:by the way|btw|anyway|anyways|on (?:another|a different|an unrelated|a side|a separate) note|in other news|side note|changing the subject|unrelated(?:ly)?,? but|one more thing)\b\s*[,:;!.\-\u2013\u2014]*\s*/i;
 
 /**
- * A line of a log, a stack frame or a progress bar, tested on the line without its leading blanks.
- * No part may backtrack over the line: a 50,000-tab line took 1.7 s under the first version.
+ * A line of a log or a progress bar, tested on the line without its leading blanks. No part may
+ * backtrack over the line: a 50,000-tab line took 1.7 s under the first version.
  */
 const NOISE_LINE =
-  /^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|at [^(\n]+\([^)\n]*:\d+:\d+\)|[\w.]+:\d+:\d+|[#=\-*.]{6}|\d+%|npm (?:warn|notice)|\$ )/;
+  /^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|[\w.]+:\d+:\d+|[#=\-*.]{6}|\d+%|npm (?:warn|notice)|\$ )/;
+/**
+ * A JavaScript stack frame: "at fn (file.js:1:2)", a path with brackets of its own included
+ * ("at Page (/app/(marketing)/page.tsx:5:3)", "C:\proj (copy)\a.js"), "at /srv/x.js:3:4", "at
+ * async Promise.all (index 0)", "at new Promise (<anonymous>)". Tested by its ends, in linear time.
+ */
+const isStackFrame = (line: string) =>
+  /^at\s+\S/.test(line) &&
+  (/:\d+:\d+\)?\s*$/.test(line) || /\((?:index \d+|<anonymous>|native)\)\s*$/.test(line));
+const isNoiseLine = (line: string) => {
+  const l = line.trimStart();
+  return NOISE_LINE.test(l) || isStackFrame(l);
+};
 
 /** How an assistant's sentence about itself or its courtesy to the user begins. */
 const ASSISTANT_OWN =
@@ -248,7 +260,7 @@ function* extractInSteps(raw: ExtractInput, stepMs = STEP_MS): Generator<undefin
     if (input.agentic)
       content = content
         .split("\n")
-        .filter((l) => !NOISE_LINE.test(l.trimStart()))
+        .filter((l) => !isNoiseLine(l))
         .join("\n");
     // One fact per topic of a turn, holding every substantive sentence of it: a turn is what a
     // reader asks about, and its sentences explain each other ("We went camping. The kids loved
