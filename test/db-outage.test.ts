@@ -194,9 +194,16 @@ describe("the server refuses new connections: too many clients (max_connections)
         expect(listed.status).toBe(503);
         expect(listed.body.error.code).toBe("service_unavailable");
       }
-      const lines = server.stdout().slice(logged).split("\n");
-      // Three refused requests, one warning naming the cause and the sizing rule.
-      const named = lines.filter((l) => l.includes("too many clients (max_connections): raise it"));
+      // Three refused requests, one warning naming the cause and the sizing rule. The server's
+      // output reaches this process through a pipe, after the answer may have: waited for.
+      const named = await waitFor(async () => {
+        const found = server
+          .stdout()
+          .slice(logged)
+          .split("\n")
+          .filter((l) => l.includes("too many clients (max_connections): raise it"));
+        return found.length ? found : null;
+      });
       expect(named.length).toBe(1);
       expect(named[0]).toContain("sorry, too many clients already");
     } finally {
