@@ -717,100 +717,6 @@ describe("webhook delivery", () => {
     expect(kept.rows.filter((r) => r.body.includes("8812") || r.body.includes(fact.id))).toEqual([]);
   });
 
-  // Only a fact's delete takes its user's ingest lock: an episode's or an artifact's of the same
-  // event may rewrite it at once. At once needs two sessions, a PostgreSQL server; the embedded
-  // database (one session) runs them one after the other.
-  it("two deletes rewriting the same queued event at once each leave it", async () => {
-    const org = await orgWithHook();
-    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
-    const ids = ["3f1c2a9e-0000-4000-8000-0000000000c1", "3f1c2a9e-0000-4000-8000-0000000000c2"];
-    const ev = await fire(org.orgId, {
-      memories: [
-        { id: ids[0]!, type: "fact" },
-        { id: ids[1]!, type: "episode" },
-      ],
-    });
-    await waitFor(
-      async () => (await pendingJobs(ev.jobId)) === 1 && (await deliveries(org.key)).length === 1,
-    );
-    const bodies = async () =>
-      (
-        await svc.deps.db.query<{ body: string }>(
-          "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
-          [ev.jobId],
-        )
-      ).rows;
-    if (!onServer()) {
-      await svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[0]!], []));
-      await svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[1]!], []));
-      const rows = await bodies();
-      expect(rows).toHaveLength(2);
-      expect(rows.filter((r) => ids.some((id) => r.body.includes(id)))).toEqual([]);
-      return;
-    }
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let rewritten!: () => void;
-    const firstDone = new Promise<void>((resolve) => {
-      rewritten = resolve;
-    });
-    const first = svc.deps.db.tx(async (tx) => {
-      await rewriteQueuedEvents(tx, org.orgId, [ids[0]!], []);
-      rewritten();
-      await held;
-    });
-    await firstDone;
-    // The second reads the events before the first commits, then waits for its row locks.
-    const second = svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[1]!], []));
-    await waitFor(async () => {
-      const { rows } = await svc.deps.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-      );
-      return rows[0]!.n > 0;
-    });
-    release();
-    await Promise.all([first, second]);
-    const { rows } = await svc.deps.db.query<{ body: string }>(
-      "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
-      [ev.jobId],
-    );
-    expect(rows).toHaveLength(2);
-    expect(rows.filter((r) => ids.some((id) => r.body.includes(id)))).toEqual([]);
-  });
-
-  it("a forget of the scope while an attempt of its event runs leaves no retry of it", async () => {
-    const { org, res, answer } = await heldFirstAttempt("whf", "My gym locker is 77.");
-    const forgot = await svc.request("DELETE", "/v1/memories?user_id=whf", { key: org.key });
-    expect(forgot.status).toBe(200);
-    answer();
-    // The attempt is recorded as failed, naming why, and nothing waits to be sent.
-    const list = await waitFor(async () => {
-      const d = await deliveries(org.key);
-      return d.some((x) => x.attempt === 1) ? d : null;
-    });
-    const first = list.find((d) => d.attempt === 1)!;
-    expect(first).toMatchObject({ status_code: 503, outcome: "failed", next_attempt_at: null });
-    expect(first.error).toContain("not retried: its memories were forgotten");
-    await waitFor(async () => (await pendingJobs(res.body.id)) === 0);
-    const { rows } = await svc.deps.db.query<{ body: string }>(
-      "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry', 'active')",
-      [res.body.id],
-    );
-    expect(rows).toEqual([]);
-    expect(rx.at(org.path)).toHaveLength(1);
-    // The attempt's row, which the queue keeps an hour after it ended, no longer names the erased
-    // user and conversation (its body did), nor its memories.
-    const kept = await svc.deps.db.query<{ state: string; data: { body: string; forgotten?: boolean } }>(
-      "SELECT state::text, data FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
-      [res.body.id],
-    );
-    expect(kept.rows.map((r) => [r.state, r.data.forgotten])).toEqual([["completed", true]]);
-    expect(JSON.stringify(kept.rows)).not.toContain("whf");
-    expect(JSON.parse(kept.rows[0]!.data.body)).toEqual({});
-  });
-
   /** Until `n` sessions of the test's database wait for a lock (the interleavings below, on a server). */
   const lockWaiters = (n: number) =>
     waitFor(async () => {
@@ -845,6 +751,79 @@ describe("webhook delivery", () => {
       },
     };
   };
+
+  // Only a fact's delete takes its user's ingest lock: an episode's or an artifact's of the same
+  // event may rewrite it at once. At once needs two sessions, a PostgreSQL server; the embedded
+  // database (one session) runs them one after the other.
+  it("two deletes rewriting the same queued event at once each leave it", async () => {
+    const org = await orgWithHook();
+    rx.script(org.path, [{ status: 503, headers: { "retry-after": "3600" } }]);
+    const ids = ["3f1c2a9e-0000-4000-8000-0000000000c1", "3f1c2a9e-0000-4000-8000-0000000000c2"];
+    const ev = await fire(org.orgId, {
+      memories: [
+        { id: ids[0]!, type: "fact" },
+        { id: ids[1]!, type: "episode" },
+      ],
+    });
+    await waitFor(
+      async () => (await pendingJobs(ev.jobId)) === 1 && (await deliveries(org.key)).length === 1,
+    );
+    const bodies = async () =>
+      (
+        await svc.deps.db.query<{ body: string }>(
+          "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
+          [ev.jobId],
+        )
+      ).rows;
+    if (!onServer()) {
+      await svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[0]!], []));
+      await svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[1]!], []));
+      const rows = await bodies();
+      expect(rows).toHaveLength(2);
+      expect(rows.filter((r) => ids.some((id) => r.body.includes(id)))).toEqual([]);
+      return;
+    }
+    const first = await heldOpen((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[0]!], []));
+    // The second reads the events before the first commits, then waits for its row locks.
+    const second = svc.deps.db.tx((tx) => rewriteQueuedEvents(tx, org.orgId, [ids[1]!], []));
+    await lockWaiters(1);
+    await first.release();
+    await second;
+    const rows = await bodies();
+    expect(rows).toHaveLength(2);
+    expect(rows.filter((r) => ids.some((id) => r.body.includes(id)))).toEqual([]);
+  });
+
+  it("a forget of the scope while an attempt of its event runs leaves no retry of it", async () => {
+    const { org, res, answer } = await heldFirstAttempt("whf", "My gym locker is 77.");
+    const forgot = await svc.request("DELETE", "/v1/memories?user_id=whf", { key: org.key });
+    expect(forgot.status).toBe(200);
+    answer();
+    // The attempt is recorded as failed, naming why, and nothing waits to be sent.
+    const list = await waitFor(async () => {
+      const d = await deliveries(org.key);
+      return d.some((x) => x.attempt === 1) ? d : null;
+    });
+    const first = list.find((d) => d.attempt === 1)!;
+    expect(first).toMatchObject({ status_code: 503, outcome: "failed", next_attempt_at: null });
+    expect(first.error).toContain("not retried: its memories were forgotten");
+    await waitFor(async () => (await pendingJobs(res.body.id)) === 0);
+    const { rows } = await svc.deps.db.query<{ body: string }>(
+      "SELECT data->>'body' AS body FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state IN ('created', 'retry', 'active')",
+      [res.body.id],
+    );
+    expect(rows).toEqual([]);
+    expect(rx.at(org.path)).toHaveLength(1);
+    // The attempt's row, which the queue keeps an hour after it ended, no longer names the erased
+    // user and conversation (its body did), nor its memories.
+    const kept = await svc.deps.db.query<{ state: string; data: { body: string; forgotten?: boolean } }>(
+      "SELECT state::text, data FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1",
+      [res.body.id],
+    );
+    expect(kept.rows.map((r) => [r.state, r.data.forgotten])).toEqual([["completed", true]]);
+    expect(JSON.stringify(kept.rows)).not.toContain("whf");
+    expect(JSON.parse(kept.rows[0]!.data.body)).toEqual({});
+  });
 
   // The attempt's record locks the memories its retry names, the forget deletes them and then
   // drops or marks the scope's delivery jobs. The record read (FOR SHARE) its own job row first:
